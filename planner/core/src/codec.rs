@@ -1,0 +1,206 @@
+//! The plan codec: datafusion-proto for everything DataFusion knows, plus
+//! squall's own nodes ([`ShuffleWriteExec`], [`ShuffleReadExec`]) as
+//! extension nodes with small protobuf messages of their own.
+//!
+//! A stage plan is encoded once per stage by the coordinator and decoded by
+//! every task of that stage in its worker.
+
+use std::sync::Arc;
+
+use arrow::datatypes::Schema;
+use datafusion::error::{DataFusionError, Result};
+use datafusion::execution::TaskContext;
+use datafusion::physical_expr::LexOrdering;
+use datafusion::physical_plan::ExecutionPlan;
+use datafusion_proto::bytes::{
+    physical_plan_from_bytes_with_extension_codec, physical_plan_to_bytes_with_extension_codec,
+};
+use datafusion_proto::physical_plan::from_proto::{
+    parse_physical_sort_exprs, parse_protobuf_partitioning,
+};
+use datafusion_proto::physical_plan::to_proto::{
+    serialize_partitioning, serialize_physical_sort_exprs,
+};
+use datafusion_proto::physical_plan::{
+    PhysicalExtensionCodec, PhysicalPlanDecodeContext, PhysicalProtoConverterExtension,
+};
+use datafusion_proto::protobuf;
+use prost::Message;
+
+use crate::exec::{ReadMode, ShuffleReadExec, ShuffleWriteExec};
+use crate::task::{InputBinding, ObjectLocation};
+
+/// Extension codec for squall's execution nodes.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct SquallCodec;
+
+#[derive(Clone, PartialEq, Message)]
+struct SquallNode {
+    #[prost(oneof = "squall_node::Kind", tags = "1, 2")]
+    kind: Option<squall_node::Kind>,
+}
+
+mod squall_node {
+    #[derive(Clone, PartialEq, prost::Oneof)]
+    pub enum Kind {
+        #[prost(message, tag = "1")]
+        Write(super::ShuffleWriteNode),
+        #[prost(message, tag = "2")]
+        Read(super::ShuffleReadNode),
+    }
+}
+
+#[derive(Clone, PartialEq, Message)]
+struct ShuffleWriteNode {
+    #[prost(message, optional, tag = "1")]
+    partitioning: Option<protobuf::Partitioning>,
+    #[prost(string, optional, tag = "2")]
+    output_store_url: Option<String>,
+    #[prost(string, optional, tag = "3")]
+    output_key: Option<String>,
+}
+
+#[derive(Clone, PartialEq, Message)]
+struct ShuffleReadNode {
+    #[prost(uint32, tag = "1")]
+    stage: u32,
+    #[prost(string, tag = "2")]
+    mode: String,
+    #[prost(message, optional, tag = "3")]
+    schema: Option<datafusion_proto::protobuf::Schema>,
+    #[prost(message, optional, tag = "4")]
+    planned: Option<protobuf::Partitioning>,
+    #[prost(message, repeated, tag = "5")]
+    ordering: Vec<protobuf::PhysicalSortExprNode>,
+    /// JSON of an [`InputBinding`], when the node was encoded already bound.
+    #[prost(string, optional, tag = "6")]
+    binding: Option<String>,
+}
+
+impl PhysicalExtensionCodec for SquallCodec {
+    fn try_decode(
+        &self,
+        buf: &[u8],
+        inputs: &[Arc<dyn ExecutionPlan>],
+        ctx: &TaskContext,
+        proto_converter: &dyn PhysicalProtoConverterExtension,
+    ) -> Result<Arc<dyn ExecutionPlan>> {
+        let node = SquallNode::decode(buf)
+            .map_err(|e| DataFusionError::Internal(format!("squall plan node: {e}")))?;
+        let decode_ctx = PhysicalPlanDecodeContext::new(ctx, self);
+        match node.kind {
+            Some(squall_node::Kind::Write(w)) => {
+                let [input] = inputs else {
+                    return Err(DataFusionError::Internal(
+                        "ShuffleWriteExec must have exactly one input".into(),
+                    ));
+                };
+                let partitioning = parse_protobuf_partitioning(
+                    w.partitioning.as_ref(),
+                    &decode_ctx,
+                    input.schema().as_ref(),
+                    proto_converter,
+                )?;
+                let mut exec = ShuffleWriteExec::new(Arc::clone(input), partitioning);
+                if let (Some(store_url), Some(key)) = (w.output_store_url, w.output_key) {
+                    exec = exec.with_output(ObjectLocation { store_url, key });
+                }
+                Ok(Arc::new(exec))
+            }
+            Some(squall_node::Kind::Read(r)) => {
+                let schema: Schema = r
+                    .schema
+                    .as_ref()
+                    .ok_or_else(|| DataFusionError::Internal("ShuffleReadExec without schema".into()))?
+                    .try_into()?;
+                let schema = Arc::new(schema);
+                let planned = parse_protobuf_partitioning(
+                    r.planned.as_ref(),
+                    &decode_ctx,
+                    &schema,
+                    proto_converter,
+                )?
+                .ok_or_else(|| DataFusionError::Internal("ShuffleReadExec without partitioning".into()))?;
+                let ordering = if r.ordering.is_empty() {
+                    None
+                } else {
+                    LexOrdering::new(parse_physical_sort_exprs(
+                        &r.ordering,
+                        &decode_ctx,
+                        &schema,
+                        proto_converter,
+                    )?)
+                };
+                let mode = ReadMode::parse(&r.mode).ok_or_else(|| {
+                    DataFusionError::Internal(format!("unknown shuffle read mode {:?}", r.mode))
+                })?;
+                let exec = ShuffleReadExec::new(r.stage, mode, schema, planned, ordering);
+                Ok(match r.binding {
+                    Some(json) => {
+                        let binding: InputBinding = serde_json::from_str(&json)
+                            .map_err(|e| DataFusionError::Internal(format!("read binding: {e}")))?;
+                        Arc::new(exec.bind(binding))
+                    }
+                    None => Arc::new(exec),
+                })
+            }
+            None => Err(DataFusionError::Internal("empty squall plan node".into())),
+        }
+    }
+
+    fn try_encode(
+        &self,
+        node: Arc<dyn ExecutionPlan>,
+        buf: &mut Vec<u8>,
+        proto_converter: &dyn PhysicalProtoConverterExtension,
+    ) -> Result<()> {
+        let kind = if let Some(w) = node.downcast_ref::<ShuffleWriteExec>() {
+            squall_node::Kind::Write(ShuffleWriteNode {
+                partitioning: w
+                    .partitioning()
+                    .map(|p| serialize_partitioning(p, self, proto_converter))
+                    .transpose()?,
+                output_store_url: w.output().map(|o| o.store_url.clone()),
+                output_key: w.output().map(|o| o.key.clone()),
+            })
+        } else if let Some(r) = node.downcast_ref::<ShuffleReadExec>() {
+            squall_node::Kind::Read(ShuffleReadNode {
+                stage: r.stage(),
+                mode: r.mode().as_str().to_string(),
+                schema: Some(r.schema().as_ref().try_into()?),
+                planned: Some(serialize_partitioning(
+                    r.planned_partitioning(),
+                    self,
+                    proto_converter,
+                )?),
+                ordering: match r.ordering() {
+                    Some(o) => serialize_physical_sort_exprs(o.iter().cloned(), self, proto_converter)?,
+                    None => vec![],
+                },
+                binding: r
+                    .binding()
+                    .map(serde_json::to_string)
+                    .transpose()
+                    .map_err(|e| DataFusionError::Internal(format!("read binding: {e}")))?,
+            })
+        } else {
+            return Err(DataFusionError::Internal(format!(
+                "squall codec cannot encode {}",
+                node.name()
+            )));
+        };
+        SquallNode { kind: Some(kind) }
+            .encode(buf)
+            .map_err(|e| DataFusionError::Internal(format!("squall plan node: {e}")))
+    }
+}
+
+/// Encode a stage plan.
+pub fn encode_plan(plan: Arc<dyn ExecutionPlan>) -> Result<bytes::Bytes> {
+    physical_plan_to_bytes_with_extension_codec(plan, &SquallCodec)
+}
+
+/// Decode a stage plan.
+pub fn decode_plan(bytes: &[u8], ctx: &TaskContext) -> Result<Arc<dyn ExecutionPlan>> {
+    physical_plan_from_bytes_with_extension_codec(bytes, ctx, &SquallCodec)
+}

@@ -1,0 +1,162 @@
+//! `squall.*` configuration: one typed DataFusion config extension.
+//!
+//! Every knob has a default and a doc line, and can be set three ways:
+//! `--config squall.scan.target_task_bytes=...` on the command line, `SET
+//! squall.scan.target_task_bytes = ...` in SQL, or the environment variable
+//! `SQUALL_SCAN_TARGET_TASK_BYTES`. `squall config` lists them all.
+
+use datafusion::common::config::{ConfigExtension, ExtensionOptions};
+use datafusion::common::{config_namespace, extensions_options};
+use datafusion::prelude::SessionConfig;
+
+config_namespace! {
+    /// How scan stages are split into tasks.
+    pub struct ScanOptions {
+        /// Target compressed Parquet bytes per scan task. Row groups are never
+        /// split; a task owns whole row groups summing toward this size.
+        pub target_task_bytes: usize, default = 32 * 1024 * 1024
+        /// Minimum number of tasks per scan stage when it has enough row groups
+        /// (0 = the number of worker slots), so small tables still use every slot.
+        pub min_tasks: usize, default = 0
+        /// Partitions (threads) a scan task reads its row groups with.
+        pub task_partitions: usize, default = 1
+        /// Prune row groups by Parquet statistics before making tasks.
+        pub prune_row_groups: bool, default = true
+    }
+}
+
+config_namespace! {
+    /// The exchange between stages.
+    pub struct ShuffleOptions {
+        /// Hash partitions per exchange, and so tasks per reduce stage
+        /// (0 = the number of worker slots).
+        pub partitions: usize, default = 0
+        /// Compression of exchange objects: lz4, zstd or none.
+        pub compression: String, default = "lz4".to_string()
+        /// Concurrent range reads per shuffle-read partition.
+        pub fetch_concurrency: usize, default = 8
+    }
+}
+
+config_namespace! {
+    /// Task retries.
+    pub struct TaskOptions {
+        /// Attempts per task before the query fails (1 = no retry).
+        pub max_attempts: usize, default = 4
+        /// Seconds without any completion message before the query fails.
+        pub silence_timeout_secs: u64, default = 900
+    }
+}
+
+config_namespace! {
+    /// Seeded fault injection, off by default (rates are probabilities in 0..1).
+    pub struct FaultOptions {
+        /// Seed that makes injected faults reproducible.
+        pub seed: u64, default = 0
+        /// Probability that a task attempt fails (before or after writing its output).
+        pub task_crash_rate: f64, default = 0.0
+    }
+}
+
+extensions_options! {
+    /// squall's configuration, under the `squall.` prefix.
+    pub struct SquallConfig {
+        /// Concurrent task slots of the embedded backend (0 = available cores).
+        pub worker_slots: usize, default = 0
+        /// Where exchange objects go: a folder or URL prefix (empty = a
+        /// temporary folder of the embedded backend).
+        pub exchange_location: String, default = String::new()
+        /// Scan splitting.
+        pub scan: ScanOptions, default = ScanOptions::default()
+        /// Exchange.
+        pub shuffle: ShuffleOptions, default = ShuffleOptions::default()
+        /// Retries.
+        pub task: TaskOptions, default = TaskOptions::default()
+        /// Fault injection.
+        pub fault: FaultOptions, default = FaultOptions::default()
+    }
+}
+
+impl ConfigExtension for SquallConfig {
+    const PREFIX: &'static str = "squall";
+}
+
+impl SquallConfig {
+    /// The defaults overridden by `SQUALL_*` environment variables.
+    pub fn from_env() -> datafusion::error::Result<Self> {
+        let mut config = Self::default();
+        for entry in config.entries() {
+            let var = env_var_name(&entry.key);
+            if let Ok(value) = std::env::var(&var) {
+                ExtensionOptions::set(&mut config, strip_prefix(&entry.key), &value).map_err(
+                    |e| datafusion::error::DataFusionError::Configuration(format!("{var}: {e}")),
+                )?;
+            }
+        }
+        Ok(config)
+    }
+
+    /// The config attached to a session, or the defaults.
+    pub fn from_session(config: &SessionConfig) -> Self {
+        config
+            .options()
+            .extensions
+            .get::<SquallConfig>()
+            .cloned()
+            .unwrap_or_default()
+    }
+
+    /// Number of worker slots, resolving 0 to the available cores.
+    pub fn resolved_slots(&self) -> usize {
+        if self.worker_slots > 0 {
+            self.worker_slots
+        } else {
+            std::thread::available_parallelism()
+                .map(|n| n.get())
+                .unwrap_or(1)
+        }
+    }
+
+    /// Hash partitions per exchange, resolving 0 to the slot count (at least 2,
+    /// so the planner always cuts at exchanges).
+    pub fn resolved_shuffle_partitions(&self) -> usize {
+        if self.shuffle.partitions > 0 {
+            self.shuffle.partitions
+        } else {
+            self.resolved_slots().max(2)
+        }
+    }
+}
+
+/// `squall.scan.min_tasks` -> `SQUALL_SCAN_MIN_TASKS`.
+pub fn env_var_name(key: &str) -> String {
+    let key = strip_prefix(key);
+    format!("SQUALL_{}", key.replace('.', "_").to_ascii_uppercase())
+}
+
+fn strip_prefix(key: &str) -> &str {
+    key.strip_prefix("squall.").unwrap_or(key)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn nested_keys_set_and_list() {
+        let mut c = SquallConfig::default();
+        ExtensionOptions::set(&mut c, "scan.target_task_bytes", "1000").unwrap();
+        ExtensionOptions::set(&mut c, "fault.task_crash_rate", "0.25").unwrap();
+        assert_eq!(c.scan.target_task_bytes, 1000);
+        assert_eq!(c.fault.task_crash_rate, 0.25);
+        let keys: Vec<String> = c.entries().into_iter().map(|e| e.key).collect();
+        assert!(keys.iter().any(|k| k.ends_with("scan.target_task_bytes")), "{keys:?}");
+        assert!(ExtensionOptions::set(&mut c, "scan.nope", "1").is_err());
+    }
+
+    #[test]
+    fn env_names() {
+        assert_eq!(env_var_name("squall.scan.min_tasks"), "SQUALL_SCAN_MIN_TASKS");
+        assert_eq!(env_var_name("worker_slots"), "SQUALL_WORKER_SLOTS");
+    }
+}

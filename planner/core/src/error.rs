@@ -1,0 +1,62 @@
+//! The crate's error type. Variants carry the structured fields a user needs
+//! to find the problem: the stage, task, object or file involved.
+
+use datafusion::error::DataFusionError;
+
+pub type Result<T, E = SquallError> = std::result::Result<T, E>;
+
+#[derive(Debug, thiserror::Error)]
+pub enum SquallError {
+    #[error(transparent)]
+    DataFusion(#[from] DataFusionError),
+
+    #[error("object store: {0}")]
+    ObjectStore(#[from] object_store::Error),
+
+    #[error("arrow: {0}")]
+    Arrow(#[from] arrow::error::ArrowError),
+
+    #[error("task payload could not be decoded: {0}")]
+    BadTaskPayload(String),
+
+    #[error("task protocol version {got} is not supported by this worker (it speaks {supported})")]
+    ProtocolVersion { got: u32, supported: u32 },
+
+    #[error("exchange object {key}: {message}")]
+    Exchange { key: String, message: String },
+
+    #[error("completion queue {queue}: {message}")]
+    Queue { queue: String, message: String },
+
+    #[error("invoking task {stage}/{task}: {message}")]
+    Invoke { stage: u32, task: u32, message: String },
+
+    #[error("stage {stage}, task {task}: {message}")]
+    Task { stage: u32, task: u32, message: String },
+
+    #[error("injected fault: {0}")]
+    InjectedFault(String),
+
+    #[error("invalid plan: {0}")]
+    Plan(String),
+
+    #[error("configuration: {0}")]
+    Config(String),
+
+    #[error("{0}")]
+    Io(#[from] std::io::Error),
+}
+
+impl From<SquallError> for DataFusionError {
+    fn from(e: SquallError) -> Self {
+        match e {
+            SquallError::DataFusion(e) => e,
+            other => DataFusionError::External(Box::new(other)),
+        }
+    }
+}
+
+/// Turn any displayable error into a [`DataFusionError::External`].
+pub fn external(e: impl std::fmt::Display) -> DataFusionError {
+    DataFusionError::External(e.to_string().into())
+}

@@ -1,0 +1,302 @@
+//! [`ShuffleReadExec`]: a stage-plan leaf that reads an upstream stage's output.
+//!
+//! A read starts *unresolved*: it knows the upstream stage, the schema, and
+//! how it reads (its [`ReadMode`]). The worker *binds* it to the accepted map
+//! outputs of that stage ([`InputBinding`]): output partition `i` of the
+//! bound node streams the byte ranges `binding.partitions[i]`, fetched with
+//! ranged GETs (a few in flight) and decoded as Arrow IPC.
+//!
+//! - [`ReadMode::Hash`]: the task's hash partition(s) of a shuffle.
+//! - [`ReadMode::Gather`]: every partition of every map output, each its own
+//!   partition (under a `CoalescePartitionsExec` / `SortPreservingMergeExec`).
+//! - [`ReadMode::Broadcast`]: everything, concatenated into one partition (the
+//!   build side of a join, replicated to every task of the probe stage).
+
+use std::fmt;
+use std::sync::Arc;
+
+use arrow::datatypes::SchemaRef;
+use datafusion::common::tree_node::TreeNodeRecursion;
+use datafusion::error::{DataFusionError, Result};
+use datafusion::execution::TaskContext;
+use datafusion::execution::object_store::ObjectStoreUrl;
+use datafusion::physical_expr::{EquivalenceProperties, LexOrdering, PhysicalExpr};
+use datafusion::physical_plan::execution_plan::{Boundedness, EmissionType};
+use datafusion::physical_plan::metrics::{ExecutionPlanMetricsSet, MetricBuilder, MetricsSet};
+use datafusion::physical_plan::stream::RecordBatchStreamAdapter;
+use datafusion::physical_plan::{
+    DisplayAs, DisplayFormatType, ExecutionPlan, Partitioning, PlanProperties,
+    ReplaceChildrenOptions, SendableRecordBatchStream,
+};
+use futures::{StreamExt, TryStreamExt};
+use object_store::ObjectStoreExt;
+use object_store::path::Path;
+
+use crate::config::SquallConfig;
+use crate::exchange::decode_partition;
+use crate::task::{InputBinding, ObjectRange};
+
+/// How a read maps upstream partitions to its own output partitions.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ReadMode {
+    Hash,
+    Gather,
+    Broadcast,
+}
+
+impl ReadMode {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Hash => "hash",
+            Self::Gather => "gather",
+            Self::Broadcast => "broadcast",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Self> {
+        match s {
+            "hash" => Some(Self::Hash),
+            "gather" => Some(Self::Gather),
+            "broadcast" => Some(Self::Broadcast),
+            _ => None,
+        }
+    }
+}
+
+/// Leaf of a stage plan reading another stage's exchange objects.
+#[derive(Debug)]
+pub struct ShuffleReadExec {
+    stage: u32,
+    mode: ReadMode,
+    schema: SchemaRef,
+    /// The partitioning the upstream writer produced, as planned
+    /// (`Hash(keys, R)` for a shuffle; `UnknownPartitioning(n)` otherwise).
+    planned: Partitioning,
+    ordering: Option<LexOrdering>,
+    binding: Option<InputBinding>,
+    metrics: ExecutionPlanMetricsSet,
+    properties: Arc<PlanProperties>,
+}
+
+impl ShuffleReadExec {
+    pub fn new(
+        stage: u32,
+        mode: ReadMode,
+        schema: SchemaRef,
+        planned: Partitioning,
+        ordering: Option<LexOrdering>,
+    ) -> Self {
+        let properties = Self::compute_properties(&schema, mode, &planned, ordering.as_ref(), None);
+        Self {
+            stage,
+            mode,
+            schema,
+            planned,
+            ordering,
+            binding: None,
+            metrics: ExecutionPlanMetricsSet::new(),
+            properties: Arc::new(properties),
+        }
+    }
+
+    /// The same read, bound to concrete byte ranges.
+    pub fn bind(&self, binding: InputBinding) -> Self {
+        let properties = Self::compute_properties(
+            &self.schema,
+            self.mode,
+            &self.planned,
+            self.ordering.as_ref(),
+            Some(binding.partitions.len()),
+        );
+        Self {
+            stage: self.stage,
+            mode: self.mode,
+            schema: Arc::clone(&self.schema),
+            planned: self.planned.clone(),
+            ordering: self.ordering.clone(),
+            binding: Some(binding),
+            metrics: ExecutionPlanMetricsSet::new(),
+            properties: Arc::new(properties),
+        }
+    }
+
+    fn compute_properties(
+        schema: &SchemaRef,
+        mode: ReadMode,
+        planned: &Partitioning,
+        ordering: Option<&LexOrdering>,
+        bound: Option<usize>,
+    ) -> PlanProperties {
+        let mut eq = EquivalenceProperties::new(Arc::clone(schema));
+        // Order holds within each upstream partition; a broadcast concatenates them.
+        if mode != ReadMode::Broadcast
+            && let Some(o) = ordering
+        {
+            eq = EquivalenceProperties::new_with_orderings(Arc::clone(schema), [o.clone()]);
+        }
+        let partitioning = match (mode, bound) {
+            (ReadMode::Broadcast, _) => Partitioning::UnknownPartitioning(1),
+            (ReadMode::Hash, Some(n)) => match planned {
+                Partitioning::Hash(exprs, _) => Partitioning::Hash(exprs.clone(), n),
+                _ => Partitioning::UnknownPartitioning(n),
+            },
+            (ReadMode::Hash, None) => planned.clone(),
+            (ReadMode::Gather, Some(n)) => Partitioning::UnknownPartitioning(n),
+            (ReadMode::Gather, None) => {
+                Partitioning::UnknownPartitioning(planned.partition_count().max(1))
+            }
+        };
+        PlanProperties::new(eq, partitioning, EmissionType::Incremental, Boundedness::Bounded)
+    }
+
+    pub fn stage(&self) -> u32 {
+        self.stage
+    }
+
+    pub fn mode(&self) -> ReadMode {
+        self.mode
+    }
+
+    pub fn planned_partitioning(&self) -> &Partitioning {
+        &self.planned
+    }
+
+    pub fn ordering(&self) -> Option<&LexOrdering> {
+        self.ordering.as_ref()
+    }
+
+    pub fn binding(&self) -> Option<&InputBinding> {
+        self.binding.as_ref()
+    }
+}
+
+impl DisplayAs for ShuffleReadExec {
+    fn fmt_as(&self, _t: DisplayFormatType, f: &mut fmt::Formatter) -> fmt::Result {
+        write!(f, "ShuffleReadExec: stage={}, mode={}", self.stage, self.mode.as_str())?;
+        match (&self.binding, &self.planned) {
+            (Some(b), _) => write!(f, ", partitions={}", b.partitions.len()),
+            (None, Partitioning::Hash(exprs, n)) => {
+                let keys: Vec<String> = exprs.iter().map(|e| e.to_string()).collect();
+                write!(f, ", hash=[{}], partitions={n}", keys.join(", "))
+            }
+            (None, _) => Ok(()),
+        }
+    }
+}
+
+impl ExecutionPlan for ShuffleReadExec {
+    fn name(&self) -> &str {
+        "ShuffleReadExec"
+    }
+
+    fn properties(&self) -> &Arc<PlanProperties> {
+        &self.properties
+    }
+
+    fn children(&self) -> Vec<&Arc<dyn ExecutionPlan>> {
+        vec![]
+    }
+
+    fn apply_expressions(
+        &self,
+        _f: &mut dyn FnMut(&Arc<dyn PhysicalExpr>) -> Result<TreeNodeRecursion>,
+    ) -> Result<TreeNodeRecursion> {
+        Ok(TreeNodeRecursion::Continue)
+    }
+
+    fn replace_children(
+        self: Arc<Self>,
+        _children: Vec<Arc<dyn ExecutionPlan>>,
+        _options: ReplaceChildrenOptions,
+    ) -> Result<Arc<dyn ExecutionPlan>> {
+        Ok(self)
+    }
+
+    fn with_new_children(
+        self: Arc<Self>,
+        _children: Vec<Arc<dyn ExecutionPlan>>,
+    ) -> Result<Arc<dyn ExecutionPlan>> {
+        Ok(self)
+    }
+
+    fn execute(
+        &self,
+        partition: usize,
+        context: Arc<TaskContext>,
+    ) -> Result<SendableRecordBatchStream> {
+        let binding = self.binding.as_ref().ok_or_else(|| {
+            DataFusionError::Internal(format!(
+                "ShuffleReadExec of stage {} executed before it was bound to map outputs",
+                self.stage
+            ))
+        })?;
+        let ranges: Vec<ObjectRange> = match self.mode {
+            ReadMode::Broadcast => binding.partitions.iter().flatten().cloned().collect(),
+            _ => binding
+                .partitions
+                .get(partition)
+                .cloned()
+                .ok_or_else(|| {
+                    DataFusionError::Internal(format!(
+                        "ShuffleReadExec of stage {}: partition {partition} not bound ({} bound)",
+                        self.stage,
+                        binding.partitions.len()
+                    ))
+                })?,
+        };
+        let store = context
+            .runtime_env()
+            .object_store(ObjectStoreUrl::parse(&binding.store_url)?)?;
+        let concurrency = SquallConfig::from_session(context.session_config())
+            .shuffle
+            .fetch_concurrency
+            .max(1);
+        let gets = MetricBuilder::new(&self.metrics).global_counter("get_requests");
+        let fetched = MetricBuilder::new(&self.metrics).global_counter("bytes_fetched");
+        let rows = MetricBuilder::new(&self.metrics).output_rows(partition);
+        let stage = self.stage;
+        let batches = futures::stream::iter(ranges.into_iter().filter(|r| r.len > 0))
+            .map(move |r| {
+                let store = Arc::clone(&store);
+                let (gets, fetched, rows) = (gets.clone(), fetched.clone(), rows.clone());
+                async move {
+                    let bytes = store
+                        .get_range(&Path::from(r.key.as_str()), r.offset..r.offset + r.len)
+                        .await
+                        .map_err(|e| read_error(stage, &r, e))?;
+                    gets.add(1);
+                    fetched.add(bytes.len());
+                    let batches = decode_partition(bytes).map_err(|e| read_error(stage, &r, e))?;
+                    let got: usize = batches.iter().map(|b| b.num_rows()).sum();
+                    if got as u64 != r.rows {
+                        return Err(read_error(
+                            stage,
+                            &r,
+                            format!("decoded {got} rows, the map task reported {}", r.rows),
+                        ));
+                    }
+                    rows.add(got);
+                    Ok(futures::stream::iter(batches.into_iter().map(Ok)))
+                }
+            })
+            .buffered(concurrency)
+            .try_flatten();
+        Ok(Box::pin(RecordBatchStreamAdapter::new(Arc::clone(&self.schema), batches)))
+    }
+
+    fn metrics(&self) -> Option<MetricsSet> {
+        Some(self.metrics.clone_inner())
+    }
+}
+
+fn read_error(stage: u32, r: &ObjectRange, e: impl fmt::Display) -> DataFusionError {
+    DataFusionError::External(
+        format!(
+            "reading stage {stage} output {} bytes {}..{}: {e}",
+            r.key,
+            r.offset,
+            r.offset + r.len
+        )
+        .into(),
+    )
+}

@@ -1,0 +1,285 @@
+//! [`ShuffleWriteExec`]: the root of every stage plan.
+//!
+//! It runs all partitions of its input concurrently and routes every row to
+//! an output partition: by hash (or range) of the exchange keys, or — in
+//! passthrough mode, used for gathers, broadcasts and the final result — to
+//! the output partition with the same index as the input partition. All
+//! output partitions go into ONE exchange object (see [`crate::exchange`]),
+//! written with one PUT when the input is exhausted.
+
+use std::fmt;
+use std::sync::{Arc, Mutex};
+
+use arrow::array::{ArrayRef, RecordBatch, UInt64Array};
+use arrow::datatypes::{DataType, Field, Schema, SchemaRef};
+use datafusion::common::tree_node::TreeNodeRecursion;
+use datafusion::error::{DataFusionError, Result};
+use datafusion::execution::TaskContext;
+use datafusion::execution::object_store::ObjectStoreUrl;
+use datafusion::physical_expr::{EquivalenceProperties, PhysicalExpr};
+use datafusion::physical_plan::execution_plan::{Boundedness, EmissionType};
+use datafusion::physical_plan::metrics::{ExecutionPlanMetricsSet, MetricBuilder, MetricsSet};
+use datafusion::physical_plan::repartition::BatchPartitioner;
+use datafusion::physical_plan::stream::RecordBatchStreamAdapter;
+use datafusion::physical_plan::{
+    ChildrenPropertiesMode, DisplayAs, DisplayFormatType, ExecutionPlan, ExecutionPlanProperties,
+    Partitioning, PlanProperties, ReplaceChildrenOptions, SendableRecordBatchStream,
+};
+use futures::StreamExt;
+use object_store::{ObjectStoreExt, PutPayload};
+use object_store::path::Path;
+
+use crate::config::SquallConfig;
+use crate::error::external;
+use crate::exchange::{Compression, MapObjectBuilder};
+use crate::task::{MapOutput, ObjectLocation};
+
+/// Root of a stage plan: writes the stage's output to one exchange object.
+#[derive(Debug)]
+pub struct ShuffleWriteExec {
+    input: Arc<dyn ExecutionPlan>,
+    /// `Some(hash or range)` for a shuffle, `None` for passthrough.
+    partitioning: Option<Partitioning>,
+    /// Where to write; bound by the worker for each attempt.
+    output: Option<ObjectLocation>,
+    metrics: ExecutionPlanMetricsSet,
+    properties: Arc<PlanProperties>,
+}
+
+impl ShuffleWriteExec {
+    pub fn new(input: Arc<dyn ExecutionPlan>, partitioning: Option<Partitioning>) -> Self {
+        let schema = summary_schema();
+        let properties = PlanProperties::new(
+            EquivalenceProperties::new(schema),
+            Partitioning::UnknownPartitioning(1),
+            EmissionType::Final,
+            Boundedness::Bounded,
+        );
+        Self {
+            input,
+            partitioning,
+            output: None,
+            metrics: ExecutionPlanMetricsSet::new(),
+            properties: Arc::new(properties),
+        }
+    }
+
+    pub fn with_output(mut self, output: ObjectLocation) -> Self {
+        self.output = Some(output);
+        self
+    }
+
+    pub fn input(&self) -> &Arc<dyn ExecutionPlan> {
+        &self.input
+    }
+
+    pub fn partitioning(&self) -> Option<&Partitioning> {
+        self.partitioning.as_ref()
+    }
+
+    pub fn output(&self) -> Option<&ObjectLocation> {
+        self.output.as_ref()
+    }
+
+    /// Number of output partitions this writer produces.
+    pub fn output_partition_count(&self) -> usize {
+        match &self.partitioning {
+            Some(p) => p.partition_count(),
+            None => self.input.output_partitioning().partition_count(),
+        }
+    }
+
+    /// Run the input to completion and write the exchange object.
+    pub async fn write(&self, ctx: Arc<TaskContext>) -> Result<MapOutput> {
+        let output = self
+            .output
+            .clone()
+            .ok_or_else(|| DataFusionError::Internal("ShuffleWriteExec has no output location bound".into()))?;
+        let squall = SquallConfig::from_session(ctx.session_config());
+        let compression: Compression = squall.shuffle.compression.parse()?;
+        let batch_rows = ctx.session_config().batch_size();
+        let inputs = self.input.output_partitioning().partition_count();
+        let outputs = self.output_partition_count();
+        let builder = Arc::new(Mutex::new(MapObjectBuilder::new(
+            self.input.schema(),
+            outputs,
+            compression,
+            batch_rows,
+        )?));
+        let rows_written = MetricBuilder::new(&self.metrics).output_rows(0);
+        let repart_time = MetricBuilder::new(&self.metrics).subset_time("repart_time", 0);
+
+        let mut handles = Vec::with_capacity(inputs);
+        for i in 0..inputs {
+            let mut stream = self.input.execute(i, Arc::clone(&ctx))?;
+            let mut partitioner = match &self.partitioning {
+                Some(p) => Some(BatchPartitioner::try_new(p.clone(), repart_time.clone(), i, inputs)?),
+                None => None,
+            };
+            let builder = Arc::clone(&builder);
+            let rows_written = rows_written.clone();
+            handles.push(tokio::spawn(async move {
+                while let Some(batch) = stream.next().await {
+                    let batch = batch?;
+                    rows_written.add(batch.num_rows());
+                    let push = |part: usize, b: RecordBatch| -> Result<()> {
+                        let mut guard = builder.lock().map_err(external)?;
+                        guard.push(part, b).map_err(DataFusionError::from)
+                    };
+                    match partitioner.as_mut() {
+                        Some(p) => p.partition(batch, push)?,
+                        None => push(i, batch)?,
+                    }
+                }
+                Ok::<(), DataFusionError>(())
+            }));
+        }
+        for h in handles {
+            h.await.map_err(external)??;
+        }
+        let builder = Arc::try_unwrap(builder)
+            .map_err(|_| DataFusionError::Internal("shuffle writer still shared".into()))?
+            .into_inner()
+            .map_err(external)?;
+        let (chunks, partitions) = builder.finish()?;
+        let bytes: usize = chunks.iter().map(|c| c.len()).sum();
+        if !chunks.is_empty() {
+            let url = ObjectStoreUrl::parse(&output.store_url)?;
+            let store = ctx.runtime_env().object_store(url)?;
+            store
+                .put(&Path::from(output.key.as_str()), PutPayload::from_iter(chunks))
+                .await
+                .map_err(|e| {
+                    DataFusionError::External(
+                        format!("writing exchange object {}: {e}", output.key).into(),
+                    )
+                })?;
+            MetricBuilder::new(&self.metrics).global_counter("put_requests").add(1);
+        }
+        MetricBuilder::new(&self.metrics).global_counter("bytes_written").add(bytes);
+        Ok(MapOutput {
+            key: output.key,
+            partitions,
+        })
+    }
+}
+
+fn summary_schema() -> SchemaRef {
+    Arc::new(Schema::new(vec![
+        Field::new("partition", DataType::UInt64, false),
+        Field::new("offset", DataType::UInt64, false),
+        Field::new("len", DataType::UInt64, false),
+        Field::new("rows", DataType::UInt64, false),
+    ]))
+}
+
+impl DisplayAs for ShuffleWriteExec {
+    fn fmt_as(&self, _t: DisplayFormatType, f: &mut fmt::Formatter) -> fmt::Result {
+        match &self.partitioning {
+            Some(Partitioning::Hash(exprs, n)) => {
+                let keys: Vec<String> = exprs.iter().map(|e| e.to_string()).collect();
+                write!(f, "ShuffleWriteExec: hash=[{}], partitions={n}", keys.join(", "))
+            }
+            Some(p) => write!(f, "ShuffleWriteExec: partitioning={p}"),
+            None => write!(f, "ShuffleWriteExec: passthrough"),
+        }
+    }
+}
+
+impl ExecutionPlan for ShuffleWriteExec {
+    fn name(&self) -> &str {
+        "ShuffleWriteExec"
+    }
+
+    fn properties(&self) -> &Arc<PlanProperties> {
+        &self.properties
+    }
+
+    fn children(&self) -> Vec<&Arc<dyn ExecutionPlan>> {
+        vec![&self.input]
+    }
+
+    fn apply_expressions(
+        &self,
+        f: &mut dyn FnMut(&Arc<dyn PhysicalExpr>) -> Result<TreeNodeRecursion>,
+    ) -> Result<TreeNodeRecursion> {
+        if let Some(Partitioning::Hash(exprs, _)) = &self.partitioning {
+            for e in exprs {
+                if f(e)? == TreeNodeRecursion::Stop {
+                    return Ok(TreeNodeRecursion::Stop);
+                }
+            }
+        }
+        Ok(TreeNodeRecursion::Continue)
+    }
+
+    fn replace_children(
+        self: Arc<Self>,
+        mut children: Vec<Arc<dyn ExecutionPlan>>,
+        _options: ReplaceChildrenOptions,
+    ) -> Result<Arc<dyn ExecutionPlan>> {
+        if children.len() != 1 {
+            return Err(DataFusionError::Internal("ShuffleWriteExec takes one child".into()));
+        }
+        let input = children.remove(0);
+        let mut node = ShuffleWriteExec::new(input, self.partitioning.clone());
+        node.output = self.output.clone();
+        Ok(Arc::new(node))
+    }
+
+    fn with_new_children(
+        self: Arc<Self>,
+        children: Vec<Arc<dyn ExecutionPlan>>,
+    ) -> Result<Arc<dyn ExecutionPlan>> {
+        self.replace_children(
+            children,
+            ReplaceChildrenOptions::new(ChildrenPropertiesMode::Recompute),
+        )
+    }
+
+    /// Writes the object, then yields one summary row per output partition.
+    fn execute(
+        &self,
+        partition: usize,
+        context: Arc<TaskContext>,
+    ) -> Result<SendableRecordBatchStream> {
+        if partition != 0 {
+            return Err(DataFusionError::Internal(format!(
+                "ShuffleWriteExec has one partition, asked for {partition}"
+            )));
+        }
+        let this = Self {
+            input: Arc::clone(&self.input),
+            partitioning: self.partitioning.clone(),
+            output: self.output.clone(),
+            metrics: self.metrics.clone(),
+            properties: Arc::clone(&self.properties),
+        };
+        let schema = summary_schema();
+        let out_schema = Arc::clone(&schema);
+        let fut = async move {
+            let out = this.write(context).await?;
+            let col = |f: &dyn Fn(usize) -> u64| -> ArrayRef {
+                Arc::new(UInt64Array::from_iter_values((0..out.partitions.len()).map(f)))
+            };
+            let batch = RecordBatch::try_new(
+                out_schema,
+                vec![
+                    col(&|i| i as u64),
+                    col(&|i| out.partitions[i].offset),
+                    col(&|i| out.partitions[i].len),
+                    col(&|i| out.partitions[i].rows),
+                ],
+            )?;
+            Ok(batch)
+        };
+        Ok(Box::pin(RecordBatchStreamAdapter::new(
+            schema,
+            futures::stream::once(fut),
+        )))
+    }
+
+    fn metrics(&self) -> Option<MetricsSet> {
+        Some(self.metrics.clone_inner())
+    }
+}

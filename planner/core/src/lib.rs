@@ -1,0 +1,39 @@
+//! # squall-core
+//!
+//! The contract both sides of a squall query agree on: the coordinator that
+//! plans and drives a query, and the workers (Lambda functions or in-process
+//! tasks) that run its pieces. Everything that is encoded by one side and
+//! decoded by the other lives here, so the two can never drift apart.
+//!
+//! # Layout
+//!
+//! - [`config`]: the typed `squall.*` configuration (a DataFusion config extension).
+//! - [`task`]: [`task::TaskSpec`] (what a worker is asked to do) and
+//!   [`task::TaskReport`] (the completion message it sends back).
+//! - [`exchange`]: the exchange object format — one object per map-task attempt,
+//!   its output partitions back to back as compressed Arrow IPC streams.
+//! - [`exec`]: the execution nodes at stage boundaries:
+//!   [`exec::ShuffleWriteExec`] (a stage's root) and [`exec::ShuffleReadExec`]
+//!   (a stage's leaf that reads an upstream stage's outputs).
+//! - [`codec`]: the plan codec (datafusion-proto plus the nodes above).
+//! - [`scan`]: binding a task's row-group assignment into the Parquet scans of its plan.
+//! - [`worker`]: running one task from its serialized bytes to its report.
+//! - [`seams`]: the small traits a backend implements: completion queue and invoker.
+//! - [`fault`]: seeded fault injection shared by every backend.
+//! - [`error`]: the crate's error type.
+//!
+//! What this crate deliberately does not do: decide how a query is cut into
+//! stages or tasks (the planner crate), or talk to any cloud API.
+
+pub mod codec;
+pub mod config;
+pub mod error;
+pub mod exchange;
+pub mod exec;
+pub mod fault;
+pub mod scan;
+pub mod seams;
+pub mod task;
+pub mod worker;
+
+pub use error::{Result, SquallError};

@@ -1,0 +1,217 @@
+//! Binding a task's work into its stage plan.
+//!
+//! A stage plan is shared by all tasks of the stage; what differs per task is
+//! which row groups its Parquet scans read and which byte ranges its shuffle
+//! reads fetch. [`bind_task`] rewrites the decoded plan's leaves with the
+//! task's [`ScanAssignment`]s and [`InputBinding`]s: every scan gets file
+//! groups whose files carry a `ParquetAccessPlan` selecting exactly the
+//! assigned row groups (DataFusion then reads only those, with projection and
+//! predicate pushdown as planned).
+//!
+//! Leaves are matched in the order of [`leaves`]: depth first, children left
+//! to right. The planner uses the same function when it makes assignments.
+
+use std::sync::Arc;
+
+use datafusion::datasource::physical_plan::parquet::ParquetAccessPlan;
+use datafusion::datasource::physical_plan::{FileGroup, FileScanConfigBuilder, ParquetSource};
+use datafusion::datasource::listing::PartitionedFile;
+use datafusion::datasource::source::DataSourceExec;
+use datafusion::error::{DataFusionError, Result};
+use datafusion::physical_plan::{ChildrenPropertiesMode, ExecutionPlan, ReplaceChildrenOptions};
+
+use crate::exec::ShuffleReadExec;
+use crate::task::{FileRowGroups, InputBinding, ScanAssignment};
+
+/// A leaf of a stage plan, as far as task binding is concerned.
+pub enum Leaf<'a> {
+    /// A Parquet scan (`DataSourceExec` over `ParquetSource`).
+    ParquetScan(&'a DataSourceExec),
+    ShuffleRead(&'a ShuffleReadExec),
+    /// Anything else (values, memory, placeholder, empty, ...).
+    Other(&'a Arc<dyn ExecutionPlan>),
+}
+
+/// The leaves of `plan` in binding order.
+pub fn leaves(plan: &Arc<dyn ExecutionPlan>) -> Vec<Leaf<'_>> {
+    let mut out = Vec::new();
+    collect_leaves(plan, &mut out);
+    out
+}
+
+fn collect_leaves<'a>(plan: &'a Arc<dyn ExecutionPlan>, out: &mut Vec<Leaf<'a>>) {
+    if let Some(read) = plan.downcast_ref::<ShuffleReadExec>() {
+        out.push(Leaf::ShuffleRead(read));
+        return;
+    }
+    if let Some(scan) = as_parquet_scan(plan) {
+        out.push(Leaf::ParquetScan(scan));
+        return;
+    }
+    let children = plan.children();
+    if children.is_empty() {
+        out.push(Leaf::Other(plan));
+    }
+    for child in children {
+        collect_leaves(child, out);
+    }
+}
+
+/// `Some` when `plan` is a Parquet file scan.
+pub fn as_parquet_scan(plan: &Arc<dyn ExecutionPlan>) -> Option<&DataSourceExec> {
+    let dse = plan.downcast_ref::<DataSourceExec>()?;
+    dse.downcast_to_file_source::<ParquetSource>().map(|_| dse)
+}
+
+/// Bind scans and reads of `plan` for one task. `task_partitions` is the
+/// number of partitions (threads) each scan reads its row groups with.
+pub fn bind_task(
+    plan: Arc<dyn ExecutionPlan>,
+    scans: &[ScanAssignment],
+    inputs: &[InputBinding],
+    task_partitions: usize,
+) -> Result<Arc<dyn ExecutionPlan>> {
+    let mut state = BindState {
+        scans,
+        inputs,
+        next_scan: 0,
+        task_partitions: task_partitions.max(1),
+    };
+    let bound = state.bind(plan)?;
+    if state.next_scan != scans.len() {
+        return Err(DataFusionError::Internal(format!(
+            "task has {} scan assignments but its plan has {} Parquet scans",
+            scans.len(),
+            state.next_scan
+        )));
+    }
+    Ok(bound)
+}
+
+struct BindState<'a> {
+    scans: &'a [ScanAssignment],
+    inputs: &'a [InputBinding],
+    next_scan: usize,
+    task_partitions: usize,
+}
+
+impl BindState<'_> {
+    fn bind(&mut self, plan: Arc<dyn ExecutionPlan>) -> Result<Arc<dyn ExecutionPlan>> {
+        if let Some(read) = plan.downcast_ref::<ShuffleReadExec>() {
+            let binding = self
+                .inputs
+                .iter()
+                .find(|b| b.stage == read.stage())
+                .ok_or_else(|| {
+                    DataFusionError::Internal(format!(
+                        "no input binding for the read of stage {}",
+                        read.stage()
+                    ))
+                })?;
+            return Ok(Arc::new(read.bind(binding.clone())));
+        }
+        if let Some(scan) = as_parquet_scan(&plan) {
+            let assignment = self.scans.get(self.next_scan).ok_or_else(|| {
+                DataFusionError::Internal(format!(
+                    "no scan assignment for Parquet scan #{}",
+                    self.next_scan
+                ))
+            })?;
+            self.next_scan += 1;
+            return bind_scan(scan, assignment, self.task_partitions);
+        }
+        let children: Vec<Arc<dyn ExecutionPlan>> = plan.children().into_iter().cloned().collect();
+        if children.is_empty() {
+            return Ok(plan);
+        }
+        let new_children = children
+            .into_iter()
+            .map(|c| self.bind(c))
+            .collect::<Result<Vec<_>>>()?;
+        plan.replace_children(
+            new_children,
+            ReplaceChildrenOptions::new(ChildrenPropertiesMode::Recompute),
+        )
+    }
+}
+
+fn bind_scan(
+    scan: &DataSourceExec,
+    assignment: &ScanAssignment,
+    task_partitions: usize,
+) -> Result<Arc<dyn ExecutionPlan>> {
+    let (config, _) = scan
+        .downcast_to_file_source::<ParquetSource>()
+        .ok_or_else(|| DataFusionError::Internal("not a Parquet scan".into()))?;
+    let groups = file_groups(&assignment.files, task_partitions);
+    let config = FileScanConfigBuilder::from(config.clone())
+        .with_file_groups(groups)
+        .build();
+    Ok(DataSourceExec::from_data_source(config))
+}
+
+/// Spread the assigned row groups over up to `partitions` file groups,
+/// contiguously; each (file, row groups) piece carries its access plan.
+fn file_groups(files: &[FileRowGroups], partitions: usize) -> Vec<FileGroup> {
+    let units: Vec<(&FileRowGroups, usize)> = files
+        .iter()
+        .flat_map(|f| f.row_groups.iter().map(move |rg| (f, *rg)))
+        .collect();
+    if units.is_empty() {
+        return vec![FileGroup::new(vec![])];
+    }
+    let n = partitions.min(units.len());
+    let per = units.len().div_ceil(n);
+    units
+        .chunks(per)
+        .map(|chunk| {
+            let mut pieces: Vec<PartitionedFile> = Vec::new();
+            let mut i = 0;
+            while i < chunk.len() {
+                let file = chunk[i].0;
+                let mut plan = ParquetAccessPlan::new_none(file.row_group_count);
+                while i < chunk.len() && std::ptr::eq(chunk[i].0, file) {
+                    plan.scan(chunk[i].1);
+                    i += 1;
+                }
+                pieces.push(PartitionedFile::new(file.path.clone(), file.size).with_extension(plan));
+            }
+            FileGroup::new(pieces)
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn f(path: &str, count: usize, rgs: &[usize]) -> FileRowGroups {
+        FileRowGroups {
+            path: path.into(),
+            size: 100,
+            row_group_count: count,
+            row_groups: rgs.to_vec(),
+        }
+    }
+
+    #[test]
+    fn groups_are_contiguous_and_cover_everything() {
+        let files = vec![f("a", 4, &[0, 2, 3]), f("b", 2, &[1])];
+        let groups = file_groups(&files, 2);
+        assert_eq!(groups.len(), 2);
+        let paths: Vec<Vec<String>> = groups
+            .iter()
+            .map(|g| g.files().iter().map(|p| p.object_meta.location.to_string()).collect())
+            .collect();
+        assert_eq!(paths, vec![vec!["a".to_string()], vec!["a".to_string(), "b".to_string()]]);
+        let plan = groups[0].files()[0].extensions.get::<ParquetAccessPlan>().unwrap();
+        assert_eq!(plan.row_group_indexes(), vec![0, 2]);
+    }
+
+    #[test]
+    fn empty_assignment_is_one_empty_group() {
+        let groups = file_groups(&[], 4);
+        assert_eq!(groups.len(), 1);
+        assert!(groups[0].files().is_empty());
+    }
+}

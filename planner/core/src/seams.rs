@@ -1,0 +1,38 @@
+//! The seams a backend implements. The coordinator loop and the worker are
+//! written against these traits (plus `object_store::ObjectStore` for data
+//! and exchange objects) and never against a concrete backend.
+//!
+//! | seam               | embedded (`local`)        | `aws`                 |
+//! |--------------------|---------------------------|-----------------------|
+//! | object store       | a local folder            | S3                    |
+//! | [`CompletionQueue`]| in-process channels       | one SQS queue a query |
+//! | [`Invoker`]        | in-process task slots     | Lambda `Invoke`       |
+
+use std::time::Duration;
+
+use async_trait::async_trait;
+use bytes::Bytes;
+
+use crate::error::Result;
+
+/// Where task reports travel. Each query gets its own queue, so concurrent
+/// queries never see each other's messages. Delivery is at-least-once:
+/// consumers must tolerate duplicates and reordering.
+#[async_trait]
+pub trait CompletionQueue: Send + Sync {
+    /// Create the queue of a query; returns the address tasks reply to.
+    async fn create(&self, query_id: &str) -> Result<String>;
+    /// Send one message (used by workers).
+    async fn send(&self, address: &str, body: String) -> Result<()>;
+    /// Receive what is available, waiting up to `wait` for the first message.
+    async fn receive(&self, address: &str, wait: Duration) -> Result<Vec<String>>;
+    /// Delete the queue and anything left in it.
+    async fn delete(&self, address: &str) -> Result<()>;
+}
+
+/// Starts a task from its serialized [`crate::task::TaskSpec`] bytes.
+/// Returns once the task is accepted for execution, not when it finishes.
+#[async_trait]
+pub trait Invoker: Send + Sync {
+    async fn invoke(&self, payload: Bytes) -> Result<()>;
+}

@@ -1,0 +1,276 @@
+//! The task contract: [`TaskSpec`] is what a worker is asked to do,
+//! [`TaskReport`] is the one completion message it sends back.
+//!
+//! Both travel as JSON — the same bytes as a Lambda event payload and an SQS
+//! message body — so the embedded backend exercises exactly the encoding the
+//! cloud path uses. The stage plan inside a spec is datafusion-proto bytes
+//! (base64 in the JSON).
+//!
+//! ```text
+//!  coordinator --TaskSpec--> invoker --> worker --TaskReport--> completion queue --> coordinator
+//! ```
+
+use bytes::Bytes;
+use serde::{Deserialize, Serialize};
+
+use crate::error::{Result, SquallError};
+
+/// Version of the task contract. A worker rejects a spec of another version.
+pub const PROTOCOL_VERSION: u32 = 1;
+
+/// One task of one stage of one query.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct TaskSpec {
+    pub protocol: u32,
+    pub query_id: String,
+    pub stage: u32,
+    pub task: u32,
+    pub attempt: u32,
+    /// The stage plan (root: `ShuffleWriteExec`), datafusion-proto encoded.
+    #[serde(with = "base64_bytes")]
+    pub plan: Bytes,
+    /// One entry per Parquet scan leaf of the plan, in leaf order.
+    pub scans: Vec<ScanAssignment>,
+    /// One entry per `ShuffleReadExec` leaf of the plan, by upstream stage.
+    pub inputs: Vec<InputBinding>,
+    /// Where this attempt writes its exchange object.
+    pub output: ObjectLocation,
+    /// Completion queue address the report goes to.
+    pub reply_to: String,
+    /// Session settings (`datafusion.*`, `squall.*`) that differ from the defaults.
+    pub settings: Vec<(String, String)>,
+}
+
+/// The row groups a task reads from one scan.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct ScanAssignment {
+    pub files: Vec<FileRowGroups>,
+}
+
+/// Some row groups of one Parquet file.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct FileRowGroups {
+    /// Object path within the scan's object store (no leading slash).
+    pub path: String,
+    pub size: u64,
+    /// Number of row groups in the whole file.
+    pub row_group_count: usize,
+    /// The row groups this task reads, ascending.
+    pub row_groups: Vec<usize>,
+}
+
+/// What one shuffle-read leaf reads: output partition `i` of the read node
+/// streams `partitions[i]`, in order.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct InputBinding {
+    pub stage: u32,
+    /// Object store URL of the exchange (`file://`, `s3://bucket`).
+    pub store_url: String,
+    pub partitions: Vec<Vec<ObjectRange>>,
+}
+
+/// A byte range of an exchange object holding one partition.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct ObjectRange {
+    pub key: String,
+    pub offset: u64,
+    pub len: u64,
+    pub rows: u64,
+}
+
+/// An object: store URL plus key (object path, no leading slash).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct ObjectLocation {
+    pub store_url: String,
+    pub key: String,
+}
+
+/// The completion message of one task attempt.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct TaskReport {
+    pub protocol: u32,
+    pub query_id: String,
+    pub stage: u32,
+    pub task: u32,
+    pub attempt: u32,
+    pub outcome: TaskOutcome,
+    pub metrics: TaskMetrics,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(tag = "status", rename_all = "snake_case")]
+pub enum TaskOutcome {
+    Succeeded { output: MapOutput },
+    Failed { error: TaskFailure },
+}
+
+/// A map task's exchange object and where each output partition sits in it.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct MapOutput {
+    pub key: String,
+    pub partitions: Vec<PartitionRange>,
+}
+
+/// One output partition inside a map object. `len == 0` means empty.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+pub struct PartitionRange {
+    pub offset: u64,
+    pub len: u64,
+    pub rows: u64,
+}
+
+/// Why a task failed, structured so the coordinator can decide to retry.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct TaskFailure {
+    /// A short class: `bad_payload`, `protocol`, `execution`, `injected`, ...
+    pub kind: String,
+    pub message: String,
+    /// False when another attempt cannot succeed (bad payload, bad SQL).
+    pub retryable: bool,
+}
+
+/// What a task measured about itself.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct TaskMetrics {
+    pub wall_ms: u64,
+    pub cpu_ms: u64,
+    pub rows_out: u64,
+    pub bytes_out: u64,
+    pub rows_in_exchange: u64,
+    pub bytes_in_exchange: u64,
+    pub row_groups: u64,
+    pub scan_bytes: u64,
+    pub get_requests: u64,
+    pub put_requests: u64,
+    pub peak_memory_bytes: u64,
+}
+
+impl TaskSpec {
+    pub fn encode(&self) -> Result<Bytes> {
+        serde_json::to_vec(self)
+            .map(Bytes::from)
+            .map_err(|e| SquallError::BadTaskPayload(e.to_string()))
+    }
+
+    /// Decode and check the protocol version.
+    pub fn decode(bytes: &[u8]) -> Result<Self> {
+        let spec: TaskSpec = serde_json::from_slice(bytes)
+            .map_err(|e| SquallError::BadTaskPayload(e.to_string()))?;
+        if spec.protocol != PROTOCOL_VERSION {
+            return Err(SquallError::ProtocolVersion {
+                got: spec.protocol,
+                supported: PROTOCOL_VERSION,
+            });
+        }
+        Ok(spec)
+    }
+}
+
+impl TaskReport {
+    pub fn encode(&self) -> Result<String> {
+        serde_json::to_string(self).map_err(|e| SquallError::BadTaskPayload(e.to_string()))
+    }
+
+    pub fn decode(body: &str) -> Result<Self> {
+        serde_json::from_str(body).map_err(|e| SquallError::BadTaskPayload(e.to_string()))
+    }
+}
+
+/// Identity fields a worker salvages from a payload it cannot fully decode,
+/// so its failure report still reaches the right query and task.
+#[derive(Debug, Clone, Default, Deserialize)]
+pub struct TaskIdentity {
+    #[serde(default)]
+    pub query_id: String,
+    #[serde(default)]
+    pub stage: u32,
+    #[serde(default)]
+    pub task: u32,
+    #[serde(default)]
+    pub attempt: u32,
+    #[serde(default)]
+    pub reply_to: String,
+}
+
+impl TaskIdentity {
+    pub fn salvage(bytes: &[u8]) -> Option<Self> {
+        serde_json::from_slice(bytes).ok()
+    }
+}
+
+mod base64_bytes {
+    use base64::Engine;
+    use base64::engine::general_purpose::STANDARD;
+    use bytes::Bytes;
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    pub fn serialize<S: Serializer>(v: &Bytes, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&STANDARD.encode(v))
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Bytes, D::Error> {
+        let s = <std::borrow::Cow<'de, str>>::deserialize(d)?;
+        STANDARD
+            .decode(s.as_bytes())
+            .map(Bytes::from)
+            .map_err(serde::de::Error::custom)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn spec() -> TaskSpec {
+        TaskSpec {
+            protocol: PROTOCOL_VERSION,
+            query_id: "q1".into(),
+            stage: 2,
+            task: 3,
+            attempt: 1,
+            plan: Bytes::from_static(b"\x00\x01plan"),
+            scans: vec![ScanAssignment {
+                files: vec![FileRowGroups {
+                    path: "data/lineitem/part-0.parquet".into(),
+                    size: 10,
+                    row_group_count: 4,
+                    row_groups: vec![1, 3],
+                }],
+            }],
+            inputs: vec![],
+            output: ObjectLocation {
+                store_url: "file://".into(),
+                key: "x/q1/s2/t3/a1".into(),
+            },
+            reply_to: "q1".into(),
+            settings: vec![("squall.scan.min_tasks".into(), "3".into())],
+        }
+    }
+
+    #[test]
+    fn spec_round_trip() {
+        let s = spec();
+        let back = TaskSpec::decode(&s.encode().unwrap()).unwrap();
+        assert_eq!(back.plan, s.plan);
+        assert_eq!(back.scans, s.scans);
+        assert_eq!(back.output, s.output);
+    }
+
+    #[test]
+    fn wrong_version_is_rejected() {
+        let mut s = spec();
+        s.protocol = 99;
+        let err = TaskSpec::decode(&s.encode().unwrap()).unwrap_err();
+        assert!(matches!(err, SquallError::ProtocolVersion { got: 99, .. }), "{err}");
+        let id = TaskIdentity::salvage(&s.encode().unwrap()).unwrap();
+        assert_eq!((id.stage, id.task, id.attempt), (2, 3, 1));
+    }
+
+    #[test]
+    fn garbage_is_a_bad_payload() {
+        assert!(matches!(
+            TaskSpec::decode(b"{not json"),
+            Err(SquallError::BadTaskPayload(_))
+        ));
+    }
+}

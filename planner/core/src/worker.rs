@@ -1,0 +1,242 @@
+//! Running one task: from the serialized [`TaskSpec`] bytes a worker receives
+//! (a Lambda event payload, or the same bytes handed over in process) to the
+//! one [`TaskReport`] it sends to the query's completion queue.
+//!
+//! ```text
+//! payload --decode--> TaskSpec --decode plan--> stage plan --bind leaves--> ShuffleWriteExec
+//!                                                                             | write object
+//!                      completion queue <--send-- TaskReport <----------------+
+//! ```
+//!
+//! A worker never panics on bad input: a payload that does not decode, a
+//! wrong protocol version, a plan that does not bind — each becomes a failure
+//! report naming the stage and task (as far as they could be read).
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use datafusion::execution::runtime_env::RuntimeEnv;
+use datafusion::physical_plan::ExecutionPlan;
+use datafusion::physical_plan::metrics::MetricValue;
+use datafusion::prelude::{SessionConfig, SessionContext};
+use tracing::{info_span, Instrument};
+
+use crate::codec::decode_plan;
+use crate::config::SquallConfig;
+use crate::error::{Result, SquallError};
+use crate::exec::ShuffleWriteExec;
+use crate::fault;
+use crate::scan::bind_task;
+use crate::seams::CompletionQueue;
+use crate::task::{
+    PROTOCOL_VERSION, TaskFailure, TaskIdentity, TaskMetrics, TaskOutcome, TaskReport, TaskSpec,
+};
+
+/// What a worker process holds across tasks.
+#[derive(Clone)]
+pub struct WorkerEnv {
+    /// Object stores (data and exchange) are registered here.
+    pub runtime: Arc<RuntimeEnv>,
+    /// Where reports are sent.
+    pub queue: Arc<dyn CompletionQueue>,
+}
+
+/// Run the task in `payload`, send its report, and return the report.
+pub async fn handle_task(payload: &[u8], env: &WorkerEnv) -> TaskReport {
+    let started = Instant::now();
+    let (report, reply_to) = match TaskSpec::decode(payload) {
+        Ok(spec) => {
+            let span = info_span!("task", query_id = %spec.query_id, stage = spec.stage, task = spec.task, attempt = spec.attempt);
+            let report = run_task(&spec, env, started).instrument(span).await;
+            (report, spec.reply_to.clone())
+        }
+        Err(e) => {
+            let id = TaskIdentity::salvage(payload).unwrap_or_default();
+            let kind = match e {
+                SquallError::ProtocolVersion { .. } => "protocol",
+                _ => "bad_payload",
+            };
+            let report = failure_report(
+                &id.query_id,
+                id.stage,
+                id.task,
+                id.attempt,
+                kind,
+                e.to_string(),
+                false,
+                started,
+            );
+            (report, id.reply_to)
+        }
+    };
+    if reply_to.is_empty() {
+        tracing::error!(error = ?report.outcome, "task report has no reply address; dropped");
+        return report;
+    }
+    match report.encode() {
+        Ok(body) => {
+            if let Err(e) = env.queue.send(&reply_to, body).await {
+                tracing::error!(%e, "sending task report failed");
+            }
+        }
+        Err(e) => tracing::error!(%e, "encoding task report failed"),
+    }
+    report
+}
+
+async fn run_task(spec: &TaskSpec, env: &WorkerEnv, started: Instant) -> TaskReport {
+    match execute(spec, env).await {
+        Ok((outcome, mut metrics)) => {
+            metrics.wall_ms = started.elapsed().as_millis() as u64;
+            TaskReport {
+                protocol: PROTOCOL_VERSION,
+                query_id: spec.query_id.clone(),
+                stage: spec.stage,
+                task: spec.task,
+                attempt: spec.attempt,
+                outcome,
+                metrics,
+            }
+        }
+        Err(e) => {
+            let retryable = !matches!(e, SquallError::BadTaskPayload(_) | SquallError::Config(_));
+            let kind = match e {
+                SquallError::InjectedFault(_) => "injected",
+                SquallError::Config(_) => "config",
+                _ => "execution",
+            };
+            failure_report(
+                &spec.query_id,
+                spec.stage,
+                spec.task,
+                spec.attempt,
+                kind,
+                e.to_string(),
+                retryable,
+                started,
+            )
+        }
+    }
+}
+
+/// Session config of a task: defaults plus the settings the coordinator sent.
+pub fn session_config(settings: &[(String, String)]) -> Result<SessionConfig> {
+    let mut config = SessionConfig::new().with_option_extension(SquallConfig::default());
+    for (k, v) in settings {
+        config
+            .options_mut()
+            .set(k, v)
+            .map_err(|e| SquallError::Config(format!("{k}={v}: {e}")))?;
+    }
+    Ok(config)
+}
+
+async fn execute(spec: &TaskSpec, env: &WorkerEnv) -> Result<(TaskOutcome, TaskMetrics)> {
+    let config = session_config(&spec.settings)?;
+    let squall = SquallConfig::from_session(&config);
+    let ctx = SessionContext::new_with_config_rt(config, Arc::clone(&env.runtime));
+    let task_ctx = ctx.task_ctx();
+    let plan = decode_plan(&spec.plan, &task_ctx)
+        .map_err(|e| SquallError::BadTaskPayload(format!("stage plan: {e}")))?;
+    let root = plan.downcast_ref::<ShuffleWriteExec>().ok_or_else(|| {
+        SquallError::BadTaskPayload(format!("stage plan root is {}, not ShuffleWriteExec", plan.name()))
+    })?;
+    let input = bind_task(
+        Arc::clone(root.input()),
+        &spec.scans,
+        &spec.inputs,
+        squall.scan.task_partitions,
+    )?;
+    let writer = ShuffleWriteExec::new(input, root.partitioning().cloned())
+        .with_output(spec.output.clone());
+
+    let coords = [u64::from(spec.stage), u64::from(spec.task), u64::from(spec.attempt)];
+    let crash = fault::happens(squall.fault.task_crash_rate, squall.fault.seed, "task_crash", &coords);
+    let crash_after_write = fault::draw(squall.fault.seed, "task_crash_when", &coords) < 0.5;
+    if crash && !crash_after_write {
+        return Err(SquallError::InjectedFault("task crashed before writing its output".into()));
+    }
+
+    let output = writer.write(task_ctx).await?;
+    if crash {
+        return Err(SquallError::InjectedFault("task crashed after writing its output".into()));
+    }
+
+    let mut metrics = collect_metrics(&writer);
+    metrics.rows_out = output.partitions.iter().map(|p| p.rows).sum();
+    metrics.bytes_out = output.partitions.iter().map(|p| p.len).sum();
+    metrics.row_groups = spec
+        .scans
+        .iter()
+        .flat_map(|s| &s.files)
+        .map(|f| f.row_groups.len() as u64)
+        .sum();
+    Ok((TaskOutcome::Succeeded { output }, metrics))
+}
+
+/// Sum what the plan's operators measured.
+fn collect_metrics(root: &dyn ExecutionPlan) -> TaskMetrics {
+    let mut m = TaskMetrics::default();
+    let mut stack: Vec<&dyn ExecutionPlan> = vec![root];
+    while let Some(node) = stack.pop() {
+        if let Some(set) = node.metrics() {
+            for metric in set.iter() {
+                let v = metric.value();
+                match (node.name(), v) {
+                    ("ShuffleReadExec", MetricValue::Count { name, count }) => match name.as_ref() {
+                        "get_requests" => m.get_requests += count.value() as u64,
+                        "bytes_fetched" => m.bytes_in_exchange += count.value() as u64,
+                        _ => {}
+                    },
+                    ("ShuffleReadExec", MetricValue::OutputRows(c)) => {
+                        m.rows_in_exchange += c.value() as u64
+                    }
+                    ("ShuffleWriteExec", MetricValue::Count { name, count })
+                        if name.as_ref() == "put_requests" =>
+                    {
+                        m.put_requests += count.value() as u64
+                    }
+                    ("DataSourceExec", MetricValue::Count { name, count })
+                        if name.as_ref() == "bytes_scanned" =>
+                    {
+                        m.scan_bytes += count.value() as u64
+                    }
+                    _ => {}
+                }
+            }
+        }
+        stack.extend(node.children().into_iter().map(|c| c.as_ref()));
+    }
+    m
+}
+
+#[allow(clippy::too_many_arguments)]
+fn failure_report(
+    query_id: &str,
+    stage: u32,
+    task: u32,
+    attempt: u32,
+    kind: &str,
+    message: String,
+    retryable: bool,
+    started: Instant,
+) -> TaskReport {
+    TaskReport {
+        protocol: PROTOCOL_VERSION,
+        query_id: query_id.to_string(),
+        stage,
+        task,
+        attempt,
+        outcome: TaskOutcome::Failed {
+            error: TaskFailure {
+                kind: kind.to_string(),
+                message,
+                retryable,
+            },
+        },
+        metrics: TaskMetrics {
+            wall_ms: started.elapsed().as_millis() as u64,
+            ..Default::default()
+        },
+    }
+}

@@ -1,0 +1,283 @@
+//! The `squall` command.
+//!
+//! ```text
+//! squall query [--catalog DIR] [--format table|csv|json] [--config K=V]... "SQL"
+//! squall tpch gen --sf SF --out DIR
+//! squall tpch run --sf SF [--data DIR] [--queries 1,3,5] [--profile FILE] [--config K=V]...
+//! squall config                      list every squall.* setting with its default
+//! ```
+//!
+//! Errors go to stderr with exit code 1 (2 for usage errors, from clap).
+
+use std::io::Write as _;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use arrow::record_batch::RecordBatch;
+use clap::{Parser, Subcommand, ValueEnum};
+use datafusion::common::config::ExtensionOptions;
+use datafusion::error::{DataFusionError, Result};
+use squall_core::config::{SquallConfig, env_var_name};
+
+use crate::engine::{Engine, EngineOptions, QueryResult};
+use crate::tpch;
+
+#[derive(Parser, Debug)]
+#[command(name = "squall", version, about = "Serverless distributed SQL over Parquet, on AWS Lambda or embedded")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Run SQL (one or more `;`-separated statements) and print the last result.
+    Query {
+        /// Folder whose sub-folders are tables of Parquet files.
+        #[arg(long, env = "SQUALL_CATALOG")]
+        catalog: Option<String>,
+        #[arg(long, value_enum, default_value_t = Format::Table)]
+        format: Format,
+        /// A setting, `squall.*` or `datafusion.*` (repeatable).
+        #[arg(long = "config", short = 'c', value_parser = parse_setting)]
+        config: Vec<(String, String)>,
+        /// The SQL text.
+        sql: String,
+    },
+    /// TPC-H data and runs.
+    Tpch {
+        #[command(subcommand)]
+        command: TpchCommand,
+    },
+    /// List every squall.* setting, its value here, and its environment variable.
+    Config,
+}
+
+#[derive(Subcommand, Debug)]
+enum TpchCommand {
+    /// Generate TPC-H Parquet data (one folder per table).
+    Gen {
+        #[arg(long)]
+        sf: f64,
+        #[arg(long)]
+        out: PathBuf,
+        /// Rows per Parquet row group.
+        #[arg(long, default_value_t = tpch::datagen::DEFAULT_ROW_GROUP_ROWS)]
+        row_group_rows: usize,
+    },
+    /// Run TPC-H queries distributed on the embedded backend and check every answer.
+    Run {
+        #[arg(long)]
+        sf: f64,
+        /// Data folder (generated if missing); default data/tpch/sf{SF}.
+        #[arg(long)]
+        data: Option<PathBuf>,
+        /// Comma-separated query numbers; default all 22.
+        #[arg(long, value_delimiter = ',')]
+        queries: Vec<usize>,
+        /// Write per-query figures as JSON here.
+        #[arg(long)]
+        profile: Option<PathBuf>,
+        #[arg(long = "config", short = 'c', value_parser = parse_setting)]
+        config: Vec<(String, String)>,
+    },
+}
+
+#[derive(Clone, Copy, Debug, ValueEnum)]
+enum Format {
+    Table,
+    Csv,
+    Json,
+}
+
+fn parse_setting(s: &str) -> std::result::Result<(String, String), String> {
+    let (k, v) = s
+        .split_once('=')
+        .ok_or_else(|| format!("expected KEY=VALUE, got {s:?}"))?;
+    let k = k.trim();
+    if k.is_empty() {
+        return Err(format!("empty key in {s:?}"));
+    }
+    Ok((k.to_string(), v.trim().to_string()))
+}
+
+/// Entry point of the `squall` binary.
+pub fn main() -> ExitCode {
+    let cli = Cli::parse();
+    init_tracing();
+    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("error: starting the runtime: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    match runtime.block_on(run(cli)) {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("error: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn init_tracing() {
+    let filter = tracing_subscriber::EnvFilter::try_from_env("SQUALL_LOG")
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .try_init();
+}
+
+async fn run(cli: Cli) -> Result<ExitCode> {
+    match cli.command {
+        Command::Query {
+            catalog,
+            format,
+            config,
+            sql,
+        } => {
+            let engine = Engine::local(EngineOptions {
+                catalog,
+                settings: config,
+            })
+            .await?;
+            let result = tokio::select! {
+                r = engine.sql(&sql) => r?,
+                _ = tokio::signal::ctrl_c() => {
+                    return Err(DataFusionError::Execution("cancelled".into()));
+                }
+            };
+            print_result(&result, format)?;
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Config => {
+            let config = SquallConfig::from_env()?;
+            let mut out = std::io::stdout().lock();
+            for e in config.entries() {
+                let key = format!("squall.{}", e.key.trim_start_matches("squall."));
+                let _ = writeln!(
+                    out,
+                    "{key} = {}  ({})\n    {}",
+                    e.value.unwrap_or_default(),
+                    env_var_name(&key),
+                    e.description
+                );
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Tpch { command } => match command {
+            TpchCommand::Gen {
+                sf,
+                out,
+                row_group_rows,
+            } => {
+                let mut opts = tpch::datagen::GenOptions::new(sf, &out);
+                opts.row_group_rows = row_group_rows;
+                let summary =
+                    tpch::datagen::generate(&opts).map_err(|e| DataFusionError::External(Box::new(e)))?;
+                for (table, rows, bytes) in &summary.tables {
+                    println!("{table:>10} {rows:>12} rows {bytes:>14} bytes");
+                }
+                Ok(ExitCode::SUCCESS)
+            }
+            TpchCommand::Run {
+                sf,
+                data,
+                queries,
+                profile,
+                config,
+            } => {
+                let opts = tpch::run::RunOptions {
+                    scale_factor: sf,
+                    data,
+                    queries,
+                    settings: config,
+                    progress: true,
+                };
+                println!("{:>5} {:>10} {:>8} {:>7} {:>6}  check", "query", "time_ms", "rows", "stages", "tasks");
+                let runs = tpch::run::run(&opts, |r| {
+                    let (stages, tasks) = r.profile.as_ref().map(|p| (p.stages, p.tasks)).unwrap_or((0, 0));
+                    println!(
+                        "{:>5} {:>10.1} {:>8} {:>7} {:>6}  {}",
+                        format!("q{:02}", r.query), r.wall_ms, r.rows, stages, tasks, r.check
+                    );
+                })
+                .await?;
+                let passed = runs.iter().filter(|r| r.passed()).count();
+                let times: Vec<f64> = runs.iter().map(|r| r.wall_ms.max(0.001)).collect();
+                let geomean = (times.iter().map(|t| t.ln()).sum::<f64>() / times.len().max(1) as f64).exp();
+                let total: f64 = times.iter().sum();
+                println!(
+                    "{passed}/{} answers correct; total {total:.0} ms, geomean {geomean:.1} ms",
+                    runs.len()
+                );
+                if let Some(path) = profile {
+                    write_profile(&path, sf, &runs)?;
+                    println!("profile written to {}", path.display());
+                }
+                Ok(if passed == runs.len() { ExitCode::SUCCESS } else { ExitCode::FAILURE })
+            }
+        },
+    }
+}
+
+fn write_profile(path: &std::path::Path, sf: f64, runs: &[tpch::run::QueryRun]) -> Result<()> {
+    let queries: Vec<serde_json::Value> = runs
+        .iter()
+        .map(|r| {
+            let p = r.profile.clone().unwrap_or_default();
+            serde_json::json!({
+                "query": format!("q{:02}", r.query),
+                "wall_ms": r.wall_ms,
+                "rows": r.rows,
+                "check": r.check,
+                "oracle": r.oracle,
+                "stages": p.stages,
+                "tasks": p.tasks,
+                "retries": p.retries,
+                "exchange_bytes": p.exchange_bytes,
+                "exchange_rows": p.exchange_rows,
+                "row_groups_scanned": p.row_groups_scanned,
+                "row_groups_pruned": p.row_groups_pruned,
+                "scan_bytes": p.scan_bytes,
+                "s3_get": p.s3_get,
+                "s3_put": p.s3_put,
+                "messages": p.messages,
+                "stage_profiles": p.stage_profiles,
+            })
+        })
+        .collect();
+    let doc = serde_json::json!({ "scale_factor": sf, "backend": "local", "queries": queries });
+    let text = serde_json::to_string_pretty(&doc).map_err(|e| DataFusionError::External(Box::new(e)))?;
+    std::fs::write(path, text)
+        .map_err(|e| DataFusionError::External(format!("writing {}: {e}", path.display()).into()))
+}
+
+fn print_result(result: &QueryResult, format: Format) -> Result<()> {
+    let mut out = std::io::stdout().lock();
+    match format {
+        Format::Table => {
+            let batches: Vec<RecordBatch> = if result.batches.is_empty() {
+                vec![RecordBatch::new_empty(result.schema.clone())]
+            } else {
+                result.batches.clone()
+            };
+            let table = arrow::util::pretty::pretty_format_batches(&batches)?;
+            let _ = writeln!(out, "{table}");
+        }
+        Format::Csv => {
+            let text = tpch::run::to_csv(&result.schema, &result.batches)?;
+            let _ = out.write_all(text.as_bytes());
+        }
+        Format::Json => {
+            let mut writer = arrow::json::ArrayWriter::new(&mut out);
+            let refs: Vec<&RecordBatch> = result.batches.iter().collect();
+            writer.write_batches(&refs)?;
+            writer.finish()?;
+            let _ = writeln!(out);
+        }
+    }
+    Ok(())
+}

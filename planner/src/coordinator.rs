@@ -1,0 +1,429 @@
+//! The coordinator: drives one staged query to completion over the seams
+//! (object store, completion queue, invoker), whatever the backend.
+//!
+//! ```text
+//!            +-- launch ready stages (all inputs accepted) --> Invoker::invoke(TaskSpec bytes)
+//!  loop  ----+-- CompletionQueue::receive(query queue)
+//!            +-- accept first successful attempt of a task; ignore duplicates and stale attempts
+//!            +-- failed attempt -> new attempt (up to squall.task.max_attempts)
+//!  end: read the final stage's outputs, delete every exchange object and the queue
+//! ```
+//!
+//! A stage's shuffle reads are *resolved* here: when all of its inputs have
+//! an accepted attempt per task, each of its tasks gets an [`InputBinding`]
+//! per read, naming exactly the accepted objects and byte ranges.
+//! What it does not do: plan (see `stages`, `split`) or execute operators.
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use arrow::record_batch::RecordBatch;
+use bytes::Bytes;
+use datafusion::error::{DataFusionError, Result};
+use futures::{StreamExt, TryStreamExt};
+use object_store::path::Path;
+use object_store::{ObjectStore, ObjectStoreExt};
+use squall_core::exchange::{decode_partition, map_object_key, query_prefix};
+use squall_core::exec::{ReadMode, ShuffleReadExec};
+use squall_core::scan::{Leaf, leaves};
+use squall_core::seams::{CompletionQueue, Invoker};
+use squall_core::task::{
+    InputBinding, MapOutput, ObjectLocation, ObjectRange, PROTOCOL_VERSION, ScanAssignment,
+    TaskMetrics, TaskOutcome, TaskReport, TaskSpec,
+};
+
+use crate::profile::{QueryProfile, StageProfile};
+use crate::stages::{StagedPlan, TaskLayout};
+
+/// The seams of one backend, plus where exchange objects live.
+#[derive(Clone)]
+pub struct Backend {
+    /// Store of exchange objects.
+    pub exchange_store: Arc<dyn ObjectStore>,
+    /// URL of that store as registered with DataFusion (`file://`, `s3://bucket`).
+    pub exchange_url: String,
+    /// Key prefix of exchange objects inside the store.
+    pub exchange_prefix: String,
+    pub queue: Arc<dyn CompletionQueue>,
+    pub invoker: Arc<dyn Invoker>,
+}
+
+/// Everything the coordinator needs to run a query.
+pub struct QueryJob {
+    pub query_id: String,
+    pub staged: StagedPlan,
+    /// Per stage (same order as `staged.stages`): scan assignments per task.
+    /// Empty for stages without scans.
+    pub scan_tasks: Vec<Vec<Vec<ScanAssignment>>>,
+    /// Session settings sent to every task.
+    pub settings: Vec<(String, String)>,
+    pub max_attempts: u32,
+    pub silence_timeout: Duration,
+    /// Per stage: row groups pruned by statistics before making tasks.
+    pub row_groups_pruned: Vec<u64>,
+}
+
+/// A finished query: its rows and its profile.
+pub struct QueryOutput {
+    pub batches: Vec<RecordBatch>,
+    pub profile: QueryProfile,
+}
+
+struct StageRun {
+    index: usize,
+    stage_plan: Bytes,
+    tasks: Vec<TaskRun>,
+    launched: bool,
+    accepted: usize,
+    started: Option<Instant>,
+    finished: Option<Instant>,
+}
+
+#[derive(Default)]
+struct TaskRun {
+    attempts: u32,
+    accepted: Option<(u32, MapOutput, TaskMetrics)>,
+    failures: u32,
+}
+
+/// Run `job` to completion on `backend`.
+pub async fn run_query(job: QueryJob, backend: &Backend) -> Result<QueryOutput> {
+    let started = Instant::now();
+    let address = backend.queue.create(&job.query_id).await?;
+    let result = drive(&job, backend, &address, started).await;
+    cleanup(&job.query_id, backend, &address).await;
+    result
+}
+
+async fn drive(job: &QueryJob, backend: &Backend, address: &str, started: Instant) -> Result<QueryOutput> {
+    let mut runs = Vec::with_capacity(job.staged.stages.len());
+    for (index, stage) in job.staged.stages.iter().enumerate() {
+        let tasks = task_count(job, index);
+        runs.push(StageRun {
+            index,
+            stage_plan: squall_core::codec::encode_plan(Arc::clone(&stage.plan))?,
+            tasks: (0..tasks).map(|_| TaskRun::default()).collect(),
+            launched: false,
+            accepted: 0,
+            started: None,
+            finished: None,
+        });
+    }
+    let mut profile = QueryProfile::new(&job.query_id);
+    let ids: HashMap<u32, usize> = job.staged.stages.iter().enumerate().map(|(i, s)| (s.id, i)).collect();
+
+    launch_ready(job, backend, address, &mut runs, &mut profile).await?;
+    let final_index = runs.len().saturating_sub(1);
+    let mut last_message = Instant::now();
+    while runs.get(final_index).is_some_and(|r| r.accepted < r.tasks.len()) {
+        let bodies = backend.queue.receive(address, Duration::from_millis(500)).await?;
+        if bodies.is_empty() {
+            if last_message.elapsed() > job.silence_timeout {
+                return Err(DataFusionError::Execution(format!(
+                    "query {}: no task reported for {}s (squall.task.silence_timeout_secs)",
+                    job.query_id,
+                    job.silence_timeout.as_secs()
+                )));
+            }
+            continue;
+        }
+        last_message = Instant::now();
+        for body in bodies {
+            profile.messages += 1;
+            let report = match TaskReport::decode(&body) {
+                Ok(r) => r,
+                Err(e) => {
+                    tracing::warn!(%e, "undecodable completion message ignored");
+                    continue;
+                }
+            };
+            if report.query_id != job.query_id {
+                tracing::warn!(other = %report.query_id, "message of another query ignored");
+                continue;
+            }
+            let Some(&si) = ids.get(&report.stage) else {
+                continue;
+            };
+            let mut retry = None;
+            {
+                let run = &mut runs[si];
+                let Some(task) = run.tasks.get_mut(report.task as usize) else {
+                    continue;
+                };
+                if task.accepted.is_some() {
+                    profile.duplicates += 1;
+                    continue;
+                }
+                match report.outcome {
+                    TaskOutcome::Succeeded { output } => {
+                        task.accepted = Some((report.attempt, output, report.metrics));
+                        run.accepted += 1;
+                        if run.accepted == run.tasks.len() {
+                            run.finished = Some(Instant::now());
+                        }
+                    }
+                    TaskOutcome::Failed { error } => {
+                        task.failures += 1;
+                        // Only the latest attempt's failure matters; an older one was already retried.
+                        if report.attempt + 1 < task.attempts {
+                            continue;
+                        }
+                        if !error.retryable || task.attempts >= job.max_attempts {
+                            return Err(DataFusionError::Execution(format!(
+                                "stage s{}, task {} failed after {} attempt(s): {} ({})",
+                                report.stage, report.task, task.attempts, error.message, error.kind
+                            )));
+                        }
+                        tracing::info!(stage = report.stage, task = report.task, attempt = task.attempts, kind = %error.kind, "retrying task");
+                        retry = Some((report.task as usize, task.attempts));
+                    }
+                }
+            }
+            if let Some((t, attempt)) = retry {
+                profile.retries += 1;
+                launch_task(job, backend, address, &runs, si, t, attempt).await?;
+                runs[si].tasks[t].attempts += 1;
+            } else if runs[si].finished.is_some() {
+                launch_ready(job, backend, address, &mut runs, &mut profile).await?;
+            }
+        }
+    }
+
+    let final_run = &runs[final_index];
+    let mut outputs = Vec::new();
+    for t in &final_run.tasks {
+        if let Some((_, out, _)) = &t.accepted {
+            outputs.push(out.clone());
+        }
+    }
+    let batches = read_outputs(backend, &outputs).await?;
+    profile.rows = batches.iter().map(|b| b.num_rows() as u64).sum();
+    profile.wall_ms = started.elapsed().as_millis() as u64;
+    for run in &runs {
+        let stage = &job.staged.stages[run.index];
+        let mut sp = StageProfile::new(stage.id, stage.layout.to_string(), run.tasks.len());
+        sp.row_groups_pruned = job.row_groups_pruned.get(run.index).copied().unwrap_or(0);
+        for t in &run.tasks {
+            sp.attempts += t.attempts as usize;
+            if let Some((_, out, m)) = &t.accepted {
+                sp.add_task(out, m);
+            }
+        }
+        sp.wall_ms = match (run.started, run.finished) {
+            (Some(s), Some(f)) => f.duration_since(s).as_millis() as u64,
+            _ => 0,
+        };
+        profile.add_stage(sp, run.index == final_index);
+    }
+    Ok(QueryOutput { batches, profile })
+}
+
+fn task_count(job: &QueryJob, index: usize) -> usize {
+    match &job.staged.stages[index].layout {
+        TaskLayout::Hash { partitions } => (*partitions).max(1),
+        TaskLayout::Scan => job.scan_tasks.get(index).map(|t| t.len()).unwrap_or(1).max(1),
+        TaskLayout::Single { .. } => 1,
+    }
+}
+
+/// Launch every stage whose inputs are all complete and that has not been launched.
+async fn launch_ready(
+    job: &QueryJob,
+    backend: &Backend,
+    address: &str,
+    runs: &mut [StageRun],
+    profile: &mut QueryProfile,
+) -> Result<()> {
+    let ready: Vec<usize> = (0..runs.len())
+        .filter(|&i| {
+            !runs[i].launched
+                && job.staged.stages[i].inputs.iter().all(|input| {
+                    job.staged
+                        .stages
+                        .iter()
+                        .position(|s| s.id == *input)
+                        .is_some_and(|j| runs[j].accepted == runs[j].tasks.len())
+                })
+        })
+        .collect();
+    for i in ready {
+        runs[i].launched = true;
+        runs[i].started = Some(Instant::now());
+        for t in 0..runs[i].tasks.len() {
+            launch_task(job, backend, address, runs, i, t, 0).await?;
+            runs[i].tasks[t].attempts = 1;
+            profile.tasks_launched += 1;
+        }
+    }
+    Ok(())
+}
+
+async fn launch_task(
+    job: &QueryJob,
+    backend: &Backend,
+    address: &str,
+    runs: &[StageRun],
+    si: usize,
+    t: usize,
+    attempt: u32,
+) -> Result<()> {
+    let stage = &job.staged.stages[si];
+    let scans = job
+        .scan_tasks
+        .get(si)
+        .and_then(|tasks| tasks.get(t))
+        .cloned()
+        .unwrap_or_else(|| {
+            // A single-task or hash stage with scans reads all of them in one place.
+            let n = leaves(&stage.plan)
+                .iter()
+                .filter(|l| matches!(l, Leaf::ParquetScan(_)))
+                .count();
+            vec![ScanAssignment::default(); n]
+        });
+    let inputs = bind_inputs(job, backend, runs, si, t)?;
+    let spec = TaskSpec {
+        protocol: PROTOCOL_VERSION,
+        query_id: job.query_id.clone(),
+        stage: stage.id,
+        task: t as u32,
+        attempt,
+        plan: runs[si].stage_plan.clone(),
+        scans,
+        inputs,
+        output: ObjectLocation {
+            store_url: backend.exchange_url.clone(),
+            key: map_object_key(&backend.exchange_prefix, &job.query_id, stage.id, t as u32, attempt),
+        },
+        reply_to: address.to_string(),
+        settings: job.settings.clone(),
+    };
+    let payload = spec.encode()?;
+    backend.invoker.invoke(payload).await?;
+    Ok(())
+}
+
+/// Resolve every shuffle read of stage `si` for task `t`.
+fn bind_inputs(job: &QueryJob, backend: &Backend, runs: &[StageRun], si: usize, t: usize) -> Result<Vec<InputBinding>> {
+    let stage = &job.staged.stages[si];
+    let mut bindings = Vec::new();
+    for leaf in leaves(&stage.plan) {
+        let Leaf::ShuffleRead(read) = leaf else { continue };
+        let upstream = job
+            .staged
+            .stages
+            .iter()
+            .position(|s| s.id == read.stage())
+            .ok_or_else(|| DataFusionError::Internal(format!("stage {} reads unknown stage {}", stage.id, read.stage())))?;
+        let outputs: Vec<&MapOutput> = runs[upstream]
+            .tasks
+            .iter()
+            .filter_map(|t| t.accepted.as_ref().map(|(_, o, _)| o))
+            .collect();
+        bindings.push(InputBinding {
+            stage: read.stage(),
+            store_url: backend.exchange_url.clone(),
+            partitions: read_partitions(read, &stage.layout, &outputs, t),
+        });
+    }
+    Ok(bindings)
+}
+
+fn range(out: &MapOutput, p: usize) -> Option<ObjectRange> {
+    out.partitions.get(p).filter(|r| r.len > 0).map(|r| ObjectRange {
+        key: out.key.clone(),
+        offset: r.offset,
+        len: r.len,
+        rows: r.rows,
+    })
+}
+
+fn read_partitions(read: &ShuffleReadExec, layout: &TaskLayout, outputs: &[&MapOutput], task: usize) -> Vec<Vec<ObjectRange>> {
+    match read.mode() {
+        ReadMode::Hash => match layout {
+            TaskLayout::Hash { .. } => vec![outputs.iter().filter_map(|o| range(o, task)).collect()],
+            _ => {
+                let n = read.planned_partitioning().partition_count();
+                (0..n)
+                    .map(|p| outputs.iter().filter_map(|o| range(o, p)).collect())
+                    .collect()
+            }
+        },
+        ReadMode::Gather => {
+            let parts: Vec<Vec<ObjectRange>> = outputs
+                .iter()
+                .flat_map(|o| (0..o.partitions.len()).filter_map(move |p| range(o, p)))
+                .map(|r| vec![r])
+                .collect();
+            if parts.is_empty() { vec![vec![]] } else { parts }
+        }
+        ReadMode::Broadcast => vec![
+            outputs
+                .iter()
+                .flat_map(|o| (0..o.partitions.len()).filter_map(move |p| range(o, p)))
+                .collect(),
+        ],
+    }
+}
+
+/// Read every partition of the final stage's outputs, in task then partition order.
+async fn read_outputs(backend: &Backend, outputs: &[MapOutput]) -> Result<Vec<RecordBatch>> {
+    let mut batches = Vec::new();
+    for out in outputs {
+        if out.partitions.iter().all(|p| p.len == 0) {
+            continue;
+        }
+        let bytes = backend
+            .exchange_store
+            .get(&Path::from(out.key.as_str()))
+            .await
+            .map_err(|e| DataFusionError::External(format!("reading result object {}: {e}", out.key).into()))?
+            .bytes()
+            .await
+            .map_err(|e| DataFusionError::External(format!("reading result object {}: {e}", out.key).into()))?;
+        for p in &out.partitions {
+            if p.len == 0 {
+                continue;
+            }
+            let slice = bytes.slice(p.offset as usize..(p.offset + p.len) as usize);
+            batches.extend(decode_partition(slice)?);
+        }
+    }
+    Ok(batches)
+}
+
+/// Delete every exchange object of the query and its queue. Errors are
+/// logged, never returned: cleanup must not hide the query's own outcome.
+pub async fn cleanup(query_id: &str, backend: &Backend, address: &str) {
+    let prefix = Path::from(query_prefix(&backend.exchange_prefix, query_id));
+    let store = Arc::clone(&backend.exchange_store);
+    let locations = store.list(Some(&prefix)).map_ok(|m| m.location).boxed();
+    let deleted: Vec<_> = store.delete_stream(locations).collect().await;
+    for r in deleted {
+        if let Err(e) = r {
+            tracing::warn!(%e, query_id, "deleting exchange object failed");
+        }
+    }
+    if let Err(e) = backend.queue.delete(address).await {
+        tracing::warn!(%e, query_id, "deleting completion queue failed");
+    }
+}
+
+/// Settings of a session that differ from the defaults, to send to tasks.
+pub fn changed_settings(config: &datafusion::prelude::SessionConfig) -> Vec<(String, String)> {
+    let defaults: BTreeMap<String, Option<String>> = datafusion::prelude::SessionConfig::new()
+        .with_option_extension(squall_core::config::SquallConfig::default())
+        .options()
+        .entries()
+        .into_iter()
+        .map(|e| (e.key, e.value))
+        .collect();
+    config
+        .options()
+        .entries()
+        .into_iter()
+        .filter(|e| defaults.get(&e.key) != Some(&e.value))
+        .filter_map(|e| e.value.map(|v| (e.key, v)))
+        .collect()
+}

@@ -1,0 +1,299 @@
+//! [`Engine`]: the embedded entry point. It owns a session (catalog and
+//! settings; `SET` persists across statements), plans each query with
+//! DataFusion, cuts it into stages, splits scans into row-group tasks and
+//! hands the job to the coordinator over the configured backend.
+//!
+//! ```text
+//! SQL -> LogicalPlan -> physical plan -> stages (stages.rs) -> tasks (split.rs)
+//!     -> coordinator (run_query) -> result batches + profile
+//! ```
+//!
+//! `EXPLAIN` returns the staged plan with task counts; `EXPLAIN ANALYZE`
+//! runs the query and returns its profile. DDL and `SET` run in the session.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use arrow::array::{RecordBatch, StringArray};
+use arrow::datatypes::{DataType, Field, Schema, SchemaRef};
+use datafusion::error::{DataFusionError, Result};
+use datafusion::execution::SessionState;
+use datafusion::logical_expr::LogicalPlan;
+use datafusion::prelude::{SessionConfig, SessionContext};
+use datafusion::sql::parser::{DFParser, Statement};
+use object_store::local::LocalFileSystem;
+use squall_core::config::SquallConfig;
+use squall_core::scan::{Leaf, leaves};
+use squall_core::worker::WorkerEnv;
+
+use crate::backend::local::{LocalInvoker, LocalQueue};
+use crate::catalog::register_catalog;
+use crate::coordinator::{Backend, QueryJob, changed_settings, run_query};
+use crate::profile::QueryProfile;
+use crate::split::{FooterCache, assign_tasks, scan_units};
+use crate::stages::{StagedPlan, TaskLayout, split_stages};
+
+/// How to build an engine.
+#[derive(Debug, Clone, Default)]
+pub struct EngineOptions {
+    /// Catalog location: a folder whose sub-folders are tables.
+    pub catalog: Option<String>,
+    /// `key=value` settings (`squall.*`, `datafusion.*`), applied after the environment.
+    pub settings: Vec<(String, String)>,
+}
+
+/// The result of one statement.
+#[derive(Debug, Clone)]
+pub struct QueryResult {
+    pub schema: SchemaRef,
+    pub batches: Vec<RecordBatch>,
+    /// Present when the statement ran distributed.
+    pub profile: Option<QueryProfile>,
+}
+
+/// An embedded squall engine.
+pub struct Engine {
+    ctx: SessionContext,
+    backend: Backend,
+    queue: Arc<LocalQueue>,
+    invoker: Arc<LocalInvoker>,
+    footers: FooterCache,
+    exchange_root: std::path::PathBuf,
+    _exchange_tmp: Option<tempfile::TempDir>,
+}
+
+impl Engine {
+    /// An engine on the embedded backend.
+    pub async fn local(options: EngineOptions) -> Result<Self> {
+        let config = session_config(&options.settings)?;
+        let squall = SquallConfig::from_session(&config);
+        let ctx = SessionContext::new_with_config(config);
+        if let Some(catalog) = &options.catalog {
+            register_catalog(&ctx, catalog).await?;
+        }
+
+        let (exchange_root, tmp) = if squall.exchange_location.is_empty() {
+            let tmp = tempfile::Builder::new()
+                .prefix("squall-exchange-")
+                .tempdir()
+                .map_err(|e| DataFusionError::External(format!("exchange folder: {e}").into()))?;
+            (tmp.path().to_path_buf(), Some(tmp))
+        } else {
+            let dir = std::path::PathBuf::from(
+                squall.exchange_location.strip_prefix("file://").unwrap_or(&squall.exchange_location),
+            );
+            std::fs::create_dir_all(&dir)
+                .map_err(|e| DataFusionError::External(format!("exchange folder {}: {e}", dir.display()).into()))?;
+            (dir, None)
+        };
+        let exchange_root = exchange_root
+            .canonicalize()
+            .map_err(|e| DataFusionError::External(format!("exchange folder: {e}").into()))?;
+
+        let queue = Arc::new(LocalQueue::new());
+        let env = WorkerEnv {
+            runtime: ctx.runtime_env(),
+            queue: Arc::clone(&queue) as _,
+        };
+        let invoker = Arc::new(LocalInvoker::new(env, squall.resolved_slots()));
+        let backend = Backend {
+            exchange_store: Arc::new(LocalFileSystem::new().with_automatic_cleanup(true)),
+            exchange_url: "file://".to_string(),
+            exchange_prefix: exchange_root.to_string_lossy().trim_start_matches('/').to_string(),
+            queue: Arc::clone(&queue) as _,
+            invoker: Arc::clone(&invoker) as _,
+        };
+        Ok(Self {
+            ctx,
+            backend,
+            queue,
+            invoker,
+            footers: FooterCache::default(),
+            exchange_root,
+            _exchange_tmp: tmp,
+        })
+    }
+
+    /// The session (catalog, settings).
+    pub fn context(&self) -> &SessionContext {
+        &self.ctx
+    }
+
+    /// Folder holding exchange objects.
+    pub fn exchange_root(&self) -> &std::path::Path {
+        &self.exchange_root
+    }
+
+    /// Completion queues currently open (one per running query).
+    pub fn open_queues(&self) -> usize {
+        self.queue.open_queues()
+    }
+
+    /// Tasks invoked and not finished.
+    pub fn running_tasks(&self) -> usize {
+        self.invoker.running()
+    }
+
+    /// Run one or more `;`-separated statements; returns the last one's result.
+    pub async fn sql(&self, sql: &str) -> Result<QueryResult> {
+        let statements = DFParser::parse_sql(sql)?;
+        if statements.is_empty() {
+            return Err(DataFusionError::Plan("no SQL statement given".into()));
+        }
+        let mut last = None;
+        for statement in statements {
+            last = Some(self.statement(statement).await?);
+        }
+        last.ok_or_else(|| DataFusionError::Plan("no SQL statement given".into()))
+    }
+
+    async fn statement(&self, statement: Statement) -> Result<QueryResult> {
+        let state = self.ctx.state();
+        let plan = state.statement_to_plan(statement).await?;
+        match plan {
+            LogicalPlan::Explain(explain) => {
+                let input = explain.plan.as_ref().clone();
+                let (staged, job) = self.prepare(&input).await?;
+                let counts: Vec<usize> = (0..staged.stages.len()).map(|i| job_task_count(&staged, &job, i)).collect();
+                text_result(vec![("distributed_plan", staged.display(Some(&counts)))])
+            }
+            LogicalPlan::Analyze(analyze) => {
+                let input = analyze.input.as_ref().clone();
+                let (staged, job) = self.prepare(&input).await?;
+                let counts: Vec<usize> = (0..staged.stages.len()).map(|i| job_task_count(&staged, &job, i)).collect();
+                let out = run_query(job, &self.backend).await?;
+                text_result(vec![
+                    ("distributed_plan", staged.display(Some(&counts))),
+                    ("profile", out.profile.display()),
+                ])
+            }
+            LogicalPlan::Ddl(_) | LogicalPlan::Statement(_) | LogicalPlan::Dml(_) | LogicalPlan::Copy(_) => {
+                let df = self.ctx.execute_logical_plan(plan).await?;
+                let schema = Arc::new(df.schema().as_arrow().clone());
+                let batches = df.collect().await?;
+                Ok(QueryResult {
+                    schema,
+                    batches,
+                    profile: None,
+                })
+            }
+            plan => {
+                let (staged, job) = self.prepare(&plan).await?;
+                let schema = staged
+                    .final_stage()
+                    .and_then(|s| s.plan.children().first().map(|c| c.schema()))
+                    .ok_or_else(|| DataFusionError::Internal("empty staged plan".into()))?;
+                let out = run_query(job, &self.backend).await?;
+                Ok(QueryResult {
+                    schema,
+                    batches: out.batches,
+                    profile: Some(out.profile),
+                })
+            }
+        }
+    }
+
+    /// Plan a logical plan into a staged plan and a ready-to-run job.
+    async fn prepare(&self, plan: &LogicalPlan) -> Result<(StagedPlan, QueryJob)> {
+        let mut state: SessionState = self.ctx.state();
+        let squall = SquallConfig::from_session(state.config());
+        let partitions = squall.resolved_shuffle_partitions();
+        state.config_mut().options_mut().execution.target_partitions = partitions;
+        let physical = state.create_physical_plan(plan).await?;
+        let staged = split_stages(physical, partitions)?;
+
+        let runtime = self.ctx.runtime_env();
+        let min_tasks = if squall.scan.min_tasks > 0 {
+            squall.scan.min_tasks
+        } else {
+            squall.resolved_slots()
+        };
+        let mut scan_tasks = Vec::with_capacity(staged.stages.len());
+        let mut pruned = Vec::with_capacity(staged.stages.len());
+        for stage in &staged.stages {
+            let mut units = Vec::new();
+            for leaf in leaves(&stage.plan) {
+                if let Leaf::ParquetScan(scan) = leaf {
+                    units.push(scan_units(scan, &runtime, &self.footers, squall.scan.prune_row_groups).await?);
+                }
+            }
+            pruned.push(units.iter().map(|u| u.row_groups_pruned as u64).sum());
+            if units.is_empty() {
+                scan_tasks.push(vec![]);
+            } else {
+                let single = !matches!(stage.layout, TaskLayout::Scan);
+                scan_tasks.push(assign_tasks(&units, squall.scan.target_task_bytes, min_tasks, single));
+            }
+        }
+        let job = QueryJob {
+            query_id: new_query_id(),
+            staged: staged.clone(),
+            scan_tasks,
+            settings: changed_settings(state.config()),
+            max_attempts: squall.task.max_attempts.max(1) as u32,
+            silence_timeout: Duration::from_secs(squall.task.silence_timeout_secs.max(1)),
+            row_groups_pruned: pruned,
+        };
+        Ok((staged, job))
+    }
+}
+
+fn job_task_count(staged: &StagedPlan, job: &QueryJob, i: usize) -> usize {
+    match &staged.stages[i].layout {
+        TaskLayout::Hash { partitions } => *partitions,
+        TaskLayout::Scan => job.scan_tasks.get(i).map(|t| t.len()).unwrap_or(1),
+        TaskLayout::Single { .. } => 1,
+    }
+}
+
+/// Session config: squall defaults, the planning options distributed
+/// execution relies on, `SQUALL_*` environment variables, then `settings`.
+pub fn session_config(settings: &[(String, String)]) -> Result<SessionConfig> {
+    let squall = SquallConfig::from_env()?;
+    let mut config = SessionConfig::new().with_option_extension(squall);
+    {
+        let opts = config.options_mut();
+        // Scans are split by squall, never by DataFusion at run time; every
+        // scan is planned as several partitions so exchanges are always planned.
+        opts.optimizer.repartition_file_min_size = 0;
+        opts.optimizer.repartition_file_scans = true;
+        opts.optimizer.enable_round_robin_repartition = false;
+        // Dynamic filters link operators inside one process; squall's stages
+        // run in different processes.
+        opts.optimizer.enable_dynamic_filter_pushdown = false;
+        opts.optimizer.enable_join_dynamic_filter_pushdown = false;
+        opts.optimizer.enable_topk_dynamic_filter_pushdown = false;
+        opts.optimizer.enable_aggregate_dynamic_filter_pushdown = false;
+    }
+    for (k, v) in settings {
+        config
+            .options_mut()
+            .set(k, v)
+            .map_err(|e| DataFusionError::Configuration(format!("{k}={v}: {e}")))?;
+    }
+    Ok(config)
+}
+
+fn new_query_id() -> String {
+    let id = uuid::Uuid::new_v4().simple().to_string();
+    format!("q{}", &id[..16])
+}
+
+fn text_result(rows: Vec<(&str, String)>) -> Result<QueryResult> {
+    let schema = Arc::new(Schema::new(vec![
+        Field::new("plan_type", DataType::Utf8, false),
+        Field::new("plan", DataType::Utf8, false),
+    ]));
+    let batch = RecordBatch::try_new(
+        Arc::clone(&schema),
+        vec![
+            Arc::new(StringArray::from_iter_values(rows.iter().map(|(k, _)| *k))),
+            Arc::new(StringArray::from_iter_values(rows.iter().map(|(_, v)| v.as_str()))),
+        ],
+    )?;
+    Ok(QueryResult {
+        schema,
+        batches: vec![batch],
+        profile: None,
+    })
+}

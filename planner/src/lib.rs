@@ -1,0 +1,28 @@
+//! # squall-planner
+//!
+//! squall's planner and coordinator, the embedded backend, and the `squall`
+//! command. The contract shared with workers lives in `squall-core`.
+//!
+//! # Layout
+//!
+//! - [`engine`]: the embedded entry point — SQL in, batches and a profile out.
+//! - [`stages`]: cutting a DataFusion physical plan into stages.
+//! - [`split`]: splitting scan stages into tasks by Parquet row groups.
+//! - [`coordinator`]: the backend-agnostic loop that drives a staged query.
+//! - [`backend`]: backends behind the seams; [`backend::local`] is the embedded one.
+//! - [`catalog`]: folders of Parquet tables.
+//! - [`profile`]: per-query, per-stage figures.
+//! - [`tpch`]: data generation, the 22 queries, and answer checking.
+//! - [`cli`]: the `squall` command.
+
+pub mod backend;
+pub mod catalog;
+pub mod cli;
+pub mod coordinator;
+pub mod engine;
+pub mod profile;
+pub mod split;
+pub mod stages;
+pub mod tpch;
+
+pub use engine::{Engine, EngineOptions, QueryResult};

@@ -1,0 +1,125 @@
+//! The query profile: what each stage and task did, summed per query.
+//! `EXPLAIN ANALYZE` prints it, `squall tpch run --profile` writes it as JSON.
+
+use std::fmt::Write as _;
+
+use serde::Serialize;
+use squall_core::task::{MapOutput, TaskMetrics};
+
+/// Figures of one query.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct QueryProfile {
+    pub query_id: String,
+    pub wall_ms: u64,
+    pub rows: u64,
+    pub stages: usize,
+    pub tasks: usize,
+    pub tasks_launched: usize,
+    pub retries: usize,
+    pub duplicates: usize,
+    pub messages: usize,
+    /// Bytes and rows written to exchange objects by non-final stages.
+    pub exchange_bytes: u64,
+    pub exchange_rows: u64,
+    pub row_groups_scanned: u64,
+    pub row_groups_pruned: u64,
+    pub scan_bytes: u64,
+    pub s3_get: u64,
+    pub s3_put: u64,
+    pub stage_profiles: Vec<StageProfile>,
+}
+
+/// Figures of one stage, summed over its accepted task attempts.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct StageProfile {
+    pub stage: u32,
+    pub layout: String,
+    pub tasks: usize,
+    pub attempts: usize,
+    pub wall_ms: u64,
+    pub task_wall_ms_max: u64,
+    pub task_wall_ms_sum: u64,
+    pub rows_out: u64,
+    pub bytes_out: u64,
+    pub rows_in_exchange: u64,
+    pub bytes_in_exchange: u64,
+    pub row_groups: u64,
+    pub row_groups_pruned: u64,
+    pub scan_bytes: u64,
+    pub get_requests: u64,
+    pub put_requests: u64,
+}
+
+impl StageProfile {
+    pub fn new(stage: u32, layout: String, tasks: usize) -> Self {
+        Self {
+            stage,
+            layout,
+            tasks,
+            ..Default::default()
+        }
+    }
+
+    pub fn add_task(&mut self, out: &MapOutput, m: &TaskMetrics) {
+        self.task_wall_ms_max = self.task_wall_ms_max.max(m.wall_ms);
+        self.task_wall_ms_sum += m.wall_ms;
+        self.rows_out += out.partitions.iter().map(|p| p.rows).sum::<u64>();
+        self.bytes_out += out.partitions.iter().map(|p| p.len).sum::<u64>();
+        self.rows_in_exchange += m.rows_in_exchange;
+        self.bytes_in_exchange += m.bytes_in_exchange;
+        self.row_groups += m.row_groups;
+        self.scan_bytes += m.scan_bytes;
+        self.get_requests += m.get_requests;
+        self.put_requests += m.put_requests;
+    }
+}
+
+impl QueryProfile {
+    pub fn new(query_id: &str) -> Self {
+        Self {
+            query_id: query_id.to_string(),
+            ..Default::default()
+        }
+    }
+
+    pub fn add_stage(&mut self, s: StageProfile, is_final: bool) {
+        self.stages += 1;
+        self.tasks += s.tasks;
+        if !is_final {
+            self.exchange_bytes += s.bytes_out;
+            self.exchange_rows += s.rows_out;
+        }
+        self.row_groups_scanned += s.row_groups;
+        self.row_groups_pruned += s.row_groups_pruned;
+        self.scan_bytes += s.scan_bytes;
+        self.s3_get += s.get_requests;
+        self.s3_put += s.put_requests;
+        self.stage_profiles.push(s);
+    }
+
+    /// Per-stage table for `EXPLAIN ANALYZE`.
+    pub fn display(&self) -> String {
+        let mut out = String::new();
+        let _ = writeln!(
+            out,
+            "query {}: {} ms, {} rows, {} stages, {} tasks ({} retries), exchange {} bytes / {} rows, {} messages",
+            self.query_id, self.wall_ms, self.rows, self.stages, self.tasks, self.retries,
+            self.exchange_bytes, self.exchange_rows, self.messages
+        );
+        let _ = writeln!(
+            out,
+            "{:>6} {:<28} {:>6} {:>8} {:>10} {:>12} {:>12} {:>12} {:>9} {:>6} {:>6}",
+            "stage", "layout", "tasks", "wall_ms", "max_task", "rows_out", "bytes_out", "bytes_in", "row_grps", "GETs", "PUTs"
+        );
+        for s in &self.stage_profiles {
+            let _ = writeln!(
+                out,
+                "{:>6} {:<28} {:>6} {:>8} {:>10} {:>12} {:>12} {:>12} {:>9} {:>6} {:>6}",
+                format!("s{}", s.stage), s.layout, s.tasks, s.wall_ms, s.task_wall_ms_max, s.rows_out,
+                s.bytes_out, s.bytes_in_exchange, format!("{}/{}", s.row_groups, s.row_groups + s.row_groups_pruned),
+                s.get_requests, s.put_requests
+            );
+        }
+        out
+    }
+}

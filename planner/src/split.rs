@@ -1,0 +1,357 @@
+//! Splitting scan stages into tasks by Parquet row groups.
+//!
+//! For every Parquet scan of a stage, the coordinator reads each file's
+//! footer (cached across queries by path, size and modification time), drops
+//! the row groups whose statistics prove the scan's predicate false, and
+//! deals the remaining row groups to tasks in file order, sizing each task
+//! toward `squall.scan.target_task_bytes` of compressed data. A row group is
+//! the unit of work: it is never split. Pruned row groups never become tasks.
+//!
+//! What this module does not do: decide which stages exist (see `stages`) or
+//! read any data pages.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use arrow::array::{ArrayRef, UInt64Array};
+use arrow::datatypes::Schema;
+use datafusion::common::Column;
+use datafusion::common::pruning::PruningStatistics;
+use datafusion::datasource::physical_plan::ParquetSource;
+use datafusion::datasource::source::DataSourceExec;
+use datafusion::error::{DataFusionError, Result};
+use datafusion::execution::runtime_env::RuntimeEnv;
+use datafusion::physical_optimizer::pruning::{PruningPredicate, PruningPredicateBuilder};
+use datafusion::datasource::physical_plan::FileSource;
+use object_store::path::Path;
+use parquet::arrow::arrow_reader::statistics::StatisticsConverter;
+use parquet::arrow::async_reader::MetadataFetch;
+use futures::FutureExt;
+use futures::future::BoxFuture;
+use object_store::{ObjectStore, ObjectStoreExt};
+use parquet::file::metadata::{ParquetMetaData, ParquetMetaDataReader};
+use squall_core::task::{FileRowGroups, ScanAssignment};
+
+/// Footers already read, keyed by (store url, path, size, last modified).
+#[derive(Default)]
+pub struct FooterCache {
+    entries: Mutex<HashMap<(String, String, u64, i64), Arc<ParquetMetaData>>>,
+}
+
+/// Row groups of one scan after pruning.
+#[derive(Debug, Default)]
+pub struct ScanUnits {
+    pub units: Vec<RowGroupUnit>,
+    pub row_groups_total: usize,
+    pub row_groups_pruned: usize,
+}
+
+/// One row group: the unit of scan work.
+#[derive(Debug, Clone)]
+pub struct RowGroupUnit {
+    pub path: String,
+    pub file_size: u64,
+    pub row_group_count: usize,
+    pub row_group: usize,
+    pub bytes: u64,
+    pub rows: u64,
+}
+
+impl FooterCache {
+    async fn footer(
+        &self,
+        runtime: &RuntimeEnv,
+        store_url: &datafusion::execution::object_store::ObjectStoreUrl,
+        meta: &object_store::ObjectMeta,
+    ) -> Result<Arc<ParquetMetaData>> {
+        let key = (
+            store_url.as_str().to_string(),
+            meta.location.to_string(),
+            meta.size,
+            meta.last_modified.timestamp_millis(),
+        );
+        if let Ok(entries) = self.entries.lock()
+            && let Some(m) = entries.get(&key)
+        {
+            return Ok(Arc::clone(m));
+        }
+        let store = runtime.object_store(store_url)?;
+        let reader = RangeFetch {
+            store,
+            path: Path::from(meta.location.as_ref()),
+        };
+        let metadata = ParquetMetaDataReader::new()
+            .with_prefetch_hint(Some(512 * 1024))
+            .load_and_finish(reader, meta.size)
+            .await
+            .map_err(|e| {
+                DataFusionError::External(
+                    format!("reading Parquet footer of {}: {e}", meta.location).into(),
+                )
+            })?;
+        let metadata = Arc::new(metadata);
+        if let Ok(mut entries) = self.entries.lock() {
+            entries.insert(key, Arc::clone(&metadata));
+        }
+        Ok(metadata)
+    }
+}
+
+/// List the row groups a scan must read, pruning by statistics when `prune`.
+pub async fn scan_units(
+    scan: &DataSourceExec,
+    runtime: &RuntimeEnv,
+    cache: &FooterCache,
+    prune: bool,
+) -> Result<ScanUnits> {
+    let (config, source) = scan
+        .downcast_to_file_source::<ParquetSource>()
+        .ok_or_else(|| DataFusionError::Internal("not a Parquet scan".into()))?;
+    let file_schema = Arc::clone(config.file_schema());
+    let predicate: Option<Arc<PruningPredicate>> = match (prune, source.filter()) {
+        (true, Some(p)) => PruningPredicateBuilder::new()
+            .with_file_schema(Arc::clone(&file_schema))
+            .build(p),
+        _ => None,
+    };
+
+    // The planner may have split one file into byte ranges; a file is listed once.
+    let mut seen = std::collections::HashSet::new();
+    let mut out = ScanUnits::default();
+    for group in &config.file_groups {
+        for file in group.files() {
+            let path = file.object_meta.location.to_string();
+            if !seen.insert(path.clone()) {
+                continue;
+            }
+            let metadata = cache
+                .footer(runtime, &config.object_store_url, &file.object_meta)
+                .await?;
+            let count = metadata.num_row_groups();
+            out.row_groups_total += count;
+            let keep = match &predicate {
+                Some(pp) => {
+                    let stats = RowGroupStatistics {
+                        metadata: &metadata,
+                        schema: &file_schema,
+                    };
+                    pp.prune(&stats).unwrap_or_else(|e| {
+                        tracing::debug!(%e, file = %path, "row-group pruning skipped");
+                        vec![true; count]
+                    })
+                }
+                None => vec![true; count],
+            };
+            for (i, rg) in metadata.row_groups().iter().enumerate() {
+                if !keep.get(i).copied().unwrap_or(true) {
+                    out.row_groups_pruned += 1;
+                    continue;
+                }
+                out.units.push(RowGroupUnit {
+                    path: path.clone(),
+                    file_size: file.object_meta.size,
+                    row_group_count: count,
+                    row_group: i,
+                    bytes: rg.compressed_size().max(0) as u64,
+                    rows: rg.num_rows().max(0) as u64,
+                });
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// Deal the row groups of a stage's scans (one [`ScanUnits`] per scan leaf)
+/// to tasks. Returns one `Vec<ScanAssignment>` (one entry per scan) per task;
+/// always at least one task.
+pub fn assign_tasks(
+    scans: &[ScanUnits],
+    target_task_bytes: usize,
+    min_tasks: usize,
+    single: bool,
+) -> Vec<Vec<ScanAssignment>> {
+    let units: Vec<(usize, &RowGroupUnit)> = scans
+        .iter()
+        .enumerate()
+        .flat_map(|(i, s)| s.units.iter().map(move |u| (i, u)))
+        .collect();
+    let total: u64 = units.iter().map(|(_, u)| u.bytes).sum();
+    let n_tasks = if single || units.is_empty() {
+        1
+    } else {
+        let by_bytes = total.div_ceil(target_task_bytes.max(1) as u64) as usize;
+        by_bytes.max(min_tasks).min(units.len()).max(1)
+    };
+
+    let mut tasks: Vec<Vec<ScanAssignment>> = vec![vec![ScanAssignment::default(); scans.len()]; n_tasks];
+    let mut task = 0usize;
+    let mut acc = 0u64;
+    for (k, (scan, unit)) in units.iter().enumerate() {
+        // Move on once this task holds its share, keeping one unit per remaining task.
+        let remaining_units = units.len() - k;
+        let remaining_tasks = n_tasks - task - 1;
+        let share = total * (task as u64 + 1) / n_tasks as u64;
+        if task + 1 < n_tasks
+            && (acc >= share || remaining_units <= remaining_tasks)
+            && tasks[task].iter().any(|a| !a.files.is_empty())
+        {
+            task += 1;
+        }
+        acc += unit.bytes;
+        let files = &mut tasks[task][*scan].files;
+        match files.last_mut() {
+            Some(f) if f.path == unit.path => f.row_groups.push(unit.row_group),
+            _ => files.push(FileRowGroups {
+                path: unit.path.clone(),
+                size: unit.file_size,
+                row_group_count: unit.row_group_count,
+                row_groups: vec![unit.row_group],
+            }),
+        }
+    }
+    tasks.retain(|t| t.iter().any(|a| !a.files.is_empty()));
+    if tasks.is_empty() {
+        tasks.push(vec![ScanAssignment::default(); scans.len()]);
+    }
+    tasks
+}
+
+/// Ranged GETs for the footer reader.
+struct RangeFetch {
+    store: Arc<dyn ObjectStore>,
+    path: Path,
+}
+
+impl MetadataFetch for RangeFetch {
+    fn fetch(&mut self, range: std::ops::Range<u64>) -> BoxFuture<'_, parquet::errors::Result<bytes::Bytes>> {
+        async move {
+            self.store
+                .get_range(&self.path, range)
+                .await
+                .map_err(|e| parquet::errors::ParquetError::External(Box::new(e)))
+        }
+        .boxed()
+    }
+}
+
+/// Row-group statistics of one file, for [`PruningPredicate`].
+struct RowGroupStatistics<'a> {
+    metadata: &'a ParquetMetaData,
+    schema: &'a Schema,
+}
+
+impl RowGroupStatistics<'_> {
+    fn converter(&self, column: &Column) -> Option<StatisticsConverter<'_>> {
+        StatisticsConverter::try_new(
+            column.name(),
+            self.schema,
+            self.metadata.file_metadata().schema_descr(),
+        )
+        .ok()
+    }
+}
+
+impl PruningStatistics for RowGroupStatistics<'_> {
+    fn min_values(&self, column: &Column) -> Option<ArrayRef> {
+        self.converter(column)?
+            .row_group_mins(self.metadata.row_groups().iter())
+            .ok()
+    }
+
+    fn max_values(&self, column: &Column) -> Option<ArrayRef> {
+        self.converter(column)?
+            .row_group_maxes(self.metadata.row_groups().iter())
+            .ok()
+    }
+
+    fn num_containers(&self) -> usize {
+        self.metadata.num_row_groups()
+    }
+
+    fn null_counts(&self, column: &Column) -> Option<ArrayRef> {
+        self.converter(column)?
+            .row_group_null_counts(self.metadata.row_groups().iter())
+            .ok()
+            .map(|a| Arc::new(a) as ArrayRef)
+    }
+
+    fn row_counts(&self) -> Option<ArrayRef> {
+        let counts: UInt64Array = self
+            .metadata
+            .row_groups()
+            .iter()
+            .map(|rg| Some(rg.num_rows().max(0) as u64))
+            .collect();
+        Some(Arc::new(counts))
+    }
+
+    fn contained(
+        &self,
+        _column: &Column,
+        _values: &std::collections::HashSet<datafusion::common::ScalarValue>,
+    ) -> Option<arrow::array::BooleanArray> {
+        None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn units(sizes: &[(&str, u64)]) -> ScanUnits {
+        let mut s = ScanUnits::default();
+        for (i, (p, b)) in sizes.iter().enumerate() {
+            s.units.push(RowGroupUnit {
+                path: p.to_string(),
+                file_size: 1000,
+                row_group_count: 10,
+                row_group: i,
+                bytes: *b,
+                rows: 10,
+            });
+        }
+        s
+    }
+
+    fn count(tasks: &[Vec<ScanAssignment>]) -> Vec<usize> {
+        tasks
+            .iter()
+            .map(|t| t.iter().flat_map(|a| &a.files).map(|f| f.row_groups.len()).sum())
+            .collect()
+    }
+
+    #[test]
+    fn sized_by_bytes_never_splitting_a_row_group() {
+        let s = units(&[("a", 10), ("a", 10), ("a", 10), ("b", 10), ("b", 10), ("b", 10)]);
+        let t = assign_tasks(std::slice::from_ref(&s), 20, 1, false);
+        assert_eq!(count(&t), vec![2, 2, 2]);
+        assert_eq!(t[1][0].files.len(), 2, "a task spanning two files lists both");
+    }
+
+    #[test]
+    fn min_tasks_and_single() {
+        let s = units(&[("a", 100), ("a", 100), ("a", 100)]);
+        assert_eq!(count(&assign_tasks(std::slice::from_ref(&s), 1 << 30, 2, false)).len(), 2);
+        assert_eq!(count(&assign_tasks(std::slice::from_ref(&s), 1 << 30, 8, false)), vec![1, 1, 1]);
+        assert_eq!(count(&assign_tasks(std::slice::from_ref(&s), 1, 8, true)), vec![3]);
+    }
+
+    #[test]
+    fn nothing_to_read_is_one_empty_task() {
+        let t = assign_tasks(&[ScanUnits::default(), ScanUnits::default()], 10, 4, false);
+        assert_eq!(t.len(), 1);
+        assert_eq!(t[0].len(), 2);
+        assert!(t[0].iter().all(|a| a.files.is_empty()));
+    }
+
+    #[test]
+    fn two_scans_share_tasks() {
+        let a = units(&[("a", 10), ("a", 10)]);
+        let b = units(&[("b", 10), ("b", 10)]);
+        let t = assign_tasks(&[a, b], 20, 1, false);
+        assert_eq!(t.len(), 2);
+        assert_eq!(t[0][0].files.len(), 1);
+        assert!(t[0][1].files.is_empty());
+        assert_eq!(t[1][1].files[0].row_groups, vec![0, 1]);
+    }
+}

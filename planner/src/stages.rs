@@ -1,0 +1,388 @@
+//! Cutting a DataFusion physical plan into stages.
+//!
+//! The plan is walked once, top-down; every exchange point becomes a stage
+//! boundary, and the subtree below it becomes a stage of its own whose root
+//! is a [`ShuffleWriteExec`]. In the consumer, the boundary is replaced by an
+//! *unresolved* [`ShuffleReadExec`] naming the upstream stage; the
+//! coordinator resolves it with the accepted map outputs when that stage
+//! completes.
+//!
+//! | in the DataFusion plan                    | upstream stage writes   | consumer reads    |
+//! |-------------------------------------------|-------------------------|-------------------|
+//! | `RepartitionExec` (hash or range)         | hash partitions         | `hash`            |
+//! | `CoalescePartitionsExec`, `SortPreservingMergeExec` | its partitions | `gather` (node kept above the read) |
+//! | build side of a `CollectLeft` hash join, left side of nested-loop / cross joins, scalar subqueries | its partitions | `broadcast` (one partition, every task) |
+//!
+//! Partial aggregation stays below a shuffle because it is below the
+//! `RepartitionExec` in DataFusion's plan. A `CollectLeft` join whose join
+//! type emits unmatched build rows (left, full, left semi/anti/mark) cannot
+//! be split across tasks — each task would only see its own probe rows — so
+//! it is re-planned as a partitioned join with shuffles on both sides.
+//!
+//! How many tasks a stage gets is decided from its leaves ([`TaskLayout`]).
+//! Example, TPC-H Q1 with 2 shuffle partitions:
+//!
+//! ```text
+//! Stage 1 [scan]   ShuffleWriteExec(hash [l_returnflag, l_linestatus], 2)
+//!                    AggregateExec(Partial) <- FilterExec <- DataSourceExec(parquet)
+//! Stage 2 [hash 2] ShuffleWriteExec(passthrough)
+//!                    SortExec <- AggregateExec(FinalPartitioned) <- ShuffleReadExec(stage 1, hash)
+//! Stage 3 [single] ShuffleWriteExec(passthrough)
+//!                    SortPreservingMergeExec <- ShuffleReadExec(stage 2, gather)
+//! ```
+
+use std::fmt::Write as _;
+use std::sync::Arc;
+
+use datafusion::common::JoinType;
+use datafusion::error::{DataFusionError, Result};
+use datafusion::physical_plan::coalesce_partitions::CoalescePartitionsExec;
+use datafusion::physical_plan::empty::EmptyExec;
+use datafusion::physical_plan::joins::{
+    CrossJoinExec, HashJoinExec, NestedLoopJoinExec, PartitionMode,
+};
+use datafusion::physical_plan::repartition::RepartitionExec;
+use datafusion::physical_plan::scalar_subquery::ScalarSubqueryExec;
+use datafusion::physical_plan::sorts::sort::SortExec;
+use datafusion::physical_plan::sorts::sort_preserving_merge::SortPreservingMergeExec;
+use datafusion::physical_plan::{
+    ChildrenPropertiesMode, ExecutionPlan, ExecutionPlanProperties, Partitioning,
+    ReplaceChildrenOptions, displayable,
+};
+use squall_core::exec::{ReadMode, ShuffleReadExec, ShuffleWriteExec};
+use squall_core::scan::{Leaf, leaves};
+
+/// A query cut into stages, upstream stages first; the last one is final.
+#[derive(Debug, Clone)]
+pub struct StagedPlan {
+    pub stages: Vec<Stage>,
+}
+
+/// One stage: a plan fragment run by one or more tasks.
+#[derive(Debug, Clone)]
+pub struct Stage {
+    pub id: u32,
+    /// Root is a [`ShuffleWriteExec`].
+    pub plan: Arc<dyn ExecutionPlan>,
+    /// Upstream stages this stage reads.
+    pub inputs: Vec<u32>,
+    pub layout: TaskLayout,
+}
+
+/// How a stage's work is divided into tasks.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TaskLayout {
+    /// Parquet row groups are spread over tasks (broadcast reads are replicated).
+    Scan,
+    /// One task per hash partition of the shuffle it reads.
+    Hash { partitions: usize },
+    /// Exactly one task (gathers, values, anything not partition-parallel).
+    Single { reason: &'static str },
+}
+
+impl std::fmt::Display for TaskLayout {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Scan => write!(f, "scan"),
+            Self::Hash { partitions } => write!(f, "hash x{partitions}"),
+            Self::Single { reason } => write!(f, "single ({reason})"),
+        }
+    }
+}
+
+impl StagedPlan {
+    pub fn final_stage(&self) -> Option<&Stage> {
+        self.stages.last()
+    }
+
+    pub fn stage(&self, id: u32) -> Option<&Stage> {
+        self.stages.iter().find(|s| s.id == id)
+    }
+
+    /// Stages that read `id`.
+    pub fn consumers(&self, id: u32) -> impl Iterator<Item = &Stage> {
+        self.stages.iter().filter(move |s| s.inputs.contains(&id))
+    }
+
+    /// The staged plan as text; `task_counts[i]` is shown for stage `i` when given.
+    pub fn display(&self, task_counts: Option<&[usize]>) -> String {
+        let mut out = String::new();
+        let last = self.stages.len().saturating_sub(1);
+        for (i, s) in self.stages.iter().enumerate() {
+            let inputs = if s.inputs.is_empty() {
+                String::new()
+            } else {
+                let ids: Vec<String> = s.inputs.iter().map(|i| format!("s{i}")).collect();
+                format!(" <- {}", ids.join(", "))
+            };
+            let tasks = task_counts
+                .and_then(|c| c.get(i))
+                .map(|n| format!(", {n} task{}", if *n == 1 { "" } else { "s" }))
+                .unwrap_or_default();
+            let fin = if i == last { " (final)" } else { "" };
+            let _ = writeln!(out, "Stage s{}{fin} [{}{tasks}]{inputs}", s.id, s.layout);
+            let text = displayable(s.plan.as_ref()).indent(false).to_string();
+            for line in text.lines() {
+                let _ = writeln!(out, "  {line}");
+            }
+        }
+        out
+    }
+}
+
+/// Cut `plan` into stages. `shuffle_partitions` is the partition count used
+/// when a join must be re-planned as a partitioned join.
+pub fn split_stages(plan: Arc<dyn ExecutionPlan>, shuffle_partitions: usize) -> Result<StagedPlan> {
+    let mut cutter = Cutter {
+        stages: Vec::new(),
+        shuffle_partitions: shuffle_partitions.max(1),
+    };
+    let root = cutter.rewrite(plan)?;
+    cutter.add_stage(root, None)?;
+    Ok(StagedPlan {
+        stages: cutter.stages,
+    })
+}
+
+struct Cutter {
+    stages: Vec<Stage>,
+    shuffle_partitions: usize,
+}
+
+impl Cutter {
+    fn add_stage(
+        &mut self,
+        plan: Arc<dyn ExecutionPlan>,
+        partitioning: Option<Partitioning>,
+    ) -> Result<u32> {
+        let id = self.stages.len() as u32 + 1;
+        let layout = layout_of(&plan);
+        let mut inputs: Vec<u32> = leaves(&plan)
+            .iter()
+            .filter_map(|l| match l {
+                Leaf::ShuffleRead(r) => Some(r.stage()),
+                _ => None,
+            })
+            .collect();
+        inputs.sort_unstable();
+        inputs.dedup();
+        let root: Arc<dyn ExecutionPlan> = Arc::new(ShuffleWriteExec::new(plan, partitioning));
+        self.stages.push(Stage {
+            id,
+            plan: root,
+            inputs,
+            layout,
+        });
+        Ok(id)
+    }
+
+    fn rewrite(&mut self, plan: Arc<dyn ExecutionPlan>) -> Result<Arc<dyn ExecutionPlan>> {
+        if let Some(rep) = plan.downcast_ref::<RepartitionExec>()
+            && matches!(rep.partitioning(), Partitioning::Hash(..) | Partitioning::Range(..))
+        {
+            let input = self.rewrite(Arc::clone(rep.input()))?;
+            let partitioning = rep.partitioning().clone();
+            let stage = self.add_stage(input, Some(partitioning.clone()))?;
+            let read: Arc<dyn ExecutionPlan> = Arc::new(ShuffleReadExec::new(
+                stage,
+                ReadMode::Hash,
+                rep.schema(),
+                partitioning,
+                None,
+            ));
+            // A sort-preserving repartition merges sorted inputs; the read
+            // does not, so restore the order per partition.
+            if rep.preserve_order()
+                && let Some(ordering) = rep.properties().output_ordering()
+            {
+                return Ok(Arc::new(
+                    SortExec::new(ordering.clone(), read).with_preserve_partitioning(true),
+                ));
+            }
+            return Ok(read);
+        }
+
+        if plan.is::<CoalescePartitionsExec>() || plan.is::<SortPreservingMergeExec>() {
+            let child = Arc::clone(single_child(&plan)?);
+            let read = self.cut(child, ReadMode::Gather)?;
+            return replace(plan, vec![read]);
+        }
+
+        if let Some(join) = plan.downcast_ref::<HashJoinExec>()
+            && *join.partition_mode() == PartitionMode::CollectLeft
+        {
+            if emits_unmatched_left(join.join_type()) {
+                let partitioned = self.partitioned_join(join)?;
+                return self.rewrite(partitioned);
+            }
+            let left = self.broadcast(Arc::clone(join.left()))?;
+            let right = self.rewrite(Arc::clone(join.right()))?;
+            return replace(plan, vec![left, right]);
+        }
+
+        if plan.is::<NestedLoopJoinExec>() || plan.is::<CrossJoinExec>() {
+            let children: Vec<Arc<dyn ExecutionPlan>> = plan.children().into_iter().cloned().collect();
+            let mut new_children = Vec::with_capacity(children.len());
+            for (i, c) in children.into_iter().enumerate() {
+                new_children.push(if i == 0 { self.broadcast(c)? } else { self.rewrite(c)? });
+            }
+            return replace(plan, new_children);
+        }
+
+        if plan.is::<ScalarSubqueryExec>() {
+            let children: Vec<Arc<dyn ExecutionPlan>> = plan.children().into_iter().cloned().collect();
+            let mut new_children = Vec::with_capacity(children.len());
+            for (i, c) in children.into_iter().enumerate() {
+                new_children.push(if i == 0 { self.rewrite(c)? } else { self.broadcast(c)? });
+            }
+            return replace(plan, new_children);
+        }
+
+        let children: Vec<Arc<dyn ExecutionPlan>> = plan.children().into_iter().cloned().collect();
+        if children.is_empty() {
+            return Ok(plan);
+        }
+        let new_children = children
+            .into_iter()
+            .map(|c| self.rewrite(c))
+            .collect::<Result<Vec<_>>>()?;
+        replace(plan, new_children)
+    }
+
+    /// Make `child` a stage of its own and return the read that replaces it.
+    fn cut(&mut self, child: Arc<dyn ExecutionPlan>, mode: ReadMode) -> Result<Arc<dyn ExecutionPlan>> {
+        let schema = child.schema();
+        let partitions = child.output_partitioning().partition_count();
+        let ordering = child.output_ordering().cloned();
+        let rewritten = self.rewrite(child)?;
+        let stage = self.add_stage(rewritten, None)?;
+        Ok(Arc::new(ShuffleReadExec::new(
+            stage,
+            mode,
+            schema,
+            Partitioning::UnknownPartitioning(partitions.max(1)),
+            ordering,
+        )))
+    }
+
+    /// A replicated input: computed once by its own stage, read whole by every task.
+    fn broadcast(&mut self, child: Arc<dyn ExecutionPlan>) -> Result<Arc<dyn ExecutionPlan>> {
+        // A coalesce directly above is what the broadcast read does anyway.
+        if child.is::<CoalescePartitionsExec>() && child.fetch().is_none() {
+            let inner = Arc::clone(single_child(&child)?);
+            return self.cut(inner, ReadMode::Broadcast);
+        }
+        self.cut(child, ReadMode::Broadcast)
+    }
+
+    /// Re-plan a `CollectLeft` join as a partitioned join with a shuffle on each side.
+    fn partitioned_join(&self, join: &HashJoinExec) -> Result<Arc<dyn ExecutionPlan>> {
+        let mut left = Arc::clone(join.left());
+        if left.is::<CoalescePartitionsExec>() && left.fetch().is_none() {
+            left = Arc::clone(single_child(&left)?);
+        }
+        let (left_keys, right_keys): (Vec<_>, Vec<_>) = join
+            .on()
+            .iter()
+            .map(|(l, r)| (Arc::clone(l), Arc::clone(r)))
+            .unzip();
+        let n = self.shuffle_partitions;
+        let left: Arc<dyn ExecutionPlan> =
+            Arc::new(RepartitionExec::try_new(left, Partitioning::Hash(left_keys, n))?);
+        let right: Arc<dyn ExecutionPlan> = Arc::new(RepartitionExec::try_new(
+            Arc::clone(join.right()),
+            Partitioning::Hash(right_keys, n),
+        )?);
+        join.builder()
+            .with_partition_mode(PartitionMode::Partitioned)
+            .with_new_children(vec![left, right])?
+            .recompute_properties()
+            .build_exec()
+    }
+}
+
+/// Join types whose output includes build (left) rows that matched nothing,
+/// which only the one process holding every probe row can know.
+fn emits_unmatched_left(t: &JoinType) -> bool {
+    matches!(
+        t,
+        JoinType::Left | JoinType::Full | JoinType::LeftSemi | JoinType::LeftAnti | JoinType::LeftMark
+    )
+}
+
+fn single_child(plan: &Arc<dyn ExecutionPlan>) -> Result<&Arc<dyn ExecutionPlan>> {
+    match plan.children().as_slice() {
+        [c] => Ok(c),
+        other => Err(DataFusionError::Internal(format!(
+            "{} has {} children, expected one",
+            plan.name(),
+            other.len()
+        ))),
+    }
+}
+
+fn replace(
+    plan: Arc<dyn ExecutionPlan>,
+    children: Vec<Arc<dyn ExecutionPlan>>,
+) -> Result<Arc<dyn ExecutionPlan>> {
+    plan.replace_children(
+        children,
+        ReplaceChildrenOptions::new(ChildrenPropertiesMode::Recompute),
+    )
+}
+
+/// Decide how a stage (given its plan below the writer) divides into tasks.
+fn layout_of(plan: &Arc<dyn ExecutionPlan>) -> TaskLayout {
+    let mut scans = 0usize;
+    let mut hash_counts: Vec<usize> = Vec::new();
+    for leaf in leaves(plan) {
+        match leaf {
+            Leaf::ParquetScan(scan) => {
+                // DataFusion planned this scan as one partition, so the
+                // operators above may assume they see all of its rows.
+                if ExecutionPlan::properties(scan).partitioning.partition_count() < 2 {
+                    return TaskLayout::Single {
+                        reason: "single-partition scan",
+                    };
+                }
+                scans += 1;
+            }
+            Leaf::ShuffleRead(r) => match r.mode() {
+                ReadMode::Hash => hash_counts.push(r.planned_partitioning().partition_count()),
+                ReadMode::Gather => return TaskLayout::Single { reason: "gather" },
+                ReadMode::Broadcast => {}
+            },
+            Leaf::Other(other) => {
+                if !other.is::<EmptyExec>() {
+                    return TaskLayout::Single {
+                        reason: "non-splittable source",
+                    };
+                }
+            }
+        }
+    }
+    if contains_unsplittable_join(plan) {
+        return TaskLayout::Single {
+            reason: "nested-loop join keeping unmatched left rows",
+        };
+    }
+    match (scans, hash_counts.first()) {
+        (0, None) => TaskLayout::Single {
+            reason: "broadcast input only",
+        },
+        (_, None) => TaskLayout::Scan,
+        (0, Some(&n)) if hash_counts.iter().all(|c| *c == n) => TaskLayout::Hash { partitions: n },
+        _ => TaskLayout::Single {
+            reason: "mixed inputs",
+        },
+    }
+}
+
+fn contains_unsplittable_join(plan: &Arc<dyn ExecutionPlan>) -> bool {
+    if let Some(j) = plan.downcast_ref::<NestedLoopJoinExec>()
+        && emits_unmatched_left(j.join_type())
+    {
+        return true;
+    }
+    plan.children().into_iter().any(contains_unsplittable_join)
+}

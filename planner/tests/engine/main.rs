@@ -1,0 +1,24 @@
+//! End-to-end tests of the engine on the embedded backend. One binary; each
+//! module covers one concern:
+//!
+//! - `tpch`: the 22 queries distributed, equal to the TPC-H answers (SF 0.1)
+//!   and to single-node DataFusion on the same files.
+//! - `many_tasks`: the 22 queries with tiny row groups and task targets, so
+//!   every stage runs as many tasks and exchanges have many map outputs.
+//! - `staged_plans`: snapshots of the staged plans of the 22 queries.
+//! - `concurrency`: two queries at once on one engine.
+//! - `retries`: injected task failures are retried, answers stay right, and
+//!   no exchange object or queue is left behind.
+//! - `sql`: statements beyond TPC-H (SET, EXPLAIN, VALUES, empty results, errors).
+//!
+//! Every test builds its data in a temporary folder (shared per scale factor
+//! and layout within this binary).
+
+mod common;
+
+mod concurrency;
+mod many_tasks;
+mod retries;
+mod sql;
+mod staged_plans;
+mod tpch;
