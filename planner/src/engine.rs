@@ -264,6 +264,10 @@ pub fn session_config(settings: &[(String, String)]) -> Result<SessionConfig> {
         opts.optimizer.enable_join_dynamic_filter_pushdown = false;
         opts.optimizer.enable_topk_dynamic_filter_pushdown = false;
         opts.optimizer.enable_aggregate_dynamic_filter_pushdown = false;
+        // An uncorrelated scalar subquery planned as a physical node shares its
+        // result with expressions that may land in other stages; as a join it
+        // is an ordinary broadcast.
+        opts.optimizer.enable_physical_uncorrelated_scalar_subquery = false;
     }
     for (k, v) in settings {
         config

@@ -143,7 +143,11 @@ fn bind_scan(
     let (config, _) = scan
         .downcast_to_file_source::<ParquetSource>()
         .ok_or_else(|| DataFusionError::Internal("not a Parquet scan".into()))?;
-    let groups = file_groups(&assignment.files, task_partitions);
+    // A scan DataFusion planned as one partition must stay one partition:
+    // the operators above it may rely on seeing all of its rows together.
+    let planned = ExecutionPlan::properties(scan).partitioning.partition_count();
+    let partitions = if planned < 2 { 1 } else { task_partitions };
+    let groups = file_groups(&assignment.files, partitions);
     let config = FileScanConfigBuilder::from(config.clone())
         .with_file_groups(groups)
         .build();
