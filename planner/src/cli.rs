@@ -257,6 +257,20 @@ fn write_profile(path: &std::path::Path, sf: f64, runs: &[tpch::run::QueryRun]) 
 
 fn print_result(result: &QueryResult, format: Format) -> Result<()> {
     let mut out = std::io::stdout().lock();
+    // EXPLAIN output is text: print it as such.
+    let is_plan = result.schema.fields().len() == 2
+        && result.schema.field(0).name() == "plan_type"
+        && result.schema.field(1).name() == "plan";
+    if is_plan && matches!(format, Format::Table) {
+        for batch in &result.batches {
+            let kinds = arrow::array::cast::as_string_array(batch.column(0));
+            let texts = arrow::array::cast::as_string_array(batch.column(1));
+            for i in 0..batch.num_rows() {
+                let _ = writeln!(out, "== {}\n{}", kinds.value(i), texts.value(i));
+            }
+        }
+        return Ok(());
+    }
     match format {
         Format::Table => {
             let batches: Vec<RecordBatch> = if result.batches.is_empty() {

@@ -1,6 +1,7 @@
 //! Answer checking: decides whether a query result CSV matches the oracle
-//! answer CSV, as a statement-by-statement port of `tpch/compare.py` (the
-//! Python script is the specification; its docstring lists the rules).
+//! answer CSV. This is a port of `tpch/compare.py` with the same semantics;
+//! the script is the specification (its docstring lists the rules) and the
+//! port follows it function by function, keeping its names.
 //!
 //! This module owns everything between two CSV texts and a verdict: reading
 //! CSV the way Python's `csv` module does (blank lines are empty records,
@@ -8,9 +9,15 @@
 //! query text, cell equality (integer exactness, relative 1e-6, money columns
 //! to 0.01, the rounding allowance for >= 4 decimals, dates, booleans, NaN,
 //! NULL tokens), tie groups compared as multisets, and the one-line messages.
-//! Numbers are compared with a small exact decimal that follows Python's
-//! `Decimal` (28 significant digits, half-even); `f64` is used only where the
-//! script uses floats (`nan`/`inf` tokens, sort keys).
+//! Where the script leans on Python, the Python behaviour is ported too:
+//! `Decimal` arithmetic (28 significant digits, half-even, exact comparison),
+//! `datetime.fromisoformat` and `sorted` (CPython 3.11). `f64` is used only
+//! where the script uses floats (`nan`/`inf` tokens, sort keys).
+//!
+//! Known approximations, none of which can change a verdict on TPC-H output:
+//! `\w` (word boundaries around SQL keywords) uses Rust's alphanumeric
+//! property, `repr()` in messages prints unassigned code points unescaped,
+//! and naive timestamps in sort keys are taken as UTC rather than local time.
 //!
 //! It does not own running queries, producing result CSVs, locating answer or
 //! query files, printing, exit codes, or the script's `--order-keys`,
@@ -41,11 +48,7 @@ pub struct Comparison {
 /// read: an empty text (no header), a field over Python's 131072-character
 /// limit, or a number so large that Python's decimal arithmetic overflows
 /// (where the script raises).
-pub fn compare_csv(
-    expected_csv: &str,
-    actual_csv: &str,
-    query_sql: Option<&str>,
-) -> Result<Comparison, String> {
+pub fn compare_csv(expected_csv: &str, actual_csv: &str, query_sql: Option<&str>) -> Result<Comparison, String> {
     let (eh, er) = read_csv(expected_csv, "expected")?;
     let (ah, ar) = read_csv(actual_csv, "actual")?;
     let mut warnings = Vec::new();
@@ -61,7 +64,11 @@ pub fn compare_csv(
     }
     let folded = |h: &[String]| h.iter().map(|x| py_strip(x).to_lowercase()).collect::<Vec<_>>();
     if folded(&eh) != folded(&ah) {
-        warnings.push(format!("header names differ: expected {} got {}", py_list(&eh), py_list(&ah)));
+        warnings.push(format!(
+            "header names differ: expected {} got {}",
+            py_list(&eh),
+            py_list(&ah)
+        ));
     }
     for (rows, what) in [(&er, "expected"), (&ar, "actual")] {
         for (i, r) in rows.iter().enumerate() {
@@ -107,11 +114,9 @@ pub fn compare_csv(
         if multiset_eq(&cmp, &exp_rows, &act_rows)? {
             return Ok(verdict(true, format!("match ({} rows, unordered)", er.len()), warnings));
         }
-        let (first, nc, nr) =
-            first_positional_diff(&cmp, &eh, &py_sorted(&exp_rows), &py_sorted(&act_rows))?;
-        let message = format!(
-            "multiset differs (unordered query); after sorting {nc} cells in {nr} rows differ, first: {first}"
-        );
+        let (first, nc, nr) = first_positional_diff(&cmp, &eh, &py_sorted(&exp_rows), &py_sorted(&act_rows))?;
+        let message =
+            format!("multiset differs (unordered query); after sorting {nc} cells in {nr} rows differ, first: {first}");
         return Ok(verdict(false, message, warnings));
     };
 
@@ -158,7 +163,11 @@ pub fn compare_csv(
         }
         i = j;
     }
-    let extra = if ties > 0 { format!(", {ties} tie groups compared as multisets") } else { String::new() };
+    let extra = if ties > 0 {
+        format!(", {ties} tie groups compared as multisets")
+    } else {
+        String::new()
+    };
     Ok(verdict(true, format!("match ({n} rows{extra})"), warnings))
 }
 
@@ -202,12 +211,11 @@ fn is_word(c: char) -> bool {
 /// First code point of every run of ten Unicode decimal digits (category Nd,
 /// Unicode 14.0, as Python 3.11's `\d`, `int()` and `Decimal()` accept them).
 const ND_ZEROS: [u32; 66] = [
-    0x30, 0x660, 0x6f0, 0x7c0, 0x966, 0x9e6, 0xa66, 0xae6, 0xb66, 0xbe6, 0xc66, 0xce6, 0xd66,
-    0xde6, 0xe50, 0xed0, 0xf20, 0x1040, 0x1090, 0x17e0, 0x1810, 0x1946, 0x19d0, 0x1a80, 0x1a90,
-    0x1b50, 0x1bb0, 0x1c40, 0x1c50, 0xa620, 0xa8d0, 0xa900, 0xa9d0, 0xa9f0, 0xaa50, 0xabf0,
-    0xff10, 0x104a0, 0x10d30, 0x11066, 0x110f0, 0x11136, 0x111d0, 0x112f0, 0x11450, 0x114d0,
-    0x11650, 0x116c0, 0x11730, 0x118e0, 0x11950, 0x11c50, 0x11d50, 0x11da0, 0x16a60, 0x16ac0,
-    0x16b50, 0x1d7ce, 0x1d7d8, 0x1d7e2, 0x1d7ec, 0x1d7f6, 0x1e140, 0x1e2f0, 0x1e950, 0x1fbf0,
+    0x30, 0x660, 0x6f0, 0x7c0, 0x966, 0x9e6, 0xa66, 0xae6, 0xb66, 0xbe6, 0xc66, 0xce6, 0xd66, 0xde6, 0xe50, 0xed0,
+    0xf20, 0x1040, 0x1090, 0x17e0, 0x1810, 0x1946, 0x19d0, 0x1a80, 0x1a90, 0x1b50, 0x1bb0, 0x1c40, 0x1c50, 0xa620,
+    0xa8d0, 0xa900, 0xa9d0, 0xa9f0, 0xaa50, 0xabf0, 0xff10, 0x104a0, 0x10d30, 0x11066, 0x110f0, 0x11136, 0x111d0,
+    0x112f0, 0x11450, 0x114d0, 0x11650, 0x116c0, 0x11730, 0x118e0, 0x11950, 0x11c50, 0x11d50, 0x11da0, 0x16a60,
+    0x16ac0, 0x16b50, 0x1d7ce, 0x1d7d8, 0x1d7e2, 0x1d7ec, 0x1d7f6, 0x1e140, 0x1e2f0, 0x1e950, 0x1fbf0,
 ];
 
 /// The value of a `\d` digit.
@@ -243,7 +251,11 @@ fn int_re(s: &str) -> bool {
 /// for the common cases (controls, separators, format and private-use
 /// characters); unassigned code points are printed as they are.
 fn py_repr(s: &str) -> String {
-    let quote = if s.contains('\'') && !s.contains('"') { '"' } else { '\'' };
+    let quote = if s.contains('\'') && !s.contains('"') {
+        '"'
+    } else {
+        '\''
+    };
     let mut out = String::with_capacity(s.len() + 2);
     out.push(quote);
     for c in s.chars() {
@@ -374,7 +386,11 @@ fn parse_csv(text: &str) -> Result<Vec<Row>, String> {
             end += 1;
         }
         if end < n {
-            end += if chars[end] == '\r' && chars.get(end + 1) == Some(&'\n') { 2 } else { 1 };
+            end += if chars[end] == '\r' && chars.get(end + 1) == Some(&'\n') {
+                2
+            } else {
+                1
+            };
         }
         for c in chars[start..end].iter().copied().map(Some).chain([None]) {
             let newline = matches!(c, Some('\n' | '\r'));
@@ -643,9 +659,9 @@ fn parse_order_limit(sql: &str) -> (Option<Vec<String>>, Option<u128>) {
     let top_rest = &top[m_end..];
     let ends_clause = |p: usize| {
         top_rest[p] == ';'
-            || ["limit", "offset", "fetch"].iter().any(|kw| {
-                word_start(top_rest, p) && kw_at(top_rest, p, kw) && word_end(top_rest, p + kw.len())
-            })
+            || ["limit", "offset", "fetch"]
+                .iter()
+                .any(|kw| word_start(top_rest, p) && kw_at(top_rest, p, kw) && word_end(top_rest, p + kw.len()))
     };
     let end = (0..top_rest.len()).find(|&p| ends_clause(p)).unwrap_or(top_rest.len());
     let mut items = Vec::new();
@@ -760,7 +776,11 @@ impl Dec {
     }
 
     fn unit(exp: i128) -> Dec {
-        Dec { neg: false, coef: vec![1], exp }
+        Dec {
+            neg: false,
+            coef: vec![1],
+            exp,
+        }
     }
 
     fn is_zero(&self) -> bool {
@@ -794,9 +814,27 @@ impl Dec {
 fn dec_cmp(a: &Dec, b: &Dec) -> Ordering {
     match (a.is_zero(), b.is_zero()) {
         (true, true) => Ordering::Equal,
-        (true, false) => if b.neg { Ordering::Greater } else { Ordering::Less },
-        (false, true) => if a.neg { Ordering::Less } else { Ordering::Greater },
-        (false, false) if a.neg != b.neg => if a.neg { Ordering::Less } else { Ordering::Greater },
+        (true, false) => {
+            if b.neg {
+                Ordering::Greater
+            } else {
+                Ordering::Less
+            }
+        }
+        (false, true) => {
+            if a.neg {
+                Ordering::Less
+            } else {
+                Ordering::Greater
+            }
+        }
+        (false, false) if a.neg != b.neg => {
+            if a.neg {
+                Ordering::Less
+            } else {
+                Ordering::Greater
+            }
+        }
         (false, false) => {
             let m = a.adjexp().cmp(&b.adjexp()).then_with(|| {
                 let n = a.coef.len().max(b.coef.len());
@@ -915,9 +953,18 @@ fn dec_add(a: &Dec, b: &Dec) -> Result<Dec, String> {
     }
     let (big, mut small) = if a.exp >= b.exp { (a, b.clone()) } else { (b, a.clone()) };
     if big.exp != small.exp {
-        let lim = big.exp - 1 + if big.digits() > PREC { 0 } else { big.digits() - PREC - 1 };
+        let lim = big.exp - 1
+            + if big.digits() > PREC {
+                0
+            } else {
+                big.digits() - PREC - 1
+            };
         if small.adjexp() < lim {
-            small = Dec { neg: small.neg, coef: vec![1], exp: lim };
+            small = Dec {
+                neg: small.neg,
+                coef: vec![1],
+                exp: lim,
+            };
         }
     }
     let shift = (big.exp - small.exp) as usize;
@@ -936,7 +983,14 @@ fn dec_add(a: &Dec, b: &Dec) -> Result<Dec, String> {
 }
 
 fn dec_sub(a: &Dec, b: &Dec) -> Result<Dec, String> {
-    dec_add(a, &Dec { neg: !b.neg, coef: b.coef.clone(), exp: b.exp })
+    dec_add(
+        a,
+        &Dec {
+            neg: !b.neg,
+            coef: b.coef.clone(),
+            exp: b.exp,
+        },
+    )
 }
 
 fn dec_abs(a: &Dec) -> Result<Dec, String> {
@@ -1007,7 +1061,12 @@ fn lex_num(s: &str) -> Option<NumToken> {
             exp = -exp;
         }
     }
-    (i == chars.len()).then_some(NumToken { neg, digits, frac_len, exp })
+    (i == chars.len()).then_some(NumToken {
+        neg,
+        digits,
+        frac_len,
+        exp,
+    })
 }
 
 fn num_re(s: &str) -> bool {
@@ -1155,8 +1214,7 @@ fn ord_to_ymd(ordinal: i64) -> (i64, i64, i64) {
     }
     let leap = n1 == 3 && (n4 != 24 || n100 == 3);
     let mut month = (n + 50) >> 5;
-    let mut preceding = DAYS_BEFORE_MONTH.get(month as usize).copied().unwrap_or(0)
-        + i64::from(month > 2 && leap);
+    let mut preceding = DAYS_BEFORE_MONTH.get(month as usize).copied().unwrap_or(0) + i64::from(month > 2 && leap);
     if preceding > n {
         month -= 1;
         preceding -= days_in_month(year, month);
@@ -1192,7 +1250,11 @@ struct CStr<'a>(&'a [u8]);
 
 impl CStr<'_> {
     fn at(&self, i: i64) -> u8 {
-        usize::try_from(i).ok().and_then(|i| self.0.get(i)).copied().unwrap_or(0)
+        usize::try_from(i)
+            .ok()
+            .and_then(|i| self.0.get(i))
+            .copied()
+            .unwrap_or(0)
     }
 
     fn is_digit(&self, i: i64) -> bool {
@@ -1422,13 +1484,20 @@ fn fromisoformat(text: &str) -> Option<DateTime> {
         None
     };
     let (year, month, day) = ymd;
-    let date_ok = (1..=9999).contains(&year)
-        && (1..=12).contains(&month)
-        && day >= 1
-        && day <= days_in_month(year, month);
+    let date_ok =
+        (1..=9999).contains(&year) && (1..=12).contains(&month) && day >= 1 && day <= days_in_month(year, month);
     let [hour, minute, second] = hms;
     let time_ok = hour <= 23 && minute <= 59 && second <= 59 && micro <= 999_999;
-    (date_ok && time_ok).then_some(DateTime { year, month, day, hour, minute, second, micro, offset_us })
+    (date_ok && time_ok).then_some(DateTime {
+        year,
+        month,
+        day,
+        hour,
+        minute,
+        second,
+        micro,
+        offset_us,
+    })
 }
 
 /// `_dt`.
@@ -1447,8 +1516,11 @@ impl CellCmp {
     fn new(expected_rows: &[Row], ncols: usize) -> CellCmp {
         let money = (0..ncols)
             .map(|j| {
-                let vals: Vec<&str> =
-                    expected_rows.iter().map(|r| r[j].as_str()).filter(|v| !is_null(v)).collect();
+                let vals: Vec<&str> = expected_rows
+                    .iter()
+                    .map(|r| r[j].as_str())
+                    .filter(|v| !is_null(v))
+                    .collect();
                 let nums: Vec<&str> = vals.iter().copied().filter(|v| num_re(py_strip(v))).collect();
                 !vals.is_empty()
                     && nums.len() == vals.len()
@@ -1577,11 +1649,19 @@ fn sort_key(row: &[String]) -> Vec<KeyCell<'_>> {
                 return KeyCell { tag: 0, f: 0.0, s: "" };
             }
             if let Some(n) = num(v) {
-                return KeyCell { tag: 1, f: n.to_f64(), s: "" };
+                return KeyCell {
+                    tag: 1,
+                    f: n.to_f64(),
+                    s: "",
+                };
             }
             match dt(v) {
                 Some(d) => {
-                    let f = if d.offset_us.is_none() && d.year > 1900 { d.timestamp() } else { 0.0 };
+                    let f = if d.offset_us.is_none() && d.year > 1900 {
+                        d.timestamp()
+                    } else {
+                        0.0
+                    };
                     KeyCell { tag: 2, f, s: v }
                 }
                 None => KeyCell { tag: 3, f: 0.0, s: v },
@@ -1596,6 +1676,78 @@ fn py_sorted<'r>(rows: &[&'r Row]) -> Vec<&'r Row> {
     let mut idx: Vec<usize> = (0..rows.len()).collect();
     list_sort(&mut idx, &|a, b| key_lt(&keys[a], &keys[b]));
     idx.into_iter().map(|i| rows[i]).collect()
+}
+
+/// `multiset_eq`: equal as multisets (with tolerance).
+fn multiset_eq(cmp: &CellCmp, exp_rows: &[&Row], act_rows: &[&Row]) -> Result<bool, String> {
+    if exp_rows.len() != act_rows.len() {
+        return Ok(false);
+    }
+    let es = py_sorted(exp_rows);
+    let as_ = py_sorted(act_rows);
+    let mut all = true;
+    for (e, a) in es.iter().zip(&as_) {
+        if !cmp.row_eq(e, a)? {
+            all = false;
+            break;
+        }
+    }
+    if all {
+        return Ok(true);
+    }
+    if exp_rows.len() > 5000 {
+        return Ok(false);
+    }
+    let mut remaining: Vec<&Row> = act_rows.to_vec();
+    for e in exp_rows {
+        let mut found = None;
+        for (i, a) in remaining.iter().enumerate() {
+            if cmp.row_eq(e, a)? {
+                found = Some(i);
+                break;
+            }
+        }
+        match found {
+            Some(i) => {
+                remaining.remove(i);
+            }
+            None => return Ok(false),
+        }
+    }
+    Ok(true)
+}
+
+/// `first_positional_diff`: (first difference or "None", cells, rows).
+fn first_positional_diff(
+    cmp: &CellCmp,
+    header: &[String],
+    exp_rows: &[&Row],
+    act_rows: &[&Row],
+) -> Result<(String, usize, usize), String> {
+    let (mut n_cells, mut n_rows) = (0, 0);
+    let mut first = None;
+    for (i, (e, a)) in exp_rows.iter().zip(act_rows).enumerate() {
+        let mut bad = Vec::new();
+        for j in 0..e.len() {
+            if !cmp.eq(j, &e[j], &a[j])? {
+                bad.push(j);
+            }
+        }
+        if let Some(&j) = bad.first() {
+            n_rows += 1;
+            n_cells += bad.len();
+            if first.is_none() {
+                first = Some(format!(
+                    "row {} col {}: expected {} got {}",
+                    i + 1,
+                    py_repr(&header[j]),
+                    py_repr(&e[j]),
+                    py_repr(&a[j])
+                ));
+            }
+        }
+    }
+    Ok((first.unwrap_or_else(|| "None".to_string()), n_cells, n_rows))
 }
 
 // ---------------------------------------------------------------- list.sort
@@ -1626,7 +1778,11 @@ fn list_sort<T: Copy>(v: &mut [T], lt: Lt<T>) {
     if n < 2 {
         return;
     }
-    let mut ms = MergeState { min_gallop: MIN_GALLOP, pending: Vec::new(), tmp: Vec::new() };
+    let mut ms = MergeState {
+        min_gallop: MIN_GALLOP,
+        pending: Vec::new(),
+        tmp: Vec::new(),
+    };
     let minrun = compute_minrun(n);
     let mut lo = 0;
     while lo < n {
@@ -1650,7 +1806,11 @@ fn list_sort<T: Copy>(v: &mut [T], lt: Lt<T>) {
                 top.power = power;
             }
         }
-        ms.pending.push(Run { base: lo, len: run, power: 0 });
+        ms.pending.push(Run {
+            base: lo,
+            len: run,
+            power: 0,
+        });
         lo += run;
     }
     while ms.pending.len() > 1 {
@@ -2048,78 +2208,6 @@ fn merge_hi<T: Copy>(ms: &mut MergeState<T>, v: &mut [T], a: usize, mut na: usiz
     }
 }
 
-/// `multiset_eq`: equal as multisets (with tolerance).
-fn multiset_eq(cmp: &CellCmp, exp_rows: &[&Row], act_rows: &[&Row]) -> Result<bool, String> {
-    if exp_rows.len() != act_rows.len() {
-        return Ok(false);
-    }
-    let es = py_sorted(exp_rows);
-    let as_ = py_sorted(act_rows);
-    let mut all = true;
-    for (e, a) in es.iter().zip(&as_) {
-        if !cmp.row_eq(e, a)? {
-            all = false;
-            break;
-        }
-    }
-    if all {
-        return Ok(true);
-    }
-    if exp_rows.len() > 5000 {
-        return Ok(false);
-    }
-    let mut remaining: Vec<&Row> = act_rows.to_vec();
-    for e in exp_rows {
-        let mut found = None;
-        for (i, a) in remaining.iter().enumerate() {
-            if cmp.row_eq(e, a)? {
-                found = Some(i);
-                break;
-            }
-        }
-        match found {
-            Some(i) => {
-                remaining.remove(i);
-            }
-            None => return Ok(false),
-        }
-    }
-    Ok(true)
-}
-
-/// `first_positional_diff`: (first difference or "None", cells, rows).
-fn first_positional_diff(
-    cmp: &CellCmp,
-    header: &[String],
-    exp_rows: &[&Row],
-    act_rows: &[&Row],
-) -> Result<(String, usize, usize), String> {
-    let (mut n_cells, mut n_rows) = (0, 0);
-    let mut first = None;
-    for (i, (e, a)) in exp_rows.iter().zip(act_rows).enumerate() {
-        let mut bad = Vec::new();
-        for j in 0..e.len() {
-            if !cmp.eq(j, &e[j], &a[j])? {
-                bad.push(j);
-            }
-        }
-        if let Some(&j) = bad.first() {
-            n_rows += 1;
-            n_cells += bad.len();
-            if first.is_none() {
-                first = Some(format!(
-                    "row {} col {}: expected {} got {}",
-                    i + 1,
-                    py_repr(&header[j]),
-                    py_repr(&e[j]),
-                    py_repr(&a[j])
-                ));
-            }
-        }
-    }
-    Ok((first.unwrap_or_else(|| "None".to_string()), n_cells, n_rows))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -2154,7 +2242,11 @@ mod tests {
             "order/key mismatch at row 1 (ORDER BY cols ['c']); 1 cells in 1 rows differ positionally, \
              first: row 1 col 'c': expected '1478493' got '1478494'"
         );
-        let c = cmp("k,c\n1,1478493\n", "k,c\n1,1478494\n", Some("select k, c from t order by k"));
+        let c = cmp(
+            "k,c\n1,1478493\n",
+            "k,c\n1,1478494\n",
+            Some("select k, c from t order by k"),
+        );
         assert_eq!(
             c.message,
             "values differ in rows 1-1 ; 1 cells in 1 rows differ positionally, \
@@ -2204,7 +2296,12 @@ mod tests {
         assert!(c.message.starts_with("values differ in rows 1-2 ;"), "{}", c.message);
         let c = cmp(expected, "a,b\n1,x\n2,z\n1,y\n", Some(ORDERED));
         assert!(!c.ok);
-        assert!(c.message.starts_with("order/key mismatch at row 2 (ORDER BY cols ['a'])"), "{}", c.message);
+        assert!(
+            c.message
+                .starts_with("order/key mismatch at row 2 (ORDER BY cols ['a'])"),
+            "{}",
+            c.message
+        );
     }
 
     #[test]
@@ -2231,7 +2328,11 @@ mod tests {
         assert!(!cmp(expected, actual, Some(ORDERED)).ok);
         assert!(!cmp(expected, actual, Some("select a, b from t order by a limit 4")).ok);
         // a different key in the last group is still a mismatch
-        let c = cmp(expected, "a,b\n1,p\n2,q\n3,r\n", Some("select a, b from t order by a limit 3"));
+        let c = cmp(
+            expected,
+            "a,b\n1,p\n2,q\n3,r\n",
+            Some("select a, b from t order by a limit 3"),
+        );
         assert!(!c.ok);
     }
 
@@ -2273,7 +2374,10 @@ mod tests {
         assert_eq!(c.message, "actual row 1 has 3 fields, header has 2");
         let c = cmp("a,b\n1,2\n", "A,c\n1,2\n", Some(ORDERED));
         assert!(c.ok);
-        assert_eq!(c.warnings, vec!["header names differ: expected ['a', 'b'] got ['A', 'c']"]);
+        assert_eq!(
+            c.warnings,
+            vec!["header names differ: expected ['a', 'b'] got ['A', 'c']"]
+        );
         assert!(compare_csv("", "a\n", None).is_err());
     }
 
@@ -2292,10 +2396,16 @@ mod tests {
                    order by 2 desc, \"X\" asc nulls last, t.x NULLS FIRST\n\
                    limit 10;";
         let (items, limit) = parse_order_limit(sql);
-        assert_eq!(items, Some(vec!["2".to_string(), "\"X\"".to_string(), "t.x".to_string()]));
+        assert_eq!(
+            items,
+            Some(vec!["2".to_string(), "\"X\"".to_string(), "t.x".to_string()])
+        );
         assert_eq!(limit, Some(10));
         let header = vec!["x".to_string(), "Y".to_string()];
-        assert_eq!(order_key_indices(&items.unwrap_or_default(), &header), Some(vec![1, 0, 0]));
+        assert_eq!(
+            order_key_indices(&items.unwrap_or_default(), &header),
+            Some(vec![1, 0, 0])
+        );
 
         let (items, limit) = parse_order_limit("select * from (select a from t order by a limit 5) s");
         assert_eq!((items, limit), (None, None));
@@ -2307,7 +2417,10 @@ mod tests {
 
         let c = cmp("x\n2\n1\n", "x\n2\n1\n", Some("select x from t order by x + 1"));
         assert!(c.ok);
-        assert_eq!(c.warnings, vec!["ORDER BY ['x + 1'] not all output columns; using strict row order"]);
+        assert_eq!(
+            c.warnings,
+            vec!["ORDER BY ['x + 1'] not all output columns; using strict row order"]
+        );
     }
 
     #[test]
@@ -2321,7 +2434,10 @@ mod tests {
                 .collect::<Vec<_>>()
         );
         let rows = parse_csv("a\rb\r\n\"c\rd\"").unwrap();
-        assert_eq!(rows, vec![vec!["a".to_string()], vec!["b".to_string()], vec!["c\rd".to_string()]]);
+        assert_eq!(
+            rows,
+            vec![vec!["a".to_string()], vec!["b".to_string()], vec!["c\rd".to_string()]]
+        );
         assert_eq!(parse_csv("\"abc").unwrap(), vec![vec!["abc".to_string()]]);
         assert_eq!(parse_csv(",\n").unwrap(), vec![vec![String::new(), String::new()]]);
         assert!(parse_csv(&"x".repeat(FIELD_LIMIT + 1)).is_err());
