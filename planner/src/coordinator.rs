@@ -16,6 +16,9 @@
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use tokio_util::sync::CancellationToken;
 use std::time::{Duration, Instant};
 
 use arrow::record_batch::RecordBatch;
@@ -62,6 +65,26 @@ pub struct QueryJob {
     pub silence_timeout: Duration,
     /// Per stage: row groups pruned by statistics before making tasks.
     pub row_groups_pruned: Vec<u64>,
+    /// Cancels the query (and its running tasks) when triggered.
+    pub cancel: CancellationToken,
+    /// Live task counts, for clients polling the query.
+    pub progress: Arc<QueryProgress>,
+}
+
+/// Live progress of a running query.
+#[derive(Debug, Default)]
+pub struct QueryProgress {
+    pub total_tasks: AtomicUsize,
+    pub completed_tasks: AtomicUsize,
+    pub launched_tasks: AtomicUsize,
+    pub total_stages: AtomicUsize,
+    pub completed_stages: AtomicUsize,
+}
+
+impl QueryProgress {
+    fn done(&self, n: &AtomicUsize) {
+        n.fetch_add(1, Ordering::Relaxed);
+    }
 }
 
 /// A finished query: its rows and its profile.
@@ -92,6 +115,11 @@ pub async fn run_query(job: QueryJob, backend: &Backend) -> Result<QueryOutput> 
     let started = Instant::now();
     let address = backend.queue.create(&job.query_id).await?;
     let result = drive(&job, backend, &address, started).await;
+    // Stop whatever still runs (stragglers, duplicates, or everything on
+    // cancel or failure) before deleting what the query wrote.
+    if let Err(e) = backend.invoker.cancel(&job.query_id).await {
+        tracing::warn!(%e, query_id = %job.query_id, "stopping tasks failed");
+    }
     cleanup(&job.query_id, backend, &address).await;
     result
 }
@@ -111,13 +139,22 @@ async fn drive(job: &QueryJob, backend: &Backend, address: &str, started: Instan
         });
     }
     let mut profile = QueryProfile::new(&job.query_id);
+    job.progress.total_stages.store(runs.len(), Ordering::Relaxed);
+    job.progress
+        .total_tasks
+        .store(runs.iter().map(|r| r.tasks.len()).sum(), Ordering::Relaxed);
     let ids: HashMap<u32, usize> = job.staged.stages.iter().enumerate().map(|(i, s)| (s.id, i)).collect();
 
     launch_ready(job, backend, address, &mut runs, &mut profile).await?;
     let final_index = runs.len().saturating_sub(1);
     let mut last_message = Instant::now();
     while runs.get(final_index).is_some_and(|r| r.accepted < r.tasks.len()) {
-        let bodies = backend.queue.receive(address, Duration::from_millis(500)).await?;
+        let bodies = tokio::select! {
+            _ = job.cancel.cancelled() => {
+                return Err(DataFusionError::Execution(format!("query {} was cancelled", job.query_id)));
+            }
+            bodies = backend.queue.receive(address, Duration::from_millis(500)) => bodies?,
+        };
         if bodies.is_empty() {
             if last_message.elapsed() > job.silence_timeout {
                 return Err(DataFusionError::Execution(format!(
@@ -159,8 +196,10 @@ async fn drive(job: &QueryJob, backend: &Backend, address: &str, started: Instan
                     TaskOutcome::Succeeded { output } => {
                         task.accepted = Some((report.attempt, output, report.metrics));
                         run.accepted += 1;
+                        job.progress.done(&job.progress.completed_tasks);
                         if run.accepted == run.tasks.len() {
                             run.finished = Some(Instant::now());
+                            job.progress.done(&job.progress.completed_stages);
                         }
                     }
                     TaskOutcome::Failed { error } => {
@@ -254,6 +293,7 @@ async fn launch_ready(
             launch_task(job, backend, address, runs, i, t, 0).await?;
             runs[i].tasks[t].attempts = 1;
             profile.tasks_launched += 1;
+            job.progress.done(&job.progress.launched_tasks);
         }
     }
     Ok(())

@@ -28,7 +28,8 @@ use squall_core::worker::WorkerEnv;
 
 use crate::backend::local::{LocalInvoker, LocalQueue};
 use crate::catalog::register_catalog;
-use crate::coordinator::{Backend, QueryJob, changed_settings, run_query};
+use crate::coordinator::{Backend, QueryJob, QueryProgress, changed_settings, run_query};
+pub use tokio_util::sync::CancellationToken;
 use crate::profile::QueryProfile;
 use crate::split::{FooterCache, assign_tasks, scan_units};
 use crate::stages::{StagedPlan, TaskLayout, split_stages};
@@ -40,6 +41,17 @@ pub struct EngineOptions {
     pub catalog: Option<String>,
     /// `key=value` settings (`squall.*`, `datafusion.*`), applied after the environment.
     pub settings: Vec<(String, String)>,
+}
+
+/// Per-query options of [`Engine::sql_with`].
+#[derive(Debug, Clone, Default)]
+pub struct RunOptions {
+    /// Settings for this query only (`squall.*`, `datafusion.*`).
+    pub settings: Vec<(String, String)>,
+    /// Cancels the query and stops its tasks.
+    pub cancel: CancellationToken,
+    /// Updated while the query runs.
+    pub progress: Arc<QueryProgress>,
 }
 
 /// The result of one statement.
@@ -136,30 +148,45 @@ impl Engine {
 
     /// Run one or more `;`-separated statements; returns the last one's result.
     pub async fn sql(&self, sql: &str) -> Result<QueryResult> {
+        self.sql_with(sql, &RunOptions::default()).await
+    }
+
+    /// [`Engine::sql`] with per-query settings, cancellation and progress.
+    pub async fn sql_with(&self, sql: &str, options: &RunOptions) -> Result<QueryResult> {
         let statements = DFParser::parse_sql(sql)?;
         if statements.is_empty() {
             return Err(DataFusionError::Plan("no SQL statement given".into()));
         }
         let mut last = None;
         for statement in statements {
-            last = Some(self.statement(statement).await?);
+            if options.cancel.is_cancelled() {
+                return Err(DataFusionError::Execution("query was cancelled".into()));
+            }
+            last = Some(self.statement(statement, options).await?);
         }
         last.ok_or_else(|| DataFusionError::Plan("no SQL statement given".into()))
     }
 
-    async fn statement(&self, statement: Statement) -> Result<QueryResult> {
-        let state = self.ctx.state();
+    async fn statement(&self, statement: Statement, options: &RunOptions) -> Result<QueryResult> {
+        let mut state = self.ctx.state();
+        for (k, v) in &options.settings {
+            state
+                .config_mut()
+                .options_mut()
+                .set(k, v)
+                .map_err(|e| DataFusionError::Configuration(format!("{k}={v}: {e}")))?;
+        }
         let plan = state.statement_to_plan(statement).await?;
         match plan {
             LogicalPlan::Explain(explain) => {
                 let input = explain.plan.as_ref().clone();
-                let (staged, job) = self.prepare(&input).await?;
+                let (staged, job) = self.prepare(state.clone(), &input, options).await?;
                 let counts: Vec<usize> = (0..staged.stages.len()).map(|i| job_task_count(&staged, &job, i)).collect();
                 text_result(vec![("distributed_plan", staged.display(Some(&counts)))])
             }
             LogicalPlan::Analyze(analyze) => {
                 let input = analyze.input.as_ref().clone();
-                let (staged, job) = self.prepare(&input).await?;
+                let (staged, job) = self.prepare(state.clone(), &input, options).await?;
                 let counts: Vec<usize> = (0..staged.stages.len()).map(|i| job_task_count(&staged, &job, i)).collect();
                 let out = run_query(job, &self.backend).await?;
                 text_result(vec![
@@ -178,7 +205,7 @@ impl Engine {
                 })
             }
             plan => {
-                let (staged, job) = self.prepare(&plan).await?;
+                let (staged, job) = self.prepare(state, &plan, options).await?;
                 let schema = staged
                     .final_stage()
                     .and_then(|s| s.plan.children().first().map(|c| c.schema()))
@@ -194,8 +221,12 @@ impl Engine {
     }
 
     /// Plan a logical plan into a staged plan and a ready-to-run job.
-    async fn prepare(&self, plan: &LogicalPlan) -> Result<(StagedPlan, QueryJob)> {
-        let mut state: SessionState = self.ctx.state();
+    async fn prepare(
+        &self,
+        mut state: SessionState,
+        plan: &LogicalPlan,
+        options: &RunOptions,
+    ) -> Result<(StagedPlan, QueryJob)> {
         let squall = SquallConfig::from_session(state.config());
         let partitions = squall.resolved_shuffle_partitions();
         state.config_mut().options_mut().execution.target_partitions = partitions;
@@ -233,6 +264,8 @@ impl Engine {
             max_attempts: squall.task.max_attempts.max(1) as u32,
             silence_timeout: Duration::from_secs(squall.task.silence_timeout_secs.max(1)),
             row_groups_pruned: pruned,
+            cancel: options.cancel.clone(),
+            progress: Arc::clone(&options.progress),
         };
         Ok((staged, job))
     }

@@ -25,4 +25,5 @@ pub mod split;
 pub mod stages;
 pub mod tpch;
 
-pub use engine::{Engine, EngineOptions, QueryResult};
+pub use coordinator::QueryProgress;
+pub use engine::{CancellationToken, Engine, EngineOptions, QueryResult, RunOptions};

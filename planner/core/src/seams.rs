@@ -35,4 +35,10 @@ pub trait CompletionQueue: Send + Sync {
 #[async_trait]
 pub trait Invoker: Send + Sync {
     async fn invoke(&self, payload: Bytes) -> Result<()>;
+
+    /// Stop every task of `query_id` that is still running, as far as the
+    /// backend can. Returns when they are stopped (or cannot be reached).
+    async fn cancel(&self, _query_id: &str) -> Result<()> {
+        Ok(())
+    }
 }

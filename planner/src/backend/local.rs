@@ -111,6 +111,8 @@ pub struct LocalInvoker {
     env: WorkerEnv,
     slots: Arc<Semaphore>,
     running: Arc<std::sync::atomic::AtomicUsize>,
+    /// Tasks of each query that have not finished, to stop them on cancel.
+    tasks: Arc<Mutex<HashMap<String, Vec<tokio::task::JoinHandle<()>>>>>,
 }
 
 impl LocalInvoker {
@@ -119,6 +121,7 @@ impl LocalInvoker {
             env,
             slots: Arc::new(Semaphore::new(slots.max(1))),
             running: Arc::new(std::sync::atomic::AtomicUsize::new(0)),
+            tasks: Arc::default(),
         }
     }
 
@@ -135,21 +138,64 @@ impl Invoker for LocalInvoker {
         let slots = Arc::clone(&self.slots);
         let running = Arc::clone(&self.running);
         running.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-        tokio::spawn(async move {
+        let query_id = squall_core::task::TaskIdentity::salvage(&payload)
+            .map(|id| id.query_id)
+            .unwrap_or_default();
+        // Counts the task as finished however it ends, aborted included.
+        struct Finished(Arc<std::sync::atomic::AtomicUsize>);
+        impl Drop for Finished {
+            fn drop(&mut self) {
+                self.0.fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
+            }
+        }
+        let finished = Finished(running);
+        let handle = tokio::spawn(async move {
+            let _finished = finished;
             let permit = slots.acquire_owned().await;
             // A panic inside a task must not take the process down silently:
             // run it as its own tokio task and report the panic as a failure.
             let env2 = env.clone();
             let body = payload.clone();
-            let outcome = tokio::spawn(async move { handle_task(&body, &env2).await }).await;
+            let inner = tokio::spawn(async move { handle_task(&body, &env2).await });
+            let abort_inner = InnerAbort(inner.abort_handle());
+            let outcome = inner.await;
+            drop(abort_inner); // the inner task is done; aborting it is a no-op
             if let Err(e) = outcome {
                 tracing::error!(%e, "worker task panicked");
                 send_panic_report(&payload, &env, &e.to_string()).await;
             }
             drop(permit);
-            running.fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
         });
+        if let Ok(mut tasks) = self.tasks.lock() {
+            let list = tasks.entry(query_id).or_default();
+            list.retain(|h| !h.is_finished());
+            list.push(handle);
+        }
         Ok(())
+    }
+
+    async fn cancel(&self, query_id: &str) -> Result<()> {
+        let handles = self
+            .tasks
+            .lock()
+            .map(|mut t| t.remove(query_id).unwrap_or_default())
+            .unwrap_or_default();
+        for h in &handles {
+            h.abort();
+        }
+        for h in handles {
+            let _ = h.await;
+        }
+        Ok(())
+    }
+}
+
+/// Aborts the inner task when the outer one is aborted (dropped mid-await).
+struct InnerAbort(tokio::task::AbortHandle);
+
+impl Drop for InnerAbort {
+    fn drop(&mut self) {
+        self.0.abort();
     }
 }
 

@@ -9,12 +9,15 @@
 //! - `concurrency`: two queries at once on one engine.
 //! - `retries`: injected task failures are retried, answers stay right, and
 //!   no exchange object or queue is left behind.
+//! - `cancel`: cancelling a running query stops its tasks and cleans up.
 //! - `sql`: statements beyond TPC-H (SET, EXPLAIN, VALUES, empty results, errors).
 //!
 //! Every test builds its data in a temporary folder (shared per scale factor
 //! and layout within this binary).
 
 mod common;
+
+mod cancel;
 
 mod concurrency;
 mod many_tasks;
