@@ -10,6 +10,9 @@ use datafusion::prelude::{ParquetReadOptions, SessionContext};
 /// Register every table of the catalog at `location` with `ctx`.
 /// Returns the table names, sorted.
 pub async fn register_catalog(ctx: &SessionContext, location: &str) -> Result<Vec<String>> {
+    if let Some(rest) = location.strip_prefix("s3://") {
+        return register_object_store_catalog(ctx, rest).await;
+    }
     let dir = local_dir(location)?;
     let entries = std::fs::read_dir(&dir).map_err(|e| {
         DataFusionError::Plan(format!("catalog {}: cannot list: {e}", dir.display()))
@@ -37,6 +40,36 @@ pub async fn register_catalog(ctx: &SessionContext, location: &str) -> Result<Ve
                 .map_err(|e| DataFusionError::Plan(format!("table {stem} at {}: {e}", path.display())))?;
             tables.push(stem.to_string());
         }
+    }
+    tables.sort();
+    Ok(tables)
+}
+
+/// A catalog in S3: `bucket/prefix`, whose "sub-folders" (common prefixes) are tables.
+async fn register_object_store_catalog(ctx: &SessionContext, rest: &str) -> Result<Vec<String>> {
+    let (bucket, prefix) = rest.split_once('/').unwrap_or((rest, ""));
+    let prefix = prefix.trim_matches('/');
+    let url = datafusion::execution::object_store::ObjectStoreUrl::parse(format!("s3://{bucket}"))?;
+    let store = ctx.runtime_env().object_store(&url)?;
+    let prefix_path = object_store::path::Path::from(prefix);
+    let listing = store
+        .list_with_delimiter(if prefix.is_empty() { None } else { Some(&prefix_path) })
+        .await
+        .map_err(|e| DataFusionError::Plan(format!("catalog s3://{rest}: cannot list: {e}")))?;
+    let mut tables = Vec::new();
+    for table_prefix in listing.common_prefixes {
+        let Some(name) = table_prefix.filename().map(str::to_string) else { continue };
+        if name.starts_with('.') || name.starts_with('_') {
+            continue;
+        }
+        let table_url = format!("s3://{bucket}/{table_prefix}/");
+        ctx.register_parquet(&name, &table_url, ParquetReadOptions::default())
+            .await
+            .map_err(|e| DataFusionError::Plan(format!("table {name} at {table_url}: {e}")))?;
+        tables.push(name);
+    }
+    if tables.is_empty() {
+        return Err(DataFusionError::Plan(format!("catalog s3://{rest}: no tables (sub-folders of Parquet files) found")));
     }
     tables.sort();
     Ok(tables)

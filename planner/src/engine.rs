@@ -63,15 +63,20 @@ pub struct QueryResult {
     pub profile: Option<QueryProfile>,
 }
 
-/// An embedded squall engine.
+/// A squall engine: a session plus the backend its queries run on.
 pub struct Engine {
     ctx: SessionContext,
     backend: Backend,
-    queue: Arc<LocalQueue>,
-    invoker: Arc<LocalInvoker>,
+    local: Option<LocalParts>,
     footers: FooterCache,
     exchange_root: std::path::PathBuf,
     _exchange_tmp: Option<tempfile::TempDir>,
+}
+
+/// What only the embedded backend has: its queue and invoker, for inspection.
+struct LocalParts {
+    queue: Arc<LocalQueue>,
+    invoker: Arc<LocalInvoker>,
 }
 
 impl Engine {
@@ -118,11 +123,32 @@ impl Engine {
         Ok(Self {
             ctx,
             backend,
-            queue,
-            invoker,
+            local: Some(LocalParts { queue, invoker }),
             footers: FooterCache::default(),
             exchange_root,
             _exchange_tmp: tmp,
+        })
+    }
+
+    /// An engine over another backend. `runtime` must resolve the object
+    /// store URLs of the catalog and of the exchange.
+    pub async fn with_backend(
+        options: EngineOptions,
+        runtime: Arc<datafusion::execution::runtime_env::RuntimeEnv>,
+        backend: Backend,
+    ) -> Result<Self> {
+        let config = session_config(&options.settings)?;
+        let ctx = SessionContext::new_with_config_rt(config, runtime);
+        if let Some(catalog) = &options.catalog {
+            register_catalog(&ctx, catalog).await?;
+        }
+        Ok(Self {
+            ctx,
+            backend,
+            local: None,
+            footers: FooterCache::default(),
+            exchange_root: std::path::PathBuf::new(),
+            _exchange_tmp: None,
         })
     }
 
@@ -136,14 +162,19 @@ impl Engine {
         &self.exchange_root
     }
 
-    /// Completion queues currently open (one per running query).
+    /// Embedded backend: completion queues currently open (one per running query).
     pub fn open_queues(&self) -> usize {
-        self.queue.open_queues()
+        self.local.as_ref().map(|l| l.queue.open_queues()).unwrap_or(0)
     }
 
-    /// Tasks invoked and not finished.
+    /// Embedded backend: tasks invoked and not finished.
     pub fn running_tasks(&self) -> usize {
-        self.invoker.running()
+        self.local.as_ref().map(|l| l.invoker.running()).unwrap_or(0)
+    }
+
+    /// The backend's seams.
+    pub fn backend(&self) -> &Backend {
+        &self.backend
     }
 
     /// Run one or more `;`-separated statements; returns the last one's result.

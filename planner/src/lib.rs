@@ -1,7 +1,8 @@
 //! # squall-planner
 //!
-//! squall's planner and coordinator, the embedded backend, and the `squall`
-//! command. The contract shared with workers lives in `squall-core`.
+//! squall's planner and coordinator and the embedded backend. The contract
+//! shared with workers lives in `squall-core`; the `squall` command and the
+//! HTTP API live in `squall-server`.
 //!
 //! # Layout
 //!
@@ -13,11 +14,9 @@
 //! - [`catalog`]: folders of Parquet tables.
 //! - [`profile`]: per-query, per-stage figures.
 //! - [`tpch`]: data generation, the 22 queries, and answer checking.
-//! - [`cli`]: the `squall` command.
 
 pub mod backend;
 pub mod catalog;
-pub mod cli;
 pub mod coordinator;
 pub mod engine;
 pub mod profile;

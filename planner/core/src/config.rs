@@ -63,9 +63,23 @@ extensions_options! {
     pub struct SquallConfig {
         /// Concurrent task slots of the embedded backend (0 = available cores).
         pub worker_slots: usize, default = 0
-        /// Where exchange objects go: a folder or URL prefix (empty = a
-        /// temporary folder of the embedded backend).
+        /// Where exchange objects go: a folder, or an `s3://bucket/prefix` for the
+        /// aws backend (empty = a temporary folder of the embedded backend).
         pub exchange_location: String, default = String::new()
+        /// Backend: `local` (embedded) or `aws` (S3, SQS, Lambda).
+        pub backend: String, default = "local".to_string()
+        /// aws: name or ARN of the worker Lambda function.
+        pub worker_function: String, default = "squall-worker".to_string()
+        /// aws: name or ARN of the coordinator Lambda function (started by the API).
+        pub coordinator_function: String, default = "squall-coordinator".to_string()
+        /// aws: name prefix of the per-query SQS completion queues.
+        pub queue_prefix: String, default = "squall-q-".to_string()
+        /// aws: `s3://bucket/prefix` where task payloads over the inline limit go.
+        pub payload_location: String, default = String::new()
+        /// aws: task payloads larger than this many bytes travel through S3.
+        pub inline_payload_bytes: usize, default = 200 * 1024
+        /// aws: `s3://bucket/prefix` where query state and results are kept.
+        pub state_location: String, default = String::new()
         /// Scan splitting.
         pub scan: ScanOptions, default = ScanOptions::default()
         /// Exchange.

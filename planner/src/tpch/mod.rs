@@ -1,4 +1,4 @@
-//! TPC-H: data generation ([`gen`]), the 22 queries with validation
+//! TPC-H: data generation ([`datagen`]), the 22 queries with validation
 //! parameters and their expected answers at SF 0.1 and SF 1 (embedded from
 //! `queries/` and `answers/`), answer checking ([`compare`]) and the
 //! end-to-end runner behind `squall tpch run` ([`run`]).

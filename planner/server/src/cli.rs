@@ -1,29 +1,46 @@
 //! The `squall` command.
 //!
 //! ```text
-//! squall query [--catalog DIR] [--format table|csv|json] [--config K=V]... "SQL"
+//! squall query [--catalog DIR|s3://...] [--backend local|aws] [--format table|csv|json] [--config K=V]... "SQL"
 //! squall tpch gen --sf SF --out DIR
 //! squall tpch run --sf SF [--data DIR] [--queries 1,3,5] [--profile FILE] [--config K=V]...
 //! squall config                      list every squall.* setting with its default
+//! squall serve [--port 8080] [--host 127.0.0.1] [--catalog DIR] [--token T] [--config K=V]...
 //! ```
+//!
+//! `serve` runs the HTTP API (the Trino client protocol, see
+//! [`crate::router`]) over the embedded engine. It binds 127.0.0.1 by
+//! default; a non-loopback address needs a token (`--token` or
+//! `SQUALL_API_TOKEN`), or it refuses to start. Once listening it prints
+//! `listening on http://ADDR` on stdout (with `--port 0`, the port chosen).
 //!
 //! Errors go to stderr with exit code 1 (2 for usage errors, from clap).
 
 use std::io::Write as _;
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::Arc;
 
 use arrow::record_batch::RecordBatch;
 use clap::{Parser, Subcommand, ValueEnum};
 use datafusion::common::config::ExtensionOptions;
 use datafusion::error::{DataFusionError, Result};
 use squall_core::config::{SquallConfig, env_var_name};
+use squall_planner::tpch;
+use squall_planner::{Engine, EngineOptions, QueryResult};
 
-use crate::engine::{Engine, EngineOptions, QueryResult};
-use crate::tpch;
+use crate::auth::{ApiAuth, check_bind};
+use crate::embedded::{EmbeddedOptions, EmbeddedService};
+use crate::error::ServerError;
+use crate::router::{ApiOptions, router};
+use crate::serve::serve;
 
 #[derive(Parser, Debug)]
-#[command(name = "squall", version, about = "Serverless distributed SQL over Parquet, on AWS Lambda or embedded")]
+#[command(
+    name = "squall",
+    version,
+    about = "Serverless distributed SQL over Parquet, on AWS Lambda or embedded"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -36,6 +53,10 @@ enum Command {
         /// Folder whose sub-folders are tables of Parquet files.
         #[arg(long, env = "SQUALL_CATALOG")]
         catalog: Option<String>,
+        /// Where tasks run: `local` (in this process) or `aws` (S3, SQS and
+        /// Lambda, configured by the standard AWS_* and SQUALL_* variables).
+        #[arg(long, env = "SQUALL_BACKEND", default_value = "local")]
+        backend: String,
         #[arg(long, value_enum, default_value_t = Format::Table)]
         format: Format,
         /// A setting, `squall.*` or `datafusion.*` (repeatable).
@@ -51,6 +72,24 @@ enum Command {
     },
     /// List every squall.* setting, its value here, and its environment variable.
     Config,
+    /// Serve the HTTP API (Trino client protocol) over the embedded engine.
+    Serve {
+        /// Port to listen on (0: any free port, printed once listening).
+        #[arg(long, default_value_t = 8080)]
+        port: u16,
+        /// Address to bind; anything but loopback needs --token.
+        #[arg(long, default_value = "127.0.0.1")]
+        host: String,
+        /// Folder whose sub-folders are tables of Parquet files.
+        #[arg(long, env = "SQUALL_CATALOG")]
+        catalog: Option<String>,
+        /// Require `Authorization: Bearer TOKEN` (or basic auth with TOKEN as password).
+        #[arg(long, env = "SQUALL_API_TOKEN", hide_env_values = true)]
+        token: Option<String>,
+        /// A setting, `squall.*` or `datafusion.*` (repeatable).
+        #[arg(long = "config", short = 'c', value_parser = parse_setting)]
+        config: Vec<(String, String)>,
+    },
 }
 
 #[derive(Subcommand, Debug)]
@@ -105,7 +144,10 @@ fn parse_setting(s: &str) -> std::result::Result<(String, String), String> {
 pub fn main() -> ExitCode {
     let cli = Cli::parse();
     init_tracing();
-    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
         Ok(rt) => rt,
         Err(e) => {
             eprintln!("error: starting the runtime: {e}");
@@ -130,19 +172,122 @@ fn init_tracing() {
         .try_init();
 }
 
-async fn run(cli: Cli) -> Result<ExitCode> {
+async fn run(cli: Cli) -> std::result::Result<ExitCode, ServerError> {
     match cli.command {
+        Command::Serve {
+            port,
+            host,
+            catalog,
+            token,
+            config,
+        } => serve_command(&host, port, catalog, token, config).await,
+        command => Ok(run_engine_command(command).await?),
+    }
+}
+
+/// `squall serve`: checks the address and auth before building anything,
+/// then serves until Ctrl-C or SIGTERM.
+async fn serve_command(
+    host: &str,
+    port: u16,
+    catalog: Option<String>,
+    token: Option<String>,
+    config: Vec<(String, String)>,
+) -> std::result::Result<ExitCode, ServerError> {
+    let addr = tokio::net::lookup_host((host, port))
+        .await
+        .map_err(|source| ServerError::Io {
+            context: format!("resolving {host}"),
+            source,
+        })?
+        .next()
+        .ok_or_else(|| ServerError::BadRequest {
+            message: format!("{host} resolves to no address"),
+        })?;
+    let auth = match token.filter(|t| !t.is_empty()) {
+        Some(t) => ApiAuth::Token(t),
+        None => ApiAuth::None,
+    };
+    check_bind(&addr, &auth)?;
+    let engine = Engine::local(EngineOptions {
+        catalog,
+        settings: config,
+    })
+    .await?;
+    let service = EmbeddedService::new(Arc::new(engine), EmbeddedOptions::default());
+    let listener = tokio::net::TcpListener::bind(addr)
+        .await
+        .map_err(|source| ServerError::Io {
+            context: format!("binding {addr}"),
+            source,
+        })?;
+    let local = listener.local_addr().map_err(|source| ServerError::Io {
+        context: "reading the bound address".into(),
+        source,
+    })?;
+    {
+        let mut out = std::io::stdout().lock();
+        let _ = writeln!(out, "listening on http://{local}");
+        let _ = out.flush();
+    }
+    let auth_note = if matches!(auth, ApiAuth::None) {
+        "no authentication (loopback only)"
+    } else {
+        "token required"
+    };
+    eprintln!("squall serve: {auth_note}; Ctrl-C stops");
+    serve(
+        listener,
+        router(Arc::new(service), ApiOptions::new(auth)),
+        shutdown_signal(),
+    )
+    .await?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Ctrl-C, or SIGTERM where there are signals.
+async fn shutdown_signal() {
+    let ctrl_c = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    #[cfg(unix)]
+    {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut term) => {
+                tokio::select! {
+                    _ = ctrl_c => {}
+                    _ = term.recv() => {}
+                }
+            }
+            Err(_) => ctrl_c.await,
+        }
+    }
+    #[cfg(not(unix))]
+    ctrl_c.await;
+}
+
+async fn run_engine_command(command: Command) -> Result<ExitCode> {
+    match command {
         Command::Query {
             catalog,
+            backend,
             format,
             config,
             sql,
         } => {
-            let engine = Engine::local(EngineOptions {
+            let options = EngineOptions {
                 catalog,
                 settings: config,
-            })
-            .await?;
+            };
+            let engine = match backend.as_str() {
+                "local" => Engine::local(options).await?,
+                "aws" => squall_aws::aws_engine(options).await?,
+                other => {
+                    return Err(DataFusionError::Configuration(format!(
+                        "unknown backend {other:?} (expected local or aws)"
+                    )));
+                }
+            };
             let result = tokio::select! {
                 r = engine.sql(&sql) => r?,
                 _ = tokio::signal::ctrl_c() => {
@@ -175,8 +320,8 @@ async fn run(cli: Cli) -> Result<ExitCode> {
             } => {
                 let mut opts = tpch::datagen::GenOptions::new(sf, &out);
                 opts.row_group_rows = row_group_rows;
-                let summary =
-                    tpch::datagen::generate(&opts).map_err(|e| DataFusionError::External(Box::new(e)))?;
+                let summary = tpch::datagen::generate(&opts)
+                    .map_err(|e| DataFusionError::External(Box::new(e)))?;
                 for (table, rows, bytes) in &summary.tables {
                     println!("{table:>10} {rows:>12} rows {bytes:>14} bytes");
                 }
@@ -196,18 +341,31 @@ async fn run(cli: Cli) -> Result<ExitCode> {
                     settings: config,
                     progress: true,
                 };
-                println!("{:>5} {:>10} {:>8} {:>7} {:>6}  check", "query", "time_ms", "rows", "stages", "tasks");
+                println!(
+                    "{:>5} {:>10} {:>8} {:>7} {:>6}  check",
+                    "query", "time_ms", "rows", "stages", "tasks"
+                );
                 let runs = tpch::run::run(&opts, |r| {
-                    let (stages, tasks) = r.profile.as_ref().map(|p| (p.stages, p.tasks)).unwrap_or((0, 0));
+                    let (stages, tasks) = r
+                        .profile
+                        .as_ref()
+                        .map(|p| (p.stages, p.tasks))
+                        .unwrap_or((0, 0));
                     println!(
                         "{:>5} {:>10.1} {:>8} {:>7} {:>6}  {}",
-                        format!("q{:02}", r.query), r.wall_ms, r.rows, stages, tasks, r.check
+                        format!("q{:02}", r.query),
+                        r.wall_ms,
+                        r.rows,
+                        stages,
+                        tasks,
+                        r.check
                     );
                 })
                 .await?;
                 let passed = runs.iter().filter(|r| r.passed()).count();
                 let times: Vec<f64> = runs.iter().map(|r| r.wall_ms.max(0.001)).collect();
-                let geomean = (times.iter().map(|t| t.ln()).sum::<f64>() / times.len().max(1) as f64).exp();
+                let geomean =
+                    (times.iter().map(|t| t.ln()).sum::<f64>() / times.len().max(1) as f64).exp();
                 let total: f64 = times.iter().sum();
                 println!(
                     "{passed}/{} answers correct; total {total:.0} ms, geomean {geomean:.1} ms",
@@ -217,9 +375,16 @@ async fn run(cli: Cli) -> Result<ExitCode> {
                     write_profile(&path, sf, &runs)?;
                     println!("profile written to {}", path.display());
                 }
-                Ok(if passed == runs.len() { ExitCode::SUCCESS } else { ExitCode::FAILURE })
+                Ok(if passed == runs.len() {
+                    ExitCode::SUCCESS
+                } else {
+                    ExitCode::FAILURE
+                })
             }
         },
+        Command::Serve { .. } => Err(DataFusionError::Internal(
+            "serve is not an engine command".into(),
+        )),
     }
 }
 
@@ -250,7 +415,8 @@ fn write_profile(path: &std::path::Path, sf: f64, runs: &[tpch::run::QueryRun]) 
         })
         .collect();
     let doc = serde_json::json!({ "scale_factor": sf, "backend": "local", "queries": queries });
-    let text = serde_json::to_string_pretty(&doc).map_err(|e| DataFusionError::External(Box::new(e)))?;
+    let text =
+        serde_json::to_string_pretty(&doc).map_err(|e| DataFusionError::External(Box::new(e)))?;
     std::fs::write(path, text)
         .map_err(|e| DataFusionError::External(format!("writing {}: {e}", path.display()).into()))
 }

@@ -1,0 +1,14 @@
+//! The worker Lambda function: wiring only; see `squall_aws::functions::WorkerFunction`.
+
+use lambda_runtime::{Error, LambdaEvent, service_fn};
+
+#[tokio::main]
+async fn main() -> Result<(), Error> {
+    squall_aws::functions::init_tracing();
+    let worker = squall_aws::functions::WorkerFunction::from_env().await?;
+    let worker = &worker;
+    lambda_runtime::run(service_fn(move |event: LambdaEvent<serde_json::Value>| async move {
+        Ok::<_, Error>(worker.handle(event.payload).await)
+    }))
+    .await
+}

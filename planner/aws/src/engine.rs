@@ -1,0 +1,63 @@
+//! An [`Engine`] on the aws backend: S3 for data and exchange objects, one
+//! SQS queue per query for completion messages, Lambda for tasks. The
+//! process that holds it is the coordinator (the `squall` command with
+//! `--backend aws`, or the coordinator function).
+
+use std::sync::Arc;
+
+use datafusion::error::{DataFusionError, Result};
+use datafusion::execution::object_store::ObjectStoreUrl;
+use datafusion::execution::runtime_env::{RuntimeEnv, RuntimeEnvBuilder};
+use squall_core::config::SquallConfig;
+use squall_planner::coordinator::Backend;
+use squall_planner::engine::session_config;
+use squall_planner::{Engine, EngineOptions};
+
+use crate::env::AwsEnv;
+use crate::lambda::LambdaInvoker;
+use crate::s3::{S3Registry, split_s3_url};
+use crate::sqs::SqsQueue;
+
+/// A runtime whose object-store registry resolves any `s3://bucket`.
+pub fn aws_runtime(env: &AwsEnv) -> Result<Arc<RuntimeEnv>> {
+    RuntimeEnvBuilder::new()
+        .with_object_store_registry(Arc::new(S3Registry::new(env.clone())))
+        .build_arc()
+}
+
+/// An engine on the aws backend, configured by `squall.*` settings
+/// (environment first, then `options.settings`).
+pub async fn aws_engine(options: EngineOptions) -> Result<Engine> {
+    let env = AwsEnv::load().await;
+    let squall = SquallConfig::from_session(&session_config(&options.settings)?);
+    if squall.exchange_location.is_empty() {
+        return Err(DataFusionError::Configuration(
+            "the aws backend needs squall.exchange_location (SQUALL_EXCHANGE_LOCATION), e.g. s3://bucket/exchange".into(),
+        ));
+    }
+    let runtime = aws_runtime(&env)?;
+    let (exchange_url, exchange_prefix) = split_s3_url(&squall.exchange_location)?;
+    let exchange_store = runtime.object_store(ObjectStoreUrl::parse(&exchange_url)?)?;
+    let payloads = if squall.payload_location.is_empty() {
+        None
+    } else {
+        let (url, prefix) = split_s3_url(&squall.payload_location)?;
+        let store = runtime.object_store(ObjectStoreUrl::parse(&url)?)?;
+        Some((store, url, prefix))
+    };
+    let queue: Arc<SqsQueue> = Arc::new(SqsQueue::new(&env, &squall.queue_prefix));
+    let backend = Backend {
+        exchange_store,
+        exchange_url,
+        exchange_prefix,
+        queue: Arc::clone(&queue) as _,
+        invoker: Arc::new(LambdaInvoker::new(
+            &env,
+            queue,
+            &squall.worker_function,
+            squall.inline_payload_bytes,
+            payloads,
+        )),
+    };
+    Engine::with_backend(options, runtime, backend).await
+}

@@ -1,0 +1,33 @@
+//! # squall-aws
+//!
+//! The `aws` backend: the engine's seams over AWS services, and the handlers
+//! the Lambda functions run. This is the only crate that links the AWS SDKs.
+//!
+//! | seam | here |
+//! |---|---|
+//! | object store | S3 through `object_store` ([`s3`]), credentials and region from `aws-config` |
+//! | completion queue | one SQS queue per query ([`sqs::SqsQueue`]) |
+//! | invoker | Lambda `Invoke`, event mode ([`lambda::LambdaInvoker`]) |
+//!
+//! Pointing the backend at emulators (moto for S3 and SQS, `cargo lambda
+//! watch` for Lambda) is configuration only: the standard
+//! `AWS_ENDPOINT_URL`, `AWS_ENDPOINT_URL_S3`, `AWS_ENDPOINT_URL_SQS`,
+//! `AWS_ENDPOINT_URL_LAMBDA` variables. There is no second code path.
+//!
+//! # Layout
+//!
+//! - [`env`]: loading the AWS configuration once per process.
+//! - [`s3`]: S3 object stores and a registry that creates them per bucket.
+//! - [`sqs`], [`lambda`]: the queue and invoker seams.
+//! - [`engine`]: an [`squall_planner::Engine`] over these seams.
+//! - [`functions`]: what the worker and coordinator Lambda functions run.
+
+pub mod engine;
+pub mod env;
+pub mod functions;
+pub mod lambda;
+pub mod s3;
+pub mod sqs;
+
+pub use engine::aws_engine;
+pub use env::AwsEnv;

@@ -1,0 +1,506 @@
+//! [`EmbeddedService`]: the [`QueryService`] over an in-process
+//! [`Engine`] — what `squall serve` runs and what the tests drive.
+//!
+//! Each submitted query is a tokio task with its own cancellation token and
+//! progress counters. Its state lives in a `watch` channel, so long polls
+//! wake the moment it changes. When the query finishes its result is cut
+//! into pages ([`paginate`]) and kept in memory until the client has read
+//! the last page (plus a short grace, so a retried last request still
+//! works) or, for results nobody reads, until a retention time has passed.
+//!
+//! ```text
+//! submit ─spawn─> [wait for a running slot] ─> Engine::sql_with(sql, settings, cancel, progress)
+//!    QUEUED              RUNNING                   │ ok: paginate -> FINISHED (pages held)
+//!                                                  │ err: FAILED (Trino error) / CANCELED
+//! cancel ─> token.cancel(), state CANCELED at once; the engine stops the query's tasks
+//! sweep (every few seconds): forget drained and expired queries, cancel abandoned ones
+//! ```
+//!
+//! Session properties from the request become per-query settings, and a
+//! lone `SET SESSION` / `RESET SESSION` statement does not touch the
+//! engine's shared session: it is validated and handed back to the client
+//! ([`crate::session`]). A request holds exactly one statement, as in Trino.
+//! The embedded engine has one catalog, so the client's catalog and schema
+//! are accepted and not used to resolve names.
+
+use std::collections::HashMap;
+use std::sync::atomic::Ordering;
+use std::sync::{Arc, Mutex, MutexGuard, Weak};
+use std::time::{Duration, Instant};
+
+use arrow::array::{BooleanArray, RecordBatch};
+use arrow::datatypes::{DataType, Field, Schema, SchemaRef};
+use async_trait::async_trait;
+use datafusion::error::DataFusionError;
+use datafusion::sql::parser::DFParser;
+use squall_planner::profile::QueryProfile;
+use squall_planner::{CancellationToken, Engine, QueryProgress, RunOptions};
+use tokio::sync::{Semaphore, watch};
+
+use crate::error::ServerError;
+use crate::paging::{PageLimits, paginate};
+use crate::query_error::{self, QueryError};
+use crate::service::{
+    Metrics, Page, Progress, QueryService, QueryState, QueryStatus, SessionInfo, SessionUpdate,
+    Submitted,
+};
+use crate::session::{SessionStatement, parse_session_statement};
+
+/// Knobs of the embedded service.
+#[derive(Debug, Clone)]
+pub struct EmbeddedOptions {
+    pub page_limits: PageLimits,
+    /// Queries running at once; later ones wait QUEUED (default 4).
+    pub max_running: usize,
+    /// A done query is forgotten this long after it ended (default 15 min).
+    pub retention: Duration,
+    /// A query whose last page was served is forgotten after this (default 10 s).
+    pub drained_grace: Duration,
+    /// A query not polled for this long is cancelled as abandoned (default 5 min).
+    pub abandon_after: Duration,
+    /// How often the sweeper looks (default 2 s).
+    pub sweep_every: Duration,
+}
+
+impl Default for EmbeddedOptions {
+    fn default() -> Self {
+        Self {
+            page_limits: PageLimits::default(),
+            max_running: 4,
+            retention: Duration::from_secs(15 * 60),
+            drained_grace: Duration::from_secs(10),
+            abandon_after: Duration::from_secs(5 * 60),
+            sweep_every: Duration::from_secs(2),
+        }
+    }
+}
+
+/// The query service over an in-process engine.
+pub struct EmbeddedService {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    engine: Arc<Engine>,
+    options: EmbeddedOptions,
+    queries: Mutex<HashMap<String, Arc<Entry>>>,
+    slots: Arc<Semaphore>,
+}
+
+struct Entry {
+    id: String,
+    slug: String,
+    sql: String,
+    session: SessionInfo,
+    submitted: Instant,
+    cancel: CancellationToken,
+    progress: Arc<QueryProgress>,
+    last_access: Mutex<Instant>,
+    drained_at: Mutex<Option<Instant>>,
+    phase: watch::Sender<Phase>,
+}
+
+/// Where a query is; cloned out of the watch channel on every look.
+#[derive(Clone)]
+struct Phase {
+    state: QueryState,
+    started: Option<Instant>,
+    ended: Option<Instant>,
+    error: Option<QueryError>,
+    outcome: Option<Arc<Outcome>>,
+}
+
+/// What a finished query produced.
+struct Outcome {
+    schema: SchemaRef,
+    pages: Vec<RecordBatch>,
+    metrics: Metrics,
+    update_type: Option<String>,
+    session: SessionUpdate,
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    // A panic while holding one of these locks leaves plain data behind; keep going.
+    m.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+impl EmbeddedService {
+    /// A service over `engine`. Called inside a tokio runtime it also starts
+    /// the sweeper, which stops when the service is dropped.
+    pub fn new(engine: Arc<Engine>, options: EmbeddedOptions) -> Self {
+        let inner = Arc::new(Inner {
+            slots: Arc::new(Semaphore::new(options.max_running.max(1))),
+            engine,
+            options,
+            queries: Mutex::new(HashMap::new()),
+        });
+        if let Ok(handle) = tokio::runtime::Handle::try_current() {
+            handle.spawn(sweeper(Arc::downgrade(&inner), inner.options.sweep_every));
+        }
+        Self { inner }
+    }
+
+    /// Queries currently held (running or with results not yet forgotten).
+    pub fn held_queries(&self) -> usize {
+        lock(&self.inner.queries).len()
+    }
+
+    /// Forgets drained and expired queries and cancels abandoned ones now.
+    pub fn sweep(&self) {
+        self.inner.sweep();
+    }
+
+    fn entry(&self, id: &str) -> Result<Arc<Entry>, ServerError> {
+        let entry = lock(&self.inner.queries).get(id).cloned().ok_or_else(|| {
+            ServerError::QueryNotFound {
+                query_id: id.to_string(),
+            }
+        })?;
+        *lock(&entry.last_access) = Instant::now();
+        Ok(entry)
+    }
+}
+
+async fn sweeper(inner: Weak<Inner>, every: Duration) {
+    let mut tick = tokio::time::interval(every.max(Duration::from_millis(10)));
+    loop {
+        tick.tick().await;
+        match inner.upgrade() {
+            Some(inner) => inner.sweep(),
+            None => return,
+        }
+    }
+}
+
+impl Inner {
+    fn sweep(&self) {
+        let now = Instant::now();
+        let o = &self.options;
+        let mut queries = lock(&self.queries);
+        queries.retain(|_, e| {
+            let phase = e.phase.borrow().clone();
+            if let Some(at) = *lock(&e.drained_at) {
+                return now.duration_since(at) < o.drained_grace;
+            }
+            match phase.ended {
+                Some(ended) => now.duration_since(ended) < o.retention,
+                None => {
+                    let idle = now.duration_since(*lock(&e.last_access));
+                    if idle >= o.abandon_after {
+                        let error = QueryError::new(
+                            query_error::ErrorCode {
+                                name: "ABANDONED_QUERY",
+                                code: 2,
+                                error_type: query_error::ErrorType::UserError,
+                            },
+                            format!("Query was abandoned: not polled for {} s", idle.as_secs()),
+                        );
+                        tracing::info!(query_id = %e.id, "cancelling abandoned query");
+                        e.end(QueryState::Canceled, Some(error), None);
+                    }
+                    true
+                }
+            }
+        });
+    }
+}
+
+impl Entry {
+    /// Moves a query that is not done yet to a final state; a done query stays as it is.
+    fn end(&self, state: QueryState, error: Option<QueryError>, outcome: Option<Arc<Outcome>>) {
+        if state == QueryState::Canceled {
+            self.cancel.cancel();
+        }
+        self.phase.send_if_modified(|p| {
+            if p.state.is_done() {
+                return false;
+            }
+            p.state = state;
+            p.ended = Some(Instant::now());
+            p.error = error;
+            p.outcome = outcome;
+            true
+        });
+    }
+
+    fn status(&self) -> QueryStatus {
+        let phase = self.phase.borrow().clone();
+        let now = Instant::now();
+        let (total, completed, launched) = (
+            self.progress.total_tasks.load(Ordering::Relaxed) as u64,
+            self.progress.completed_tasks.load(Ordering::Relaxed) as u64,
+            self.progress.launched_tasks.load(Ordering::Relaxed) as u64,
+        );
+        let progress = Progress {
+            total_tasks: total,
+            completed_tasks: completed,
+            running_tasks: launched.saturating_sub(completed),
+            queued_tasks: total.saturating_sub(launched),
+            total_stages: self.progress.total_stages.load(Ordering::Relaxed) as u64,
+            completed_stages: self.progress.completed_stages.load(Ordering::Relaxed) as u64,
+        };
+        let end = phase.ended.unwrap_or(now);
+        let mut metrics = phase
+            .outcome
+            .as_ref()
+            .map(|o| o.metrics)
+            .unwrap_or_default();
+        metrics.queued_ms = millis(
+            phase
+                .started
+                .unwrap_or(end)
+                .saturating_duration_since(self.submitted),
+        );
+        metrics.elapsed_ms = millis(end.saturating_duration_since(self.submitted));
+        if metrics.wall_ms == 0 {
+            metrics.wall_ms = phase
+                .started
+                .map(|s| millis(end.saturating_duration_since(s)))
+                .unwrap_or(0);
+        }
+        let outcome = phase.outcome.as_ref();
+        QueryStatus {
+            id: self.id.clone(),
+            slug: self.slug.clone(),
+            query: self.sql.clone(),
+            state: phase.state,
+            progress,
+            metrics,
+            error: phase.error.clone(),
+            schema: outcome.map(|o| o.schema.clone()),
+            update_type: outcome.and_then(|o| o.update_type.clone()),
+            session: outcome.map(|o| o.session.clone()).unwrap_or_default(),
+        }
+    }
+}
+
+fn millis(d: Duration) -> u64 {
+    u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
+}
+
+fn new_id() -> String {
+    uuid::Uuid::new_v4().simple().to_string()
+}
+
+/// Runs one query to its end and records the end.
+async fn run(inner: Arc<Inner>, entry: Arc<Entry>) {
+    let permit = tokio::select! {
+        permit = Arc::clone(&inner.slots).acquire_owned() => permit.ok(),
+        _ = entry.cancel.cancelled() => None,
+    };
+    if permit.is_none() || entry.cancel.is_cancelled() {
+        entry.end(QueryState::Canceled, Some(QueryError::canceled()), None);
+        return;
+    }
+    entry.phase.send_if_modified(|p| {
+        if p.state != QueryState::Queued {
+            return false;
+        }
+        p.state = QueryState::Running;
+        p.started = Some(Instant::now());
+        true
+    });
+    let result = execute(&inner, &entry).await;
+    drop(permit);
+    match result {
+        Ok(outcome) => entry.end(QueryState::Finished, None, Some(Arc::new(outcome))),
+        Err(_) if entry.cancel.is_cancelled() => {
+            entry.end(QueryState::Canceled, Some(QueryError::canceled()), None)
+        }
+        Err(e) => {
+            let error = QueryError::from_datafusion(&e);
+            tracing::info!(query_id = %entry.id, error = %error.message, "query failed");
+            entry.end(QueryState::Failed, Some(error), None);
+        }
+    }
+}
+
+async fn execute(inner: &Inner, entry: &Entry) -> Result<Outcome, DataFusionError> {
+    if let Some(statement) = parse_session_statement(&entry.sql) {
+        return session_statement(inner, statement);
+    }
+    let statements = DFParser::parse_sql(&entry.sql)?;
+    if statements.len() > 1 {
+        return Err(DataFusionError::Plan(format!(
+            "a request holds one statement, got {}; send them one at a time",
+            statements.len()
+        )));
+    }
+    let options = RunOptions {
+        settings: entry.session.properties.clone(),
+        cancel: entry.cancel.clone(),
+        progress: Arc::clone(&entry.progress),
+    };
+    let result = inner.engine.sql_with(&entry.sql, &options).await?;
+    let pages = paginate(&result.schema, &result.batches, inner.options.page_limits)?;
+    Ok(Outcome {
+        metrics: result
+            .profile
+            .as_ref()
+            .map(profile_metrics)
+            .unwrap_or_default(),
+        schema: result.schema,
+        pages,
+        update_type: None,
+        session: SessionUpdate::default(),
+    })
+}
+
+/// `SET SESSION` / `RESET SESSION`: validated against the engine's settings,
+/// answered with `result = true` and a session update for the client.
+fn session_statement(
+    inner: &Inner,
+    statement: SessionStatement,
+) -> Result<Outcome, DataFusionError> {
+    let (update_type, session) = match statement {
+        SessionStatement::Set { name, value } => {
+            let mut config = inner.engine.context().copied_config();
+            config
+                .options_mut()
+                .set(&name, &value)
+                .map_err(|e| DataFusionError::Configuration(format!("{name} = {value}: {e}")))?;
+            let session = SessionUpdate {
+                set: vec![(name, value)],
+                clear: Vec::new(),
+            };
+            ("SET SESSION", session)
+        }
+        SessionStatement::Reset { name } => {
+            let session = SessionUpdate {
+                set: Vec::new(),
+                clear: vec![name],
+            };
+            ("RESET SESSION", session)
+        }
+    };
+    let schema = Arc::new(Schema::new(vec![Field::new(
+        "result",
+        DataType::Boolean,
+        false,
+    )]));
+    let batch = RecordBatch::try_new(
+        schema.clone(),
+        vec![Arc::new(BooleanArray::from(vec![true]))],
+    )?;
+    Ok(Outcome {
+        schema,
+        pages: vec![batch],
+        metrics: Metrics::default(),
+        update_type: Some(update_type.to_string()),
+        session,
+    })
+}
+
+fn profile_metrics(p: &QueryProfile) -> Metrics {
+    Metrics {
+        wall_ms: p.wall_ms,
+        cpu_ms: p.stage_profiles.iter().map(|s| s.task_wall_ms_sum).sum(),
+        processed_rows: p
+            .stage_profiles
+            .iter()
+            .filter(|s| s.row_groups > 0)
+            .map(|s| s.rows_out)
+            .sum(),
+        processed_bytes: p.scan_bytes,
+        physical_input_bytes: p.scan_bytes,
+        ..Metrics::default()
+    }
+}
+
+#[async_trait]
+impl QueryService for EmbeddedService {
+    async fn submit(&self, sql: String, session: SessionInfo) -> Result<Submitted, ServerError> {
+        let (phase, _) = watch::channel(Phase {
+            state: QueryState::Queued,
+            started: None,
+            ended: None,
+            error: None,
+            outcome: None,
+        });
+        let now = Instant::now();
+        let entry = Arc::new(Entry {
+            id: new_id(),
+            slug: new_id(),
+            sql,
+            session,
+            submitted: now,
+            cancel: CancellationToken::new(),
+            progress: Arc::new(QueryProgress::default()),
+            last_access: Mutex::new(now),
+            drained_at: Mutex::new(None),
+            phase,
+        });
+        lock(&self.inner.queries).insert(entry.id.clone(), Arc::clone(&entry));
+        let submitted = Submitted {
+            id: entry.id.clone(),
+            slug: entry.slug.clone(),
+        };
+        // A supervisor records a panic of the query task as a failure, so no
+        // query is left RUNNING forever.
+        let (inner, task_entry) = (Arc::clone(&self.inner), Arc::clone(&entry));
+        tokio::spawn(async move {
+            if let Err(e) = tokio::spawn(run(inner, task_entry)).await {
+                let error = QueryError::new(
+                    query_error::GENERIC_INTERNAL_ERROR,
+                    format!("query task failed: {e}"),
+                );
+                entry.end(QueryState::Failed, Some(error), None);
+            }
+        });
+        Ok(submitted)
+    }
+
+    async fn status(&self, id: &str) -> Result<QueryStatus, ServerError> {
+        Ok(self.entry(id)?.status())
+    }
+
+    async fn wait(
+        &self,
+        id: &str,
+        seen: QueryState,
+        max_wait: Duration,
+    ) -> Result<QueryStatus, ServerError> {
+        let entry = self.entry(id)?;
+        let mut rx = entry.phase.subscribe();
+        // Resolves when the state differs from `seen`; the timeout bounds it.
+        let _ = tokio::time::timeout(max_wait, rx.wait_for(|p| p.state != seen)).await;
+        Ok(entry.status())
+    }
+
+    async fn page(&self, id: &str, token: u64) -> Result<Page, ServerError> {
+        let entry = self.entry(id)?;
+        let phase = entry.phase.borrow().clone();
+        let outcome = match (phase.state, phase.outcome) {
+            (QueryState::Finished, Some(outcome)) => outcome,
+            (state, _) => {
+                return Err(ServerError::NotFinished {
+                    query_id: id.to_string(),
+                    state: state.as_str(),
+                });
+            }
+        };
+        let index = usize::try_from(token)
+            .ok()
+            .filter(|&i| i < outcome.pages.len());
+        let Some(index) = index else {
+            return Err(ServerError::InvalidToken {
+                query_id: id.to_string(),
+                token: token.to_string(),
+            });
+        };
+        let next = index + 1;
+        if next == outcome.pages.len() {
+            lock(&entry.drained_at).get_or_insert_with(Instant::now);
+        }
+        Ok(Page {
+            batch: outcome.pages[index].clone(),
+            next: (next < outcome.pages.len()).then_some(next as u64),
+        })
+    }
+
+    async fn cancel(&self, id: &str) -> Result<(), ServerError> {
+        self.entry(id)?
+            .end(QueryState::Canceled, Some(QueryError::canceled()), None);
+        Ok(())
+    }
+}

@@ -1,0 +1,58 @@
+//! # squall-server
+//!
+//! squall's HTTP API: the Trino client REST protocol, so the Trino CLI and
+//! JDBC driver, the `trino` Python client, Superset and dbt talk to squall
+//! unchanged; and the `squall` command, whose `serve` subcommand runs that
+//! API on a local port over the embedded engine.
+//!
+//! ```text
+//!  client ── POST /v1/statement ──> router ── submit ──> QueryService ──> engine / coordinator
+//!         <── {id, nextUri, stats} ──┘                      │
+//!  client ── GET nextUri ─────────> router ── status/wait ──┤  (state, progress, error)
+//!         <── {columns, data, nextUri?} ── encoding <── page ┘  (Arrow batch of one page)
+//!  client ── DELETE nextUri ──────> router ── cancel ──> the query's tasks stop
+//! ```
+//!
+//! The router is written against the [`QueryService`] trait only. The
+//! embedded implementation ([`EmbeddedService`]) keeps each query's state and
+//! result in memory; a cloud implementation keeps them in the object store
+//! and starts a coordinator function, behind the same trait.
+//!
+//! # Layout
+//!
+//! - [`service`]: the [`QueryService`] trait and what it speaks (status, pages, session).
+//! - [`embedded`]: [`EmbeddedService`], the trait over an in-process `squall_planner::Engine`.
+//! - [`paging`]: cutting a result into pages bounded by rows and bytes.
+//! - [`query_error`]: Trino error names, codes and types, and how engine errors map to them.
+//! - [`types`]: Arrow types as Trino types (`decimal(15,2)`, `varchar`, typeSignature).
+//! - [`encoding`]: Arrow values as Trino's JSON value encodings.
+//! - [`protocol`]: the JSON documents of the protocol (`QueryResults`, `StatementStats`, …).
+//! - [`session`]: `X-Trino-*` request headers and `SET SESSION` statements.
+//! - [`uris`]: absolute `nextUri`/`infoUri` from `Host` and `X-Forwarded-*` headers.
+//! - [`auth`]: bearer/basic authentication and the refusal to expose an open endpoint.
+//! - [`router`]: the axum [`Router`](axum::Router) of the protocol's endpoints.
+//! - [`serve`]: serving a router on a listener until a shutdown signal.
+//! - [`cli`]: the `squall` command (`query`, `tpch`, `config`, `serve`).
+//! - [`error`]: [`ServerError`], the crate's one error type.
+
+pub mod auth;
+pub mod cli;
+pub mod embedded;
+pub mod encoding;
+pub mod error;
+pub mod paging;
+pub mod protocol;
+pub mod query_error;
+pub mod router;
+pub mod serve;
+pub mod service;
+pub mod session;
+pub mod types;
+pub mod uris;
+
+pub use auth::ApiAuth;
+pub use embedded::{EmbeddedOptions, EmbeddedService};
+pub use error::ServerError;
+pub use router::{ApiOptions, router};
+pub use serve::serve;
+pub use service::{Page, QueryService, QueryState, QueryStatus, SessionInfo, Submitted};

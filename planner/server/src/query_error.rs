@@ -1,0 +1,254 @@
+//! [`QueryError`]: why a query failed, in Trino's terms — a message, an
+//! error name and code from Trino's `StandardErrorCode` table, and an error
+//! type. Clients branch on the type: the `trino` Python client raises
+//! `TrinoUserError` for `USER_ERROR` and `TrinoQueryError` otherwise; the
+//! JDBC driver maps names to SQLSTATEs.
+//!
+//! [`QueryError::from_datafusion`] classifies an engine error:
+//!
+//! | engine error | Trino error |
+//! |---|---|
+//! | SQL parser error | `SYNTAX_ERROR` (1), with the line and column when the parser gives them |
+//! | `table '…' not found` | `TABLE_NOT_FOUND` (46) |
+//! | schema error: no field named … | `COLUMN_NOT_FOUND` (47) |
+//! | other planning / schema errors | `GENERIC_USER_ERROR` (0) |
+//! | configuration (a bad setting) | `INVALID_SESSION_PROPERTY` (14) |
+//! | not implemented | `NOT_SUPPORTED` (13) |
+//! | divide by zero | `DIVISION_BY_ZERO` (8) |
+//! | cast error | `INVALID_CAST_ARGUMENT` (9) |
+//! | cancelled | `USER_CANCELED` (3) |
+//! | resources exhausted | `EXCEEDED_LOCAL_MEMORY_LIMIT` (131079, `INSUFFICIENT_RESOURCES`) |
+//! | anything else | `GENERIC_INTERNAL_ERROR` (65536, `INTERNAL_ERROR`) |
+//!
+//! Errors that come back from tasks are often flattened to text on the way
+//! (a task report carries a message), so the last rows also match on the
+//! message. This module does not decide HTTP statuses; a failed query is
+//! reported with 200 and `error` in the body, as Trino does.
+
+use datafusion::error::DataFusionError;
+use datafusion::sql::sqlparser::parser::ParserError;
+
+/// Trino's error types.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ErrorType {
+    UserError,
+    InternalError,
+    InsufficientResources,
+    External,
+}
+
+impl ErrorType {
+    /// The name on the wire (`USER_ERROR`, …).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::UserError => "USER_ERROR",
+            Self::InternalError => "INTERNAL_ERROR",
+            Self::InsufficientResources => "INSUFFICIENT_RESOURCES",
+            Self::External => "EXTERNAL",
+        }
+    }
+}
+
+/// An entry of Trino's `StandardErrorCode` table.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ErrorCode {
+    pub name: &'static str,
+    pub code: i32,
+    pub error_type: ErrorType,
+}
+
+const fn user(name: &'static str, code: i32) -> ErrorCode {
+    ErrorCode {
+        name,
+        code,
+        error_type: ErrorType::UserError,
+    }
+}
+
+pub const GENERIC_USER_ERROR: ErrorCode = user("GENERIC_USER_ERROR", 0);
+pub const SYNTAX_ERROR: ErrorCode = user("SYNTAX_ERROR", 1);
+pub const USER_CANCELED: ErrorCode = user("USER_CANCELED", 3);
+pub const PERMISSION_DENIED: ErrorCode = user("PERMISSION_DENIED", 4);
+pub const NOT_FOUND: ErrorCode = user("NOT_FOUND", 5);
+pub const DIVISION_BY_ZERO: ErrorCode = user("DIVISION_BY_ZERO", 8);
+pub const INVALID_CAST_ARGUMENT: ErrorCode = user("INVALID_CAST_ARGUMENT", 9);
+pub const NOT_SUPPORTED: ErrorCode = user("NOT_SUPPORTED", 13);
+pub const INVALID_SESSION_PROPERTY: ErrorCode = user("INVALID_SESSION_PROPERTY", 14);
+pub const TABLE_NOT_FOUND: ErrorCode = user("TABLE_NOT_FOUND", 46);
+pub const COLUMN_NOT_FOUND: ErrorCode = user("COLUMN_NOT_FOUND", 47);
+pub const GENERIC_INTERNAL_ERROR: ErrorCode = ErrorCode {
+    name: "GENERIC_INTERNAL_ERROR",
+    code: 65536,
+    error_type: ErrorType::InternalError,
+};
+pub const SERVER_SHUTTING_DOWN: ErrorCode = ErrorCode {
+    name: "SERVER_SHUTTING_DOWN",
+    code: 65545,
+    error_type: ErrorType::InternalError,
+};
+pub const EXCEEDED_LOCAL_MEMORY_LIMIT: ErrorCode = ErrorCode {
+    name: "EXCEEDED_LOCAL_MEMORY_LIMIT",
+    code: 131079,
+    error_type: ErrorType::InsufficientResources,
+};
+
+/// Why a query failed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct QueryError {
+    pub message: String,
+    pub code: ErrorCode,
+    /// 1-based line and column of a syntax error, when known.
+    pub location: Option<(u32, u32)>,
+}
+
+impl QueryError {
+    pub fn new(code: ErrorCode, message: impl Into<String>) -> Self {
+        Self {
+            message: message.into(),
+            code,
+            location: None,
+        }
+    }
+
+    /// The error of a query cancelled by its client.
+    pub fn canceled() -> Self {
+        Self::new(USER_CANCELED, "Query was canceled")
+    }
+
+    /// Classifies an engine error (see the module table).
+    pub fn from_datafusion(error: &DataFusionError) -> Self {
+        let root = unwrap_transparent(error);
+        match root {
+            DataFusionError::SQL(parser, _) => {
+                let text = match parser.as_ref() {
+                    ParserError::TokenizerError(s) | ParserError::ParserError(s) => s.clone(),
+                    ParserError::RecursionLimitExceeded => "recursion limit exceeded".to_string(),
+                };
+                Self {
+                    location: parse_location(&text),
+                    message: text,
+                    code: SYNTAX_ERROR,
+                }
+            }
+            DataFusionError::Configuration(m) => Self::new(INVALID_SESSION_PROPERTY, m.clone()),
+            DataFusionError::NotImplemented(m) => Self::new(NOT_SUPPORTED, m.clone()),
+            DataFusionError::ResourcesExhausted(m) => {
+                Self::new(EXCEEDED_LOCAL_MEMORY_LIMIT, m.clone())
+            }
+            DataFusionError::Plan(m) => Self::new(classify_user_message(m), m.clone()),
+            DataFusionError::SchemaError(..) => {
+                let m = root.message().into_owned();
+                Self::new(classify_user_message(&m), m)
+            }
+            _ => {
+                let m = root.message().into_owned();
+                Self::new(classify_runtime_message(&m), m)
+            }
+        }
+    }
+}
+
+/// Looks through wrappers that add no meaning of their own.
+fn unwrap_transparent(error: &DataFusionError) -> &DataFusionError {
+    let mut e = error;
+    loop {
+        e = match e {
+            DataFusionError::Context(_, inner) | DataFusionError::Diagnostic(_, inner) => inner,
+            DataFusionError::Shared(inner) => inner,
+            DataFusionError::Collection(all) => match all.first() {
+                Some(first) => first,
+                None => return e,
+            },
+            _ => return e,
+        };
+    }
+}
+
+fn classify_user_message(m: &str) -> ErrorCode {
+    let lower = m.to_ascii_lowercase();
+    if lower.contains("table '") && lower.contains("not found") {
+        TABLE_NOT_FOUND
+    } else if lower.contains("no field named") {
+        COLUMN_NOT_FOUND
+    } else {
+        GENERIC_USER_ERROR
+    }
+}
+
+fn classify_runtime_message(m: &str) -> ErrorCode {
+    let lower = m.to_ascii_lowercase();
+    if lower.contains("cancelled") || lower.contains("canceled") {
+        USER_CANCELED
+    } else if lower.contains("divide by zero") || lower.contains("division by zero") {
+        DIVISION_BY_ZERO
+    } else if lower.contains("cast error") || lower.contains("cannot cast") {
+        INVALID_CAST_ARGUMENT
+    } else {
+        GENERIC_INTERNAL_ERROR
+    }
+}
+
+/// `… at Line: 1, Column: 8` (sqlparser's wording) as (line, column).
+fn parse_location(text: &str) -> Option<(u32, u32)> {
+    let at = text.rfind("Line: ")?;
+    let rest = &text[at + "Line: ".len()..];
+    let (line, rest) = rest.split_once(',')?;
+    let column = rest.trim_start().strip_prefix("Column: ")?;
+    let digits: String = column.chars().take_while(|c| c.is_ascii_digit()).collect();
+    Some((line.trim().parse().ok()?, digits.parse().ok()?))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use datafusion::common::Column;
+    use datafusion::common::SchemaError;
+
+    #[test]
+    fn parser_errors_are_syntax_errors_with_a_location() {
+        let e = DataFusionError::SQL(
+            Box::new(ParserError::ParserError(
+                "Expected: an SQL statement, found: selec at Line: 1, Column: 1".into(),
+            )),
+            None,
+        );
+        let q = QueryError::from_datafusion(&e);
+        assert_eq!(q.code, SYNTAX_ERROR);
+        assert_eq!(q.location, Some((1, 1)));
+        assert!(q.message.contains("selec"));
+    }
+
+    #[test]
+    fn planning_errors_are_user_errors() {
+        let e = DataFusionError::Plan("table 'datafusion.public.nope' not found".into());
+        assert_eq!(QueryError::from_datafusion(&e).code, TABLE_NOT_FOUND);
+        let e = DataFusionError::SchemaError(
+            Box::new(SchemaError::FieldNotFound {
+                field: Box::new(Column::from_name("x")),
+                valid_fields: vec![],
+            }),
+            Box::new(None),
+        );
+        let q = QueryError::from_datafusion(&e);
+        assert_eq!(q.code, COLUMN_NOT_FOUND, "{q:?}");
+        let e = DataFusionError::Plan("something else".into()).context("planning");
+        assert_eq!(QueryError::from_datafusion(&e).code, GENERIC_USER_ERROR);
+    }
+
+    #[test]
+    fn runtime_errors() {
+        let e = DataFusionError::Execution("query was cancelled".into());
+        assert_eq!(QueryError::from_datafusion(&e).code, USER_CANCELED);
+        let e =
+            DataFusionError::Execution("stage 2 task 0: Arrow error: Divide by zero error".into());
+        assert_eq!(QueryError::from_datafusion(&e).code, DIVISION_BY_ZERO);
+        let e = DataFusionError::Internal("boom".into());
+        let q = QueryError::from_datafusion(&e);
+        assert_eq!(q.code.error_type, ErrorType::InternalError);
+        let e = DataFusionError::Configuration("squall.nope=1: unknown".into());
+        assert_eq!(
+            QueryError::from_datafusion(&e).code,
+            INVALID_SESSION_PROPERTY
+        );
+    }
+}

@@ -1,0 +1,187 @@
+//! The [`QueryService`] trait: what the HTTP router needs from a backend,
+//! and nothing about HTTP.
+//!
+//! A query is submitted once and then observed by id: its [`QueryStatus`]
+//! (state, progress, times, the error of a failed query, the schema of a
+//! finished one) and, once finished, its result one [`Page`] at a time by
+//! page token. Nothing here assumes the result is in memory: the embedded
+//! service slices batches it holds, while a cloud service reads the status
+//! from the object store and each page from a result object, and starts a
+//! coordinator function on submit. Every call is idempotent except submit,
+//! so a client retrying a page after a lost response gets the same page.
+//!
+//! ```text
+//! submit ──> QUEUED ──> RUNNING ──> FINISHED ──page(0)..page(n)──> (evicted)
+//!               │           │
+//!               └─ cancel ──┴──> CANCELED        (errors) ──> FAILED
+//! ```
+//!
+//! Page tokens are page numbers: page `0` is the first, and each page names
+//! the next one, or none after the last.
+
+use std::time::{Duration, Instant};
+
+use arrow::datatypes::SchemaRef;
+use arrow::record_batch::RecordBatch;
+use async_trait::async_trait;
+
+use crate::error::ServerError;
+use crate::query_error::QueryError;
+
+/// Who submits and how: the `X-Trino-*` (or `X-Presto-*`) request headers.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SessionInfo {
+    pub user: String,
+    pub source: Option<String>,
+    pub catalog: Option<String>,
+    pub schema: Option<String>,
+    /// Session properties (`X-Trino-Session: k=v,...`): settings for this query.
+    pub properties: Vec<(String, String)>,
+}
+
+/// A submitted query: its id, and the slug that makes its URIs unguessable.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Submitted {
+    pub id: String,
+    pub slug: String,
+}
+
+/// Where a query is in its life.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum QueryState {
+    Queued,
+    Running,
+    Finished,
+    Failed,
+    Canceled,
+}
+
+impl QueryState {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Queued => "QUEUED",
+            Self::Running => "RUNNING",
+            Self::Finished => "FINISHED",
+            Self::Failed => "FAILED",
+            Self::Canceled => "CANCELED",
+        }
+    }
+
+    /// FINISHED, FAILED or CANCELED: the state will not change again.
+    pub fn is_done(self) -> bool {
+        matches!(self, Self::Finished | Self::Failed | Self::Canceled)
+    }
+}
+
+/// Task and stage counts of a running query (Trino's "splits" are tasks).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Progress {
+    pub total_tasks: u64,
+    pub queued_tasks: u64,
+    pub running_tasks: u64,
+    pub completed_tasks: u64,
+    pub total_stages: u64,
+    pub completed_stages: u64,
+}
+
+impl Progress {
+    /// Percentage of tasks completed, once the task count is known.
+    pub fn percentage(&self) -> Option<f64> {
+        (self.total_tasks > 0)
+            .then(|| 100.0 * self.completed_tasks as f64 / self.total_tasks as f64)
+    }
+}
+
+/// Times and volumes, as far as the backend measures them.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Metrics {
+    /// Submitted until started.
+    pub queued_ms: u64,
+    /// Submitted until now or until the end.
+    pub elapsed_ms: u64,
+    /// Wall time of the query's execution.
+    pub wall_ms: u64,
+    /// CPU time of all tasks (task wall time where CPU time is not measured).
+    pub cpu_ms: u64,
+    pub processed_rows: u64,
+    pub processed_bytes: u64,
+    pub physical_input_bytes: u64,
+    pub peak_memory_bytes: u64,
+}
+
+/// Session changes a statement asks the client to make (`SET SESSION`,
+/// `RESET SESSION`): sent back as `X-Trino-Set-Session` / `X-Trino-Clear-Session`.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SessionUpdate {
+    pub set: Vec<(String, String)>,
+    pub clear: Vec<String>,
+}
+
+/// A query's status.
+#[derive(Debug, Clone)]
+pub struct QueryStatus {
+    pub id: String,
+    pub slug: String,
+    /// The SQL text.
+    pub query: String,
+    pub state: QueryState,
+    pub progress: Progress,
+    pub metrics: Metrics,
+    /// Set when FAILED or CANCELED.
+    pub error: Option<QueryError>,
+    /// Set when FINISHED.
+    pub schema: Option<SchemaRef>,
+    /// Trino's `updateType` (`SET SESSION`, `CREATE TABLE`, …) for statements that are not queries.
+    pub update_type: Option<String>,
+    pub session: SessionUpdate,
+}
+
+/// One page of a finished query's result.
+#[derive(Debug, Clone)]
+pub struct Page {
+    /// The page's rows (possibly none), in the result's schema.
+    pub batch: RecordBatch,
+    /// The token of the next page; `None` after the last page.
+    pub next: Option<u64>,
+}
+
+/// A query backend as the HTTP API sees it.
+#[async_trait]
+pub trait QueryService: Send + Sync {
+    /// Accepts a query and returns at once; it runs in the background.
+    async fn submit(&self, sql: String, session: SessionInfo) -> Result<Submitted, ServerError>;
+
+    /// The query's status now.
+    async fn status(&self, id: &str) -> Result<QueryStatus, ServerError>;
+
+    /// The status once the state differs from `seen`, or after `max_wait`.
+    ///
+    /// The router long-polls with this, so a client polling a running query
+    /// is answered about once per `max_wait`, not in a busy loop. The default
+    /// polls [`QueryService::status`]; backends that can be notified override it.
+    async fn wait(
+        &self,
+        id: &str,
+        seen: QueryState,
+        max_wait: Duration,
+    ) -> Result<QueryStatus, ServerError> {
+        let deadline = Instant::now() + max_wait;
+        loop {
+            let status = self.status(id).await?;
+            let now = Instant::now();
+            if status.state != seen || now >= deadline {
+                return Ok(status);
+            }
+            tokio::time::sleep((deadline - now).min(Duration::from_millis(100))).await;
+        }
+    }
+
+    /// Page `token` of a FINISHED query's result.
+    ///
+    /// `QueryNotFound` for an unknown or evicted query, `NotFinished` before
+    /// the query has finished, `InvalidToken` for a token that names no page.
+    async fn page(&self, id: &str, token: u64) -> Result<Page, ServerError>;
+
+    /// Cancels the query; a no-op once it is done.
+    async fn cancel(&self, id: &str) -> Result<(), ServerError>;
+}

@@ -1,0 +1,242 @@
+//! The client's session: `X-Trino-*` request headers in, `SET SESSION`
+//! statements turned into `X-Trino-Set-Session` headers out.
+//!
+//! Trino keeps session state in the client: the client sends its user,
+//! catalog, schema and session properties with every request, and a
+//! `SET SESSION name = value` statement only answers with a
+//! `X-Trino-Set-Session: name=value` header that the client adds to its
+//! properties. squall does the same, so one client's settings never leak
+//! into another's query: properties become per-query settings
+//! (`squall.*`, `datafusion.*`). `SET name = value` (DataFusion's form) is
+//! taken the same way, and `RESET SESSION name` clears a property.
+//!
+//! The `X-Presto-*` forms of every header are accepted; the `X-Trino-*`
+//! form wins when both are sent. Property values are percent-encoded on the
+//! wire both ways.
+
+use axum::http::HeaderMap;
+use percent_encoding::{AsciiSet, NON_ALPHANUMERIC, percent_decode_str, utf8_percent_encode};
+
+use crate::error::ServerError;
+use crate::service::SessionInfo;
+
+/// Characters escaped in a session property value on the wire.
+const VALUE_ESCAPES: &AsciiSet = &NON_ALPHANUMERIC
+    .remove(b'-')
+    .remove(b'_')
+    .remove(b'.')
+    .remove(b'~');
+
+fn header<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {
+    ["X-Trino-", "X-Presto-"].iter().find_map(|prefix| {
+        headers
+            .get(format!("{prefix}{name}"))
+            .and_then(|v| v.to_str().ok())
+            .map(str::trim)
+            .filter(|v| !v.is_empty())
+    })
+}
+
+/// The session of a request, from its headers.
+///
+/// A `Session` header item that is not `name=value` is a `BadRequest`.
+pub fn session_from_headers(headers: &HeaderMap) -> Result<SessionInfo, ServerError> {
+    let mut properties = Vec::new();
+    let trino: Vec<_> = headers.get_all("X-Trino-Session").iter().collect();
+    let values = if trino.is_empty() {
+        headers.get_all("X-Presto-Session").iter().collect()
+    } else {
+        trino
+    };
+    for value in values {
+        let text = value.to_str().map_err(|_| ServerError::BadRequest {
+            message: "X-Trino-Session header is not ASCII".into(),
+        })?;
+        for item in text.split(',').map(str::trim).filter(|i| !i.is_empty()) {
+            let (name, value) = item
+                .split_once('=')
+                .ok_or_else(|| ServerError::BadRequest {
+                    message: format!("invalid session property {item:?}: expected name=value"),
+                })?;
+            let name = name.trim();
+            if name.is_empty() {
+                return Err(ServerError::BadRequest {
+                    message: format!("invalid session property {item:?}: empty name"),
+                });
+            }
+            let value = percent_decode_str(value.trim())
+                .decode_utf8()
+                .map_err(|_| ServerError::BadRequest {
+                    message: format!("session property {name} is not UTF-8"),
+                })?;
+            properties.push((name.to_string(), value.into_owned()));
+        }
+    }
+    Ok(SessionInfo {
+        user: header(headers, "User").unwrap_or("anonymous").to_string(),
+        source: header(headers, "Source").map(str::to_string),
+        catalog: header(headers, "Catalog").map(str::to_string),
+        schema: header(headers, "Schema").map(str::to_string),
+        properties,
+    })
+}
+
+/// `name=value` as an `X-Trino-Set-Session` header value.
+pub fn set_session_header(name: &str, value: &str) -> String {
+    format!("{name}={}", utf8_percent_encode(value, VALUE_ESCAPES))
+}
+
+/// A statement that changes the client's session instead of running.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SessionStatement {
+    Set { name: String, value: String },
+    Reset { name: String },
+}
+
+/// Recognises `SET SESSION name = value`, `SET name = value` /
+/// `SET name TO value` and `RESET SESSION name` (one statement, optional
+/// trailing `;`). Values may be quoted with `'` or `"`. Anything else is
+/// `None` and runs as SQL.
+pub fn parse_session_statement(sql: &str) -> Option<SessionStatement> {
+    let text = sql.trim().trim_end_matches(';').trim();
+    let (first, rest) = split_word(text)?;
+    if first.eq_ignore_ascii_case("reset") {
+        let (session, rest) = split_word(rest)?;
+        if !session.eq_ignore_ascii_case("session") {
+            return None;
+        }
+        let name = rest.trim();
+        return is_name(name).then(|| SessionStatement::Reset {
+            name: name.to_string(),
+        });
+    }
+    if !first.eq_ignore_ascii_case("set") {
+        return None;
+    }
+    let rest = match split_word(rest) {
+        Some((w, r)) if w.eq_ignore_ascii_case("session") => r,
+        _ => rest,
+    }
+    .trim_start();
+    let name_end = rest
+        .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '.'))
+        .unwrap_or(rest.len());
+    let (name, after) = rest.split_at(name_end);
+    if !is_name(name) {
+        return None;
+    }
+    let after = after.trim_start();
+    let value = if let Some(v) = after.strip_prefix('=') {
+        v
+    } else {
+        let (to, v) = split_word(after)?;
+        if !to.eq_ignore_ascii_case("to") {
+            return None;
+        }
+        v
+    };
+    let value = unquote(value.trim())?;
+    Some(SessionStatement::Set {
+        name: name.to_string(),
+        value,
+    })
+}
+
+fn split_word(text: &str) -> Option<(&str, &str)> {
+    let text = text.trim_start();
+    let end = text.find(char::is_whitespace)?;
+    Some((&text[..end], &text[end..]))
+}
+
+fn is_name(name: &str) -> bool {
+    !name.is_empty()
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.')
+        && !name.starts_with('.')
+        && !name.ends_with('.')
+}
+
+fn unquote(value: &str) -> Option<String> {
+    for q in ['\'', '"'] {
+        if let Some(inner) = value.strip_prefix(q).and_then(|v| v.strip_suffix(q)) {
+            let doubled = format!("{q}{q}");
+            let single = inner.replace(&doubled, "");
+            return (!single.contains(q)).then(|| inner.replace(&doubled, &q.to_string()));
+        }
+    }
+    let plain = !value.is_empty()
+        && !value.contains(|c: char| c.is_whitespace() || c == '\'' || c == '"' || c == ';');
+    plain.then(|| value.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use axum::http::HeaderValue;
+
+    use super::*;
+
+    fn set(name: &str, value: &str) -> Option<SessionStatement> {
+        Some(SessionStatement::Set {
+            name: name.into(),
+            value: value.into(),
+        })
+    }
+
+    #[test]
+    fn session_statements() {
+        assert_eq!(
+            parse_session_statement("SET SESSION squall.shuffle.partitions = 4"),
+            set("squall.shuffle.partitions", "4")
+        );
+        assert_eq!(
+            parse_session_statement("set session a.b='x y';"),
+            set("a.b", "x y")
+        );
+        assert_eq!(
+            parse_session_statement("SET datafusion.x TO 'it''s'"),
+            set("datafusion.x", "it's")
+        );
+        assert_eq!(parse_session_statement("set a = \"q\""), set("a", "q"));
+        assert_eq!(
+            parse_session_statement("reset session squall.x"),
+            Some(SessionStatement::Reset {
+                name: "squall.x".into()
+            })
+        );
+        assert_eq!(parse_session_statement("select 1"), None);
+        assert_eq!(parse_session_statement("SET TIME ZONE 'UTC'"), None);
+        assert_eq!(parse_session_statement("set a = 1; select 2"), None);
+        assert_eq!(parse_session_statement("set a = 'x"), None);
+        assert_eq!(parse_session_statement("setx a = 1"), None);
+    }
+
+    #[test]
+    fn headers() {
+        let mut h = HeaderMap::new();
+        h.insert("X-Trino-User", HeaderValue::from_static("alice"));
+        h.insert("X-Presto-Catalog", HeaderValue::from_static("squall"));
+        h.insert("X-Trino-Schema", HeaderValue::from_static("tpch"));
+        h.append("X-Trino-Session", HeaderValue::from_static("a=1, b=x%20y"));
+        h.append("X-Trino-Session", HeaderValue::from_static("c=%27q%27"));
+        let s = session_from_headers(&h).unwrap();
+        assert_eq!(s.user, "alice");
+        assert_eq!(s.catalog.as_deref(), Some("squall"));
+        assert_eq!(s.schema.as_deref(), Some("tpch"));
+        assert_eq!(
+            s.properties,
+            vec![
+                ("a".into(), "1".into()),
+                ("b".into(), "x y".into()),
+                ("c".into(), "'q'".into())
+            ]
+        );
+        let mut bad = HeaderMap::new();
+        bad.insert("X-Trino-Session", HeaderValue::from_static("novalue"));
+        assert!(matches!(
+            session_from_headers(&bad),
+            Err(ServerError::BadRequest { .. })
+        ));
+        assert_eq!(set_session_header("k", "a b,c"), "k=a%20b%2Cc");
+    }
+}

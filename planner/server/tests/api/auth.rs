@@ -1,0 +1,88 @@
+//! Authentication: 401 without credentials, bearer and basic get in; an
+//! open endpoint is never served beyond loopback.
+
+use base64::Engine as _;
+use reqwest::{Method, StatusCode};
+use squall_server::ApiAuth;
+
+use crate::common::*;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn token_required_when_configured() {
+    let server = start(ApiAuth::Token("s3cret-token".into())).await;
+    let statement = format!("{}/v1/statement", server.base);
+
+    for headers in [
+        vec![],
+        vec![("Authorization", "Bearer wrong")],
+        vec![("Authorization", "Token s3cret-token")],
+    ] {
+        let (status, h, doc) = call(
+            &server,
+            Method::POST,
+            &statement,
+            Some("select 1"),
+            &headers,
+        )
+        .await;
+        assert_eq!(status, StatusCode::UNAUTHORIZED, "{headers:?}");
+        assert!(
+            h.get_all("www-authenticate")
+                .iter()
+                .any(|v| v.to_str().unwrap().starts_with("Bearer"))
+        );
+        assert_trino_error(&doc, "PERMISSION_DENIED", "USER_ERROR");
+    }
+    // Unauthenticated requests learn nothing about queries either.
+    let (status, _, _) = call(
+        &server,
+        Method::GET,
+        &format!("{statement}/executing/x/y/0"),
+        None,
+        &[],
+    )
+    .await;
+    assert_eq!(status, StatusCode::UNAUTHORIZED);
+
+    let bearer = [("Authorization", "Bearer s3cret-token")];
+    let out = run_query(&server, "select 1 as one", &bearer).await;
+    assert_eq!(out.rows, vec![serde_json::json!([1])]);
+
+    let basic = format!(
+        "Basic {}",
+        base64::engine::general_purpose::STANDARD.encode("alice:s3cret-token")
+    );
+    let out = run_query(
+        &server,
+        "select 2 as two",
+        &[("Authorization", basic.as_str())],
+    )
+    .await;
+    assert_eq!(out.rows, vec![serde_json::json!([2])]);
+
+    // Server info stays open for health checks.
+    let (status, _, _) = call(
+        &server,
+        Method::GET,
+        &format!("{}/v1/info", server.base),
+        None,
+        &[],
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK);
+}
+
+#[test]
+fn serve_refuses_an_open_endpoint_beyond_loopback() {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_squall"))
+        .args(["serve", "--host", "0.0.0.0", "--port", "0"])
+        .env_remove("SQUALL_API_TOKEN")
+        .output()
+        .expect("run squall");
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("refusing to serve on 0.0.0.0") && stderr.contains("--token"),
+        "{stderr}"
+    );
+}

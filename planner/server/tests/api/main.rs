@@ -1,0 +1,36 @@
+//! End-to-end tests of the HTTP API: a real server on 127.0.0.1:0, in
+//! process, over an `EmbeddedService` and a generated TPC-H SF 0.01 catalog,
+//! driven with a plain HTTP client. One binary; each module covers one
+//! concern:
+//!
+//! - `results`: POST and follow `nextUri` to the end; the 22 TPC-H queries
+//!   over small pages equal the engine's own answers; every document has the
+//!   protocol's shape; a drained query is forgotten.
+//! - `types`: column types and typeSignatures, and the JSON value encodings
+//!   of bigint, integer, decimal, double (NaN), real, varchar, boolean,
+//!   date, timestamp, array and null.
+//! - `malformed`: empty SQL (400), wrong methods (405), unknown query ids,
+//!   wrong slugs and unknown paths (404), garbage or out-of-range page
+//!   tokens (400), bad session headers (400), bad SQL (FAILED with a
+//!   USER_ERROR); every error body Trino-shaped.
+//! - `auth`: with a token, no or wrong credentials get 401, bearer and basic
+//!   get in; `squall serve` refuses a non-loopback address without a token.
+//! - `cancel`: DELETE stops a long query (running or queued): the next GET
+//!   says FAILED / USER_CANCELED, the summary says CANCELED, the engine's
+//!   tasks stop.
+//! - `session`: `SET SESSION` answers with `X-Trino-Set-Session`; session
+//!   properties reach the query; bad properties fail as user errors.
+//! - `uris`: `nextUri`/`infoUri` follow `Host` and `X-Forwarded-Proto/Host/Prefix`.
+//! - `trino_client`: `tests/trino_client.py` drives `squall serve` with the
+//!   real `trino` Python client (fails, never skips, when it is missing).
+
+mod common;
+
+mod auth;
+mod cancel;
+mod malformed;
+mod results;
+mod session;
+mod trino_client;
+mod types;
+mod uris;

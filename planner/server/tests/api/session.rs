@@ -1,0 +1,85 @@
+//! Session properties: SET SESSION answers with a header; properties reach
+//! the query; bad ones fail as user errors; the engine's shared session is
+//! never changed by a client.
+
+use squall_server::ApiAuth;
+
+use crate::common::*;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn set_session_is_handed_back_to_the_client() {
+    let server = start(ApiAuth::None).await;
+    let out = run_query(
+        &server,
+        "SET SESSION datafusion.execution.batch_size = 1234",
+        &[],
+    )
+    .await;
+    assert!(out.error().is_none(), "{}", out.last());
+    assert_eq!(out.last()["updateType"], "SET SESSION");
+    assert_eq!(out.rows, vec![serde_json::json!([true])]);
+    let set: Vec<String> = out
+        .headers
+        .iter()
+        .flat_map(|h| {
+            h.get_all("x-trino-set-session")
+                .iter()
+                .map(|v| v.to_str().unwrap().to_string())
+                .collect::<Vec<_>>()
+        })
+        .collect();
+    assert!(
+        set.iter()
+            .any(|v| v == "datafusion.execution.batch_size=1234"),
+        "{set:?}"
+    );
+    // The shared session is untouched.
+    let shared = server.engine.context().copied_config();
+    let batch_size = shared
+        .options()
+        .entries()
+        .into_iter()
+        .find(|e| e.key == "datafusion.execution.batch_size")
+        .and_then(|e| e.value);
+    assert_ne!(batch_size.as_deref(), Some("1234"));
+
+    let out = run_query(
+        &server,
+        "RESET SESSION datafusion.execution.batch_size",
+        &[],
+    )
+    .await;
+    assert!(
+        out.headers
+            .iter()
+            .any(|h| h.get("x-trino-clear-session").is_some())
+    );
+
+    let out = run_query(&server, "SET SESSION squall.no_such_setting = 1", &[]).await;
+    assert_trino_error(out.last(), "INVALID_SESSION_PROPERTY", "USER_ERROR");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn session_properties_reach_the_query() {
+    let server = start(ApiAuth::None).await;
+    // Upper-case names resolve only while identifiers are normalised.
+    let sql = "select L_ORDERKEY from lineitem where l_orderkey = 1 limit 1";
+    let out = run_query(&server, sql, &[]).await;
+    assert!(out.error().is_none(), "{}", out.last());
+    for header in ["X-Trino-Session", "X-Presto-Session"] {
+        let property = "datafusion.sql_parser.enable_ident_normalization=false";
+        let out = run_query(&server, sql, &[(header, property)]).await;
+        assert_trino_error(out.last(), "COLUMN_NOT_FOUND", "USER_ERROR");
+    }
+    // Only for that request: the next one without it works again.
+    let out = run_query(&server, sql, &[]).await;
+    assert!(out.error().is_none(), "{}", out.last());
+
+    let out = run_query(
+        &server,
+        "select 1",
+        &[("X-Trino-Session", "squall.bogus=1")],
+    )
+    .await;
+    assert_trino_error(out.last(), "INVALID_SESSION_PROPERTY", "USER_ERROR");
+}

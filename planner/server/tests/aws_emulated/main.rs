@@ -1,0 +1,114 @@
+//! The aws backend end to end against local emulators.
+//!
+//! `infra/local/up.sh` starts moto (S3 and SQS) and `cargo lambda watch`
+//! (the Lambda Invoke API, running the `worker` function) on loopback ports
+//! and uploads TPC-H SF 0.1 to `s3://squall-local/tpch/sf0.1`; `down.sh`
+//! stops them however the test ends. The `squall` command then runs queries
+//! with `--backend aws` and the environment `up.sh` wrote: the command is
+//! the coordinator, every task is an emulated Lambda invocation, exchange
+//! objects go to S3 and completion messages through one SQS queue per query.
+//! Answers are checked against the TPC-H answers; afterwards no exchange
+//! object and no query queue may be left.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use squall_planner::tpch::compare::compare_csv;
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .expect("a free loopback port")
+}
+
+/// The emulators, up for as long as this value lives.
+struct Stack {
+    env: Vec<(String, String)>,
+}
+
+impl Stack {
+    fn up() -> Self {
+        let ports = [("SQUALL_MOTO_PORT", free_port()), ("SQUALL_LAMBDA_PORT", free_port())];
+        let status = Command::new("bash")
+            .arg(root().join("infra/local/up.sh"))
+            .envs(ports.iter().map(|(k, v)| (k.to_string(), v.to_string())))
+            .env("SQUALL_BIN", env!("CARGO_BIN_EXE_squall"))
+            .status()
+            .expect("running infra/local/up.sh");
+        // From here on, down.sh runs however the test ends.
+        let mut stack = Stack { env: vec![] };
+        assert!(status.success(), "infra/local/up.sh failed");
+        let text = std::fs::read_to_string(root().join("infra/local/env.sh")).expect("infra/local/env.sh");
+        stack.env = text
+            .lines()
+            .filter_map(|l| l.strip_prefix("export "))
+            .filter_map(|l| l.split_once('='))
+            .map(|(k, v)| (k.to_string(), v.trim_matches('"').trim_matches('\'').to_string()))
+            .collect();
+        stack
+    }
+
+    fn squall(&self, args: &[&str]) -> std::process::Output {
+        Command::new(env!("CARGO_BIN_EXE_squall"))
+            .args(args)
+            .envs(self.env.iter().cloned())
+            .output()
+            .expect("running squall")
+    }
+
+    /// Objects under `prefix` in the emulated bucket and queues named like query queues.
+    fn leftovers(&self) -> String {
+        let out = Command::new("python3")
+            .args([
+                "-c",
+                "import boto3,os\n\
+                 s3=boto3.client('s3'); sqs=boto3.client('sqs')\n\
+                 objs=s3.list_objects_v2(Bucket='squall-local',Prefix='exchange/').get('KeyCount',0)\n\
+                 qs=sqs.list_queues(QueueNamePrefix=os.environ['SQUALL_QUEUE_PREFIX']).get('QueueUrls',[])\n\
+                 print(objs, len(qs))",
+            ])
+            .envs(self.env.iter().cloned())
+            .output()
+            .expect("python3 with boto3");
+        String::from_utf8_lossy(&out.stdout).trim().to_string()
+    }
+}
+
+impl Drop for Stack {
+    fn drop(&mut self) {
+        let _ = Command::new("bash").arg(root().join("infra/local/down.sh")).status();
+    }
+}
+
+#[test]
+fn tpch_on_emulated_lambda_s3_and_sqs() {
+    let stack = Stack::up();
+    let mut failures = Vec::new();
+    for q in 1..=22 {
+        let sql = squall_planner::tpch::query(q).expect("query");
+        let out = stack.squall(&["query", "--backend", "aws", "--format", "csv", sql]);
+        if !out.status.success() {
+            failures.push(format!("q{q:02}: exit {:?}: {}", out.status.code(), String::from_utf8_lossy(&out.stderr)));
+            continue;
+        }
+        let actual = String::from_utf8_lossy(&out.stdout);
+        let expected = squall_planner::tpch::expected_answer(0.1, q).expect("answer");
+        match compare_csv(expected, &actual, Some(sql)) {
+            Ok(c) if c.ok => {}
+            Ok(c) => failures.push(format!("q{q:02}: {}", c.message)),
+            Err(e) => failures.push(format!("q{q:02}: {e}")),
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    assert_eq!(stack.leftovers(), "0 0", "exchange objects / query queues left behind");
+
+    // Bad SQL fails in planning, with the column named and exit code 1.
+    let out = stack.squall(&["query", "--backend", "aws", "select nope from lineitem"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("nope"), "{}", String::from_utf8_lossy(&out.stderr));
+}
