@@ -62,7 +62,8 @@ enum Command {
         /// A setting, `squall.*` or `datafusion.*` (repeatable).
         #[arg(long = "config", short = 'c', value_parser = parse_setting)]
         config: Vec<(String, String)>,
-        /// The SQL text.
+        /// The SQL text (may start with a `--` comment).
+        #[arg(allow_hyphen_values = true)]
         sql: String,
     },
     /// TPC-H data and runs.
