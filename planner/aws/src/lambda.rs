@@ -59,17 +59,6 @@ impl LambdaInvoker {
     }
 }
 
-fn chain<E: std::error::Error>(e: E) -> String {
-    let mut text = e.to_string();
-    let mut source = e.source();
-    while let Some(s) = source {
-        text.push_str(": ");
-        text.push_str(&s.to_string());
-        source = s.source();
-    }
-    text
-}
-
 #[async_trait]
 impl Invoker for LambdaInvoker {
     async fn invoke(&self, payload: Bytes) -> Result<()> {
@@ -111,7 +100,7 @@ impl Invoker for LambdaInvoker {
         let function = self.function.clone();
         tokio::spawn(async move {
             if let Err(e) = request.send().await {
-                let message = format!("invoking Lambda {function}: {}", chain(e));
+                let message = format!("invoking Lambda {function}: {}", crate::error_chain(&e));
                 tracing::warn!(query_id = %id.query_id, stage = id.stage, task = id.task, %message, "invocation failed");
                 report_failure(&*queue, &id, message).await;
             }

@@ -33,16 +33,9 @@ fn err(queue: &str, e: impl std::fmt::Display) -> SquallError {
     }
 }
 
-/// The full error chain of an SDK error (its Display is only the top line).
+/// An SDK error with its whole chain (its Display is only the top line).
 fn sdk_err<E: std::error::Error>(queue: &str, e: E) -> SquallError {
-    let mut text = e.to_string();
-    let mut source = e.source();
-    while let Some(s) = source {
-        text.push_str(": ");
-        text.push_str(&s.to_string());
-        source = s.source();
-    }
-    err(queue, text)
+    err(queue, crate::error_chain(&e))
 }
 
 #[async_trait]
