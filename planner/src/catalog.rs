@@ -19,7 +19,8 @@ pub async fn register_catalog(ctx: &SessionContext, location: &str) -> Result<Ve
     })?;
     let mut tables = Vec::new();
     for entry in entries {
-        let entry = entry.map_err(|e| DataFusionError::Plan(format!("catalog {}: {e}", dir.display())))?;
+        let entry =
+            entry.map_err(|e| DataFusionError::Plan(format!("catalog {}: {e}", dir.display())))?;
         let path = entry.path();
         let name = entry.file_name().to_string_lossy().to_string();
         if name.starts_with('.') || name.starts_with('_') {
@@ -32,12 +33,20 @@ pub async fn register_catalog(ctx: &SessionContext, location: &str) -> Result<Ve
             let url = format!("{}/", path.display());
             ctx.register_parquet(&name, &url, ParquetReadOptions::default())
                 .await
-                .map_err(|e| DataFusionError::Plan(format!("table {name} at {}: {e}", path.display())))?;
+                .map_err(|e| {
+                    DataFusionError::Plan(format!("table {name} at {}: {e}", path.display()))
+                })?;
             tables.push(name);
         } else if let Some(stem) = name.strip_suffix(".parquet") {
-            ctx.register_parquet(stem, &path.display().to_string(), ParquetReadOptions::default())
-                .await
-                .map_err(|e| DataFusionError::Plan(format!("table {stem} at {}: {e}", path.display())))?;
+            ctx.register_parquet(
+                stem,
+                &path.display().to_string(),
+                ParquetReadOptions::default(),
+            )
+            .await
+            .map_err(|e| {
+                DataFusionError::Plan(format!("table {stem} at {}: {e}", path.display()))
+            })?;
             tables.push(stem.to_string());
         }
     }
@@ -53,12 +62,18 @@ async fn register_object_store_catalog(ctx: &SessionContext, rest: &str) -> Resu
     let store = ctx.runtime_env().object_store(&url)?;
     let prefix_path = object_store::path::Path::from(prefix);
     let listing = store
-        .list_with_delimiter(if prefix.is_empty() { None } else { Some(&prefix_path) })
+        .list_with_delimiter(if prefix.is_empty() {
+            None
+        } else {
+            Some(&prefix_path)
+        })
         .await
         .map_err(|e| DataFusionError::Plan(format!("catalog s3://{rest}: cannot list: {e}")))?;
     let mut tables = Vec::new();
     for table_prefix in listing.common_prefixes {
-        let Some(name) = table_prefix.filename().map(str::to_string) else { continue };
+        let Some(name) = table_prefix.filename().map(str::to_string) else {
+            continue;
+        };
         if name.starts_with('.') || name.starts_with('_') {
             continue;
         }
@@ -69,7 +84,9 @@ async fn register_object_store_catalog(ctx: &SessionContext, rest: &str) -> Resu
         tables.push(name);
     }
     if tables.is_empty() {
-        return Err(DataFusionError::Plan(format!("catalog s3://{rest}: no tables (sub-folders of Parquet files) found")));
+        return Err(DataFusionError::Plan(format!(
+            "catalog s3://{rest}: no tables (sub-folders of Parquet files) found"
+        )));
     }
     tables.sort();
     Ok(tables)
@@ -93,9 +110,9 @@ pub fn local_dir(location: &str) -> Result<PathBuf> {
         )));
     }
     let path = PathBuf::from(path);
-    let path = path.canonicalize().map_err(|e| {
-        DataFusionError::Plan(format!("catalog {}: {e}", path.display()))
-    })?;
+    let path = path
+        .canonicalize()
+        .map_err(|e| DataFusionError::Plan(format!("catalog {}: {e}", path.display())))?;
     if !path.is_dir() {
         return Err(DataFusionError::Plan(format!(
             "catalog {}: not a folder",

@@ -18,25 +18,26 @@ use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use tokio_util::sync::CancellationToken;
 use std::time::{Duration, Instant};
+use tokio_util::sync::CancellationToken;
 
 use arrow::record_batch::RecordBatch;
 use bytes::Bytes;
 use datafusion::error::{DataFusionError, Result};
 use futures::{StreamExt, TryStreamExt};
 use object_store::path::Path;
-use object_store::{ObjectStore, ObjectStoreExt};
+use object_store::{ObjectStore, ObjectStoreExt, PutPayload};
+use squall_core::bloom::{FilterSizing, Merged, decode_section, merge_sections};
 use squall_core::exchange::{decode_partition, map_object_key, query_prefix};
 use squall_core::exec::{ReadMode, ShuffleReadExec};
 use squall_core::scan::{Leaf, leaves};
 use squall_core::seams::{CompletionQueue, Invoker};
 use squall_core::task::{
-    InputBinding, MapOutput, ObjectLocation, ObjectRange, PROTOCOL_VERSION, ScanAssignment,
-    TaskMetrics, TaskOutcome, TaskReport, TaskSpec,
+    FilterBinding, FilterData, InputBinding, MapOutput, ObjectLocation, ObjectRange,
+    PROTOCOL_VERSION, ScanAssignment, TaskMetrics, TaskOutcome, TaskReport, TaskSpec,
 };
 
-use crate::profile::{QueryProfile, StageProfile};
+use crate::profile::{FilterProfile, QueryProfile, StageProfile};
 use crate::stages::{StagedPlan, TaskLayout};
 
 /// The seams of one backend, plus where exchange objects live.
@@ -69,6 +70,29 @@ pub struct QueryJob {
     pub cancel: CancellationToken,
     /// Live task counts, for clients polling the query.
     pub progress: Arc<QueryProgress>,
+    /// How join-key filters are sized and shipped.
+    pub filters: FilterShipping,
+}
+
+/// How the coordinator turns build-side key sections into a filter and ships it.
+#[derive(Debug, Clone, Copy)]
+pub struct FilterShipping {
+    pub sizing: FilterSizing,
+    /// Filters up to this many bytes go inline in task payloads.
+    pub inline_max_bytes: usize,
+}
+
+impl FilterShipping {
+    pub fn from_options(o: &squall_core::config::BloomOptions) -> Self {
+        Self {
+            sizing: FilterSizing {
+                max_keys: o.max_keys,
+                exact_max_keys: o.exact_max_keys,
+                fpp: o.fpp,
+            },
+            inline_max_bytes: o.inline_max_bytes,
+        }
+    }
 }
 
 /// Live progress of a running query.
@@ -101,6 +125,8 @@ struct StageRun {
     accepted: usize,
     started: Option<Instant>,
     finished: Option<Instant>,
+    /// For a stage that publishes join keys: its filter, once built.
+    filter: Option<FilterBinding>,
 }
 
 #[derive(Default)]
@@ -124,7 +150,12 @@ pub async fn run_query(job: QueryJob, backend: &Backend) -> Result<QueryOutput> 
     result
 }
 
-async fn drive(job: &QueryJob, backend: &Backend, address: &str, started: Instant) -> Result<QueryOutput> {
+async fn drive(
+    job: &QueryJob,
+    backend: &Backend,
+    address: &str,
+    started: Instant,
+) -> Result<QueryOutput> {
     let mut runs = Vec::with_capacity(job.staged.stages.len());
     for (index, stage) in job.staged.stages.iter().enumerate() {
         let tasks = task_count(job, index);
@@ -136,19 +167,31 @@ async fn drive(job: &QueryJob, backend: &Backend, address: &str, started: Instan
             accepted: 0,
             started: None,
             finished: None,
+            filter: None,
         });
     }
     let mut profile = QueryProfile::new(&job.query_id);
-    job.progress.total_stages.store(runs.len(), Ordering::Relaxed);
+    job.progress
+        .total_stages
+        .store(runs.len(), Ordering::Relaxed);
     job.progress
         .total_tasks
         .store(runs.iter().map(|r| r.tasks.len()).sum(), Ordering::Relaxed);
-    let ids: HashMap<u32, usize> = job.staged.stages.iter().enumerate().map(|(i, s)| (s.id, i)).collect();
+    let ids: HashMap<u32, usize> = job
+        .staged
+        .stages
+        .iter()
+        .enumerate()
+        .map(|(i, s)| (s.id, i))
+        .collect();
 
     launch_ready(job, backend, address, &mut runs, &mut profile).await?;
     let final_index = runs.len().saturating_sub(1);
     let mut last_message = Instant::now();
-    while runs.get(final_index).is_some_and(|r| r.accepted < r.tasks.len()) {
+    while runs
+        .get(final_index)
+        .is_some_and(|r| r.accepted < r.tasks.len())
+    {
         let bodies = tokio::select! {
             _ = job.cancel.cancelled() => {
                 return Err(DataFusionError::Execution(format!("query {} was cancelled", job.query_id)));
@@ -224,6 +267,14 @@ async fn drive(job: &QueryJob, backend: &Backend, address: &str, started: Instan
                 launch_task(job, backend, address, &runs, si, t, attempt).await?;
                 runs[si].tasks[t].attempts += 1;
             } else if runs[si].finished.is_some() {
+                let stage = &job.staged.stages[si];
+                if stage.publishes_filter() && runs[si].filter.is_none() {
+                    let (binding, fp) = build_filter(job, backend, &runs[si], stage.id).await?;
+                    profile.s3_get += fp.get_requests;
+                    profile.s3_put += fp.put_requests;
+                    profile.filters.push(fp);
+                    runs[si].filter = Some(binding);
+                }
                 launch_ready(job, backend, address, &mut runs, &mut profile).await?;
             }
         }
@@ -261,7 +312,12 @@ async fn drive(job: &QueryJob, backend: &Backend, address: &str, started: Instan
 fn task_count(job: &QueryJob, index: usize) -> usize {
     match &job.staged.stages[index].layout {
         TaskLayout::Hash { partitions } => (*partitions).max(1),
-        TaskLayout::Scan => job.scan_tasks.get(index).map(|t| t.len()).unwrap_or(1).max(1),
+        TaskLayout::Scan => job
+            .scan_tasks
+            .get(index)
+            .map(|t| t.len())
+            .unwrap_or(1)
+            .max(1),
         TaskLayout::Single { .. } => 1,
     }
 }
@@ -274,16 +330,18 @@ async fn launch_ready(
     runs: &mut [StageRun],
     profile: &mut QueryProfile,
 ) -> Result<()> {
+    let position = |id: u32| job.staged.stages.iter().position(|s| s.id == id);
     let ready: Vec<usize> = (0..runs.len())
         .filter(|&i| {
+            let stage = &job.staged.stages[i];
             !runs[i].launched
-                && job.staged.stages[i].inputs.iter().all(|input| {
-                    job.staged
-                        .stages
-                        .iter()
-                        .position(|s| s.id == *input)
-                        .is_some_and(|j| runs[j].accepted == runs[j].tasks.len())
+                && stage.inputs.iter().all(|input| {
+                    position(*input).is_some_and(|j| runs[j].accepted == runs[j].tasks.len())
                 })
+                && stage
+                    .filter_inputs
+                    .iter()
+                    .all(|source| position(*source).is_some_and(|j| runs[j].filter.is_some()))
         })
         .collect();
     for i in ready {
@@ -323,6 +381,22 @@ async fn launch_task(
             vec![ScanAssignment::default(); n]
         });
     let inputs = bind_inputs(job, backend, runs, si, t)?;
+    let mut filters = Vec::with_capacity(stage.filter_inputs.len());
+    for source in &stage.filter_inputs {
+        let binding = job
+            .staged
+            .stages
+            .iter()
+            .position(|s| s.id == *source)
+            .and_then(|j| runs[j].filter.clone())
+            .ok_or_else(|| {
+                DataFusionError::Internal(format!(
+                    "stage s{} launched before the key filter of s{source}",
+                    stage.id
+                ))
+            })?;
+        filters.push(binding);
+    }
     let spec = TaskSpec {
         protocol: PROTOCOL_VERSION,
         query_id: job.query_id.clone(),
@@ -334,28 +408,139 @@ async fn launch_task(
         inputs,
         output: ObjectLocation {
             store_url: backend.exchange_url.clone(),
-            key: map_object_key(&backend.exchange_prefix, &job.query_id, stage.id, t as u32, attempt),
+            key: map_object_key(
+                &backend.exchange_prefix,
+                &job.query_id,
+                stage.id,
+                t as u32,
+                attempt,
+            ),
         },
         reply_to: address.to_string(),
         settings: job.settings.clone(),
+        filters,
     };
     let payload = spec.encode()?;
     backend.invoker.invoke(payload).await?;
     Ok(())
 }
 
+/// Merge the key sections of every task of the finished stage `run` into its
+/// join-key filter, and decide how tasks receive it (inline or one object).
+async fn build_filter(
+    job: &QueryJob,
+    backend: &Backend,
+    run: &StageRun,
+    stage: u32,
+) -> Result<(FilterBinding, FilterProfile)> {
+    let started = Instant::now();
+    let mut fp = FilterProfile {
+        source: stage,
+        ..Default::default()
+    };
+    let mut fetches = Vec::with_capacity(run.tasks.len());
+    for t in &run.tasks {
+        // None: no accepted output or no section (never merged into a filter);
+        // Some(None): the task saw too many keys; Some(Some(range)): fetch it.
+        let want = t.accepted.as_ref().and_then(|(_, out, _)| {
+            out.keys
+                .map(|k| (!k.overflow).then(|| (out.key.clone(), k.offset..k.offset + k.len)))
+        });
+        let store = Arc::clone(&backend.exchange_store);
+        fetches.push(async move {
+            match want {
+                None => Ok::<_, DataFusionError>(None),
+                Some(None) => Ok(Some(None)),
+                Some(Some((key, range))) => {
+                    let bytes = store
+                        .get_range(&Path::from(key.as_str()), range)
+                        .await
+                        .map_err(|e| {
+                            DataFusionError::External(format!("key section of {key}: {e}").into())
+                        })?;
+                    Ok(Some(Some(decode_section(&bytes)?)))
+                }
+            }
+        });
+    }
+    let sections: Vec<Option<Option<Vec<u64>>>> = futures::future::try_join_all(fetches).await?;
+    fp.get_requests = sections
+        .iter()
+        .filter(|s| matches!(s, Some(Some(_))))
+        .count() as u64;
+    let data = match merge_sections(&sections, job.filters.sizing)? {
+        Merged::Skipped(reason) => {
+            fp.kind = "none".into();
+            fp.skipped = Some(reason.clone());
+            FilterData::Skipped { reason }
+        }
+        Merged::Filter(filter) => {
+            fp.kind = filter.kind().into();
+            fp.keys = filter.keys();
+            let bytes = Bytes::from(filter.encode());
+            fp.bytes = bytes.len() as u64;
+            if bytes.len() <= job.filters.inline_max_bytes {
+                FilterData::Inline { bytes }
+            } else {
+                let key = format!(
+                    "{}/s{stage}/filter",
+                    query_prefix(&backend.exchange_prefix, &job.query_id)
+                );
+                let len = bytes.len() as u64;
+                backend
+                    .exchange_store
+                    .put(&Path::from(key.as_str()), PutPayload::from(bytes))
+                    .await
+                    .map_err(|e| {
+                        DataFusionError::External(format!("writing key filter {key}: {e}").into())
+                    })?;
+                fp.put_requests = 1;
+                FilterData::Object {
+                    location: ObjectLocation {
+                        store_url: backend.exchange_url.clone(),
+                        key,
+                    },
+                    len,
+                }
+            }
+        }
+    };
+    fp.build_ms = started.elapsed().as_millis() as u64;
+    Ok((
+        FilterBinding {
+            source_stage: stage,
+            data,
+        },
+        fp,
+    ))
+}
+
 /// Resolve every shuffle read of stage `si` for task `t`.
-fn bind_inputs(job: &QueryJob, backend: &Backend, runs: &[StageRun], si: usize, t: usize) -> Result<Vec<InputBinding>> {
+fn bind_inputs(
+    job: &QueryJob,
+    backend: &Backend,
+    runs: &[StageRun],
+    si: usize,
+    t: usize,
+) -> Result<Vec<InputBinding>> {
     let stage = &job.staged.stages[si];
     let mut bindings = Vec::new();
     for leaf in leaves(&stage.plan) {
-        let Leaf::ShuffleRead(read) = leaf else { continue };
+        let Leaf::ShuffleRead(read) = leaf else {
+            continue;
+        };
         let upstream = job
             .staged
             .stages
             .iter()
             .position(|s| s.id == read.stage())
-            .ok_or_else(|| DataFusionError::Internal(format!("stage {} reads unknown stage {}", stage.id, read.stage())))?;
+            .ok_or_else(|| {
+                DataFusionError::Internal(format!(
+                    "stage {} reads unknown stage {}",
+                    stage.id,
+                    read.stage()
+                ))
+            })?;
         let outputs: Vec<&MapOutput> = runs[upstream]
             .tasks
             .iter()
@@ -371,18 +556,28 @@ fn bind_inputs(job: &QueryJob, backend: &Backend, runs: &[StageRun], si: usize, 
 }
 
 fn range(out: &MapOutput, p: usize) -> Option<ObjectRange> {
-    out.partitions.get(p).filter(|r| r.len > 0).map(|r| ObjectRange {
-        key: out.key.clone(),
-        offset: r.offset,
-        len: r.len,
-        rows: r.rows,
-    })
+    out.partitions
+        .get(p)
+        .filter(|r| r.len > 0)
+        .map(|r| ObjectRange {
+            key: out.key.clone(),
+            offset: r.offset,
+            len: r.len,
+            rows: r.rows,
+        })
 }
 
-fn read_partitions(read: &ShuffleReadExec, layout: &TaskLayout, outputs: &[&MapOutput], task: usize) -> Vec<Vec<ObjectRange>> {
+fn read_partitions(
+    read: &ShuffleReadExec,
+    layout: &TaskLayout,
+    outputs: &[&MapOutput],
+    task: usize,
+) -> Vec<Vec<ObjectRange>> {
     match read.mode() {
         ReadMode::Hash => match layout {
-            TaskLayout::Hash { .. } => vec![outputs.iter().filter_map(|o| range(o, task)).collect()],
+            TaskLayout::Hash { .. } => {
+                vec![outputs.iter().filter_map(|o| range(o, task)).collect()]
+            }
             _ => {
                 let n = read.planned_partitioning().partition_count();
                 (0..n)
@@ -396,7 +591,11 @@ fn read_partitions(read: &ShuffleReadExec, layout: &TaskLayout, outputs: &[&MapO
                 .flat_map(|o| (0..o.partitions.len()).filter_map(move |p| range(o, p)))
                 .map(|r| vec![r])
                 .collect();
-            if parts.is_empty() { vec![vec![]] } else { parts }
+            if parts.is_empty() {
+                vec![vec![]]
+            } else {
+                parts
+            }
         }
         ReadMode::Broadcast => vec![
             outputs
@@ -418,10 +617,14 @@ async fn read_outputs(backend: &Backend, outputs: &[MapOutput]) -> Result<Vec<Re
             .exchange_store
             .get(&Path::from(out.key.as_str()))
             .await
-            .map_err(|e| DataFusionError::External(format!("reading result object {}: {e}", out.key).into()))?
+            .map_err(|e| {
+                DataFusionError::External(format!("reading result object {}: {e}", out.key).into())
+            })?
             .bytes()
             .await
-            .map_err(|e| DataFusionError::External(format!("reading result object {}: {e}", out.key).into()))?;
+            .map_err(|e| {
+                DataFusionError::External(format!("reading result object {}: {e}", out.key).into())
+            })?;
         for p in &out.partitions {
             if p.len == 0 {
                 continue;
@@ -454,12 +657,13 @@ pub async fn cleanup(query_id: &str, backend: &Backend, address: &str) {
 pub fn changed_settings(config: &datafusion::prelude::SessionConfig) -> Vec<(String, String)> {
     use datafusion::common::config::ExtensionOptions;
     use squall_core::config::SquallConfig;
-    let datafusion_defaults: BTreeMap<String, Option<String>> = datafusion::prelude::SessionConfig::new()
-        .options()
-        .entries()
-        .into_iter()
-        .map(|e| (e.key, e.value))
-        .collect();
+    let datafusion_defaults: BTreeMap<String, Option<String>> =
+        datafusion::prelude::SessionConfig::new()
+            .options()
+            .entries()
+            .into_iter()
+            .map(|e| (e.key, e.value))
+            .collect();
     let mut out: Vec<(String, String)> = config
         .options()
         .entries()

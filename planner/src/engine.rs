@@ -4,7 +4,7 @@
 //! hands the job to the coordinator over the configured backend.
 //!
 //! ```text
-//! SQL -> LogicalPlan -> physical plan -> stages (stages.rs) -> tasks (split.rs)
+//! SQL -> LogicalPlan -> physical plan -> stages (stages.rs) -> key filters (bloom.rs) -> tasks (split.rs)
 //!     -> coordinator (run_query) -> result batches + profile
 //! ```
 //!
@@ -27,12 +27,15 @@ use squall_core::scan::{Leaf, leaves};
 use squall_core::worker::WorkerEnv;
 
 use crate::backend::local::{LocalInvoker, LocalQueue};
+use crate::bloom::place_key_filters;
 use crate::catalog::register_catalog;
-use crate::coordinator::{Backend, QueryJob, QueryProgress, changed_settings, run_query};
-pub use tokio_util::sync::CancellationToken;
+use crate::coordinator::{
+    Backend, FilterShipping, QueryJob, QueryProgress, changed_settings, run_query,
+};
 use crate::profile::QueryProfile;
 use crate::split::{FooterCache, assign_tasks, scan_units};
 use crate::stages::{StagedPlan, TaskLayout, split_stages};
+pub use tokio_util::sync::CancellationToken;
 
 /// How to build an engine.
 #[derive(Debug, Clone, Default)]
@@ -97,10 +100,14 @@ impl Engine {
             (tmp.path().to_path_buf(), Some(tmp))
         } else {
             let dir = std::path::PathBuf::from(
-                squall.exchange_location.strip_prefix("file://").unwrap_or(&squall.exchange_location),
+                squall
+                    .exchange_location
+                    .strip_prefix("file://")
+                    .unwrap_or(&squall.exchange_location),
             );
-            std::fs::create_dir_all(&dir)
-                .map_err(|e| DataFusionError::External(format!("exchange folder {}: {e}", dir.display()).into()))?;
+            std::fs::create_dir_all(&dir).map_err(|e| {
+                DataFusionError::External(format!("exchange folder {}: {e}", dir.display()).into())
+            })?;
             (dir, None)
         };
         let exchange_root = exchange_root
@@ -116,7 +123,10 @@ impl Engine {
         let backend = Backend {
             exchange_store: Arc::new(LocalFileSystem::new().with_automatic_cleanup(true)),
             exchange_url: "file://".to_string(),
-            exchange_prefix: exchange_root.to_string_lossy().trim_start_matches('/').to_string(),
+            exchange_prefix: exchange_root
+                .to_string_lossy()
+                .trim_start_matches('/')
+                .to_string(),
             queue: Arc::clone(&queue) as _,
             invoker: Arc::clone(&invoker) as _,
         };
@@ -164,12 +174,18 @@ impl Engine {
 
     /// Embedded backend: completion queues currently open (one per running query).
     pub fn open_queues(&self) -> usize {
-        self.local.as_ref().map(|l| l.queue.open_queues()).unwrap_or(0)
+        self.local
+            .as_ref()
+            .map(|l| l.queue.open_queues())
+            .unwrap_or(0)
     }
 
     /// Embedded backend: tasks invoked and not finished.
     pub fn running_tasks(&self) -> usize {
-        self.local.as_ref().map(|l| l.invoker.running()).unwrap_or(0)
+        self.local
+            .as_ref()
+            .map(|l| l.invoker.running())
+            .unwrap_or(0)
     }
 
     /// The backend's seams.
@@ -212,20 +228,27 @@ impl Engine {
             LogicalPlan::Explain(explain) => {
                 let input = explain.plan.as_ref().clone();
                 let (staged, job) = self.prepare(state.clone(), &input, options).await?;
-                let counts: Vec<usize> = (0..staged.stages.len()).map(|i| job_task_count(&staged, &job, i)).collect();
+                let counts: Vec<usize> = (0..staged.stages.len())
+                    .map(|i| job_task_count(&staged, &job, i))
+                    .collect();
                 text_result(vec![("distributed_plan", staged.display(Some(&counts)))])
             }
             LogicalPlan::Analyze(analyze) => {
                 let input = analyze.input.as_ref().clone();
                 let (staged, job) = self.prepare(state.clone(), &input, options).await?;
-                let counts: Vec<usize> = (0..staged.stages.len()).map(|i| job_task_count(&staged, &job, i)).collect();
+                let counts: Vec<usize> = (0..staged.stages.len())
+                    .map(|i| job_task_count(&staged, &job, i))
+                    .collect();
                 let out = run_query(job, &self.backend).await?;
                 text_result(vec![
                     ("distributed_plan", staged.display(Some(&counts))),
                     ("profile", out.profile.display()),
                 ])
             }
-            LogicalPlan::Ddl(_) | LogicalPlan::Statement(_) | LogicalPlan::Dml(_) | LogicalPlan::Copy(_) => {
+            LogicalPlan::Ddl(_)
+            | LogicalPlan::Statement(_)
+            | LogicalPlan::Dml(_)
+            | LogicalPlan::Copy(_) => {
                 let df = self.ctx.execute_logical_plan(plan).await?;
                 let schema = Arc::new(df.schema().as_arrow().clone());
                 let batches = df.collect().await?;
@@ -262,7 +285,8 @@ impl Engine {
         let partitions = squall.resolved_shuffle_partitions();
         state.config_mut().options_mut().execution.target_partitions = partitions;
         let physical = state.create_physical_plan(plan).await?;
-        let staged = split_stages(physical, partitions)?;
+        let mut staged = split_stages(physical, partitions)?;
+        place_key_filters(&mut staged, &squall.bloom)?;
 
         let runtime = self.ctx.runtime_env();
         let min_tasks = if squall.scan.min_tasks > 0 {
@@ -276,7 +300,10 @@ impl Engine {
             let mut units = Vec::new();
             for leaf in leaves(&stage.plan) {
                 if let Leaf::ParquetScan(scan) = leaf {
-                    units.push(scan_units(scan, &runtime, &self.footers, squall.scan.prune_row_groups).await?);
+                    units.push(
+                        scan_units(scan, &runtime, &self.footers, squall.scan.prune_row_groups)
+                            .await?,
+                    );
                 }
             }
             pruned.push(units.iter().map(|u| u.row_groups_pruned as u64).sum());
@@ -284,7 +311,12 @@ impl Engine {
                 scan_tasks.push(vec![]);
             } else {
                 let single = !matches!(stage.layout, TaskLayout::Scan);
-                scan_tasks.push(assign_tasks(&units, squall.scan.target_task_bytes, min_tasks, single));
+                scan_tasks.push(assign_tasks(
+                    &units,
+                    squall.scan.target_task_bytes,
+                    min_tasks,
+                    single,
+                ));
             }
         }
         let job = QueryJob {
@@ -297,6 +329,7 @@ impl Engine {
             row_groups_pruned: pruned,
             cancel: options.cancel.clone(),
             progress: Arc::clone(&options.progress),
+            filters: FilterShipping::from_options(&squall.bloom),
         };
         Ok((staged, job))
     }
@@ -356,7 +389,9 @@ fn text_result(rows: Vec<(&str, String)>) -> Result<QueryResult> {
         Arc::clone(&schema),
         vec![
             Arc::new(StringArray::from_iter_values(rows.iter().map(|(k, _)| *k))),
-            Arc::new(StringArray::from_iter_values(rows.iter().map(|(_, v)| v.as_str()))),
+            Arc::new(StringArray::from_iter_values(
+                rows.iter().map(|(_, v)| v.as_str()),
+            )),
         ],
     )?;
     Ok(QueryResult {

@@ -8,6 +8,7 @@
 //!
 //! - [`engine`]: the embedded entry point — SQL in, batches and a profile out.
 //! - [`stages`]: cutting a DataFusion physical plan into stages.
+//! - [`bloom`]: placing join-key filters between the two sides of hash joins.
 //! - [`split`]: splitting scan stages into tasks by Parquet row groups.
 //! - [`coordinator`]: the backend-agnostic loop that drives a staged query.
 //! - [`backend`]: backends behind the seams; [`backend::local`] is the embedded one.
@@ -16,6 +17,7 @@
 //! - [`tpch`]: data generation, the 22 queries, and answer checking.
 
 pub mod backend;
+pub mod bloom;
 pub mod catalog;
 pub mod coordinator;
 pub mod engine;

@@ -26,7 +26,35 @@ pub struct QueryProfile {
     pub scan_bytes: u64,
     pub s3_get: u64,
     pub s3_put: u64,
+    /// Operator CPU time summed over tasks (DataFusion's `elapsed_compute`).
+    pub cpu_ms: u64,
+    /// The largest peak memory of any one task.
+    pub peak_memory_bytes: u64,
+    /// Rows join-key filters dropped before the shuffle.
+    pub bloom_rows_dropped: u64,
+    pub bloom_rows_checked: u64,
+    /// The join-key filters built for this query.
+    pub filters: Vec<FilterProfile>,
     pub stage_profiles: Vec<StageProfile>,
+}
+
+/// One join-key filter: who published it and what it became.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct FilterProfile {
+    /// The stage whose keys it holds.
+    pub source: u32,
+    /// `exact`, `bloom`, or `none` when skipped.
+    pub kind: String,
+    /// Distinct keys.
+    pub keys: u64,
+    /// Encoded size.
+    pub bytes: u64,
+    /// Why no filter was made, when none was.
+    pub skipped: Option<String>,
+    /// Time to fetch the key sections, merge them and ship the filter.
+    pub build_ms: u64,
+    pub get_requests: u64,
+    pub put_requests: u64,
 }
 
 /// Figures of one stage, summed over its accepted task attempts.
@@ -48,6 +76,11 @@ pub struct StageProfile {
     pub scan_bytes: u64,
     pub get_requests: u64,
     pub put_requests: u64,
+    pub cpu_ms: u64,
+    pub scan_ms: u64,
+    pub peak_memory_bytes: u64,
+    pub bloom_rows_dropped: u64,
+    pub bloom_rows_checked: u64,
 }
 
 impl StageProfile {
@@ -71,6 +104,11 @@ impl StageProfile {
         self.scan_bytes += m.scan_bytes;
         self.get_requests += m.get_requests;
         self.put_requests += m.put_requests;
+        self.cpu_ms += m.cpu_ms;
+        self.scan_ms += m.scan_ms;
+        self.peak_memory_bytes = self.peak_memory_bytes.max(m.peak_memory_bytes);
+        self.bloom_rows_dropped += m.bloom_rows_dropped;
+        self.bloom_rows_checked += m.bloom_rows_checked;
     }
 }
 
@@ -94,6 +132,10 @@ impl QueryProfile {
         self.scan_bytes += s.scan_bytes;
         self.s3_get += s.get_requests;
         self.s3_put += s.put_requests;
+        self.cpu_ms += s.cpu_ms;
+        self.peak_memory_bytes = self.peak_memory_bytes.max(s.peak_memory_bytes);
+        self.bloom_rows_dropped += s.bloom_rows_dropped;
+        self.bloom_rows_checked += s.bloom_rows_checked;
         self.stage_profiles.push(s);
     }
 
@@ -103,22 +145,63 @@ impl QueryProfile {
         let _ = writeln!(
             out,
             "query {}: {} ms, {} rows, {} stages, {} tasks ({} retries), exchange {} bytes / {} rows, {} messages",
-            self.query_id, self.wall_ms, self.rows, self.stages, self.tasks, self.retries,
-            self.exchange_bytes, self.exchange_rows, self.messages
+            self.query_id,
+            self.wall_ms,
+            self.rows,
+            self.stages,
+            self.tasks,
+            self.retries,
+            self.exchange_bytes,
+            self.exchange_rows,
+            self.messages
         );
         let _ = writeln!(
             out,
-            "{:>6} {:<28} {:>6} {:>8} {:>10} {:>12} {:>12} {:>12} {:>9} {:>6} {:>6}",
-            "stage", "layout", "tasks", "wall_ms", "max_task", "rows_out", "bytes_out", "bytes_in", "row_grps", "GETs", "PUTs"
+            "{:>6} {:<28} {:>6} {:>8} {:>10} {:>8} {:>12} {:>12} {:>12} {:>9} {:>11} {:>6} {:>6} {:>10}",
+            "stage",
+            "layout",
+            "tasks",
+            "wall_ms",
+            "max_task",
+            "cpu_ms",
+            "rows_out",
+            "bytes_out",
+            "bytes_in",
+            "row_grps",
+            "key_dropped",
+            "GETs",
+            "PUTs",
+            "peak_mem"
         );
         for s in &self.stage_profiles {
             let _ = writeln!(
                 out,
-                "{:>6} {:<28} {:>6} {:>8} {:>10} {:>12} {:>12} {:>12} {:>9} {:>6} {:>6}",
-                format!("s{}", s.stage), s.layout, s.tasks, s.wall_ms, s.task_wall_ms_max, s.rows_out,
-                s.bytes_out, s.bytes_in_exchange, format!("{}/{}", s.row_groups, s.row_groups + s.row_groups_pruned),
-                s.get_requests, s.put_requests
+                "{:>6} {:<28} {:>6} {:>8} {:>10} {:>8} {:>12} {:>12} {:>12} {:>9} {:>11} {:>6} {:>6} {:>10}",
+                format!("s{}", s.stage),
+                s.layout,
+                s.tasks,
+                s.wall_ms,
+                s.task_wall_ms_max,
+                s.cpu_ms,
+                s.rows_out,
+                s.bytes_out,
+                s.bytes_in_exchange,
+                format!("{}/{}", s.row_groups, s.row_groups + s.row_groups_pruned),
+                s.bloom_rows_dropped,
+                s.get_requests,
+                s.put_requests,
+                s.peak_memory_bytes
             );
+        }
+        for f in &self.filters {
+            let _ = match &f.skipped {
+                Some(why) => writeln!(out, "key filter of s{}: none ({why})", f.source),
+                None => writeln!(
+                    out,
+                    "key filter of s{}: {} of {} keys, {} bytes, built in {} ms",
+                    f.source, f.kind, f.keys, f.bytes, f.build_ms
+                ),
+            };
         }
         out
     }

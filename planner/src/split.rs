@@ -17,18 +17,18 @@ use arrow::array::{ArrayRef, UInt64Array};
 use arrow::datatypes::Schema;
 use datafusion::common::Column;
 use datafusion::common::pruning::PruningStatistics;
+use datafusion::datasource::physical_plan::FileSource;
 use datafusion::datasource::physical_plan::ParquetSource;
 use datafusion::datasource::source::DataSourceExec;
 use datafusion::error::{DataFusionError, Result};
 use datafusion::execution::runtime_env::RuntimeEnv;
 use datafusion::physical_optimizer::pruning::{PruningPredicate, PruningPredicateBuilder};
-use datafusion::datasource::physical_plan::FileSource;
-use object_store::path::Path;
-use parquet::arrow::arrow_reader::statistics::StatisticsConverter;
-use parquet::arrow::async_reader::MetadataFetch;
 use futures::FutureExt;
 use futures::future::BoxFuture;
+use object_store::path::Path;
 use object_store::{ObjectStore, ObjectStoreExt};
+use parquet::arrow::arrow_reader::statistics::StatisticsConverter;
+use parquet::arrow::async_reader::MetadataFetch;
 use parquet::file::metadata::{ParquetMetaData, ParquetMetaDataReader};
 use squall_core::task::{FileRowGroups, ScanAssignment};
 
@@ -183,7 +183,8 @@ pub fn assign_tasks(
         by_bytes.max(min_tasks).min(units.len()).max(1)
     };
 
-    let mut tasks: Vec<Vec<ScanAssignment>> = vec![vec![ScanAssignment::default(); scans.len()]; n_tasks];
+    let mut tasks: Vec<Vec<ScanAssignment>> =
+        vec![vec![ScanAssignment::default(); scans.len()]; n_tasks];
     let mut task = 0usize;
     let mut acc = 0u64;
     for (k, (scan, unit)) in units.iter().enumerate() {
@@ -223,7 +224,10 @@ struct RangeFetch {
 }
 
 impl MetadataFetch for RangeFetch {
-    fn fetch(&mut self, range: std::ops::Range<u64>) -> BoxFuture<'_, parquet::errors::Result<bytes::Bytes>> {
+    fn fetch(
+        &mut self,
+        range: std::ops::Range<u64>,
+    ) -> BoxFuture<'_, parquet::errors::Result<bytes::Bytes>> {
         async move {
             self.store
                 .get_range(&self.path, range)
@@ -316,24 +320,49 @@ mod tests {
     fn count(tasks: &[Vec<ScanAssignment>]) -> Vec<usize> {
         tasks
             .iter()
-            .map(|t| t.iter().flat_map(|a| &a.files).map(|f| f.row_groups.len()).sum())
+            .map(|t| {
+                t.iter()
+                    .flat_map(|a| &a.files)
+                    .map(|f| f.row_groups.len())
+                    .sum()
+            })
             .collect()
     }
 
     #[test]
     fn sized_by_bytes_never_splitting_a_row_group() {
-        let s = units(&[("a", 10), ("a", 10), ("a", 10), ("b", 10), ("b", 10), ("b", 10)]);
+        let s = units(&[
+            ("a", 10),
+            ("a", 10),
+            ("a", 10),
+            ("b", 10),
+            ("b", 10),
+            ("b", 10),
+        ]);
         let t = assign_tasks(std::slice::from_ref(&s), 20, 1, false);
         assert_eq!(count(&t), vec![2, 2, 2]);
-        assert_eq!(t[1][0].files.len(), 2, "a task spanning two files lists both");
+        assert_eq!(
+            t[1][0].files.len(),
+            2,
+            "a task spanning two files lists both"
+        );
     }
 
     #[test]
     fn min_tasks_and_single() {
         let s = units(&[("a", 100), ("a", 100), ("a", 100)]);
-        assert_eq!(count(&assign_tasks(std::slice::from_ref(&s), 1 << 30, 2, false)).len(), 2);
-        assert_eq!(count(&assign_tasks(std::slice::from_ref(&s), 1 << 30, 8, false)), vec![1, 1, 1]);
-        assert_eq!(count(&assign_tasks(std::slice::from_ref(&s), 1, 8, true)), vec![3]);
+        assert_eq!(
+            count(&assign_tasks(std::slice::from_ref(&s), 1 << 30, 2, false)).len(),
+            2
+        );
+        assert_eq!(
+            count(&assign_tasks(std::slice::from_ref(&s), 1 << 30, 8, false)),
+            vec![1, 1, 1]
+        );
+        assert_eq!(
+            count(&assign_tasks(std::slice::from_ref(&s), 1, 8, true)),
+            vec![3]
+        );
     }
 
     #[test]

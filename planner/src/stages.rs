@@ -17,7 +17,9 @@
 //! `RepartitionExec` in DataFusion's plan. A `CollectLeft` join whose join
 //! type emits unmatched build rows (left, full, left semi/anti/mark) cannot
 //! be split across tasks — each task would only see its own probe rows — so
-//! it is re-planned as a partitioned join with shuffles on both sides.
+//! it is re-planned as a partitioned join with shuffles on both sides; a
+//! null-aware anti join (`NOT IN`), whose answer depends on whether the whole
+//! probe side holds a NULL, runs as one task that gathers the probe side.
 //!
 //! How many tasks a stage gets is decided from its leaves ([`TaskLayout`]).
 //! Example, TPC-H Q1 with 2 shuffle partitions:
@@ -47,7 +49,7 @@ use datafusion::physical_plan::sorts::sort::SortExec;
 use datafusion::physical_plan::sorts::sort_preserving_merge::SortPreservingMergeExec;
 use datafusion::physical_plan::{
     ChildrenPropertiesMode, ExecutionPlan, ExecutionPlanProperties, Partitioning,
-    ReplaceChildrenOptions, displayable,
+    ReplaceChildrenOptions, StatisticsArgs, StatisticsContext, displayable,
 };
 use squall_core::exec::{ReadMode, ShuffleReadExec, ShuffleWriteExec};
 use squall_core::scan::{Leaf, leaves};
@@ -67,6 +69,20 @@ pub struct Stage {
     /// Upstream stages this stage reads.
     pub inputs: Vec<u32>,
     pub layout: TaskLayout,
+    /// DataFusion's estimate of the rows this stage outputs, when it has one.
+    pub est_rows: Option<usize>,
+    /// Stages whose join-key filters this stage applies: it starts only after
+    /// they have finished (see `bloom`).
+    pub filter_inputs: Vec<u32>,
+}
+
+impl Stage {
+    /// True when the stage's writer collects join keys for a filter.
+    pub fn publishes_filter(&self) -> bool {
+        self.plan
+            .downcast_ref::<ShuffleWriteExec>()
+            .is_some_and(|w| w.published_keys().is_some())
+    }
 }
 
 /// How a stage's work is divided into tasks.
@@ -120,7 +136,17 @@ impl StagedPlan {
                 .map(|n| format!(", {n} task{}", if *n == 1 { "" } else { "s" }))
                 .unwrap_or_default();
             let fin = if i == last { " (final)" } else { "" };
-            let _ = writeln!(out, "Stage s{}{fin} [{}{tasks}]{inputs}", s.id, s.layout);
+            let filters = if s.filter_inputs.is_empty() {
+                String::new()
+            } else {
+                let ids: Vec<String> = s.filter_inputs.iter().map(|i| format!("s{i}")).collect();
+                format!(", after key filter of {}", ids.join(", "))
+            };
+            let _ = writeln!(
+                out,
+                "Stage s{}{fin} [{}{tasks}]{inputs}{filters}",
+                s.id, s.layout
+            );
             let text = displayable(s.plan.as_ref()).indent(false).to_string();
             for line in text.lines() {
                 let _ = writeln!(out, "  {line}");
@@ -138,7 +164,7 @@ pub fn split_stages(plan: Arc<dyn ExecutionPlan>, shuffle_partitions: usize) -> 
         shuffle_partitions: shuffle_partitions.max(1),
     };
     let root = cutter.rewrite(plan)?;
-    cutter.add_stage(root, None)?;
+    cutter.add_stage(root, None, None)?;
     Ok(StagedPlan {
         stages: cutter.stages,
     })
@@ -154,6 +180,7 @@ impl Cutter {
         &mut self,
         plan: Arc<dyn ExecutionPlan>,
         partitioning: Option<Partitioning>,
+        est_rows: Option<usize>,
     ) -> Result<u32> {
         let id = self.stages.len() as u32 + 1;
         let layout = layout_of(&plan);
@@ -172,17 +199,23 @@ impl Cutter {
             plan: root,
             inputs,
             layout,
+            est_rows,
+            filter_inputs: Vec::new(),
         });
         Ok(id)
     }
 
     fn rewrite(&mut self, plan: Arc<dyn ExecutionPlan>) -> Result<Arc<dyn ExecutionPlan>> {
         if let Some(rep) = plan.downcast_ref::<RepartitionExec>()
-            && matches!(rep.partitioning(), Partitioning::Hash(..) | Partitioning::Range(..))
+            && matches!(
+                rep.partitioning(),
+                Partitioning::Hash(..) | Partitioning::Range(..)
+            )
         {
+            let est = estimated_rows(rep.input());
             let input = self.rewrite(Arc::clone(rep.input()))?;
             let partitioning = rep.partitioning().clone();
-            let stage = self.add_stage(input, Some(partitioning.clone()))?;
+            let stage = self.add_stage(input, Some(partitioning.clone()), est)?;
             let read: Arc<dyn ExecutionPlan> = Arc::new(ShuffleReadExec::new(
                 stage,
                 ReadMode::Hash,
@@ -212,6 +245,14 @@ impl Cutter {
             && *join.partition_mode() == PartitionMode::CollectLeft
         {
             if emits_unmatched_left(join.join_type()) {
+                if join.null_aware {
+                    // `NOT IN` over a nullable key: whether the probe side holds
+                    // a NULL (or any row) decides every output row, so one task
+                    // must see the whole probe side.
+                    let left = self.broadcast(Arc::clone(join.left()))?;
+                    let right = self.cut(Arc::clone(join.right()), ReadMode::Gather)?;
+                    return replace(plan, vec![left, right]);
+                }
                 let partitioned = self.partitioned_join(join)?;
                 return self.rewrite(partitioned);
             }
@@ -221,19 +262,29 @@ impl Cutter {
         }
 
         if plan.is::<NestedLoopJoinExec>() || plan.is::<CrossJoinExec>() {
-            let children: Vec<Arc<dyn ExecutionPlan>> = plan.children().into_iter().cloned().collect();
+            let children: Vec<Arc<dyn ExecutionPlan>> =
+                plan.children().into_iter().cloned().collect();
             let mut new_children = Vec::with_capacity(children.len());
             for (i, c) in children.into_iter().enumerate() {
-                new_children.push(if i == 0 { self.broadcast(c)? } else { self.rewrite(c)? });
+                new_children.push(if i == 0 {
+                    self.broadcast(c)?
+                } else {
+                    self.rewrite(c)?
+                });
             }
             return replace(plan, new_children);
         }
 
         if plan.is::<ScalarSubqueryExec>() {
-            let children: Vec<Arc<dyn ExecutionPlan>> = plan.children().into_iter().cloned().collect();
+            let children: Vec<Arc<dyn ExecutionPlan>> =
+                plan.children().into_iter().cloned().collect();
             let mut new_children = Vec::with_capacity(children.len());
             for (i, c) in children.into_iter().enumerate() {
-                new_children.push(if i == 0 { self.rewrite(c)? } else { self.broadcast(c)? });
+                new_children.push(if i == 0 {
+                    self.rewrite(c)?
+                } else {
+                    self.broadcast(c)?
+                });
             }
             return replace(plan, new_children);
         }
@@ -250,12 +301,17 @@ impl Cutter {
     }
 
     /// Make `child` a stage of its own and return the read that replaces it.
-    fn cut(&mut self, child: Arc<dyn ExecutionPlan>, mode: ReadMode) -> Result<Arc<dyn ExecutionPlan>> {
+    fn cut(
+        &mut self,
+        child: Arc<dyn ExecutionPlan>,
+        mode: ReadMode,
+    ) -> Result<Arc<dyn ExecutionPlan>> {
         let schema = child.schema();
         let partitions = child.output_partitioning().partition_count();
         let ordering = child.output_ordering().cloned();
+        let est = estimated_rows(&child);
         let rewritten = self.rewrite(child)?;
-        let stage = self.add_stage(rewritten, None)?;
+        let stage = self.add_stage(rewritten, None, est)?;
         Ok(Arc::new(ShuffleReadExec::new(
             stage,
             mode,
@@ -287,8 +343,10 @@ impl Cutter {
             .map(|(l, r)| (Arc::clone(l), Arc::clone(r)))
             .unzip();
         let n = self.shuffle_partitions;
-        let left: Arc<dyn ExecutionPlan> =
-            Arc::new(RepartitionExec::try_new(left, Partitioning::Hash(left_keys, n))?);
+        let left: Arc<dyn ExecutionPlan> = Arc::new(RepartitionExec::try_new(
+            left,
+            Partitioning::Hash(left_keys, n),
+        )?);
         let right: Arc<dyn ExecutionPlan> = Arc::new(RepartitionExec::try_new(
             Arc::clone(join.right()),
             Partitioning::Hash(right_keys, n),
@@ -301,12 +359,24 @@ impl Cutter {
     }
 }
 
+/// DataFusion's row estimate for the output of `plan`, if it has one.
+fn estimated_rows(plan: &Arc<dyn ExecutionPlan>) -> Option<usize> {
+    StatisticsContext::new()
+        .compute(plan.as_ref(), &StatisticsArgs::new())
+        .ok()
+        .and_then(|s| s.num_rows.get_value().copied())
+}
+
 /// Join types whose output includes build (left) rows that matched nothing,
 /// which only the one process holding every probe row can know.
 fn emits_unmatched_left(t: &JoinType) -> bool {
     matches!(
         t,
-        JoinType::Left | JoinType::Full | JoinType::LeftSemi | JoinType::LeftAnti | JoinType::LeftMark
+        JoinType::Left
+            | JoinType::Full
+            | JoinType::LeftSemi
+            | JoinType::LeftAnti
+            | JoinType::LeftMark
     )
 }
 
@@ -340,7 +410,11 @@ fn layout_of(plan: &Arc<dyn ExecutionPlan>) -> TaskLayout {
             Leaf::ParquetScan(scan) => {
                 // DataFusion planned this scan as one partition, so the
                 // operators above may assume they see all of its rows.
-                if ExecutionPlan::properties(scan).partitioning.partition_count() < 2 {
+                if ExecutionPlan::properties(scan)
+                    .partitioning
+                    .partition_count()
+                    < 2
+                {
                     return TaskLayout::Single {
                         reason: "single-partition scan",
                     };

@@ -6,8 +6,10 @@ use squall_aws::functions::{CoordinatorFunction, CoordinatorRequest};
 #[tokio::main]
 async fn main() -> Result<(), Error> {
     squall_aws::functions::init_tracing();
-    lambda_runtime::run(service_fn(|event: LambdaEvent<CoordinatorRequest>| async move {
-        Ok::<_, Error>(CoordinatorFunction.handle(event.payload).await)
-    }))
+    lambda_runtime::run(service_fn(
+        |event: LambdaEvent<CoordinatorRequest>| async move {
+            Ok::<_, Error>(CoordinatorFunction.handle(event.payload).await)
+        },
+    ))
     .await
 }

@@ -7,8 +7,10 @@ async fn main() -> Result<(), Error> {
     squall_aws::functions::init_tracing();
     let worker = squall_aws::functions::WorkerFunction::from_env().await?;
     let worker = &worker;
-    lambda_runtime::run(service_fn(move |event: LambdaEvent<serde_json::Value>| async move {
-        Ok::<_, Error>(worker.handle(event.payload).await)
-    }))
+    lambda_runtime::run(service_fn(
+        move |event: LambdaEvent<serde_json::Value>| async move {
+            Ok::<_, Error>(worker.handle(event.payload).await)
+        },
+    ))
     .await
 }

@@ -72,14 +72,25 @@ impl WorkerFunction {
     async fn payload(&self, event: serde_json::Value) -> Result<Bytes> {
         if let Ok(pointer) = serde_json::from_value::<PayloadPointer>(event.clone()) {
             let (url, key) = crate::s3::split_s3_url(&pointer.payload_location)?;
-            let store = self.env.runtime.object_store(ObjectStoreUrl::parse(&url)?)?;
+            let store = self
+                .env
+                .runtime
+                .object_store(ObjectStoreUrl::parse(&url)?)?;
             let bytes = store
                 .get(&Path::from(key.as_str()))
                 .await
-                .map_err(|e| DataFusionError::External(format!("task payload {}: {e}", pointer.payload_location).into()))?
+                .map_err(|e| {
+                    DataFusionError::External(
+                        format!("task payload {}: {e}", pointer.payload_location).into(),
+                    )
+                })?
                 .bytes()
                 .await
-                .map_err(|e| DataFusionError::External(format!("task payload {}: {e}", pointer.payload_location).into()))?;
+                .map_err(|e| {
+                    DataFusionError::External(
+                        format!("task payload {}: {e}", pointer.payload_location).into(),
+                    )
+                })?;
             return Ok(bytes);
         }
         serde_json::to_vec(&event)
@@ -108,7 +119,9 @@ impl CoordinatorFunction {
             Ok(s) => s,
             Err(e) => return serde_json::json!({"status": "failed", "error": e.to_string()}),
         };
-        let _ = store.write_status(&request.query_id, &state::QueryStatus::running()).await;
+        let _ = store
+            .write_status(&request.query_id, &state::QueryStatus::running())
+            .await;
         let outcome = async {
             let engine = aws_engine(EngineOptions {
                 catalog: request.catalog.clone(),

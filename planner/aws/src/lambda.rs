@@ -82,11 +82,16 @@ impl Invoker for LambdaInvoker {
                 id.attempt
             );
             let key = key.trim_start_matches('/').to_string();
-            store.put(&Path::from(key.as_str()), PutPayload::from(payload)).await?;
+            store
+                .put(&Path::from(key.as_str()), PutPayload::from(payload))
+                .await?;
             let pointer = PayloadPointer {
                 payload_location: format!("{url}/{key}"),
             };
-            Bytes::from(serde_json::to_vec(&pointer).map_err(|e| SquallError::BadTaskPayload(e.to_string()))?)
+            Bytes::from(
+                serde_json::to_vec(&pointer)
+                    .map_err(|e| SquallError::BadTaskPayload(e.to_string()))?,
+            )
         } else {
             payload
         };

@@ -27,14 +27,12 @@ impl CredentialProvider for SdkCredentials {
 
     async fn get_credential(&self) -> object_store::Result<Arc<AwsCredential>> {
         use aws_credential_types::provider::ProvideCredentials;
-        let c = self
-            .provider
-            .provide_credentials()
-            .await
-            .map_err(|e| object_store::Error::Generic {
+        let c = self.provider.provide_credentials().await.map_err(|e| {
+            object_store::Error::Generic {
                 store: "S3",
                 source: Box::new(e),
-            })?;
+            }
+        })?;
         Ok(Arc::new(AwsCredential {
             key_id: c.access_key_id().to_string(),
             secret_key: c.secret_access_key().to_string(),
@@ -83,7 +81,11 @@ impl S3Registry {
 }
 
 impl ObjectStoreRegistry for S3Registry {
-    fn register_store(&self, url: &Url, store: Arc<dyn ObjectStore>) -> Option<Arc<dyn ObjectStore>> {
+    fn register_store(
+        &self,
+        url: &Url,
+        store: Arc<dyn ObjectStore>,
+    ) -> Option<Arc<dyn ObjectStore>> {
         if url.scheme() == "s3" {
             let bucket = url.host_str().unwrap_or_default().to_string();
             return self.stores.write().ok()?.insert(bucket, store);
@@ -99,7 +101,12 @@ impl ObjectStoreRegistry for S3Registry {
             .host_str()
             .ok_or_else(|| DataFusionError::Plan(format!("{url}: no bucket")))?
             .to_string();
-        if let Some(store) = self.stores.read().ok().and_then(|s| s.get(&bucket).cloned()) {
+        if let Some(store) = self
+            .stores
+            .read()
+            .ok()
+            .and_then(|s| s.get(&bucket).cloned())
+        {
             return Ok(store);
         }
         let store = s3_store(&self.env, &bucket)?;
@@ -116,12 +123,17 @@ impl ObjectStoreRegistry for S3Registry {
 
 /// Split `s3://bucket/prefix` into (`s3://bucket`, `prefix`).
 pub fn split_s3_url(location: &str) -> Result<(String, String)> {
-    let rest = location
-        .strip_prefix("s3://")
-        .ok_or_else(|| DataFusionError::Configuration(format!("{location:?} is not an s3:// location")))?;
+    let rest = location.strip_prefix("s3://").ok_or_else(|| {
+        DataFusionError::Configuration(format!("{location:?} is not an s3:// location"))
+    })?;
     let (bucket, prefix) = rest.split_once('/').unwrap_or((rest, ""));
     if bucket.is_empty() {
-        return Err(DataFusionError::Configuration(format!("{location:?} names no bucket")));
+        return Err(DataFusionError::Configuration(format!(
+            "{location:?} names no bucket"
+        )));
     }
-    Ok((format!("s3://{bucket}"), prefix.trim_matches('/').to_string()))
+    Ok((
+        format!("s3://{bucket}"),
+        prefix.trim_matches('/').to_string(),
+    ))
 }

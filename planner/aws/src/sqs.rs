@@ -41,7 +41,10 @@ fn sdk_err<E: std::error::Error>(queue: &str, e: E) -> SquallError {
 #[async_trait]
 impl CompletionQueue for SqsQueue {
     async fn create(&self, query_id: &str) -> Result<String> {
-        let name: String = format!("{}{query_id}", self.prefix).chars().take(80).collect();
+        let name: String = format!("{}{query_id}", self.prefix)
+            .chars()
+            .take(80)
+            .collect();
         let out = self
             .client
             .create_queue()

@@ -1,5 +1,6 @@
 //! The plan codec: datafusion-proto for everything DataFusion knows, plus
-//! squall's own nodes ([`ShuffleWriteExec`], [`ShuffleReadExec`]) as
+//! squall's own nodes ([`ShuffleWriteExec`], [`ShuffleReadExec`],
+//! [`KeyFilterExec`]) as
 //! extension nodes with small protobuf messages of their own.
 //!
 //! A stage plan is encoded once per stage by the coordinator and decoded by
@@ -16,10 +17,10 @@ use datafusion_proto::bytes::{
     physical_plan_from_bytes_with_extension_codec, physical_plan_to_bytes_with_extension_codec,
 };
 use datafusion_proto::physical_plan::from_proto::{
-    parse_physical_sort_exprs, parse_protobuf_partitioning,
+    parse_physical_exprs, parse_physical_sort_exprs, parse_protobuf_partitioning,
 };
 use datafusion_proto::physical_plan::to_proto::{
-    serialize_partitioning, serialize_physical_sort_exprs,
+    serialize_partitioning, serialize_physical_exprs, serialize_physical_sort_exprs,
 };
 use datafusion_proto::physical_plan::{
     PhysicalExtensionCodec, PhysicalPlanDecodeContext, PhysicalProtoConverterExtension,
@@ -27,7 +28,7 @@ use datafusion_proto::physical_plan::{
 use datafusion_proto::protobuf;
 use prost::Message;
 
-use crate::exec::{ReadMode, ShuffleReadExec, ShuffleWriteExec};
+use crate::exec::{KeyFilterExec, ReadMode, ShuffleReadExec, ShuffleWriteExec};
 use crate::task::{InputBinding, ObjectLocation};
 
 /// Extension codec for squall's execution nodes.
@@ -36,7 +37,7 @@ pub struct SquallCodec;
 
 #[derive(Clone, PartialEq, Message)]
 struct SquallNode {
-    #[prost(oneof = "squall_node::Kind", tags = "1, 2")]
+    #[prost(oneof = "squall_node::Kind", tags = "1, 2, 3")]
     kind: Option<squall_node::Kind>,
 }
 
@@ -47,6 +48,8 @@ mod squall_node {
         Write(super::ShuffleWriteNode),
         #[prost(message, tag = "2")]
         Read(super::ShuffleReadNode),
+        #[prost(message, tag = "3")]
+        KeyFilter(super::KeyFilterNode),
     }
 }
 
@@ -58,6 +61,17 @@ struct ShuffleWriteNode {
     output_store_url: Option<String>,
     #[prost(string, optional, tag = "3")]
     output_key: Option<String>,
+    /// Join keys whose hashes the stage publishes (empty: none).
+    #[prost(message, repeated, tag = "4")]
+    publish_keys: Vec<protobuf::PhysicalExprNode>,
+}
+
+#[derive(Clone, PartialEq, Message)]
+struct KeyFilterNode {
+    #[prost(uint32, tag = "1")]
+    source_stage: u32,
+    #[prost(message, repeated, tag = "2")]
+    keys: Vec<protobuf::PhysicalExprNode>,
 }
 
 #[derive(Clone, PartialEq, Message)]
@@ -101,7 +115,18 @@ impl PhysicalExtensionCodec for SquallCodec {
                     input.schema().as_ref(),
                     proto_converter,
                 )?;
-                let mut exec = ShuffleWriteExec::new(Arc::clone(input), partitioning);
+                let publish = if w.publish_keys.is_empty() {
+                    None
+                } else {
+                    Some(parse_physical_exprs(
+                        &w.publish_keys,
+                        &decode_ctx,
+                        input.schema().as_ref(),
+                        proto_converter,
+                    )?)
+                };
+                let mut exec = ShuffleWriteExec::new(Arc::clone(input), partitioning)
+                    .with_published_keys(publish);
                 if let (Some(store_url), Some(key)) = (w.output_store_url, w.output_key) {
                     exec = exec.with_output(ObjectLocation { store_url, key });
                 }
@@ -111,7 +136,9 @@ impl PhysicalExtensionCodec for SquallCodec {
                 let schema: Schema = r
                     .schema
                     .as_ref()
-                    .ok_or_else(|| DataFusionError::Internal("ShuffleReadExec without schema".into()))?
+                    .ok_or_else(|| {
+                        DataFusionError::Internal("ShuffleReadExec without schema".into())
+                    })?
                     .try_into()?;
                 let schema = Arc::new(schema);
                 let planned = parse_protobuf_partitioning(
@@ -120,7 +147,9 @@ impl PhysicalExtensionCodec for SquallCodec {
                     &schema,
                     proto_converter,
                 )?
-                .ok_or_else(|| DataFusionError::Internal("ShuffleReadExec without partitioning".into()))?;
+                .ok_or_else(|| {
+                    DataFusionError::Internal("ShuffleReadExec without partitioning".into())
+                })?;
                 let ordering = if r.ordering.is_empty() {
                     None
                 } else {
@@ -144,6 +173,24 @@ impl PhysicalExtensionCodec for SquallCodec {
                     None => Arc::new(exec),
                 })
             }
+            Some(squall_node::Kind::KeyFilter(k)) => {
+                let [input] = inputs else {
+                    return Err(DataFusionError::Internal(
+                        "KeyFilterExec must have exactly one input".into(),
+                    ));
+                };
+                let keys = parse_physical_exprs(
+                    &k.keys,
+                    &decode_ctx,
+                    input.schema().as_ref(),
+                    proto_converter,
+                )?;
+                Ok(Arc::new(KeyFilterExec::new(
+                    Arc::clone(input),
+                    k.source_stage,
+                    keys,
+                )))
+            }
             None => Err(DataFusionError::Internal("empty squall plan node".into())),
         }
     }
@@ -162,6 +209,15 @@ impl PhysicalExtensionCodec for SquallCodec {
                     .transpose()?,
                 output_store_url: w.output().map(|o| o.store_url.clone()),
                 output_key: w.output().map(|o| o.key.clone()),
+                publish_keys: match w.published_keys() {
+                    Some(keys) => serialize_physical_exprs(keys, self, proto_converter)?,
+                    None => vec![],
+                },
+            })
+        } else if let Some(k) = node.downcast_ref::<KeyFilterExec>() {
+            squall_node::Kind::KeyFilter(KeyFilterNode {
+                source_stage: k.source_stage(),
+                keys: serialize_physical_exprs(k.keys(), self, proto_converter)?,
             })
         } else if let Some(r) = node.downcast_ref::<ShuffleReadExec>() {
             squall_node::Kind::Read(ShuffleReadNode {
@@ -174,7 +230,9 @@ impl PhysicalExtensionCodec for SquallCodec {
                     proto_converter,
                 )?),
                 ordering: match r.ordering() {
-                    Some(o) => serialize_physical_sort_exprs(o.iter().cloned(), self, proto_converter)?,
+                    Some(o) => {
+                        serialize_physical_sort_exprs(o.iter().cloned(), self, proto_converter)?
+                    }
                     None => vec![],
                 },
                 binding: r

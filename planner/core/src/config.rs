@@ -45,6 +45,9 @@ config_namespace! {
         pub max_attempts: usize, default = 4
         /// Seconds without any completion message before the query fails.
         pub silence_timeout_secs: u64, default = 900
+        /// Memory one task may reserve (0 = no limit beyond the worker's).
+        /// Operators that can spill do; others fail the query with a clear error.
+        pub memory_limit_bytes: usize, default = 0
     }
 }
 
@@ -55,6 +58,40 @@ config_namespace! {
         pub seed: u64, default = 0
         /// Probability that a task attempt fails (before or after writing its output).
         pub task_crash_rate: f64, default = 0.0
+    }
+}
+
+config_namespace! {
+    /// Join-key filters ("Bloom filters"): a hash join's smaller side publishes
+    /// its keys, and the other side's tasks drop rows that cannot match before
+    /// they shuffle. The filtered side's stage then starts after the filtering
+    /// side's stage has finished.
+    pub struct BloomOptions {
+        /// Publish join-key filters.
+        pub enabled: bool, default = true
+        /// Filter a side only when its estimated rows are at least this many
+        /// times the estimated rows of the side publishing the filter.
+        pub min_size_ratio: f64, default = 2.0
+        /// No filter from a side estimated above this many rows.
+        pub max_build_rows: usize, default = 16_000_000
+        /// Filter only from a side estimated at most this fraction of the rows
+        /// of the largest table it derives from (a side that is a whole table
+        /// holds every key and filters nothing).
+        pub max_source_fraction: f64, default = 0.5
+        /// No filter when the publishing side has more distinct keys than this
+        /// (each build task collects at most this many).
+        pub max_keys: usize, default = 4_000_000
+        /// Up to this many distinct keys the filter is an exact set of key
+        /// hashes; above, a Bloom filter.
+        pub exact_max_keys: usize, default = 16_384
+        /// False-positive rate of a Bloom filter.
+        pub fpp: f64, default = 0.01
+        /// Filters up to this many bytes travel inside the task payload; larger
+        /// ones as one object that each task reads.
+        pub inline_max_bytes: usize, default = 128 * 1024
+        /// A task stops applying a filter that, after its first 100,000 rows,
+        /// drops less than this fraction of them.
+        pub min_drop_ratio: f64, default = 0.05
     }
 }
 
@@ -86,6 +123,8 @@ extensions_options! {
         pub shuffle: ShuffleOptions, default = ShuffleOptions::default()
         /// Retries.
         pub task: TaskOptions, default = TaskOptions::default()
+        /// Join-key filters.
+        pub bloom: BloomOptions, default = BloomOptions::default()
         /// Fault injection.
         pub fault: FaultOptions, default = FaultOptions::default()
     }
@@ -164,13 +203,19 @@ mod tests {
         assert_eq!(c.scan.target_task_bytes, 1000);
         assert_eq!(c.fault.task_crash_rate, 0.25);
         let keys: Vec<String> = c.entries().into_iter().map(|e| e.key).collect();
-        assert!(keys.iter().any(|k| k.ends_with("scan.target_task_bytes")), "{keys:?}");
+        assert!(
+            keys.iter().any(|k| k.ends_with("scan.target_task_bytes")),
+            "{keys:?}"
+        );
         assert!(ExtensionOptions::set(&mut c, "scan.nope", "1").is_err());
     }
 
     #[test]
     fn env_names() {
-        assert_eq!(env_var_name("squall.scan.min_tasks"), "SQUALL_SCAN_MIN_TASKS");
+        assert_eq!(
+            env_var_name("squall.scan.min_tasks"),
+            "SQUALL_SCAN_MIN_TASKS"
+        );
         assert_eq!(env_var_name("worker_slots"), "SQUALL_WORKER_SLOTS");
     }
 }

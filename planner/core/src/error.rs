@@ -29,10 +29,18 @@ pub enum SquallError {
     Queue { queue: String, message: String },
 
     #[error("invoking task {stage}/{task}: {message}")]
-    Invoke { stage: u32, task: u32, message: String },
+    Invoke {
+        stage: u32,
+        task: u32,
+        message: String,
+    },
 
     #[error("stage {stage}, task {task}: {message}")]
-    Task { stage: u32, task: u32, message: String },
+    Task {
+        stage: u32,
+        task: u32,
+        message: String,
+    },
 
     #[error("injected fault: {0}")]
     InjectedFault(String),

@@ -107,6 +107,15 @@ impl MapObjectBuilder {
         self.partitions.len()
     }
 
+    /// Bytes encoded so far (held in memory until the object is written).
+    pub fn buffered_bytes(&self) -> usize {
+        self.partitions
+            .iter()
+            .filter_map(|p| p.writer.as_ref())
+            .map(|w| w.get_ref().len())
+            .sum()
+    }
+
     /// Append `batch` to output partition `partition`.
     pub fn push(&mut self, partition: usize, batch: RecordBatch) -> Result<()> {
         if batch.num_rows() == 0 {
@@ -117,7 +126,9 @@ impl MapObjectBuilder {
         let batch_rows = self.batch_rows;
         let options = self.options.clone();
         let buf = self.partitions.get_mut(partition).ok_or_else(|| {
-            SquallError::Plan(format!("output partition {partition} out of range 0..{count}"))
+            SquallError::Plan(format!(
+                "output partition {partition} out of range 0..{count}"
+            ))
         })?;
         buf.rows += batch.num_rows() as u64;
         let coalescer = buf
@@ -221,8 +232,8 @@ pub fn query_prefix(prefix: &str, query: &str) -> String {
 mod tests {
     use super::*;
     use arrow::array::{
-        ArrayRef, BooleanArray, Date32Array, Decimal128Array, Float64Array, Int32Array,
-        Int64Array, StringArray, StringViewArray, TimestampMicrosecondArray,
+        ArrayRef, BooleanArray, Date32Array, Decimal128Array, Float64Array, Int32Array, Int64Array,
+        StringArray, StringViewArray, TimestampMicrosecondArray,
     };
     use arrow::datatypes::{DataType, Field, Schema, TimeUnit};
 
@@ -244,25 +255,52 @@ mod tests {
         let r: Vec<i32> = (start..start + n).collect();
         let null = |i: &i32| i % 7 == 0;
         let cols: Vec<ArrayRef> = vec![
-            Arc::new(Int32Array::from_iter(r.iter().map(|i| (!null(i)).then_some(*i)))),
-            Arc::new(Int64Array::from_iter(r.iter().map(|i| (!null(i)).then_some(*i as i64 * 1_000_000_007)))),
-            Arc::new(Float64Array::from_iter(r.iter().map(|i| (!null(i)).then_some(*i as f64 / 3.0)))),
+            Arc::new(Int32Array::from_iter(
+                r.iter().map(|i| (!null(i)).then_some(*i)),
+            )),
+            Arc::new(Int64Array::from_iter(
+                r.iter()
+                    .map(|i| (!null(i)).then_some(*i as i64 * 1_000_000_007)),
+            )),
+            Arc::new(Float64Array::from_iter(
+                r.iter().map(|i| (!null(i)).then_some(*i as f64 / 3.0)),
+            )),
             Arc::new(
-                Decimal128Array::from_iter(r.iter().map(|i| (!null(i)).then_some(*i as i128 * 101)))
-                    .with_precision_and_scale(15, 2)
-                    .unwrap(),
+                Decimal128Array::from_iter(
+                    r.iter().map(|i| (!null(i)).then_some(*i as i128 * 101)),
+                )
+                .with_precision_and_scale(15, 2)
+                .unwrap(),
             ),
-            Arc::new(Date32Array::from_iter(r.iter().map(|i| (!null(i)).then_some(9000 + *i)))),
-            Arc::new(TimestampMicrosecondArray::from_iter(r.iter().map(|i| (!null(i)).then_some(*i as i64 * 1_000_000)))),
-            Arc::new(StringArray::from_iter(r.iter().map(|i| (!null(i)).then(|| format!("Customer#{i:09} ünïcode"))))),
-            Arc::new(StringViewArray::from_iter(r.iter().map(|i| (!null(i)).then(|| "x".repeat((*i % 40) as usize))))),
-            Arc::new(BooleanArray::from_iter(r.iter().map(|i| (!null(i)).then_some(i % 2 == 0)))),
+            Arc::new(Date32Array::from_iter(
+                r.iter().map(|i| (!null(i)).then_some(9000 + *i)),
+            )),
+            Arc::new(TimestampMicrosecondArray::from_iter(
+                r.iter()
+                    .map(|i| (!null(i)).then_some(*i as i64 * 1_000_000)),
+            )),
+            Arc::new(StringArray::from_iter(
+                r.iter()
+                    .map(|i| (!null(i)).then(|| format!("Customer#{i:09} ünïcode"))),
+            )),
+            Arc::new(StringViewArray::from_iter(
+                r.iter()
+                    .map(|i| (!null(i)).then(|| "x".repeat((*i % 40) as usize))),
+            )),
+            Arc::new(BooleanArray::from_iter(
+                r.iter().map(|i| (!null(i)).then_some(i % 2 == 0)),
+            )),
         ];
         RecordBatch::try_new(schema(), cols).unwrap()
     }
 
     fn object(chunks: &[Bytes]) -> Bytes {
-        Bytes::from(chunks.iter().flat_map(|c| c.iter().copied()).collect::<Vec<u8>>())
+        Bytes::from(
+            chunks
+                .iter()
+                .flat_map(|c| c.iter().copied())
+                .collect::<Vec<u8>>(),
+        )
     }
 
     #[test]
@@ -276,20 +314,36 @@ mod tests {
             let obj = object(&chunks);
             assert_eq!(ranges.len(), 3);
             assert_eq!(ranges[0].rows, 255);
-            assert_eq!(ranges[1], PartitionRange { offset: ranges[0].len, len: 0, rows: 0 });
+            assert_eq!(
+                ranges[1],
+                PartitionRange {
+                    offset: ranges[0].len,
+                    len: 0,
+                    rows: 0
+                }
+            );
             assert_eq!(ranges[2].offset, ranges[0].len);
             assert_eq!(obj.len() as u64, ranges[2].offset + ranges[2].len);
 
             let p0 = decode_partition(obj.slice(0..ranges[0].len as usize)).unwrap();
             let got = arrow::compute::concat_batches(&schema(), &p0).unwrap();
-            let want = arrow::compute::concat_batches(&schema(), &[batch(0, 250), batch(260, 5)]).unwrap();
+            let want =
+                arrow::compute::concat_batches(&schema(), &[batch(0, 250), batch(260, 5)]).unwrap();
             assert_eq!(got, want, "{compression:?}");
             // coalesced toward 100-row batches rather than kept as pushed
-            assert!(p0.iter().all(|b| b.num_rows() <= 100), "{:?}", p0.iter().map(|b| b.num_rows()).collect::<Vec<_>>());
+            assert!(
+                p0.iter().all(|b| b.num_rows() <= 100),
+                "{:?}",
+                p0.iter().map(|b| b.num_rows()).collect::<Vec<_>>()
+            );
 
             let r2 = ranges[2];
-            let p2 = decode_partition(obj.slice(r2.offset as usize..(r2.offset + r2.len) as usize)).unwrap();
-            assert_eq!(arrow::compute::concat_batches(&schema(), &p2).unwrap(), batch(250, 10));
+            let p2 = decode_partition(obj.slice(r2.offset as usize..(r2.offset + r2.len) as usize))
+                .unwrap();
+            assert_eq!(
+                arrow::compute::concat_batches(&schema(), &p2).unwrap(),
+                batch(250, 10)
+            );
             assert!(decode_partition(Bytes::new()).unwrap().is_empty());
         }
     }

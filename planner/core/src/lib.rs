@@ -15,22 +15,27 @@
 //! - [`exec`]: the execution nodes at stage boundaries:
 //!   [`exec::ShuffleWriteExec`] (a stage's root) and [`exec::ShuffleReadExec`]
 //!   (a stage's leaf that reads an upstream stage's outputs).
+//! - [`bloom`]: join-key filters (exact sets and Bloom filters) a build side
+//!   publishes and a probe side applies.
 //! - [`codec`]: the plan codec (datafusion-proto plus the nodes above).
 //! - [`scan`]: binding a task's row-group assignment into the Parquet scans of its plan.
 //! - [`worker`]: running one task from its serialized bytes to its report.
 //! - [`seams`]: the small traits a backend implements: completion queue and invoker.
+//! - [`memory`]: per-task memory accounting (peak) and limits.
 //! - [`fault`]: seeded fault injection shared by every backend.
 //! - [`error`]: the crate's error type.
 //!
 //! What this crate deliberately does not do: decide how a query is cut into
 //! stages or tasks (the planner crate), or talk to any cloud API.
 
+pub mod bloom;
 pub mod codec;
 pub mod config;
 pub mod error;
 pub mod exchange;
 pub mod exec;
 pub mod fault;
+pub mod memory;
 pub mod scan;
 pub mod seams;
 pub mod task;

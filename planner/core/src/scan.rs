@@ -13,9 +13,9 @@
 
 use std::sync::Arc;
 
+use datafusion::datasource::listing::PartitionedFile;
 use datafusion::datasource::physical_plan::parquet::ParquetAccessPlan;
 use datafusion::datasource::physical_plan::{FileGroup, FileScanConfigBuilder, ParquetSource};
-use datafusion::datasource::listing::PartitionedFile;
 use datafusion::datasource::source::DataSourceExec;
 use datafusion::error::{DataFusionError, Result};
 use datafusion::physical_plan::{ChildrenPropertiesMode, ExecutionPlan, ReplaceChildrenOptions};
@@ -145,7 +145,9 @@ fn bind_scan(
         .ok_or_else(|| DataFusionError::Internal("not a Parquet scan".into()))?;
     // A scan DataFusion planned as one partition must stay one partition:
     // the operators above it may rely on seeing all of its rows together.
-    let planned = ExecutionPlan::properties(scan).partitioning.partition_count();
+    let planned = ExecutionPlan::properties(scan)
+        .partitioning
+        .partition_count();
     let partitions = if planned < 2 { 1 } else { task_partitions };
     let groups = file_groups(&assignment.files, partitions);
     let config = FileScanConfigBuilder::from(config.clone())
@@ -178,7 +180,8 @@ fn file_groups(files: &[FileRowGroups], partitions: usize) -> Vec<FileGroup> {
                     plan.scan(chunk[i].1);
                     i += 1;
                 }
-                pieces.push(PartitionedFile::new(file.path.clone(), file.size).with_extension(plan));
+                pieces
+                    .push(PartitionedFile::new(file.path.clone(), file.size).with_extension(plan));
             }
             FileGroup::new(pieces)
         })
@@ -205,10 +208,24 @@ mod tests {
         assert_eq!(groups.len(), 2);
         let paths: Vec<Vec<String>> = groups
             .iter()
-            .map(|g| g.files().iter().map(|p| p.object_meta.location.to_string()).collect())
+            .map(|g| {
+                g.files()
+                    .iter()
+                    .map(|p| p.object_meta.location.to_string())
+                    .collect()
+            })
             .collect();
-        assert_eq!(paths, vec![vec!["a".to_string()], vec!["a".to_string(), "b".to_string()]]);
-        let plan = groups[0].files()[0].extensions.get::<ParquetAccessPlan>().unwrap();
+        assert_eq!(
+            paths,
+            vec![
+                vec!["a".to_string()],
+                vec!["a".to_string(), "b".to_string()]
+            ]
+        );
+        let plan = groups[0].files()[0]
+            .extensions
+            .get::<ParquetAccessPlan>()
+            .unwrap();
         assert_eq!(plan.row_group_indexes(), vec![0, 2]);
     }
 

@@ -39,6 +39,32 @@ pub struct TaskSpec {
     pub reply_to: String,
     /// Session settings (`datafusion.*`, `squall.*`) that differ from the defaults.
     pub settings: Vec<(String, String)>,
+    /// One entry per key filter the plan applies (`KeyFilterExec`), by the
+    /// stage that published it.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub filters: Vec<FilterBinding>,
+}
+
+/// The join-key filter published by stage `source_stage`, for a task that applies it.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct FilterBinding {
+    pub source_stage: u32,
+    pub data: FilterData,
+}
+
+/// Where a task finds a key filter's bytes (see [`crate::bloom::KeyFilter`]).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(tag = "at", rename_all = "snake_case")]
+pub enum FilterData {
+    /// In the payload itself (small filters).
+    Inline {
+        #[serde(with = "base64_bytes")]
+        bytes: Bytes,
+    },
+    /// In one object of the exchange store.
+    Object { location: ObjectLocation, len: u64 },
+    /// The build side published no filter (too many keys): apply nothing.
+    Skipped { reason: String },
 }
 
 /// The row groups a task reads from one scan.
@@ -109,6 +135,19 @@ pub enum TaskOutcome {
 pub struct MapOutput {
     pub key: String,
     pub partitions: Vec<PartitionRange>,
+    /// For a stage that publishes a join-key filter: this task's distinct key
+    /// hashes, stored after the partitions in the same object.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub keys: Option<KeySection>,
+}
+
+/// A task's key section inside its map object (`crate::bloom` format).
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+pub struct KeySection {
+    pub offset: u64,
+    pub len: u64,
+    /// The task saw more distinct keys than it may collect; no section bytes.
+    pub overflow: bool,
 }
 
 /// One output partition inside a map object. `len == 0` means empty.
@@ -143,6 +182,15 @@ pub struct TaskMetrics {
     pub get_requests: u64,
     pub put_requests: u64,
     pub peak_memory_bytes: u64,
+    /// Rows a join-key filter dropped before the shuffle, and rows it checked.
+    #[serde(default)]
+    pub bloom_rows_dropped: u64,
+    #[serde(default)]
+    pub bloom_rows_checked: u64,
+    /// Time the Parquet scans spent opening files and fetching and decoding
+    /// row groups (DataFusion's scan timers, summed over partitions).
+    #[serde(default)]
+    pub scan_ms: u64,
 }
 
 impl TaskSpec {
@@ -244,6 +292,12 @@ mod tests {
             },
             reply_to: "q1".into(),
             settings: vec![("squall.scan.min_tasks".into(), "3".into())],
+            filters: vec![FilterBinding {
+                source_stage: 1,
+                data: FilterData::Inline {
+                    bytes: Bytes::from_static(b"SQKF"),
+                },
+            }],
         }
     }
 
@@ -254,6 +308,7 @@ mod tests {
         assert_eq!(back.plan, s.plan);
         assert_eq!(back.scans, s.scans);
         assert_eq!(back.output, s.output);
+        assert_eq!(back.filters, s.filters);
     }
 
     #[test]
@@ -261,7 +316,10 @@ mod tests {
         let mut s = spec();
         s.protocol = 99;
         let err = TaskSpec::decode(&s.encode().unwrap()).unwrap_err();
-        assert!(matches!(err, SquallError::ProtocolVersion { got: 99, .. }), "{err}");
+        assert!(
+            matches!(err, SquallError::ProtocolVersion { got: 99, .. }),
+            "{err}"
+        );
         let id = TaskIdentity::salvage(&s.encode().unwrap()).unwrap();
         assert_eq!((id.stage, id.task, id.attempt), (2, 3, 1));
     }

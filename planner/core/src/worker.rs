@@ -12,24 +12,34 @@
 //! wrong protocol version, a plan that does not bind — each becomes a failure
 //! report naming the stage and task (as far as they could be read).
 
+use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Instant;
 
-use datafusion::execution::runtime_env::RuntimeEnv;
+use datafusion::common::tree_node::{Transformed, TreeNode};
+use datafusion::error::DataFusionError;
+use datafusion::execution::TaskContext;
+use datafusion::execution::object_store::ObjectStoreUrl;
+use datafusion::execution::runtime_env::{RuntimeEnv, RuntimeEnvBuilder};
 use datafusion::physical_plan::ExecutionPlan;
 use datafusion::physical_plan::metrics::MetricValue;
 use datafusion::prelude::{SessionConfig, SessionContext};
-use tracing::{info_span, Instrument};
+use object_store::ObjectStoreExt;
+use object_store::path::Path;
+use tracing::{Instrument, info_span};
 
+use crate::bloom::KeyFilter;
 use crate::codec::decode_plan;
 use crate::config::SquallConfig;
 use crate::error::{Result, SquallError};
-use crate::exec::ShuffleWriteExec;
+use crate::exec::{BoundFilter, KeyFilterExec, ShuffleWriteExec};
 use crate::fault;
+use crate::memory::PeakTrackingPool;
 use crate::scan::bind_task;
 use crate::seams::CompletionQueue;
 use crate::task::{
-    PROTOCOL_VERSION, TaskFailure, TaskIdentity, TaskMetrics, TaskOutcome, TaskReport, TaskSpec,
+    FilterBinding, FilterData, PROTOCOL_VERSION, TaskFailure, TaskIdentity, TaskMetrics,
+    TaskOutcome, TaskReport, TaskSpec,
 };
 
 /// What a worker process holds across tasks.
@@ -99,10 +109,18 @@ async fn run_task(spec: &TaskSpec, env: &WorkerEnv, started: Instant) -> TaskRep
             }
         }
         Err(e) => {
-            let retryable = !matches!(e, SquallError::BadTaskPayload(_) | SquallError::Config(_));
+            let out_of_memory = matches!(
+                &e,
+                SquallError::DataFusion(d) if matches!(d.find_root(), DataFusionError::ResourcesExhausted(_))
+            );
+            // Another attempt cannot fix a bad payload, a bad setting, or a
+            // task that needs more memory than its limit.
+            let retryable = !out_of_memory
+                && !matches!(e, SquallError::BadTaskPayload(_) | SquallError::Config(_));
             let kind = match e {
                 SquallError::InjectedFault(_) => "injected",
                 SquallError::Config(_) => "config",
+                _ if out_of_memory => "memory_limit",
                 _ => "execution",
             };
             failure_report(
@@ -134,12 +152,23 @@ pub fn session_config(settings: &[(String, String)]) -> Result<SessionConfig> {
 async fn execute(spec: &TaskSpec, env: &WorkerEnv) -> Result<(TaskOutcome, TaskMetrics)> {
     let config = session_config(&spec.settings)?;
     let squall = SquallConfig::from_session(&config);
-    let ctx = SessionContext::new_with_config_rt(config, Arc::clone(&env.runtime));
+    // A pool of the task's own, to measure its peak (and limit it).
+    let pool = Arc::new(PeakTrackingPool::for_task(
+        &env.runtime.memory_pool,
+        squall.task.memory_limit_bytes,
+    ));
+    let runtime = RuntimeEnvBuilder::from_runtime_env(&env.runtime)
+        .with_memory_pool(Arc::clone(&pool) as _)
+        .build_arc()?;
+    let ctx = SessionContext::new_with_config_rt(config, runtime);
     let task_ctx = ctx.task_ctx();
     let plan = decode_plan(&spec.plan, &task_ctx)
         .map_err(|e| SquallError::BadTaskPayload(format!("stage plan: {e}")))?;
     let root = plan.downcast_ref::<ShuffleWriteExec>().ok_or_else(|| {
-        SquallError::BadTaskPayload(format!("stage plan root is {}, not ShuffleWriteExec", plan.name()))
+        SquallError::BadTaskPayload(format!(
+            "stage plan root is {}, not ShuffleWriteExec",
+            plan.name()
+        ))
     })?;
     let input = bind_task(
         Arc::clone(root.input()),
@@ -147,22 +176,36 @@ async fn execute(spec: &TaskSpec, env: &WorkerEnv) -> Result<(TaskOutcome, TaskM
         &spec.inputs,
         squall.scan.task_partitions,
     )?;
-    let writer = ShuffleWriteExec::new(input, root.partitioning().cloned())
-        .with_output(spec.output.clone());
+    let input = bind_filters(input, &spec.filters, &task_ctx).await?;
+    let writer = root.with_input(input).with_output(spec.output.clone());
 
-    let coords = [u64::from(spec.stage), u64::from(spec.task), u64::from(spec.attempt)];
-    let crash = fault::happens(squall.fault.task_crash_rate, squall.fault.seed, "task_crash", &coords);
+    let coords = [
+        u64::from(spec.stage),
+        u64::from(spec.task),
+        u64::from(spec.attempt),
+    ];
+    let crash = fault::happens(
+        squall.fault.task_crash_rate,
+        squall.fault.seed,
+        "task_crash",
+        &coords,
+    );
     let crash_after_write = fault::draw(squall.fault.seed, "task_crash_when", &coords) < 0.5;
     if crash && !crash_after_write {
-        return Err(SquallError::InjectedFault("task crashed before writing its output".into()));
+        return Err(SquallError::InjectedFault(
+            "task crashed before writing its output".into(),
+        ));
     }
 
     let output = writer.write(task_ctx).await?;
     if crash {
-        return Err(SquallError::InjectedFault("task crashed after writing its output".into()));
+        return Err(SquallError::InjectedFault(
+            "task crashed after writing its output".into(),
+        ));
     }
 
     let mut metrics = collect_metrics(&writer);
+    metrics.peak_memory_bytes = pool.peak() as u64;
     metrics.rows_out = output.partitions.iter().map(|p| p.rows).sum();
     metrics.bytes_out = output.partitions.iter().map(|p| p.len).sum();
     metrics.row_groups = spec
@@ -174,20 +217,76 @@ async fn execute(spec: &TaskSpec, env: &WorkerEnv) -> Result<(TaskOutcome, TaskM
     Ok((TaskOutcome::Succeeded { output }, metrics))
 }
 
+/// Load the key filters a task applies and bind them into its plan's
+/// [`KeyFilterExec`] nodes. A node without a filter is an error, never a pass.
+async fn bind_filters(
+    plan: Arc<dyn ExecutionPlan>,
+    filters: &[FilterBinding],
+    ctx: &TaskContext,
+) -> Result<Arc<dyn ExecutionPlan>> {
+    let mut loaded: HashMap<u32, BoundFilter> = HashMap::new();
+    for f in filters {
+        let bound = match &f.data {
+            FilterData::Inline { bytes } => {
+                BoundFilter::Filter(Arc::new(KeyFilter::decode(bytes)?))
+            }
+            FilterData::Object { location, .. } => {
+                let store = ctx
+                    .runtime_env()
+                    .object_store(ObjectStoreUrl::parse(&location.store_url)?)?;
+                let bytes = store
+                    .get(&Path::from(location.key.as_str()))
+                    .await
+                    .map_err(|e| SquallError::Exchange {
+                        key: location.key.clone(),
+                        message: e.to_string(),
+                    })?
+                    .bytes()
+                    .await
+                    .map_err(|e| SquallError::Exchange {
+                        key: location.key.clone(),
+                        message: e.to_string(),
+                    })?;
+                BoundFilter::Filter(Arc::new(KeyFilter::decode(&bytes)?))
+            }
+            FilterData::Skipped { reason } => BoundFilter::PassAll(reason.clone()),
+        };
+        loaded.insert(f.source_stage, bound);
+    }
+    let bound = plan.transform_up(|node| {
+        let Some(kf) = node.downcast_ref::<KeyFilterExec>() else {
+            return Ok(Transformed::no(node));
+        };
+        let filter = loaded.get(&kf.source_stage()).cloned().ok_or_else(|| {
+            DataFusionError::from(SquallError::BadTaskPayload(format!(
+                "the plan applies the key filter of stage s{} but the task carries none",
+                kf.source_stage()
+            )))
+        })?;
+        Ok(Transformed::yes(
+            Arc::new(kf.bind(filter)) as Arc<dyn ExecutionPlan>
+        ))
+    })?;
+    Ok(bound.data)
+}
+
 /// Sum what the plan's operators measured.
 fn collect_metrics(root: &dyn ExecutionPlan) -> TaskMetrics {
     let mut m = TaskMetrics::default();
+    let mut compute_ns = 0u64;
     let mut stack: Vec<&dyn ExecutionPlan> = vec![root];
     while let Some(node) = stack.pop() {
         if let Some(set) = node.metrics() {
             for metric in set.iter() {
                 let v = metric.value();
                 match (node.name(), v) {
-                    ("ShuffleReadExec", MetricValue::Count { name, count }) => match name.as_ref() {
-                        "get_requests" => m.get_requests += count.value() as u64,
-                        "bytes_fetched" => m.bytes_in_exchange += count.value() as u64,
-                        _ => {}
-                    },
+                    ("ShuffleReadExec", MetricValue::Count { name, count }) => {
+                        match name.as_ref() {
+                            "get_requests" => m.get_requests += count.value() as u64,
+                            "bytes_fetched" => m.bytes_in_exchange += count.value() as u64,
+                            _ => {}
+                        }
+                    }
                     ("ShuffleReadExec", MetricValue::OutputRows(c)) => {
                         m.rows_in_exchange += c.value() as u64
                     }
@@ -201,12 +300,26 @@ fn collect_metrics(root: &dyn ExecutionPlan) -> TaskMetrics {
                     {
                         m.scan_bytes += count.value() as u64
                     }
+                    ("DataSourceExec", MetricValue::Time { name, time })
+                        if name.as_ref() == "time_elapsed_scanning_total" =>
+                    {
+                        m.scan_ms += (time.value() / 1_000_000) as u64
+                    }
+                    ("KeyFilterExec", MetricValue::Count { name, count }) => match name.as_ref() {
+                        "rows_dropped" => m.bloom_rows_dropped += count.value() as u64,
+                        "rows_checked" => m.bloom_rows_checked += count.value() as u64,
+                        _ => {}
+                    },
+                    (_, MetricValue::ElapsedCompute(time)) => compute_ns += time.value() as u64,
                     _ => {}
                 }
             }
         }
         stack.extend(node.children().into_iter().map(|c| c.as_ref()));
     }
+    // CPU time as the operators measure it (their `elapsed_compute`), plus
+    // the time the scans spent decoding; waits on I/O are not included.
+    m.cpu_ms = compute_ns / 1_000_000;
     m
 }
 

@@ -120,6 +120,13 @@ enum TpchCommand {
         profile: Option<PathBuf>,
         #[arg(long = "config", short = 'c', value_parser = parse_setting)]
         config: Vec<(String, String)>,
+        /// Run each query with a feature on and off, alternating, and print
+        /// both sides' exchange volumes and times (features: bloom).
+        #[arg(long)]
+        compare: Option<String>,
+        /// With --compare: timed runs per side and query (after one warm-up).
+        #[arg(long, default_value_t = 3)]
+        repeat: usize,
     },
 }
 
@@ -334,6 +341,8 @@ async fn run_engine_command(command: Command) -> Result<ExitCode> {
                 queries,
                 profile,
                 config,
+                compare,
+                repeat,
             } => {
                 let opts = tpch::run::RunOptions {
                     scale_factor: sf,
@@ -342,6 +351,29 @@ async fn run_engine_command(command: Command) -> Result<ExitCode> {
                     settings: config,
                     progress: true,
                 };
+                if let Some(feature) = compare {
+                    let feature: tpch::ab::Feature = feature.parse()?;
+                    println!("{}", tpch::ab::header());
+                    let rows = tpch::ab::compare(&opts, feature, repeat, |r| {
+                        println!("{}", tpch::ab::line(r))
+                    })
+                    .await?;
+                    println!("{}", tpch::ab::summary(&rows));
+                    if let Some(path) = profile {
+                        let text = serde_json::to_string_pretty(&rows)
+                            .map_err(|e| DataFusionError::External(Box::new(e)))?;
+                        std::fs::write(&path, text).map_err(|e| {
+                            DataFusionError::External(
+                                format!("writing {}: {e}", path.display()).into(),
+                            )
+                        })?;
+                    }
+                    return Ok(if rows.iter().all(|r| r.check == "ok") {
+                        ExitCode::SUCCESS
+                    } else {
+                        ExitCode::FAILURE
+                    });
+                }
                 println!(
                     "{:>5} {:>10} {:>8} {:>7} {:>6}  check",
                     "query", "time_ms", "rows", "stages", "tasks"
@@ -393,26 +425,17 @@ fn write_profile(path: &std::path::Path, sf: f64, runs: &[tpch::run::QueryRun]) 
     let queries: Vec<serde_json::Value> = runs
         .iter()
         .map(|r| {
+            // Every profile figure, plus the run's own.
             let p = r.profile.clone().unwrap_or_default();
-            serde_json::json!({
-                "query": format!("q{:02}", r.query),
-                "wall_ms": r.wall_ms,
-                "rows": r.rows,
-                "check": r.check,
-                "oracle": r.oracle,
-                "stages": p.stages,
-                "tasks": p.tasks,
-                "retries": p.retries,
-                "exchange_bytes": p.exchange_bytes,
-                "exchange_rows": p.exchange_rows,
-                "row_groups_scanned": p.row_groups_scanned,
-                "row_groups_pruned": p.row_groups_pruned,
-                "scan_bytes": p.scan_bytes,
-                "s3_get": p.s3_get,
-                "s3_put": p.s3_put,
-                "messages": p.messages,
-                "stage_profiles": p.stage_profiles,
-            })
+            let mut v = serde_json::to_value(&p).unwrap_or_else(|_| serde_json::json!({}));
+            if let Some(obj) = v.as_object_mut() {
+                obj.insert("query".into(), format!("q{:02}", r.query).into());
+                obj.insert("wall_ms".into(), r.wall_ms.into());
+                obj.insert("rows".into(), r.rows.into());
+                obj.insert("check".into(), r.check.clone().into());
+                obj.insert("oracle".into(), r.oracle.clone().into());
+            }
+            v
         })
         .collect();
     let doc = serde_json::json!({ "scale_factor": sf, "backend": "local", "queries": queries });

@@ -456,9 +456,18 @@ impl Table {
             Table::Nation => (25, 1),
             Table::Region => (5, 1),
             Table::Part => (PartGenerator::calculate_row_count(sf, part, num_parts), 1),
-            Table::Supplier => (SupplierGenerator::calculate_row_count(sf, part, num_parts), 1),
-            Table::PartSupp => (PartSuppGenerator::calculate_row_count(sf, part, num_parts), 4),
-            Table::Customer => (CustomerGenerator::calculate_row_count(sf, part, num_parts), 1),
+            Table::Supplier => (
+                SupplierGenerator::calculate_row_count(sf, part, num_parts),
+                1,
+            ),
+            Table::PartSupp => (
+                PartSuppGenerator::calculate_row_count(sf, part, num_parts),
+                4,
+            ),
+            Table::Customer => (
+                CustomerGenerator::calculate_row_count(sf, part, num_parts),
+                1,
+            ),
             Table::Orders => (OrderGenerator::calculate_row_count(sf, part, num_parts), 1),
             Table::LineItem => (OrderGenerator::calculate_row_count(sf, part, num_parts), 4),
         };
@@ -856,7 +865,11 @@ mod tests {
             // The schema is tpchgen-arrow's, types included.
             let tbl = Table::ALL.into_iter().find(|t| t.name() == table).unwrap();
             assert_eq!(builder.schema(), &tbl.batches(SF, 1, 1).schema(), "{table}");
-            let rows: usize = builder.build().unwrap().map(|b| b.unwrap().num_rows()).sum();
+            let rows: usize = builder
+                .build()
+                .unwrap()
+                .map(|b| b.unwrap().num_rows())
+                .sum();
             assert_eq!(rows as i64, total);
         }
 
@@ -896,7 +909,10 @@ mod tests {
             let want: Vec<String> = (0..files).map(|i| format!("part-{i:04}.parquet")).collect();
             assert_eq!(names, want, "{table}");
         }
-        assert_eq!(summary.total_rows(), 25 + 5 + 2000 + 100 + 8000 + 1500 + 15000 + 60175);
+        assert_eq!(
+            summary.total_rows(),
+            25 + 5 + 2000 + 100 + 8000 + 1500 + 15000 + 60175
+        );
 
         for table in TABLES {
             let a = arrow::compute::concat_batches(
@@ -963,7 +979,10 @@ mod tests {
         fs::write(lineitem.join("README"), b"not ours").unwrap();
         let summary = generate(&opts(dir.path(), DEFAULT_ROW_GROUP_ROWS)).unwrap();
         assert!(is_complete(dir.path()));
-        assert_eq!(summary.tables[7], ("lineitem".to_string(), 60175, summary.tables[7].2));
+        assert_eq!(
+            summary.tables[7],
+            ("lineitem".to_string(), 60175, summary.tables[7].2)
+        );
         let mut names: Vec<String> = fs::read_dir(&lineitem)
             .unwrap()
             .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
@@ -991,7 +1010,10 @@ mod tests {
         let err = generate(&opts(&file.join("out"), 100)).unwrap_err();
         let msg = err.to_string();
         assert!(matches!(err, GenError::OutDir { .. }), "{msg}");
-        assert!(msg.contains(&file.join("out").display().to_string()), "{msg}");
+        assert!(
+            msg.contains(&file.join("out").display().to_string()),
+            "{msg}"
+        );
         // A table path taken by a regular file: the error names the table and the path.
         let out = dir.path().join("out");
         fs::create_dir(&out).unwrap();
@@ -999,7 +1021,10 @@ mod tests {
         let err = generate(&opts(&out, 100)).unwrap_err();
         let msg = err.to_string();
         assert!(msg.contains("table orders"), "{msg}");
-        assert!(msg.contains(&out.join("orders").display().to_string()), "{msg}");
+        assert!(
+            msg.contains(&out.join("orders").display().to_string()),
+            "{msg}"
+        );
         assert!(!is_complete(&out));
     }
 

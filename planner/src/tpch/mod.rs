@@ -3,6 +3,7 @@
 //! `queries/` and `answers/`), answer checking ([`compare`]) and the
 //! end-to-end runner behind `squall tpch run` ([`run`]).
 
+pub mod ab;
 pub mod compare;
 #[path = "gen.rs"]
 pub mod datagen;
@@ -21,8 +22,8 @@ macro_rules! answers {
 }
 
 const QUERIES: [&str; 22] = queries!(
-    "01", "02", "03", "04", "05", "06", "07", "08", "09", "10", "11", "12", "13", "14", "15",
-    "16", "17", "18", "19", "20", "21", "22"
+    "01", "02", "03", "04", "05", "06", "07", "08", "09", "10", "11", "12", "13", "14", "15", "16",
+    "17", "18", "19", "20", "21", "22"
 );
 
 const ANSWERS_SF1: [&str; 22] = answers!("sf1";

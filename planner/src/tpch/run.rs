@@ -78,7 +78,10 @@ pub fn ensure_data(sf: f64, dir: &std::path::Path, progress: bool) -> Result<()>
 
 /// Run the queries; one [`QueryRun`] per query, in order.
 pub async fn run(opts: &RunOptions, mut on_query: impl FnMut(&QueryRun)) -> Result<Vec<QueryRun>> {
-    let dir = opts.data.clone().unwrap_or_else(|| default_data_dir(opts.scale_factor));
+    let dir = opts
+        .data
+        .clone()
+        .unwrap_or_else(|| default_data_dir(opts.scale_factor));
     ensure_data(opts.scale_factor, &dir, opts.progress)?;
     let catalog = dir.to_string_lossy().to_string();
     let engine = Engine::local(EngineOptions {
@@ -119,7 +122,9 @@ pub async fn run(opts: &RunOptions, mut on_query: impl FnMut(&QueryRun)) -> Resu
                             register_catalog(&ctx, &catalog).await?;
                             reference = Some(ctx);
                         }
-                        let ctx = reference.as_ref().ok_or_else(|| DataFusionError::Internal("reference".into()))?;
+                        let ctx = reference
+                            .as_ref()
+                            .ok_or_else(|| DataFusionError::Internal("reference".into()))?;
                         let df = ctx.sql(sql).await?;
                         let schema: SchemaRef = std::sync::Arc::new(df.schema().as_arrow().clone());
                         let batches = df.collect().await?;

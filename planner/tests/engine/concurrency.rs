@@ -5,9 +5,14 @@ use crate::common::*;
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn two_queries_at_once() {
     let data = sf001_small_groups();
-    let engine = std::sync::Arc::new(engine(&data.path, &[("squall.scan.target_task_bytes", "50000")]).await);
+    let engine = std::sync::Arc::new(
+        engine(&data.path, &[("squall.scan.target_task_bytes", "50000")]).await,
+    );
     let reference = single_node(&data.path).await;
-    let (q1, q2) = (squall_planner::tpch::query(1).unwrap(), squall_planner::tpch::query(9).unwrap());
+    let (q1, q2) = (
+        squall_planner::tpch::query(1).unwrap(),
+        squall_planner::tpch::query(9).unwrap(),
+    );
     let (a, b) = {
         let (e1, e2) = (engine.clone(), engine.clone());
         let h1 = tokio::spawn(async move { squall_csv(&e1, q1).await });

@@ -10,6 +10,8 @@
 //! - `retries`: injected task failures are retried, answers stay right, and
 //!   no exchange object or queue is left behind.
 //! - `cancel`: cancelling a running query stops its tasks and cleans up.
+//! - `bloom`: join-key filters on and off, join semantics with NULL keys,
+//!   multi-column keys and empty build sides, filters under task crashes.
 //! - `sql`: statements beyond TPC-H (SET, EXPLAIN, VALUES, empty results, errors).
 //!
 //! Every test builds its data in a temporary folder (shared per scale factor
@@ -17,6 +19,7 @@
 
 mod common;
 
+mod bloom;
 mod cancel;
 
 mod concurrency;

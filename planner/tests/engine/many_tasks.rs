@@ -23,9 +23,19 @@ async fn tpch_with_many_tasks_per_stage_matches_datafusion() {
     let mut exchange_stages = 0;
     for q in 1..=22 {
         let sql = squall_planner::tpch::query(q).unwrap();
-        let result = engine.sql(sql).await.unwrap_or_else(|e| panic!("q{q}: {e}"));
+        let result = engine
+            .sql(sql)
+            .await
+            .unwrap_or_else(|e| panic!("q{q}: {e}"));
         let profile = result.profile.clone().unwrap();
-        max_tasks = max_tasks.max(profile.stage_profiles.iter().map(|s| s.tasks).max().unwrap_or(0));
+        max_tasks = max_tasks.max(
+            profile
+                .stage_profiles
+                .iter()
+                .map(|s| s.tasks)
+                .max()
+                .unwrap_or(0),
+        );
         exchange_stages = exchange_stages.max(profile.stages);
         let actual = squall_planner::tpch::run::to_csv(&result.schema, &result.batches).unwrap();
         let expected = single_node_csv(&reference, sql).await;
@@ -35,7 +45,13 @@ async fn tpch_with_many_tasks_per_stage_matches_datafusion() {
         }
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
-    assert!(max_tasks >= 10, "expected a stage with many tasks, max was {max_tasks}");
-    assert!(exchange_stages >= 4, "expected several exchange stages, max was {exchange_stages}");
+    assert!(
+        max_tasks >= 10,
+        "expected a stage with many tasks, max was {max_tasks}"
+    );
+    assert!(
+        exchange_stages >= 4,
+        "expected several exchange stages, max was {exchange_stages}"
+    );
     assert_eq!(count_files(engine.exchange_root()), 0);
 }

@@ -21,13 +21,25 @@ async fn retried_tasks_give_the_right_answer_and_leave_nothing() {
     let mut retries = 0;
     for q in [1, 3, 18, 21] {
         let sql = squall_planner::tpch::query(q).unwrap();
-        let r = engine.sql(sql).await.unwrap_or_else(|e| panic!("q{q}: {e}"));
+        let r = engine
+            .sql(sql)
+            .await
+            .unwrap_or_else(|e| panic!("q{q}: {e}"));
         retries += r.profile.as_ref().unwrap().retries;
         let actual = squall_planner::tpch::run::to_csv(&r.schema, &r.batches).unwrap();
-        assert_same(&format!("q{q:02}"), &single_node_csv(&reference, sql).await, &actual, sql);
+        assert_same(
+            &format!("q{q:02}"),
+            &single_node_csv(&reference, sql).await,
+            &actual,
+            sql,
+        );
     }
     assert!(retries > 0, "no task was retried");
-    assert_eq!(count_files(engine.exchange_root()), 0, "exchange objects left behind");
+    assert_eq!(
+        count_files(engine.exchange_root()),
+        0,
+        "exchange objects left behind"
+    );
     assert_eq!(engine.open_queues(), 0);
 }
 
@@ -36,11 +48,21 @@ async fn exhausted_retries_fail_with_stage_and_task() {
     let data = sf001_small_groups();
     let engine = engine(
         &data.path,
-        &[("squall.fault.task_crash_rate", "1.0"), ("squall.task.max_attempts", "2")],
+        &[
+            ("squall.fault.task_crash_rate", "1.0"),
+            ("squall.task.max_attempts", "2"),
+        ],
     )
     .await;
-    let err = engine.sql("select count(*) from lineitem").await.unwrap_err().to_string();
-    assert!(err.contains("stage s") && err.contains("task") && err.contains("injected"), "{err}");
+    let err = engine
+        .sql("select count(*) from lineitem")
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("stage s") && err.contains("task") && err.contains("injected"),
+        "{err}"
+    );
     assert!(err.contains("2 attempt"), "{err}");
     assert_eq!(count_files(engine.exchange_root()), 0);
     assert_eq!(engine.open_queues(), 0);

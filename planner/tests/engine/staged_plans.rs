@@ -8,10 +8,18 @@ async fn tpch_staged_plans() {
     let data = sf001_small_groups();
     let engine = engine(
         &data.path,
-        &[("squall.shuffle.partitions", "2"), ("squall.worker_slots", "2"), ("squall.scan.target_task_bytes", "200000")],
+        &[
+            ("squall.shuffle.partitions", "2"),
+            ("squall.worker_slots", "2"),
+            ("squall.scan.target_task_bytes", "200000"),
+        ],
     )
     .await;
-    let root = data.path.to_string_lossy().trim_start_matches('/').to_string();
+    let root = data
+        .path
+        .to_string_lossy()
+        .trim_start_matches('/')
+        .to_string();
     for q in 1..=22 {
         let sql = squall_planner::tpch::query(q).unwrap();
         let r = engine.sql(&format!("explain {sql}")).await.unwrap();

@@ -24,6 +24,10 @@ async fn tpch_sf01_matches_answers_and_datafusion() {
         }
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
-    assert_eq!(count_files(engine.exchange_root()), 0, "exchange objects left behind");
+    assert_eq!(
+        count_files(engine.exchange_root()),
+        0,
+        "exchange objects left behind"
+    );
     assert_eq!(engine.open_queues(), 0);
 }

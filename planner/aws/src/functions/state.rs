@@ -37,7 +37,12 @@ pub struct QueryStatus {
 
 impl QueryStatus {
     pub fn running() -> Self {
-        Self { state: "RUNNING".into(), error: None, rows: 0, profile: None }
+        Self {
+            state: "RUNNING".into(),
+            error: None,
+            rows: 0,
+            profile: None,
+        }
     }
 
     pub fn finished(result: &QueryResult) -> Self {
@@ -45,12 +50,20 @@ impl QueryStatus {
             state: "FINISHED".into(),
             error: None,
             rows: result.batches.iter().map(|b| b.num_rows() as u64).sum(),
-            profile: result.profile.as_ref().and_then(|p| serde_json::to_value(p).ok()),
+            profile: result
+                .profile
+                .as_ref()
+                .and_then(|p| serde_json::to_value(p).ok()),
         }
     }
 
     pub fn failed(message: &str) -> Self {
-        Self { state: "FAILED".into(), error: Some(message.to_string()), rows: 0, profile: None }
+        Self {
+            state: "FAILED".into(),
+            error: Some(message.to_string()),
+            rows: 0,
+            profile: None,
+        }
     }
 }
 
@@ -80,7 +93,8 @@ impl StateStore {
     }
 
     pub async fn write_status(&self, query_id: &str, status: &QueryStatus) -> Result<()> {
-        let body = serde_json::to_vec(status).map_err(|e| DataFusionError::External(Box::new(e)))?;
+        let body =
+            serde_json::to_vec(status).map_err(|e| DataFusionError::External(Box::new(e)))?;
         self.store
             .put(&self.key(query_id, "status.json"), PutPayload::from(body))
             .await
@@ -91,8 +105,14 @@ impl StateStore {
     pub async fn read_status(&self, query_id: &str) -> Result<Option<QueryStatus>> {
         match self.store.get(&self.key(query_id, "status.json")).await {
             Ok(r) => {
-                let bytes = r.bytes().await.map_err(|e| DataFusionError::External(Box::new(e)))?;
-                Ok(Some(serde_json::from_slice(&bytes).map_err(|e| DataFusionError::External(Box::new(e)))?))
+                let bytes = r
+                    .bytes()
+                    .await
+                    .map_err(|e| DataFusionError::External(Box::new(e)))?;
+                Ok(Some(
+                    serde_json::from_slice(&bytes)
+                        .map_err(|e| DataFusionError::External(Box::new(e)))?,
+                ))
             }
             Err(object_store::Error::NotFound { .. }) => Ok(None),
             Err(e) => Err(DataFusionError::External(Box::new(e))),

@@ -2,7 +2,9 @@
 //!
 //! A stage plan is an ordinary DataFusion plan whose root is a
 //! [`ShuffleWriteExec`] and whose leaves are Parquet scans or
-//! [`ShuffleReadExec`]s. Nothing else in a stage plan is squall's own.
+//! [`ShuffleReadExec`]s. The only other node of squall's own is
+//! [`KeyFilterExec`], which applies a join-key filter published by another
+//! stage just below the writer.
 //!
 //! ```text
 //!   stage 2:  ShuffleWriteExec(hash k, 4)          stage 3: ShuffleWriteExec(passthrough)
@@ -10,8 +12,10 @@
 //!                 DataSourceExec(parquet)   ---->             ShuffleReadExec(stage 2, hash)
 //! ```
 
+mod key_filter;
 mod shuffle_read;
 mod shuffle_write;
 
+pub use key_filter::{BoundFilter, CHECK_ROWS, KeyFilterExec};
 pub use shuffle_read::{ReadMode, ShuffleReadExec};
 pub use shuffle_write::ShuffleWriteExec;

@@ -146,7 +146,12 @@ impl ShuffleReadExec {
                 Partitioning::UnknownPartitioning(planned.partition_count().max(1))
             }
         };
-        PlanProperties::new(eq, partitioning, EmissionType::Incremental, Boundedness::Bounded)
+        PlanProperties::new(
+            eq,
+            partitioning,
+            EmissionType::Incremental,
+            Boundedness::Bounded,
+        )
     }
 
     pub fn stage(&self) -> u32 {
@@ -172,7 +177,12 @@ impl ShuffleReadExec {
 
 impl DisplayAs for ShuffleReadExec {
     fn fmt_as(&self, _t: DisplayFormatType, f: &mut fmt::Formatter) -> fmt::Result {
-        write!(f, "ShuffleReadExec: stage={}, mode={}", self.stage, self.mode.as_str())?;
+        write!(
+            f,
+            "ShuffleReadExec: stage={}, mode={}",
+            self.stage,
+            self.mode.as_str()
+        )?;
         match (&self.binding, &self.planned) {
             (Some(b), _) => write!(f, ", partitions={}", b.partitions.len()),
             (None, Partitioning::Hash(exprs, n)) => {
@@ -232,17 +242,13 @@ impl ExecutionPlan for ShuffleReadExec {
         })?;
         let ranges: Vec<ObjectRange> = match self.mode {
             ReadMode::Broadcast => binding.partitions.iter().flatten().cloned().collect(),
-            _ => binding
-                .partitions
-                .get(partition)
-                .cloned()
-                .ok_or_else(|| {
-                    DataFusionError::Internal(format!(
-                        "ShuffleReadExec of stage {}: partition {partition} not bound ({} bound)",
-                        self.stage,
-                        binding.partitions.len()
-                    ))
-                })?,
+            _ => binding.partitions.get(partition).cloned().ok_or_else(|| {
+                DataFusionError::Internal(format!(
+                    "ShuffleReadExec of stage {}: partition {partition} not bound ({} bound)",
+                    self.stage,
+                    binding.partitions.len()
+                ))
+            })?,
         };
         let store = context
             .runtime_env()
@@ -281,7 +287,10 @@ impl ExecutionPlan for ShuffleReadExec {
             })
             .buffered(concurrency)
             .try_flatten();
-        Ok(Box::pin(RecordBatchStreamAdapter::new(Arc::clone(&self.schema), batches)))
+        Ok(Box::pin(RecordBatchStreamAdapter::new(
+            Arc::clone(&self.schema),
+            batches,
+        )))
     }
 
     fn metrics(&self) -> Option<MetricsSet> {

@@ -15,6 +15,7 @@ use arrow::datatypes::{DataType, Field, Schema, SchemaRef};
 use datafusion::common::tree_node::TreeNodeRecursion;
 use datafusion::error::{DataFusionError, Result};
 use datafusion::execution::TaskContext;
+use datafusion::execution::memory_pool::MemoryConsumer;
 use datafusion::execution::object_store::ObjectStoreUrl;
 use datafusion::physical_expr::{EquivalenceProperties, PhysicalExpr};
 use datafusion::physical_plan::execution_plan::{Boundedness, EmissionType};
@@ -26,13 +27,14 @@ use datafusion::physical_plan::{
     Partitioning, PlanProperties, ReplaceChildrenOptions, SendableRecordBatchStream,
 };
 use futures::StreamExt;
-use object_store::{ObjectStoreExt, PutPayload};
 use object_store::path::Path;
+use object_store::{ObjectStoreExt, PutPayload};
 
+use crate::bloom::KeyCollector;
 use crate::config::SquallConfig;
 use crate::error::external;
 use crate::exchange::{Compression, MapObjectBuilder};
-use crate::task::{MapOutput, ObjectLocation};
+use crate::task::{KeySection, MapOutput, ObjectLocation};
 
 /// Root of a stage plan: writes the stage's output to one exchange object.
 #[derive(Debug)]
@@ -42,6 +44,9 @@ pub struct ShuffleWriteExec {
     partitioning: Option<Partitioning>,
     /// Where to write; bound by the worker for each attempt.
     output: Option<ObjectLocation>,
+    /// Join keys (over the input) whose distinct hashes this stage publishes
+    /// for a key filter (see [`crate::bloom`]).
+    publish_keys: Option<Vec<Arc<dyn PhysicalExpr>>>,
     metrics: ExecutionPlanMetricsSet,
     properties: Arc<PlanProperties>,
 }
@@ -59,9 +64,29 @@ impl ShuffleWriteExec {
             input,
             partitioning,
             output: None,
+            publish_keys: None,
             metrics: ExecutionPlanMetricsSet::new(),
             properties: Arc::new(properties),
         }
+    }
+
+    /// Also collect the distinct hashes of `keys` and store them after the
+    /// partitions, for the coordinator to merge into a key filter.
+    pub fn with_published_keys(mut self, keys: Option<Vec<Arc<dyn PhysicalExpr>>>) -> Self {
+        self.publish_keys = keys;
+        self
+    }
+
+    pub fn published_keys(&self) -> Option<&[Arc<dyn PhysicalExpr>]> {
+        self.publish_keys.as_deref()
+    }
+
+    /// The same writer over another input (a task's bound plan).
+    pub fn with_input(&self, input: Arc<dyn ExecutionPlan>) -> Self {
+        let mut node = Self::new(input, self.partitioning.clone());
+        node.output = self.output.clone();
+        node.publish_keys = self.publish_keys.clone();
+        node
     }
 
     pub fn with_output(mut self, output: ObjectLocation) -> Self {
@@ -91,10 +116,9 @@ impl ShuffleWriteExec {
 
     /// Run the input to completion and write the exchange object.
     pub async fn write(&self, ctx: Arc<TaskContext>) -> Result<MapOutput> {
-        let output = self
-            .output
-            .clone()
-            .ok_or_else(|| DataFusionError::Internal("ShuffleWriteExec has no output location bound".into()))?;
+        let output = self.output.clone().ok_or_else(|| {
+            DataFusionError::Internal("ShuffleWriteExec has no output location bound".into())
+        })?;
         let squall = SquallConfig::from_session(ctx.session_config());
         let compression: Compression = squall.shuffle.compression.parse()?;
         let batch_rows = ctx.session_config().batch_size();
@@ -106,6 +130,11 @@ impl ShuffleWriteExec {
             compression,
             batch_rows,
         )?));
+        // The encoded object is held in memory until it is written: account for it.
+        let reservation = Arc::new(Mutex::new(
+            MemoryConsumer::new(format!("ShuffleWriteExec[{}]", output.key))
+                .register(ctx.memory_pool()),
+        ));
         let rows_written = MetricBuilder::new(&self.metrics).output_rows(0);
         let repart_time = MetricBuilder::new(&self.metrics).subset_time("repart_time", 0);
 
@@ -113,53 +142,103 @@ impl ShuffleWriteExec {
         for i in 0..inputs {
             let mut stream = self.input.execute(i, Arc::clone(&ctx))?;
             let mut partitioner = match &self.partitioning {
-                Some(p) => Some(BatchPartitioner::try_new(p.clone(), repart_time.clone(), i, inputs)?),
+                Some(p) => Some(BatchPartitioner::try_new(
+                    p.clone(),
+                    repart_time.clone(),
+                    i,
+                    inputs,
+                )?),
                 None => None,
             };
             let builder = Arc::clone(&builder);
+            let reservation = Arc::clone(&reservation);
             let rows_written = rows_written.clone();
+            let publish = self.publish_keys.clone();
+            let max_keys = squall.bloom.max_keys;
             handles.push(tokio::spawn(async move {
+                let mut collector = publish.as_ref().map(|_| KeyCollector::new(max_keys));
                 while let Some(batch) = stream.next().await {
                     let batch = batch?;
                     rows_written.add(batch.num_rows());
+                    if let (Some(c), Some(keys)) = (collector.as_mut(), publish.as_ref()) {
+                        let arrays = keys
+                            .iter()
+                            .map(|k| {
+                                k.evaluate(&batch)
+                                    .and_then(|v| v.into_array(batch.num_rows()))
+                            })
+                            .collect::<Result<Vec<_>>>()?;
+                        c.insert(&arrays)?;
+                    }
                     let push = |part: usize, b: RecordBatch| -> Result<()> {
                         let mut guard = builder.lock().map_err(external)?;
-                        guard.push(part, b).map_err(DataFusionError::from)
+                        guard.push(part, b).map_err(DataFusionError::from)?;
+                        let held = guard.buffered_bytes();
+                        reservation.lock().map_err(external)?.try_resize(held)
                     };
                     match partitioner.as_mut() {
                         Some(p) => p.partition(batch, push)?,
                         None => push(i, batch)?,
                     }
                 }
-                Ok::<(), DataFusionError>(())
+                Ok::<Option<KeyCollector>, DataFusionError>(collector)
             }));
         }
+        let mut keys: Option<KeyCollector> = None;
         for h in handles {
-            h.await.map_err(external)??;
+            if let Some(c) = h.await.map_err(external)?? {
+                match keys.as_mut() {
+                    Some(k) => k.absorb(c),
+                    None => keys = Some(c),
+                }
+            }
         }
         let builder = Arc::try_unwrap(builder)
             .map_err(|_| DataFusionError::Internal("shuffle writer still shared".into()))?
             .into_inner()
             .map_err(external)?;
-        let (chunks, partitions) = builder.finish()?;
+        let (mut chunks, partitions) = builder.finish()?;
+        let mut key_section = None;
+        if self.publish_keys.is_some() {
+            let offset: u64 = chunks.iter().map(|c| c.len() as u64).sum();
+            let section = keys
+                .unwrap_or_else(|| KeyCollector::new(squall.bloom.max_keys))
+                .finish();
+            key_section = Some(KeySection {
+                offset,
+                len: section.as_ref().map(|b| b.len() as u64).unwrap_or(0),
+                overflow: section.is_none(),
+            });
+            if let Some(bytes) = section {
+                chunks.push(bytes::Bytes::from(bytes));
+            }
+        }
         let bytes: usize = chunks.iter().map(|c| c.len()).sum();
         if !chunks.is_empty() {
             let url = ObjectStoreUrl::parse(&output.store_url)?;
             let store = ctx.runtime_env().object_store(url)?;
             store
-                .put(&Path::from(output.key.as_str()), PutPayload::from_iter(chunks))
+                .put(
+                    &Path::from(output.key.as_str()),
+                    PutPayload::from_iter(chunks),
+                )
                 .await
                 .map_err(|e| {
                     DataFusionError::External(
                         format!("writing exchange object {}: {e}", output.key).into(),
                     )
                 })?;
-            MetricBuilder::new(&self.metrics).global_counter("put_requests").add(1);
+            MetricBuilder::new(&self.metrics)
+                .global_counter("put_requests")
+                .add(1);
         }
-        MetricBuilder::new(&self.metrics).global_counter("bytes_written").add(bytes);
+        MetricBuilder::new(&self.metrics)
+            .global_counter("bytes_written")
+            .add(bytes);
         Ok(MapOutput {
             key: output.key,
             partitions,
+            keys: key_section,
         })
     }
 }
@@ -178,11 +257,20 @@ impl DisplayAs for ShuffleWriteExec {
         match &self.partitioning {
             Some(Partitioning::Hash(exprs, n)) => {
                 let keys: Vec<String> = exprs.iter().map(|e| e.to_string()).collect();
-                write!(f, "ShuffleWriteExec: hash=[{}], partitions={n}", keys.join(", "))
+                write!(
+                    f,
+                    "ShuffleWriteExec: hash=[{}], partitions={n}",
+                    keys.join(", ")
+                )?;
             }
-            Some(p) => write!(f, "ShuffleWriteExec: partitioning={p}"),
-            None => write!(f, "ShuffleWriteExec: passthrough"),
+            Some(p) => write!(f, "ShuffleWriteExec: partitioning={p}")?,
+            None => write!(f, "ShuffleWriteExec: passthrough")?,
         }
+        if let Some(keys) = &self.publish_keys {
+            let keys: Vec<String> = keys.iter().map(|e| e.to_string()).collect();
+            write!(f, ", publishes key filter on [{}]", keys.join(", "))?;
+        }
+        Ok(())
     }
 }
 
@@ -210,6 +298,11 @@ impl ExecutionPlan for ShuffleWriteExec {
                 }
             }
         }
+        for e in self.publish_keys.iter().flatten() {
+            if f(e)? == TreeNodeRecursion::Stop {
+                return Ok(TreeNodeRecursion::Stop);
+            }
+        }
         Ok(TreeNodeRecursion::Continue)
     }
 
@@ -219,12 +312,12 @@ impl ExecutionPlan for ShuffleWriteExec {
         _options: ReplaceChildrenOptions,
     ) -> Result<Arc<dyn ExecutionPlan>> {
         if children.len() != 1 {
-            return Err(DataFusionError::Internal("ShuffleWriteExec takes one child".into()));
+            return Err(DataFusionError::Internal(
+                "ShuffleWriteExec takes one child".into(),
+            ));
         }
         let input = children.remove(0);
-        let mut node = ShuffleWriteExec::new(input, self.partitioning.clone());
-        node.output = self.output.clone();
-        Ok(Arc::new(node))
+        Ok(Arc::new(self.with_input(input)))
     }
 
     fn with_new_children(
@@ -252,6 +345,7 @@ impl ExecutionPlan for ShuffleWriteExec {
             input: Arc::clone(&self.input),
             partitioning: self.partitioning.clone(),
             output: self.output.clone(),
+            publish_keys: self.publish_keys.clone(),
             metrics: self.metrics.clone(),
             properties: Arc::clone(&self.properties),
         };
@@ -260,7 +354,9 @@ impl ExecutionPlan for ShuffleWriteExec {
         let fut = async move {
             let out = this.write(context).await?;
             let col = |f: &dyn Fn(usize) -> u64| -> ArrayRef {
-                Arc::new(UInt64Array::from_iter_values((0..out.partitions.len()).map(f)))
+                Arc::new(UInt64Array::from_iter_values(
+                    (0..out.partitions.len()).map(f),
+                ))
             };
             let batch = RecordBatch::try_new(
                 out_schema,

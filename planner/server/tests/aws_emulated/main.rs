@@ -33,7 +33,10 @@ struct Stack {
 
 impl Stack {
     fn up() -> Self {
-        let ports = [("SQUALL_MOTO_PORT", free_port()), ("SQUALL_LAMBDA_PORT", free_port())];
+        let ports = [
+            ("SQUALL_MOTO_PORT", free_port()),
+            ("SQUALL_LAMBDA_PORT", free_port()),
+        ];
         let status = Command::new("bash")
             .arg(root().join("infra/local/up.sh"))
             .envs(ports.iter().map(|(k, v)| (k.to_string(), v.to_string())))
@@ -43,12 +46,18 @@ impl Stack {
         // From here on, down.sh runs however the test ends.
         let mut stack = Stack { env: vec![] };
         assert!(status.success(), "infra/local/up.sh failed");
-        let text = std::fs::read_to_string(root().join("infra/local/env.sh")).expect("infra/local/env.sh");
+        let text =
+            std::fs::read_to_string(root().join("infra/local/env.sh")).expect("infra/local/env.sh");
         stack.env = text
             .lines()
             .filter_map(|l| l.strip_prefix("export "))
             .filter_map(|l| l.split_once('='))
-            .map(|(k, v)| (k.to_string(), v.trim_matches('"').trim_matches('\'').to_string()))
+            .map(|(k, v)| {
+                (
+                    k.to_string(),
+                    v.trim_matches('"').trim_matches('\'').to_string(),
+                )
+            })
             .collect();
         stack
     }
@@ -81,7 +90,9 @@ impl Stack {
 
 impl Drop for Stack {
     fn drop(&mut self) {
-        let _ = Command::new("bash").arg(root().join("infra/local/down.sh")).status();
+        let _ = Command::new("bash")
+            .arg(root().join("infra/local/down.sh"))
+            .status();
     }
 }
 
@@ -93,7 +104,11 @@ fn tpch_on_emulated_lambda_s3_and_sqs() {
         let sql = squall_planner::tpch::query(q).expect("query");
         let out = stack.squall(&["query", "--backend", "aws", "--format", "csv", sql]);
         if !out.status.success() {
-            failures.push(format!("q{q:02}: exit {:?}: {}", out.status.code(), String::from_utf8_lossy(&out.stderr)));
+            failures.push(format!(
+                "q{q:02}: exit {:?}: {}",
+                out.status.code(),
+                String::from_utf8_lossy(&out.stderr)
+            ));
             continue;
         }
         let actual = String::from_utf8_lossy(&out.stdout);
@@ -105,10 +120,18 @@ fn tpch_on_emulated_lambda_s3_and_sqs() {
         }
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
-    assert_eq!(stack.leftovers(), "0 0", "exchange objects / query queues left behind");
+    assert_eq!(
+        stack.leftovers(),
+        "0 0",
+        "exchange objects / query queues left behind"
+    );
 
     // Bad SQL fails in planning, with the column named and exit code 1.
     let out = stack.squall(&["query", "--backend", "aws", "select nope from lineitem"]);
     assert_eq!(out.status.code(), Some(1));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("nope"), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("nope"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 }

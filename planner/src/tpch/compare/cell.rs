@@ -2,7 +2,6 @@
 
 use super::*;
 
-
 /// `CellCmp`: per-column money flags and the cell equality rules.
 pub(super) struct CellCmp {
     pub(super) money: Vec<bool>,
@@ -17,7 +16,11 @@ impl CellCmp {
                     .map(|r| r[j].as_str())
                     .filter(|v| !is_null(v))
                     .collect();
-                let nums: Vec<&str> = vals.iter().copied().filter(|v| num_re(py_strip(v))).collect();
+                let nums: Vec<&str> = vals
+                    .iter()
+                    .copied()
+                    .filter(|v| num_re(py_strip(v)))
+                    .collect();
                 !vals.is_empty()
                     && nums.len() == vals.len()
                     && nums.iter().any(|v| v.contains('.'))
@@ -49,15 +52,25 @@ impl CellCmp {
             if int_re(py_strip(e)) {
                 return Ok(dec_cmp(&ev, &av) == Ordering::Equal);
             }
-            let overflow = |err: String| format!("{err} comparing {} with {}", py_repr(e), py_repr(a));
+            let overflow =
+                |err: String| format!("{err} comparing {} with {}", py_repr(e), py_repr(a));
             let diff = dec_abs(&dec_sub(&ev, &av).map_err(overflow)?).map_err(overflow)?;
-            let (ea, aa) = (dec_abs(&ev).map_err(overflow)?, dec_abs(&av).map_err(overflow)?);
-            let larger = if dec_cmp(&aa, &ea) == Ordering::Greater { aa } else { ea };
+            let (ea, aa) = (
+                dec_abs(&ev).map_err(overflow)?,
+                dec_abs(&av).map_err(overflow)?,
+            );
+            let larger = if dec_cmp(&aa, &ea) == Ordering::Greater {
+                aa
+            } else {
+                ea
+            };
             let tolerance = round_ctx(false, larger.coef, larger.exp - 6).map_err(overflow)?;
             if dec_cmp(&diff, &tolerance) != Ordering::Greater {
                 return Ok(true);
             }
-            if self.money.get(j).copied().unwrap_or(false) && dec_cmp(&diff, &Dec::unit(-2)) != Ordering::Greater {
+            if self.money.get(j).copied().unwrap_or(false)
+                && dec_cmp(&diff, &Dec::unit(-2)) != Ordering::Greater
+            {
                 return Ok(true);
             }
             if let (Some(se), Some(sa)) = (scale(e), scale(a)) {
@@ -91,7 +104,12 @@ impl CellCmp {
         Ok(true)
     }
 
-    pub(super) fn row_eq_on(&self, er: &[String], ar: &[String], cols: &[usize]) -> Result<bool, String> {
+    pub(super) fn row_eq_on(
+        &self,
+        er: &[String],
+        ar: &[String],
+        cols: &[usize],
+    ) -> Result<bool, String> {
         for &j in cols {
             if !self.eq(j, &er[j], &ar[j])? {
                 return Ok(false);

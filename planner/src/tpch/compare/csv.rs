@@ -2,14 +2,15 @@
 
 use super::*;
 
-
 /// Python's `csv.field_size_limit()` default.
 pub(super) const FIELD_LIMIT: usize = 131_072;
 
 /// `read_csv`: header and data rows, as `csv.reader` over a file opened with
 /// `newline=""` yields them.
 pub(super) fn read_csv(text: &str, what: &str) -> Result<(Row, Vec<Row>), String> {
-    let mut rows = parse_csv(text).map_err(|e| format!("{what}: {e}"))?.into_iter();
+    let mut rows = parse_csv(text)
+        .map_err(|e| format!("{what}: {e}"))?
+        .into_iter();
     match rows.next() {
         Some(header) => Ok((header, rows.collect())),
         None => Err(format!("{what}: empty file (no header)")),

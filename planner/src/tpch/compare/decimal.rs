@@ -2,7 +2,6 @@
 
 use super::*;
 
-
 /// A finite decimal: `(-1)^neg * coef * 10^exp`, `coef` as decimal digits
 /// (most significant first, no leading zeros; empty is zero).
 #[derive(Clone, Debug)]
@@ -203,7 +202,11 @@ pub(super) fn dec_add(a: &Dec, b: &Dec) -> Result<Dec, String> {
     if b.is_zero() {
         return round_ctx(a.neg, a.coef.clone(), a.exp);
     }
-    let (big, mut small) = if a.exp >= b.exp { (a, b.clone()) } else { (b, a.clone()) };
+    let (big, mut small) = if a.exp >= b.exp {
+        (a, b.clone())
+    } else {
+        (b, a.clone())
+    };
     if big.exp != small.exp {
         let lim = big.exp - 1
             + if big.digits() > PREC {

@@ -2,7 +2,6 @@
 
 use super::*;
 
-
 /// A parsed `datetime` (Python 3.11 `datetime.fromisoformat`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) struct DateTime {
@@ -21,7 +20,8 @@ impl DateTime {
     /// Microseconds since 0001-01-01 00:00 of the wall-clock fields.
     pub(super) fn local_us(&self) -> i64 {
         let days = ymd_to_ord(self.year, self.month, self.day);
-        ((days * 86_400 + self.hour * 3_600 + self.minute * 60 + self.second) * 1_000_000) + self.micro
+        ((days * 86_400 + self.hour * 3_600 + self.minute * 60 + self.second) * 1_000_000)
+            + self.micro
     }
 
     /// `==` between datetimes: naive and aware never compare equal.
@@ -54,7 +54,8 @@ pub(super) fn days_in_month(y: i64, m: i64) -> i64 {
     }
 }
 
-pub(super) const DAYS_BEFORE_MONTH: [i64; 13] = [0, 0, 31, 59, 90, 120, 151, 181, 212, 243, 273, 304, 334];
+pub(super) const DAYS_BEFORE_MONTH: [i64; 13] =
+    [0, 0, 31, 59, 90, 120, 151, 181, 212, 243, 273, 304, 334];
 
 pub(super) fn days_before_month(y: i64, m: i64) -> i64 {
     let d = DAYS_BEFORE_MONTH.get(m as usize).copied().unwrap_or(0);
@@ -83,7 +84,8 @@ pub(super) fn ord_to_ymd(ordinal: i64) -> (i64, i64, i64) {
     }
     let leap = n1 == 3 && (n4 != 24 || n100 == 3);
     let mut month = (n + 50) >> 5;
-    let mut preceding = DAYS_BEFORE_MONTH.get(month as usize).copied().unwrap_or(0) + i64::from(month > 2 && leap);
+    let mut preceding =
+        DAYS_BEFORE_MONTH.get(month as usize).copied().unwrap_or(0) + i64::from(month > 2 && leap);
     if preceding > n {
         month -= 1;
         preceding -= days_in_month(year, month);
@@ -91,7 +93,11 @@ pub(super) fn ord_to_ymd(ordinal: i64) -> (i64, i64, i64) {
     (year, month, n - preceding + 1)
 }
 
-pub(super) fn iso_to_ymd(iso_year: i64, iso_week: i64, iso_day: i64) -> Result<(i64, i64, i64), i32> {
+pub(super) fn iso_to_ymd(
+    iso_year: i64,
+    iso_week: i64,
+    iso_day: i64,
+) -> Result<(i64, i64, i64), i32> {
     if !(1..=9999).contains(&iso_year) {
         return Err(-4);
     }
@@ -263,7 +269,11 @@ pub(super) fn parse_hh_mm_ss_ff(s: &CStr, start: i64, end: i64) -> (i32, [i64; 3
         }
     }
     let remains = end - p;
-    let to_parse = if !(0..6).contains(&remains) { 6 } else { remains };
+    let to_parse = if !(0..6).contains(&remains) {
+        6
+    } else {
+        remains
+    };
     if !s.digits(&mut p, to_parse, &mut micro) {
         return (-3, vals, micro);
     }
@@ -302,7 +312,13 @@ pub(super) fn parse_iso_time(s: &CStr, start: i64, len: i64) -> (i32, [i64; 3], 
     let sign = if s.at(tz) == b'-' { -1 } else { 1 };
     let (rv, tz_hms, tz_micro) = parse_hh_mm_ss_ff(s, tz + 1, end);
     let offset = sign * (tz_hms[0] * 3_600 + tz_hms[1] * 60 + tz_hms[2]);
-    (if rv != 0 { -5 } else { 1 }, hms, micro, offset, tz_micro * sign)
+    (
+        if rv != 0 { -5 } else { 1 },
+        hms,
+        micro,
+        offset,
+        tz_micro * sign,
+    )
 }
 
 /// `datetime.fromisoformat(s)`; None where Python raises ValueError.
@@ -353,8 +369,10 @@ pub(super) fn fromisoformat(text: &str) -> Option<DateTime> {
         None
     };
     let (year, month, day) = ymd;
-    let date_ok =
-        (1..=9999).contains(&year) && (1..=12).contains(&month) && day >= 1 && day <= days_in_month(year, month);
+    let date_ok = (1..=9999).contains(&year)
+        && (1..=12).contains(&month)
+        && day >= 1
+        && day <= days_in_month(year, month);
     let [hour, minute, second] = hms;
     let time_ok = hour <= 23 && minute <= 59 && second <= 59 && micro <= 999_999;
     (date_ok && time_ok).then_some(DateTime {

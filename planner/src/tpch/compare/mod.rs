@@ -26,17 +26,19 @@
 use std::cmp::Ordering;
 use std::fmt::Write as _;
 
-mod pytext;
-mod csv;
-mod order_by;
-mod decimal;
-mod values;
-mod isodate;
 mod cell;
+mod csv;
+mod decimal;
+mod isodate;
+mod order_by;
+mod pytext;
 mod rows;
 mod timsort;
+mod values;
 
-use self::{pytext::*, csv::*, order_by::*, decimal::*, values::*, isodate::*, cell::*, rows::*, timsort::*};
+use self::{
+    cell::*, csv::*, decimal::*, isodate::*, order_by::*, pytext::*, rows::*, timsort::*, values::*,
+};
 
 /// Outcome of comparing an actual result CSV with the expected one.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -60,7 +62,11 @@ pub struct Comparison {
 /// read: an empty text (no header), a field over Python's 131072-character
 /// limit, or a number so large that Python's decimal arithmetic overflows
 /// (where the script raises).
-pub fn compare_csv(expected_csv: &str, actual_csv: &str, query_sql: Option<&str>) -> Result<Comparison, String> {
+pub fn compare_csv(
+    expected_csv: &str,
+    actual_csv: &str,
+    query_sql: Option<&str>,
+) -> Result<Comparison, String> {
     let (eh, er) = read_csv(expected_csv, "expected")?;
     let (ah, ar) = read_csv(actual_csv, "actual")?;
     let mut warnings = Vec::new();
@@ -74,7 +80,11 @@ pub fn compare_csv(expected_csv: &str, actual_csv: &str, query_sql: Option<&str>
         );
         return Ok(verdict(false, message, warnings));
     }
-    let folded = |h: &[String]| h.iter().map(|x| py_strip(x).to_lowercase()).collect::<Vec<_>>();
+    let folded = |h: &[String]| {
+        h.iter()
+            .map(|x| py_strip(x).to_lowercase())
+            .collect::<Vec<_>>()
+    };
     if folded(&eh) != folded(&ah) {
         warnings.push(format!(
             "header names differ: expected {} got {}",
@@ -85,7 +95,12 @@ pub fn compare_csv(expected_csv: &str, actual_csv: &str, query_sql: Option<&str>
     for (rows, what) in [(&er, "expected"), (&ar, "actual")] {
         for (i, r) in rows.iter().enumerate() {
             if r.len() != eh.len() {
-                let message = format!("{what} row {} has {} fields, header has {}", i + 1, r.len(), eh.len());
+                let message = format!(
+                    "{what} row {} has {} fields, header has {}",
+                    i + 1,
+                    r.len(),
+                    eh.len()
+                );
                 return Ok(verdict(false, message, warnings));
             }
         }
@@ -124,11 +139,17 @@ pub fn compare_csv(expected_csv: &str, actual_csv: &str, query_sql: Option<&str>
     let act_rows: Vec<&Row> = ar.iter().collect();
     let Some(keys) = keys else {
         if multiset_eq(&cmp, &exp_rows, &act_rows)? {
-            return Ok(verdict(true, format!("match ({} rows, unordered)", er.len()), warnings));
+            return Ok(verdict(
+                true,
+                format!("match ({} rows, unordered)", er.len()),
+                warnings,
+            ));
         }
-        let (first, nc, nr) = first_positional_diff(&cmp, &eh, &py_sorted(&exp_rows), &py_sorted(&act_rows))?;
-        let message =
-            format!("multiset differs (unordered query); after sorting {nc} cells in {nr} rows differ, first: {first}");
+        let (first, nc, nr) =
+            first_positional_diff(&cmp, &eh, &py_sorted(&exp_rows), &py_sorted(&act_rows))?;
+        let message = format!(
+            "multiset differs (unordered query); after sorting {nc} cells in {nr} rows differ, first: {first}"
+        );
         return Ok(verdict(false, message, warnings));
     };
 
@@ -184,7 +205,11 @@ pub fn compare_csv(expected_csv: &str, actual_csv: &str, query_sql: Option<&str>
 }
 
 fn verdict(ok: bool, message: String, warnings: Vec<String>) -> Comparison {
-    Comparison { ok, message, warnings }
+    Comparison {
+        ok,
+        message,
+        warnings,
+    }
 }
 
 type Row = Vec<String>;
@@ -216,7 +241,11 @@ mod tests {
 
     #[test]
     fn integer_mismatch_is_exact() {
-        let c = cmp("c\n1478493\n", "c\n1478494\n", Some("select c from t order by c"));
+        let c = cmp(
+            "c\n1478493\n",
+            "c\n1478494\n",
+            Some("select c from t order by c"),
+        );
         assert!(!c.ok);
         assert_eq!(
             c.message,
@@ -271,10 +300,17 @@ mod tests {
         let expected = "a,b\n1,x\n1,y\n2,z\n";
         let c = cmp(expected, "a,b\n1,y\n1,x\n2,z\n", Some(ORDERED));
         assert!(c.ok, "{}", c.message);
-        assert_eq!(c.message, "match (3 rows, 1 tie groups compared as multisets)");
+        assert_eq!(
+            c.message,
+            "match (3 rows, 1 tie groups compared as multisets)"
+        );
         let c = cmp(expected, "a,b\n1,y\n1,w\n2,z\n", Some(ORDERED));
         assert!(!c.ok);
-        assert!(c.message.starts_with("values differ in rows 1-2 ;"), "{}", c.message);
+        assert!(
+            c.message.starts_with("values differ in rows 1-2 ;"),
+            "{}",
+            c.message
+        );
         let c = cmp(expected, "a,b\n1,x\n2,z\n1,y\n", Some(ORDERED));
         assert!(!c.ok);
         assert!(
@@ -304,10 +340,21 @@ mod tests {
     fn limit_only_checks_keys_of_the_last_tie_group() {
         let expected = "a,b\n1,p\n2,q\n2,r\n";
         let actual = "a,b\n1,p\n2,q\n2,s\n";
-        let c = cmp(expected, actual, Some("select a, b from t order by a limit 3"));
+        let c = cmp(
+            expected,
+            actual,
+            Some("select a, b from t order by a limit 3"),
+        );
         assert!(c.ok, "{}", c.message);
         assert!(!cmp(expected, actual, Some(ORDERED)).ok);
-        assert!(!cmp(expected, actual, Some("select a, b from t order by a limit 4")).ok);
+        assert!(
+            !cmp(
+                expected,
+                actual,
+                Some("select a, b from t order by a limit 4")
+            )
+            .ok
+        );
         // a different key in the last group is still a mismatch
         let c = cmp(
             expected,
@@ -347,7 +394,10 @@ mod tests {
     fn column_and_row_counts() {
         let c = cmp("a,b\n1,2\n", "a\n1\n", Some(ORDERED));
         assert!(!c.ok);
-        assert_eq!(c.message, "column count differs: expected 2 ['a', 'b'] got 1 ['a']");
+        assert_eq!(
+            c.message,
+            "column count differs: expected 2 ['a', 'b'] got 1 ['a']"
+        );
         let c = cmp("a,b\n1,2\n", "a,b\n1,2\n3,4\n", Some(ORDERED));
         assert!(!c.ok);
         assert_eq!(c.message, "row count differs: expected 1 got 2");
@@ -366,8 +416,14 @@ mod tests {
     fn no_query_is_strict_order() {
         let c = cmp("a\n1\n1\n", "a\n1\n1.0\n", None);
         assert!(c.ok);
-        assert_eq!(c.message, "match (2 rows, 1 tie groups compared as multisets)");
-        assert_eq!(c.warnings, vec!["no query text: comparing in strict row order"]);
+        assert_eq!(
+            c.message,
+            "match (2 rows, 1 tie groups compared as multisets)"
+        );
+        assert_eq!(
+            c.warnings,
+            vec!["no query text: comparing in strict row order"]
+        );
     }
 
     #[test]
@@ -379,7 +435,11 @@ mod tests {
         let (items, limit) = parse_order_limit(sql);
         assert_eq!(
             items,
-            Some(vec!["2".to_string(), "\"X\"".to_string(), "t.x".to_string()])
+            Some(vec![
+                "2".to_string(),
+                "\"X\"".to_string(),
+                "t.x".to_string()
+            ])
         );
         assert_eq!(limit, Some(10));
         let header = vec!["x".to_string(), "Y".to_string()];
@@ -388,7 +448,8 @@ mod tests {
             Some(vec![1, 0, 0])
         );
 
-        let (items, limit) = parse_order_limit("select * from (select a from t order by a limit 5) s");
+        let (items, limit) =
+            parse_order_limit("select * from (select a from t order by a limit 5) s");
         assert_eq!((items, limit), (None, None));
         let (items, _) = parse_order_limit("select f(a, b) from t order by f(a, b), c offset 3");
         assert_eq!(items, Some(vec!["f(a, b)".to_string(), "c".to_string()]));
@@ -396,7 +457,11 @@ mod tests {
         assert_eq!(order_key_indices(&["3".to_string()], &header), None);
         assert_eq!(order_key_indices(&["0".to_string()], &header), None);
 
-        let c = cmp("x\n2\n1\n", "x\n2\n1\n", Some("select x from t order by x + 1"));
+        let c = cmp(
+            "x\n2\n1\n",
+            "x\n2\n1\n",
+            Some("select x from t order by x + 1"),
+        );
         assert!(c.ok);
         assert_eq!(
             c.warnings,
@@ -417,10 +482,17 @@ mod tests {
         let rows = parse_csv("a\rb\r\n\"c\rd\"").unwrap();
         assert_eq!(
             rows,
-            vec![vec!["a".to_string()], vec!["b".to_string()], vec!["c\rd".to_string()]]
+            vec![
+                vec!["a".to_string()],
+                vec!["b".to_string()],
+                vec!["c\rd".to_string()]
+            ]
         );
         assert_eq!(parse_csv("\"abc").unwrap(), vec![vec!["abc".to_string()]]);
-        assert_eq!(parse_csv(",\n").unwrap(), vec![vec![String::new(), String::new()]]);
+        assert_eq!(
+            parse_csv(",\n").unwrap(),
+            vec![vec![String::new(), String::new()]]
+        );
         assert!(parse_csv(&"x".repeat(FIELD_LIMIT + 1)).is_err());
     }
 
@@ -432,9 +504,15 @@ mod tests {
         };
         // 28 significant digits, half-even
         let r = dec_sub(&d("1234567890123456789012345678.5"), &d("0")).unwrap();
-        assert_eq!(dec_cmp(&r, &d("1234567890123456789012345678")), Ordering::Equal);
+        assert_eq!(
+            dec_cmp(&r, &d("1234567890123456789012345678")),
+            Ordering::Equal
+        );
         let r = dec_sub(&d("1234567890123456789012345679.5"), &d("0")).unwrap();
-        assert_eq!(dec_cmp(&r, &d("1234567890123456789012345680")), Ordering::Equal);
+        assert_eq!(
+            dec_cmp(&r, &d("1234567890123456789012345680")),
+            Ordering::Equal
+        );
         let r = dec_sub(&d("1e30"), &d("1e-30")).unwrap();
         assert_eq!(dec_cmp(&r, &d("1e30")), Ordering::Equal);
         assert!(dec_abs(&d("1e1000000")).is_err());

@@ -2,7 +2,6 @@
 
 use super::*;
 
-
 /// `_strip_sql`: drops `--` and `/* */` comments and string literal contents.
 pub(super) fn strip_sql(sql: &[char]) -> Vec<char> {
     let n = sql.len();
@@ -184,11 +183,15 @@ pub(super) fn parse_order_limit(sql: &str) -> (Option<Vec<String>>, Option<u128>
     let top_rest = &top[m_end..];
     let ends_clause = |p: usize| {
         top_rest[p] == ';'
-            || ["limit", "offset", "fetch"]
-                .iter()
-                .any(|kw| word_start(top_rest, p) && kw_at(top_rest, p, kw) && word_end(top_rest, p + kw.len()))
+            || ["limit", "offset", "fetch"].iter().any(|kw| {
+                word_start(top_rest, p)
+                    && kw_at(top_rest, p, kw)
+                    && word_end(top_rest, p + kw.len())
+            })
     };
-    let end = (0..top_rest.len()).find(|&p| ends_clause(p)).unwrap_or(top_rest.len());
+    let end = (0..top_rest.len())
+        .find(|&p| ends_clause(p))
+        .unwrap_or(top_rest.len());
     let mut items = Vec::new();
     let mut depth: i64 = 0;
     let mut cur = Vec::new();
@@ -227,7 +230,10 @@ pub(super) fn trailing_word(s: &[char], end: usize, kws: &[&str]) -> Option<usiz
 pub(super) fn clean_order_item(item: &[char]) -> String {
     let strip = |s: &[char]| -> Vec<char> {
         let start = s.iter().position(|&c| !py_isspace(c)).unwrap_or(s.len());
-        let end = s.iter().rposition(|&c| !py_isspace(c)).map_or(start, |e| e + 1);
+        let end = s
+            .iter()
+            .rposition(|&c| !py_isspace(c))
+            .map_or(start, |e| e + 1);
         s[start..end.max(start)].to_vec()
     };
     let mut it = strip(item);
@@ -255,10 +261,9 @@ pub(super) fn order_key_indices(items: &[String], header: &[String]) -> Option<V
         if int_re(&t) {
             let body = t.strip_suffix('\n').unwrap_or(&t);
             let negative = body.starts_with('-');
-            let value = body
-                .chars()
-                .filter_map(digit_value)
-                .fold(0u128, |v, d| v.saturating_mul(10).saturating_add(u128::from(d)));
+            let value = body.chars().filter_map(digit_value).fold(0u128, |v, d| {
+                v.saturating_mul(10).saturating_add(u128::from(d))
+            });
             if negative || value == 0 || value > header.len() as u128 {
                 return None;
             }

@@ -2,7 +2,6 @@
 
 use super::*;
 
-
 /// One element of `_sort_key`: the tuple `(tag, float, str)`.
 #[derive(Clone, Copy)]
 pub(super) struct KeyCell<'a> {
@@ -42,7 +41,11 @@ pub(super) fn sort_key(row: &[String]) -> Vec<KeyCell<'_>> {
     row.iter()
         .map(|v| {
             if is_null(v) {
-                return KeyCell { tag: 0, f: 0.0, s: "" };
+                return KeyCell {
+                    tag: 0,
+                    f: 0.0,
+                    s: "",
+                };
             }
             if let Some(n) = num(v) {
                 return KeyCell {
@@ -60,7 +63,11 @@ pub(super) fn sort_key(row: &[String]) -> Vec<KeyCell<'_>> {
                     };
                     KeyCell { tag: 2, f, s: v }
                 }
-                None => KeyCell { tag: 3, f: 0.0, s: v },
+                None => KeyCell {
+                    tag: 3,
+                    f: 0.0,
+                    s: v,
+                },
             }
         })
         .collect()
@@ -75,7 +82,11 @@ pub(super) fn py_sorted<'r>(rows: &[&'r Row]) -> Vec<&'r Row> {
 }
 
 /// `multiset_eq`: equal as multisets (with tolerance).
-pub(super) fn multiset_eq(cmp: &CellCmp, exp_rows: &[&Row], act_rows: &[&Row]) -> Result<bool, String> {
+pub(super) fn multiset_eq(
+    cmp: &CellCmp,
+    exp_rows: &[&Row],
+    act_rows: &[&Row],
+) -> Result<bool, String> {
     if exp_rows.len() != act_rows.len() {
         return Ok(false);
     }

@@ -230,7 +230,14 @@ pub(super) enum MergeEnd {
 }
 
 /// `merge_lo`: merges `v[a..a+na]` and the `nb` elements after it, `na <= nb`.
-pub(super) fn merge_lo<T: Copy>(ms: &mut MergeState<T>, v: &mut [T], a: usize, mut na: usize, mut nb: usize, lt: Lt<T>) {
+pub(super) fn merge_lo<T: Copy>(
+    ms: &mut MergeState<T>,
+    v: &mut [T],
+    a: usize,
+    mut na: usize,
+    mut nb: usize,
+    lt: Lt<T>,
+) {
     ms.tmp.clear();
     ms.tmp.extend_from_slice(&v[a..a + na]);
     let tmp = &ms.tmp;
@@ -340,13 +347,24 @@ pub(super) fn merge_lo<T: Copy>(ms: &mut MergeState<T>, v: &mut [T], a: usize, m
 
 /// `merge_hi`: merges `v[a..a+na]` and the `nb` elements after it, `na > nb`.
 /// Positions run downwards and may pass below `a`, hence `isize`.
-pub(super) fn merge_hi<T: Copy>(ms: &mut MergeState<T>, v: &mut [T], a: usize, mut na: usize, mut nb: usize, lt: Lt<T>) {
+pub(super) fn merge_hi<T: Copy>(
+    ms: &mut MergeState<T>,
+    v: &mut [T],
+    a: usize,
+    mut na: usize,
+    mut nb: usize,
+    lt: Lt<T>,
+) {
     let b = a + na;
     ms.tmp.clear();
     ms.tmp.extend_from_slice(&v[b..b + nb]);
     let tmp = &ms.tmp;
     let u = |i: isize| i as usize;
-    let (mut dest, mut ia, mut ib) = ((b + nb - 1) as isize, (a + na - 1) as isize, nb as isize - 1);
+    let (mut dest, mut ia, mut ib) = (
+        (b + nb - 1) as isize,
+        (a + na - 1) as isize,
+        nb as isize - 1,
+    );
     v[u(dest)] = v[u(ia)];
     dest -= 1;
     ia -= 1;

@@ -2,7 +2,6 @@
 
 use super::*;
 
-
 /// The sign, digits, fractional digit count and exponent of a `NUM_RE` match
 /// (`^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$`).
 pub(super) struct NumToken {

@@ -18,7 +18,10 @@ pub struct DataSet {
 }
 
 fn make(sf: f64, row_group_rows: usize) -> DataSet {
-    let dir = tempfile::Builder::new().prefix("squall-tpch-").tempdir().expect("tempdir");
+    let dir = tempfile::Builder::new()
+        .prefix("squall-tpch-")
+        .tempdir()
+        .expect("tempdir");
     let path = dir.path().join(format!("sf{sf}"));
     let mut opts = GenOptions::new(sf, &path);
     opts.row_group_rows = row_group_rows;
@@ -44,7 +47,10 @@ pub fn sf001_small_groups() -> &'static DataSet {
 }
 
 pub fn settings(pairs: &[(&str, &str)]) -> Vec<(String, String)> {
-    pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()
+    pairs
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect()
 }
 
 pub async fn engine(data: &Path, pairs: &[(&str, &str)]) -> Engine {
@@ -59,7 +65,9 @@ pub async fn engine(data: &Path, pairs: &[(&str, &str)]) -> Engine {
 /// Single-node DataFusion (default configuration) over the same files.
 pub async fn single_node(data: &Path) -> SessionContext {
     let ctx = SessionContext::new_with_config(SessionConfig::new());
-    register_catalog(&ctx, &data.to_string_lossy()).await.expect("catalog");
+    register_catalog(&ctx, &data.to_string_lossy())
+        .await
+        .expect("catalog");
     ctx
 }
 
@@ -71,7 +79,10 @@ pub async fn single_node_csv(ctx: &SessionContext, sql: &str) -> String {
 }
 
 pub async fn squall_csv(engine: &Engine, sql: &str) -> String {
-    let r = engine.sql(sql).await.unwrap_or_else(|e| panic!("squall failed: {e}\n{sql}"));
+    let r = engine
+        .sql(sql)
+        .await
+        .unwrap_or_else(|e| panic!("squall failed: {e}\n{sql}"));
     to_csv(&r.schema, &r.batches).expect("csv")
 }
 
@@ -83,7 +94,9 @@ pub fn assert_same(what: &str, expected: &str, actual: &str, sql: &str) {
 
 /// Number of files under `dir`, recursively.
 pub fn count_files(dir: &Path) -> usize {
-    let Ok(rd) = std::fs::read_dir(dir) else { return 0 };
+    let Ok(rd) = std::fs::read_dir(dir) else {
+        return 0;
+    };
     rd.flatten()
         .map(|e| {
             let p = e.path();

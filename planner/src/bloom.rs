@@ -1,0 +1,294 @@
+//! Placing join-key filters ("Bloom filters") in a staged plan.
+//!
+//! For a partitioned hash join whose two sides come from two other stages,
+//! the side estimated much smaller can publish the distinct hashes of its join
+//! keys; the other side's stage then starts after it and drops, just below
+//! its shuffle writer, every row whose key cannot match.
+//!
+//! ```text
+//!  before                                   after
+//!  s6 [hash]  writer(hash o_orderkey)       s6 [hash]  writer(hash o_orderkey), publishes key filter on [o_orderkey]
+//!  s7 [scan]  writer(hash l_orderkey)       s7 [scan]  writer(hash l_orderkey)          (starts after s6)
+//!               scan lineitem                            KeyFilterExec [l_orderkey] in filter of s6
+//!  s8 [hash]  join s6.o_orderkey = s7.l_orderkey           scan lineitem
+//! ```
+//!
+//! Which side may be filtered depends on the join type: a side may lose its
+//! rows without a match only when such rows never reach the output. So the
+//! right side of inner, left, left semi, left anti and right semi joins, and
+//! the left side of inner, right, right semi, right anti and left semi joins.
+//! Never for joins where NULL equals NULL or null-aware anti joins (`NOT IN`),
+//! whose unmatched NULL keys change the answer. NULL keys never match an
+//! equi-join otherwise, so both the build and the probe side drop them.
+//!
+//! A filter is placed when the publishing side is estimated at most
+//! `1 / squall.bloom.min_size_ratio` of the other side, and at most
+//! `squall.bloom.max_source_fraction` of the largest table it derives from (a
+//! whole dimension table would hold every key and filter nothing).
+//!
+//! Each stage feeds exactly one consumer, so a stage publishes at most one key
+//! set and applies at most one filter; the two sides of a join are disjoint
+//! subtrees, so the added start-after edges never form a cycle.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use datafusion::common::{JoinType, NullEquality};
+use datafusion::error::{DataFusionError, Result};
+use datafusion::physical_expr::PhysicalExpr;
+use datafusion::physical_plan::joins::{HashJoinExec, PartitionMode};
+use datafusion::physical_plan::sorts::sort::SortExec;
+use datafusion::physical_plan::{ExecutionPlan, StatisticsArgs, StatisticsContext};
+use serde::Serialize;
+use squall_core::config::BloomOptions;
+use squall_core::exec::{KeyFilterExec, ReadMode, ShuffleReadExec, ShuffleWriteExec};
+use squall_core::scan::{Leaf, leaves};
+
+use crate::stages::StagedPlan;
+
+/// One filter placed: `source` publishes keys, `target` applies them.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct FilterPlacement {
+    pub source: u32,
+    pub target: u32,
+    /// The stage holding the join.
+    pub join_stage: u32,
+    pub join_type: String,
+    pub source_est_rows: Option<usize>,
+    pub target_est_rows: Option<usize>,
+}
+
+type Keys = Vec<Arc<dyn PhysicalExpr>>;
+
+struct Candidate {
+    placement: FilterPlacement,
+    source_keys: Keys,
+    target_keys: Keys,
+}
+
+/// Place key filters on `staged` (in place) as `options` allow; returns what was placed.
+pub fn place_key_filters(
+    staged: &mut StagedPlan,
+    options: &BloomOptions,
+) -> Result<Vec<FilterPlacement>> {
+    if !options.enabled {
+        return Ok(vec![]);
+    }
+    let mut base = HashMap::new();
+    for stage in &staged.stages {
+        let rows = base_rows(staged, stage.id, &base);
+        base.insert(stage.id, rows);
+    }
+    let mut candidates: Vec<Candidate> = Vec::new();
+    for stage in &staged.stages {
+        let mut joins = Vec::new();
+        collect_joins(&stage.plan, &mut joins);
+        for join in joins {
+            if let Some(c) = candidate(staged, stage.id, join, options, &base) {
+                let taken = candidates.iter().any(|o| {
+                    o.placement.source == c.placement.source
+                        || o.placement.target == c.placement.target
+                        || o.placement.target == c.placement.source
+                        || o.placement.source == c.placement.target
+                });
+                if !taken {
+                    candidates.push(c);
+                }
+            }
+        }
+    }
+    let mut placed = Vec::with_capacity(candidates.len());
+    for c in candidates {
+        let source = index_of(staged, c.placement.source)?;
+        let target = index_of(staged, c.placement.target)?;
+        let writer = writer_of(&staged.stages[source].plan)?;
+        staged.stages[source].plan = Arc::new(
+            writer
+                .with_input(Arc::clone(writer.input()))
+                .with_published_keys(Some(c.source_keys)),
+        );
+        let writer = writer_of(&staged.stages[target].plan)?;
+        let filtered: Arc<dyn ExecutionPlan> = Arc::new(KeyFilterExec::new(
+            Arc::clone(writer.input()),
+            c.placement.source,
+            c.target_keys,
+        ));
+        staged.stages[target].plan = Arc::new(writer.with_input(filtered));
+        staged.stages[target].filter_inputs.push(c.placement.source);
+        placed.push(c.placement);
+    }
+    Ok(placed)
+}
+
+fn candidate(
+    staged: &StagedPlan,
+    join_stage: u32,
+    join: &HashJoinExec,
+    o: &BloomOptions,
+    base: &HashMap<u32, Option<usize>>,
+) -> Option<Candidate> {
+    if *join.partition_mode() != PartitionMode::Partitioned
+        || join.null_equality() != NullEquality::NullEqualsNothing
+        || join.null_aware
+    {
+        return None;
+    }
+    let left = hash_read(join.left())?;
+    let right = hash_read(join.right())?;
+    let est = |id: u32| staged.stage(id).and_then(|s| s.est_rows);
+    let (left_rows, right_rows) = (est(left), est(right));
+    let (left_keys, right_keys): (Keys, Keys) = join
+        .on()
+        .iter()
+        .map(|(l, r)| (Arc::clone(l), Arc::clone(r)))
+        .unzip();
+    // A side that is most of the tables it comes from (an unfiltered
+    // dimension) holds nearly every key the other side has: its filter would
+    // drop nothing and only delay the other side.
+    let reduced = |id: u32, rows: usize| match base.get(&id).copied().flatten() {
+        Some(b) if b > 0 => rows as f64 <= o.max_source_fraction * b as f64,
+        _ => true,
+    };
+    let worth = |source: u32, source_rows: Option<usize>, target_rows: Option<usize>| match (
+        source_rows,
+        target_rows,
+    ) {
+        (Some(s), Some(t)) => {
+            s <= o.max_build_rows
+                && t as f64 >= o.min_size_ratio * s.max(1) as f64
+                && reduced(source, s)
+        }
+        _ => false,
+    };
+    let jt = *join.join_type();
+    let (source, target, source_keys, target_keys, source_rows, target_rows) =
+        if right_side_filterable(jt) && worth(left, left_rows, right_rows) {
+            (left, right, left_keys, right_keys, left_rows, right_rows)
+        } else if left_side_filterable(jt) && worth(right, right_rows, left_rows) {
+            (right, left, right_keys, left_keys, right_rows, left_rows)
+        } else {
+            return None;
+        };
+    Some(Candidate {
+        placement: FilterPlacement {
+            source,
+            target,
+            join_stage,
+            join_type: jt.to_string(),
+            source_est_rows: source_rows,
+            target_est_rows: target_rows,
+        },
+        source_keys,
+        target_keys,
+    })
+}
+
+/// The rows of the largest table a stage's output derives from: the most of
+/// its scans' row counts and its upstream stages' own base rows.
+fn base_rows(staged: &StagedPlan, id: u32, known: &HashMap<u32, Option<usize>>) -> Option<usize> {
+    let stage = staged.stage(id)?;
+    let mut most: Option<usize> = None;
+    for leaf in leaves(&stage.plan) {
+        let rows = match leaf {
+            Leaf::ParquetScan(scan) => StatisticsContext::new()
+                .compute(scan, &StatisticsArgs::new())
+                .ok()
+                .and_then(|s| s.num_rows.get_value().copied()),
+            Leaf::ShuffleRead(r) => known.get(&r.stage()).copied().flatten(),
+            Leaf::Other(_) => None,
+        };
+        if let Some(r) = rows {
+            most = Some(most.map_or(r, |m| m.max(r)));
+        }
+    }
+    most
+}
+
+/// Rows of the right side that match nothing never reach the output.
+fn right_side_filterable(t: JoinType) -> bool {
+    matches!(
+        t,
+        JoinType::Inner
+            | JoinType::Left
+            | JoinType::LeftSemi
+            | JoinType::LeftAnti
+            | JoinType::RightSemi
+    )
+}
+
+/// Rows of the left side that match nothing never reach the output.
+fn left_side_filterable(t: JoinType) -> bool {
+    matches!(
+        t,
+        JoinType::Inner
+            | JoinType::Right
+            | JoinType::RightSemi
+            | JoinType::RightAnti
+            | JoinType::LeftSemi
+    )
+}
+
+/// The upstream stage of a join input that is a hash-mode shuffle read, or a
+/// full sort of one (same rows, same schema: the join keys mean the same).
+fn hash_read(plan: &Arc<dyn ExecutionPlan>) -> Option<u32> {
+    if let Some(sort) = plan.downcast_ref::<SortExec>()
+        && sort.fetch().is_none()
+        && sort.input().schema() == plan.schema()
+    {
+        return hash_read(sort.input());
+    }
+    plan.downcast_ref::<ShuffleReadExec>()
+        .filter(|r| r.mode() == ReadMode::Hash)
+        .map(|r| r.stage())
+}
+
+fn collect_joins<'a>(plan: &'a Arc<dyn ExecutionPlan>, out: &mut Vec<&'a HashJoinExec>) {
+    if let Some(j) = plan.downcast_ref::<HashJoinExec>() {
+        out.push(j);
+    }
+    for c in plan.children() {
+        collect_joins(c, out);
+    }
+}
+
+fn index_of(staged: &StagedPlan, id: u32) -> Result<usize> {
+    staged
+        .stages
+        .iter()
+        .position(|s| s.id == id)
+        .ok_or_else(|| DataFusionError::Internal(format!("key filter names unknown stage s{id}")))
+}
+
+fn writer_of(plan: &Arc<dyn ExecutionPlan>) -> Result<&ShuffleWriteExec> {
+    plan.downcast_ref::<ShuffleWriteExec>().ok_or_else(|| {
+        DataFusionError::Internal(format!(
+            "stage root is {}, not ShuffleWriteExec",
+            plan.name()
+        ))
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn filterable_sides_by_join_type() {
+        // A side may be filtered only when its unmatched rows are not output.
+        for t in [JoinType::Inner, JoinType::LeftSemi, JoinType::RightSemi] {
+            assert!(right_side_filterable(t) && left_side_filterable(t), "{t}");
+        }
+        assert!(right_side_filterable(JoinType::Left) && !left_side_filterable(JoinType::Left));
+        assert!(left_side_filterable(JoinType::Right) && !right_side_filterable(JoinType::Right));
+        assert!(
+            right_side_filterable(JoinType::LeftAnti) && !left_side_filterable(JoinType::LeftAnti)
+        );
+        assert!(
+            left_side_filterable(JoinType::RightAnti)
+                && !right_side_filterable(JoinType::RightAnti)
+        );
+        for t in [JoinType::Full, JoinType::LeftMark, JoinType::RightMark] {
+            assert!(!right_side_filterable(t) && !left_side_filterable(t), "{t}");
+        }
+    }
+}
