@@ -21,6 +21,13 @@
 //! whose unmatched NULL keys change the answer. NULL keys never match an
 //! equi-join otherwise, so both the build and the probe side drop them.
 //!
+//! The filter then moves as far upstream as its keys can be followed: through
+//! projections, filters, full sorts and aggregations grouped by the keys
+//! (dropping every row of a key drops exactly that key's group), down to just
+//! above the scan — and into the stage before when that stage is the only
+//! input (TPC-H Q17: lineitem rows of other parts are dropped before the
+//! partial aggregation, not after the final one).
+//!
 //! A filter is placed when the publishing side is estimated at most
 //! `1 / squall.bloom.min_size_ratio` of the other side, and at most
 //! `squall.bloom.max_source_fraction` of the largest table it derives from (a
@@ -36,9 +43,16 @@ use std::sync::Arc;
 use datafusion::common::{JoinType, NullEquality};
 use datafusion::error::{DataFusionError, Result};
 use datafusion::physical_expr::PhysicalExpr;
+use datafusion::physical_expr::expressions::Column;
+use datafusion::physical_plan::aggregates::AggregateExec;
+use datafusion::physical_plan::filter::FilterExec;
 use datafusion::physical_plan::joins::{HashJoinExec, PartitionMode};
+use datafusion::physical_plan::projection::ProjectionExec;
 use datafusion::physical_plan::sorts::sort::SortExec;
-use datafusion::physical_plan::{ExecutionPlan, StatisticsArgs, StatisticsContext};
+use datafusion::physical_plan::{
+    ChildrenPropertiesMode, ExecutionPlan, ReplaceChildrenOptions, StatisticsArgs,
+    StatisticsContext,
+};
 use serde::Serialize;
 use squall_core::config::BloomOptions;
 use squall_core::exec::{KeyFilterExec, ReadMode, ShuffleReadExec, ShuffleWriteExec};
@@ -107,15 +121,35 @@ pub fn place_key_filters(
                 .with_input(Arc::clone(writer.input()))
                 .with_published_keys(Some(c.source_keys)),
         );
+        // Move the filter as far upstream as the keys can be followed: through
+        // projections, filters, sorts and aggregations grouped by the keys,
+        // into the stage feeding the target when that is the target's only input.
+        let (mut target, mut keys) = (target, c.target_keys);
+        loop {
+            let writer = writer_of(&staged.stages[target].plan)?;
+            let Some((upstream, upstream_keys)) = follow_to_read(writer.input(), &keys) else {
+                break;
+            };
+            let Ok(u) = index_of(staged, upstream) else {
+                break;
+            };
+            let single_input = staged.stages[target].inputs == [upstream];
+            if !single_input
+                || !staged.stages[u].filter_inputs.is_empty()
+                || staged.stages[u].publishes_filter()
+            {
+                break;
+            }
+            target = u;
+            keys = upstream_keys;
+        }
         let writer = writer_of(&staged.stages[target].plan)?;
-        let filtered: Arc<dyn ExecutionPlan> = Arc::new(KeyFilterExec::new(
-            Arc::clone(writer.input()),
-            c.placement.source,
-            c.target_keys,
-        ));
+        let filtered = sink_filter(writer.input(), &keys, c.placement.source)?;
         staged.stages[target].plan = Arc::new(writer.with_input(filtered));
         staged.stages[target].filter_inputs.push(c.placement.source);
-        placed.push(c.placement);
+        let mut placement = c.placement;
+        placement.target = staged.stages[target].id;
+        placed.push(placement);
     }
     Ok(placed)
 }
@@ -181,6 +215,88 @@ fn candidate(
         source_keys,
         target_keys,
     })
+}
+
+/// `keys` (over `plan`'s output) as columns of `plan`'s single child, when a
+/// row of the child whose keys cannot match yields no output row of `plan`
+/// that could (so the filter may run below `plan`).
+fn map_through(
+    plan: &Arc<dyn ExecutionPlan>,
+    keys: &Keys,
+) -> Option<(Arc<dyn ExecutionPlan>, Keys)> {
+    let column = |k: &Arc<dyn PhysicalExpr>| k.downcast_ref::<Column>().map(|c| c.index());
+    let remap = |input: &Arc<dyn ExecutionPlan>,
+                 f: &dyn Fn(usize) -> Option<Arc<dyn PhysicalExpr>>| {
+        let mapped = keys
+            .iter()
+            .map(|k| column(k).and_then(f))
+            .collect::<Option<Keys>>()?;
+        Some((Arc::clone(input), mapped))
+    };
+    if let Some(p) = plan.downcast_ref::<ProjectionExec>() {
+        return remap(p.input(), &|i| {
+            let e = &p.expr().get(i)?.expr;
+            e.downcast_ref::<Column>().map(|_| Arc::clone(e))
+        });
+    }
+    if let Some(a) = plan.downcast_ref::<AggregateExec>() {
+        // Groups are per key value: dropping every row of a key drops its group.
+        if !a.group_expr().is_single() {
+            return None;
+        }
+        let groups = a.group_expr().expr();
+        return remap(a.input(), &|i| {
+            let (e, _) = groups.get(i)?;
+            e.downcast_ref::<Column>().map(|_| Arc::clone(e))
+        });
+    }
+    if let Some(f) = plan.downcast_ref::<FilterExec>() {
+        let input_schema = f.input().schema();
+        return remap(f.input(), &|i| {
+            let src = match f.projection() {
+                Some(p) => *p.get(i)?,
+                None => i,
+            };
+            let field = input_schema.fields().get(src)?;
+            Some(Arc::new(Column::new(field.name(), src)) as Arc<dyn PhysicalExpr>)
+        });
+    }
+    if let Some(sort) = plan.downcast_ref::<SortExec>()
+        && sort.fetch().is_none()
+    {
+        return Some((Arc::clone(sort.input()), keys.clone()));
+    }
+    None
+}
+
+/// Follow `keys` down from `plan` to a hash shuffle read: its stage and the
+/// keys as columns of what that stage writes.
+fn follow_to_read(plan: &Arc<dyn ExecutionPlan>, keys: &Keys) -> Option<(u32, Keys)> {
+    if let Some(r) = plan.downcast_ref::<ShuffleReadExec>() {
+        return (r.mode() == ReadMode::Hash).then(|| (r.stage(), keys.clone()));
+    }
+    let (child, child_keys) = map_through(plan, keys)?;
+    follow_to_read(&child, &child_keys)
+}
+
+/// `plan` with a [`KeyFilterExec`] as deep as the keys can be followed.
+fn sink_filter(
+    plan: &Arc<dyn ExecutionPlan>,
+    keys: &Keys,
+    source: u32,
+) -> Result<Arc<dyn ExecutionPlan>> {
+    if let Some((child, child_keys)) = map_through(plan, keys) {
+        let sunk = sink_filter(&child, &child_keys, source)?;
+        return Arc::clone(plan).replace_children(
+            vec![sunk],
+            ReplaceChildrenOptions::new(ChildrenPropertiesMode::Recompute),
+        );
+    }
+    Ok(Arc::new(KeyFilterExec::new(
+        Arc::clone(plan),
+        source,
+        keys.clone(),
+    )))
 }
 
 /// The rows of the largest table a stage's output derives from: the most of
