@@ -394,7 +394,7 @@ fn session_statement(
 fn profile_metrics(p: &QueryProfile) -> Metrics {
     Metrics {
         wall_ms: p.wall_ms,
-        cpu_ms: p.stage_profiles.iter().map(|s| s.task_wall_ms_sum).sum(),
+        cpu_ms: p.cpu_ms,
         processed_rows: p
             .stage_profiles
             .iter()
@@ -403,6 +403,7 @@ fn profile_metrics(p: &QueryProfile) -> Metrics {
             .sum(),
         processed_bytes: p.scan_bytes,
         physical_input_bytes: p.scan_bytes,
+        peak_memory_bytes: p.peak_memory_bytes,
         ..Metrics::default()
     }
 }

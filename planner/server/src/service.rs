@@ -101,7 +101,7 @@ pub struct Metrics {
     pub elapsed_ms: u64,
     /// Wall time of the query's execution.
     pub wall_ms: u64,
-    /// CPU time of all tasks (task wall time where CPU time is not measured).
+    /// CPU time of all tasks, as their operators measure it.
     pub cpu_ms: u64,
     pub processed_rows: u64,
     pub processed_bytes: u64,
