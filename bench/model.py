@@ -40,7 +40,9 @@ CPU work (one thread; Lambda gives a full vCPU from 1,769 MB, less below) +
 one PUT of its output. Tasks are placed on N workers as they free up;
 environments appear at 1,000 per 10 s; the coordinator issues 3,000
 invocations per second (tree fan-out); S3 serves 5,500 GETs / 3,500 PUTs per
-second per prefix (one prefix per stage's exchange objects and per table).
+second per prefix, and a stage's requests share --s3-prefixes prefixes
+(default 1: squall's exchange keys are {query}/s{stage}/..., and S3 splits a
+busy prefix only after minutes of sustained load).
 Cost: the predicted usage priced by `squall cost` (planner/src/cost.rs, the
 same formula the profile reports). Monte Carlo with a fixed seed.
 
@@ -112,12 +114,26 @@ def stage_graph(squall, data, q, cache_dir=None):
             os.makedirs(cache_dir, exist_ok=True)
             with open(cache, "w") as f:
                 f.write(text)
-    graph = {}
+    return parse_explain(text)
+
+
+READ_RE = re.compile(r"ShuffleReadExec: stage=(\d+), mode=(\w+)")
+
+
+def parse_explain(text):
+    """{stage: [input stages]}, {stage: {input: read mode}} of an EXPLAIN text."""
+    graph, modes, current = {}, {}, None
     for line in text.splitlines():
         m = STAGE_RE.match(line.strip())
         if m:
-            graph[int(m.group(1))] = [int(s.strip().lstrip("s")) for s in (m.group(3) or "").split(",") if s.strip()]
-    return graph
+            current = int(m.group(1))
+            graph[current] = [int(s.strip().lstrip("s")) for s in (m.group(3) or "").split(",") if s.strip()]
+            modes[current] = {}
+            continue
+        r = READ_RE.search(line)
+        if r and current is not None:
+            modes[current][int(r.group(1))] = r.group(2)
+    return graph, modes
 
 
 def strip_comments(sql):
@@ -159,6 +175,7 @@ def stages_of(base, small, scale_ratio, c0):
             "stage": s["stage"], "layout": s["layout"], "tasks": s["tasks"], "alpha": a, "work_ms": work,
             "row_groups": s.get("row_groups") or 0, "scan_bytes": s.get("scan_bytes") or 0,
             "bytes_in": s.get("bytes_in_exchange") or 0, "bytes_out": s.get("bytes_out") or 0,
+            "rows_out": s.get("rows_out") or 0,
             "is_scan": s["layout"] == "scan",
         })
     return out
@@ -179,6 +196,7 @@ def embedded_stage_time(st, scale, slots, c0):
 
 
 def embedded_stages_ms(stages, graph, scale, slots, c0):
+    graph = graph[0] if isinstance(graph, tuple) else graph
     finish, total = {}, 0.0
     by = {st["stage"]: st for st in stages}
     for sid in sorted(by, key=lambda s: topo_key(s, graph)):
@@ -220,12 +238,27 @@ class Latency:
     def get(self):
         return self._draw(self.p["get_median_ms"], self.p["get_sigma"])
 
+    def mean_max(self, k, n=4000):
+        """Mean of the slowest of k concurrent GETs (sampled once per k)."""
+        cache = self.__dict__.setdefault("_mean_max", {})
+        if k not in cache:
+            cache[k] = sum(max(self.get() for _ in range(k)) for _ in range(n)) / n
+        return cache[k]
+
     def put(self):
         return self._draw(self.p["put_median_ms"], self.p["put_sigma"])
 
 
-def lambda_query(base_q, small_q, graph, scale, workers, memory_mb, partitions, c0, scale_ratio, rng, p,
-                 plan_ms, files_base):
+def nonempty_fraction(rows, partitions):
+    """Expected share of `partitions` hash partitions that `rows` rows fill."""
+    if partitions <= 1:
+        return 1.0
+    return 1.0 - (1.0 - 1.0 / partitions) ** max(rows, 0.0)
+
+
+def lambda_query(base_q, small_q, plan, scale, workers, memory_mb, partitions, c0, scale_ratio, rng, p,
+                 plan_ms, files_base, task_mb=32):
+    graph, modes = plan
     stages = stages_of(base_q, small_q, scale_ratio, c0)
     by = {st["stage"]: st for st in stages}
     speed = min(1.0, memory_mb / p["vcpu_mb"])
@@ -241,7 +274,7 @@ def lambda_query(base_q, small_q, graph, scale, workers, memory_mb, partitions, 
         st = by[sid]
         g = scale ** st["alpha"]
         if st["is_scan"]:
-            n = scaled_tasks(st, g)
+            n = max(1, math.ceil(scaled_tasks(st, g) * 32 / task_mb))
         elif st["layout"].startswith("hash"):
             n = partitions
         else:
@@ -249,7 +282,19 @@ def lambda_query(base_q, small_q, graph, scale, workers, memory_mb, partitions, 
         tasks_of[sid] = n
         inputs = graph.get(sid, [])
         start = max([finish.get(i, t0) for i in inputs] or [t0]) + p["stage_handoff_ms"]
-        map_outputs = sum(tasks_of.get(i, 1) for i in inputs)
+        # Ranged GETs per task: one per non-empty partition it reads from each
+        # map output (a hash read takes its own partition, which a map task
+        # with few rows often leaves empty; broadcast and gather read all).
+        map_outputs = 0.0
+        for i in inputs:
+            m_i = tasks_of.get(i, 1)
+            if modes.get(sid, {}).get(i) == "hash" and i in by:
+                src = by[i]
+                rows_per_map = src["rows_out"] * scale ** src["alpha"] / m_i
+                map_outputs += m_i * nonempty_fraction(rows_per_map, n)
+            else:
+                map_outputs += m_i
+        map_outputs = int(math.ceil(map_outputs))
         work_per_task = st["work_ms"] * g / n / speed
         scan_bytes = st["scan_bytes"] * g / n
         in_bytes = st["bytes_in"] * g / n
@@ -262,9 +307,13 @@ def lambda_query(base_q, small_q, graph, scale, workers, memory_mb, partitions, 
                 io += lat.get() + sum(lat.get() for _ in range(rg_per_task))
                 gets += 1 + rg_per_task
             if map_outputs:
-                k = p["fetch_concurrency"]
-                for _b in range(math.ceil(map_outputs / k)):
-                    io += max(lat.get() for _ in range(min(k, map_outputs)))
+                k = min(p["fetch_concurrency"], map_outputs)
+                batches = math.ceil(map_outputs / k)
+                if batches <= 32:
+                    for _b in range(batches):
+                        io += max(lat.get() for _ in range(k))
+                else:  # a sum of many batches: its mean, from a sample
+                    io += batches * lat.mean_max(k)
                 gets += map_outputs
             io += (scan_bytes + in_bytes + out_bytes) / mbps
             durations.append(io + work_per_task + lat.put())
@@ -289,7 +338,8 @@ def lambda_query(base_q, small_q, graph, scale, workers, memory_mb, partitions, 
             ends.append(begin + d)
             heapq.heappush(free, begin + d)
         makespan = max(ends) - start
-        floor = max(gets / p["s3_get_per_s"], n / p["s3_put_per_s"]) * 1000.0
+        prefixes = p.get("s3_prefixes", 1)
+        floor = max(gets / (p["s3_get_per_s"] * prefixes), n / (p["s3_put_per_s"] * prefixes)) * 1000.0
         finish[sid] = start + max(makespan, floor)
         usage["worker_invocations"] += n
         usage["worker_ms"] += sum(durations)
@@ -359,7 +409,9 @@ def cmd_predict(args):
     sf_base, ready, base, small, ratio, c0, graphs = common(args)
     files = footer_files(args.plans)
     p = dict(PARAMETERS)
-    print(f"Lambda: {args.workers} workers x {args.memory} MB, {args.partitions} hash partitions; "
+    p["s3_prefixes"] = args.s3_prefixes
+    print(f"Lambda: {args.workers} workers x {args.memory} MB, {args.partitions} hash partitions, "
+          f"{args.task_mb} MiB scan tasks; "
           f"from SF{sf_base:g} profiles (c0 = {c0:.1f} ms per task); parameters: {json.dumps(p)}")
     # Per-row-group CPU cost of the scan stages, as measured.
     per_rg = [st["work_ms"] / st["row_groups"] for q in base
@@ -375,7 +427,7 @@ def cmd_predict(args):
             rng = random.Random(args.seed * 1000 + q)
             plan_ms = max((base[q].get("wall_ms") or 0) - (base[q]["profile"].get("wall_ms") or 0), 0.0)
             latency, usage = lambda_query(base[q], small.get(q), graphs[q], scale, args.workers, args.memory,
-                                          args.partitions, c0, ratio, rng, p, plan_ms, files)
+                                          args.partitions, c0, ratio, rng, p, plan_ms, files, args.task_mb)
             usages.append({
                 "worker_invocations": usage["worker_invocations"], "worker_ms": int(math.ceil(usage["worker_ms"])),
                 "worker_memory_mb": args.memory, "coordinator_ms": int(math.ceil(latency)),
@@ -419,7 +471,11 @@ def main(argv=None):
             s.add_argument("--memory", type=int, default=3008)
             s.add_argument("--coordinator-memory", type=int, default=1024)
             s.add_argument("--partitions", type=int, default=256)
+            s.add_argument("--task-mb", type=int, default=32,
+                           help="squall.scan.target_task_bytes in MiB (fewer, bigger scan tasks above 32)")
             s.add_argument("--seed", type=int, default=7)
+            s.add_argument("--s3-prefixes", type=int, default=1,
+                           help="S3 prefixes a stage's requests spread over (each 5,500 GET/s, 3,500 PUT/s)")
     args = ap.parse_args(argv)
     return {"predict": cmd_predict, "validate": cmd_validate}[args.cmd](args)
 

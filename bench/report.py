@@ -64,6 +64,12 @@ def markdown(rows, meta):
                    f"{m.get('cores', '?')} cores, {m.get('memory_gib', '?')} GiB, {m.get('cpu', '')}; "
                    f"median of {meta.get('runs', '?')} timed runs after one warm-up, engines alternated; "
                    f"{vers}.")
+        if meta.get("load_average_start_end"):
+            a, b = meta["load_average_start_end"]
+            out.append("")
+            out.append(f"Machine load average (1/5/15 min) at the start: {a[0]:.1f}/{a[1]:.1f}/{a[2]:.1f}, "
+                       f"at the end: {b[0]:.1f}/{b[1]:.1f}/{b[2]:.1f} (other work on the machine slows every "
+                       f"engine; alternation spreads it across them).")
         out.append("")
     head = ["query"] + [f"{n} ms" for n in names] + [f"squall/{p}" for p in peers]
     head += [f"{n} MB" for n in names] + [f"mem squall/{p}" for p in peers]

@@ -134,6 +134,8 @@ def run_bench(args):
     base = os.path.join(out_dir, f"{stamp}-sf{args.sf:g}")
     work = tempfile.mkdtemp(prefix=f"{stamp}-", suffix=".tmp", dir=out_dir)
 
+    # Other work on the machine skews every engine's times: recorded, not hidden.
+    load_start = list(os.getloadavg())
     procs = {}
     oracle = None
     try:
@@ -228,6 +230,7 @@ def run_bench(args):
         w.writeheader()
         for r in rows:
             w.writerow({k: r.get(k, "") for k in FIELDS})
+    meta["load_average_start_end"] = [load_start, list(os.getloadavg())]
     with open(base + ".json", "w") as f:
         json.dump(meta, f, indent=2)
     with open(base + "-profile.json", "w") as f:
