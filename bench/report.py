@@ -58,7 +58,8 @@ def markdown(rows, meta):
     out = []
     if meta:
         m = meta.get("machine", {})
-        vers = ", ".join(f"{v.get('engine', n) if n != 'squall' else 'squall'} {v.get('version', '')}".strip()
+        vers = ", ".join(v.get("version") or (f"squall {meta.get('squall_commit', '')}".strip()
+                                              if n == "squall" else n)
                          for n, v in meta.get("engines", {}).items())
         out.append(f"TPC-H SF{meta.get('scale_factor', 0):g}, {meta.get('date', '')}, "
                    f"{m.get('cores', '?')} cores, {m.get('memory_gib', '?')} GiB, {m.get('cpu', '')}; "

@@ -35,6 +35,7 @@ import json
 import os
 import platform
 import shutil
+import subprocess
 import sys
 import tempfile
 
@@ -106,6 +107,14 @@ def machine_info():
     return info
 
 
+def git_commit():
+    try:
+        out = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=HERE, capture_output=True, text=True)
+        return out.stdout.strip() if out.returncode == 0 else ""
+    except OSError:
+        return ""
+
+
 def squall_columns(reply):
     p = reply.get("profile") or {}
     c = reply.get("cost") or {}
@@ -154,7 +163,7 @@ def run_bench(args):
             "stamp": stamp, "scale_factor": args.sf, "data": data, "runs": args.runs,
             "engines": {n: {k: v for k, v in p.ready.items() if k not in ("ready", "pid")}
                         for n, p in procs.items()},
-            "squall_settings": args.config, "machine": machine_info(),
+            "squall_settings": args.config, "machine": machine_info(), "squall_commit": git_commit(),
             "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d"),
         }
         rows, profiles = [], []
