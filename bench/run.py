@@ -131,6 +131,21 @@ def squall_columns(reply):
     }
 
 
+def write_results(base, rows, meta, profiles, load_start):
+    """The run's files; written after every query, so a stopped run keeps what it measured."""
+    with open(base + ".csv", "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=FIELDS, lineterminator="\n")
+        w.writeheader()
+        for r in rows:
+            w.writerow({k: r.get(k, "") for k in FIELDS})
+    meta["load_average_start_end"] = [load_start, list(os.getloadavg())]
+    with open(base + ".json", "w") as f:
+        json.dump(meta, f, indent=2)
+    with open(base + "-profile.json", "w") as f:
+        json.dump({"scale_factor": meta["scale_factor"], "stamp": meta["stamp"], "queries": profiles,
+                   "ready": meta["engines"].get("squall", {})}, f, indent=1)
+
+
 def run_bench(args):
     names = [e.strip() for e in args.engines.split(",") if e.strip()]
     if "squall" not in names:
@@ -230,21 +245,12 @@ def run_bench(args):
             for n in order:
                 if checks[n] != "ok":
                     print(f"      {n} q{q:02d}: {checks[n][:300]}", flush=True)
+            write_results(base, rows, meta, profiles, load_start)
     finally:
         for p in list(procs.values()) + ([oracle] if oracle else []):
             p.close()
 
-    with open(base + ".csv", "w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=FIELDS, lineterminator="\n")
-        w.writeheader()
-        for r in rows:
-            w.writerow({k: r.get(k, "") for k in FIELDS})
-    meta["load_average_start_end"] = [load_start, list(os.getloadavg())]
-    with open(base + ".json", "w") as f:
-        json.dump(meta, f, indent=2)
-    with open(base + "-profile.json", "w") as f:
-        json.dump({"scale_factor": args.sf, "stamp": stamp, "queries": profiles,
-                   "ready": procs["squall"].ready}, f, indent=1)
+    write_results(base, rows, meta, profiles, load_start)
     if args.keep_work:
         print(f"answers and engine logs kept in {work}")
     else:
