@@ -14,12 +14,14 @@
 //! - [`backend`]: backends behind the seams; [`backend::local`] is the embedded one.
 //! - [`catalog`]: folders of Parquet tables.
 //! - [`profile`]: per-query, per-stage figures.
+//! - [`cost`]: the modelled AWS cost of a profiled query, at list prices.
 //! - [`tpch`]: data generation, the 22 queries, and answer checking.
 
 pub mod backend;
 pub mod bloom;
 pub mod catalog;
 pub mod coordinator;
+pub mod cost;
 pub mod engine;
 pub mod profile;
 pub mod split;

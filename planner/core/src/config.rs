@@ -117,6 +117,12 @@ extensions_options! {
         pub inline_payload_bytes: usize, default = 200 * 1024
         /// aws: `s3://bucket/prefix` where query state and results are kept.
         pub state_location: String, default = String::new()
+        /// aws: memory of the worker function in MB, as deployed (vCPUs scale with
+        /// it); sets the Lambda GB-seconds of the modelled cost of a query.
+        pub worker_memory_mb: u64, default = 3008
+        /// aws: memory of the coordinator function in MB, as deployed; the
+        /// coordinator runs for a query's whole wall time in the modelled cost.
+        pub coordinator_memory_mb: u64, default = 1024
         /// Scan splitting.
         pub scan: ScanOptions, default = ScanOptions::default()
         /// Exchange.

@@ -4,7 +4,9 @@
 //! squall query [--catalog DIR|s3://...] [--backend local|aws] [--format table|csv|json] [--config K=V]... "SQL"
 //! squall tpch gen --sf SF --out DIR
 //! squall tpch run --sf SF [--data DIR] [--queries 1,3,5] [--profile FILE] [--config K=V]...
+//! squall tpch driver --sf SF [--data DIR] [--config K=V]...   (JSON lines over stdin/stdout)
 //! squall config                      list every squall.* setting with its default
+//! squall cost < INPUTS.jsonl         price CostInputs JSON lines (see squall_planner::cost)
 //! squall serve [--port 8080] [--host 127.0.0.1] [--catalog DIR] [--token T] [--config K=V]...
 //! ```
 //!
@@ -73,6 +75,11 @@ enum Command {
     },
     /// List every squall.* setting, its value here, and its environment variable.
     Config,
+    /// Price query usage at AWS list prices: one JSON object of cost inputs
+    /// per stdin line (worker_invocations, worker_ms, worker_memory_mb,
+    /// coordinator_ms, coordinator_memory_mb, s3_get, s3_put, s3_list,
+    /// sqs_requests), one JSON cost breakdown per stdout line.
+    Cost,
     /// Serve the HTTP API (Trino client protocol) over the embedded engine.
     Serve {
         /// Port to listen on (0: any free port, printed once listening).
@@ -127,6 +134,17 @@ enum TpchCommand {
         /// With --compare: timed runs per side and query (after one warm-up).
         #[arg(long, default_value_t = 3)]
         repeat: usize,
+    },
+    /// Serve a benchmark runner: one engine, commands on stdin (`run N`,
+    /// `expected N FILE`, `quit`), one JSON line per reply on stdout.
+    Driver {
+        #[arg(long)]
+        sf: f64,
+        /// Data folder (generated if missing); default data/tpch/sf{SF}.
+        #[arg(long)]
+        data: Option<PathBuf>,
+        #[arg(long = "config", short = 'c', value_parser = parse_setting)]
+        config: Vec<(String, String)>,
     },
 }
 
@@ -305,6 +323,21 @@ async fn run_engine_command(command: Command) -> Result<ExitCode> {
             print_result(&result, format)?;
             Ok(ExitCode::SUCCESS)
         }
+        Command::Cost => {
+            let mut out = std::io::stdout().lock();
+            for line in std::io::stdin().lines() {
+                let line = line.map_err(|e| DataFusionError::External(Box::new(e)))?;
+                if line.trim().is_empty() {
+                    continue;
+                }
+                let inputs: squall_planner::cost::CostInputs = serde_json::from_str(&line)
+                    .map_err(|e| DataFusionError::Plan(format!("cost inputs {line:?}: {e}")))?;
+                let cost = squall_planner::cost::query_cost(&inputs);
+                let text = serde_json::to_string(&cost).map_err(|e| DataFusionError::External(Box::new(e)))?;
+                let _ = writeln!(out, "{text}");
+            }
+            Ok(ExitCode::SUCCESS)
+        }
         Command::Config => {
             let config = SquallConfig::from_env()?;
             let mut out = std::io::stdout().lock();
@@ -348,7 +381,7 @@ async fn run_engine_command(command: Command) -> Result<ExitCode> {
                     scale_factor: sf,
                     data,
                     queries,
-                    settings: config,
+                    settings: config.clone(),
                     progress: true,
                 };
                 if let Some(feature) = compare {
@@ -405,7 +438,7 @@ async fn run_engine_command(command: Command) -> Result<ExitCode> {
                     runs.len()
                 );
                 if let Some(path) = profile {
-                    write_profile(&path, sf, &runs)?;
+                    write_profile(&path, sf, &runs, &squall_config(&config)?)?;
                     println!("profile written to {}", path.display());
                 }
                 Ok(if passed == runs.len() {
@@ -414,6 +447,16 @@ async fn run_engine_command(command: Command) -> Result<ExitCode> {
                     ExitCode::FAILURE
                 })
             }
+            TpchCommand::Driver { sf, data, config } => {
+                let opts = tpch::driver::DriverOptions {
+                    scale_factor: sf,
+                    data,
+                    settings: config,
+                };
+                let mut driver = tpch::driver::Driver::new(&opts).await?;
+                tpch::driver::serve_lines(&mut driver, std::io::stdin().lock(), std::io::stdout()).await?;
+                Ok(ExitCode::SUCCESS)
+            }
         },
         Command::Serve { .. } => Err(DataFusionError::Internal(
             "serve is not an engine command".into(),
@@ -421,7 +464,23 @@ async fn run_engine_command(command: Command) -> Result<ExitCode> {
     }
 }
 
-fn write_profile(path: &std::path::Path, sf: f64, runs: &[tpch::run::QueryRun]) -> Result<()> {
+/// The `squall.*` settings from the environment and `--config`.
+fn squall_config(settings: &[(String, String)]) -> Result<SquallConfig> {
+    let mut config = SquallConfig::from_env()?;
+    for (key, value) in settings {
+        if let Some(key) = key.strip_prefix("squall.") {
+            ExtensionOptions::set(&mut config, key, value)?;
+        }
+    }
+    Ok(config)
+}
+
+fn write_profile(
+    path: &std::path::Path,
+    sf: f64,
+    runs: &[tpch::run::QueryRun],
+    config: &SquallConfig,
+) -> Result<()> {
     let queries: Vec<serde_json::Value> = runs
         .iter()
         .map(|r| {
@@ -434,6 +493,8 @@ fn write_profile(path: &std::path::Path, sf: f64, runs: &[tpch::run::QueryRun]) 
                 obj.insert("rows".into(), r.rows.into());
                 obj.insert("check".into(), r.check.clone().into());
                 obj.insert("oracle".into(), r.oracle.clone().into());
+                let cost = r.profile.as_ref().map(|p| squall_planner::cost::profile_cost(p, config));
+                obj.insert("cost".into(), serde_json::to_value(cost).unwrap_or_default());
             }
             v
         })

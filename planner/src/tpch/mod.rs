@@ -1,10 +1,12 @@
 //! TPC-H: data generation ([`datagen`]), the 22 queries with validation
 //! parameters and their expected answers at SF 0.1 and SF 1 (embedded from
 //! `queries/` and `answers/`), answer checking ([`compare`]) and the
-//! end-to-end runner behind `squall tpch run` ([`run`]).
+//! end-to-end runner behind `squall tpch run` ([`run`]), and the
+//! line-protocol driver the benchmark runner talks to ([`driver`]).
 
 pub mod ab;
 pub mod compare;
+pub mod driver;
 #[path = "gen.rs"]
 pub mod datagen;
 pub mod run;

@@ -114,28 +114,9 @@ pub async fn run(opts: &RunOptions, mut on_query: impl FnMut(&QueryRun)) -> Resu
             Ok(result) => {
                 let rows = result.batches.iter().map(|b| b.num_rows()).sum();
                 let actual = to_csv(&result.schema, &result.batches)?;
-                let (expected, oracle) = match super::expected_answer(opts.scale_factor, q) {
-                    Some(a) => (a.to_string(), "answers"),
-                    None => {
-                        if reference.is_none() {
-                            let ctx = SessionContext::new_with_config(SessionConfig::new());
-                            register_catalog(&ctx, &catalog).await?;
-                            reference = Some(ctx);
-                        }
-                        let ctx = reference
-                            .as_ref()
-                            .ok_or_else(|| DataFusionError::Internal("reference".into()))?;
-                        let df = ctx.sql(sql).await?;
-                        let schema: SchemaRef = std::sync::Arc::new(df.schema().as_arrow().clone());
-                        let batches = df.collect().await?;
-                        (to_csv(&schema, &batches)?, "datafusion")
-                    }
-                };
-                let check = match compare_csv(&expected, &actual, Some(sql)) {
-                    Ok(c) if c.ok => "ok".to_string(),
-                    Ok(c) => format!("MISMATCH: {}", c.message),
-                    Err(e) => format!("ERROR: {e}"),
-                };
+                let (expected, oracle) =
+                    expected_csv(opts.scale_factor, q, &catalog, &mut reference).await?;
+                let check = check_answer(&expected, &actual, sql);
                 QueryRun {
                     query: q,
                     wall_ms,
@@ -150,6 +131,41 @@ pub async fn run(opts: &RunOptions, mut on_query: impl FnMut(&QueryRun)) -> Resu
         out.push(run);
     }
     Ok(out)
+}
+
+/// The expected answer of query `q` as CSV, and what it comes from:
+/// `answers` (carried, SF 0.1 and 1) or `datafusion` (single-node DataFusion
+/// on the files of `catalog`, whose session is made once in `reference`).
+pub async fn expected_csv(
+    sf: f64,
+    q: usize,
+    catalog: &str,
+    reference: &mut Option<SessionContext>,
+) -> Result<(String, &'static str)> {
+    if let Some(a) = super::expected_answer(sf, q) {
+        return Ok((a.to_string(), "answers"));
+    }
+    let sql = super::query(q).ok_or_else(|| DataFusionError::Plan(format!("no TPC-H query {q} (1..=22)")))?;
+    if reference.is_none() {
+        let ctx = SessionContext::new_with_config(SessionConfig::new());
+        register_catalog(&ctx, catalog).await?;
+        *reference = Some(ctx);
+    }
+    let ctx = reference.as_ref().ok_or_else(|| DataFusionError::Internal("reference".into()))?;
+    let df = ctx.sql(sql).await?;
+    let schema: SchemaRef = std::sync::Arc::new(df.schema().as_arrow().clone());
+    let batches = df.collect().await?;
+    Ok((to_csv(&schema, &batches)?, "datafusion"))
+}
+
+/// Cell-by-cell check of `actual` against `expected` (both CSV with a
+/// header): `ok`, `MISMATCH: ...` or `ERROR: ...`.
+pub fn check_answer(expected: &str, actual: &str, sql: &str) -> String {
+    match compare_csv(expected, actual, Some(sql)) {
+        Ok(c) if c.ok => "ok".to_string(),
+        Ok(c) => format!("MISMATCH: {}", c.message),
+        Err(e) => format!("ERROR: {e}"),
+    }
 }
 
 /// Batches as CSV with a header row (NULL as an empty field).

@@ -1,0 +1,109 @@
+"""The scale model's arithmetic: stage graphs, growth exponents, the embedded
+prediction's calibration, and the Lambda simulation's invariants."""
+import os
+import random
+import sys
+import unittest
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+
+import model  # noqa: E402
+
+
+def stage(sid, layout, tasks, work, scan=0, rg=0, bin_=0, bout=100, rows=0):
+    return {"stage": sid, "layout": layout, "tasks": tasks, "task_wall_ms_sum": work, "task_wall_ms_max": work,
+            "scan_bytes": scan, "row_groups": rg, "bytes_in_exchange": bin_, "bytes_out": bout, "rows_out": rows}
+
+
+def query(stages, wall, coord_wall=None):
+    return {"median_ms": wall, "wall_ms": wall,
+            "profile": {"wall_ms": coord_wall or wall, "stage_profiles": stages}}
+
+
+class Model(unittest.TestCase):
+    def test_explain_text(self):
+        text = """Stage s1 [scan, 2 tasks]
+  ShuffleWriteExec: hash=[a@0], partitions=2
+Stage s2 [scan, 1 task]
+  ShuffleWriteExec: passthrough
+Stage s3 (final) [hash x2, 2 tasks] <- s1, s2
+  HashJoinExec: mode=CollectLeft
+    ShuffleReadExec: stage=2, mode=broadcast
+    ShuffleReadExec: stage=1, mode=hash, hash=[a@0], partitions=2
+"""
+        graph, modes = model.parse_explain(text)
+        self.assertEqual(graph, {1: [], 2: [], 3: [1, 2]})
+        self.assertEqual(modes[3], {2: "broadcast", 1: "hash"})
+
+    def test_nonempty_partitions(self):
+        self.assertAlmostEqual(model.nonempty_fraction(4, 1), 1.0)
+        self.assertAlmostEqual(model.nonempty_fraction(1, 256), 1 / 256)
+        self.assertGreater(model.nonempty_fraction(10_000, 256), 0.999)
+        self.assertLess(model.nonempty_fraction(4, 256), 4 / 256 + 1e-12)
+
+    def test_explain_lines(self):
+        m = model.STAGE_RE.match("Stage s8 [hash x2, 2 tasks] <- s1, s2, s6")
+        self.assertEqual(m.group(1), "8")
+        self.assertEqual(m.group(3), "s1, s2, s6")
+        m = model.STAGE_RE.match("Stage s10 (final) [single (gather), 1 task] <- s9")
+        self.assertEqual((m.group(1), m.group(3)), ("10", "s9"))
+        self.assertIsNone(model.STAGE_RE.match("Stage s1 [scan, 1 task]").group(3))
+
+    def test_growth_exponents(self):
+        big = stage(1, "scan", 4, 100, scan=1000, rg=10)
+        self.assertAlmostEqual(model.growth_exponent(big, stage(1, "scan", 1, 10, scan=100, rg=1), 10), 1.0)
+        flat = stage(2, "single (gather)", 1, 1, bin_=50)
+        self.assertAlmostEqual(model.growth_exponent(flat, stage(2, "single", 1, 1, bin_=50), 10), 0.0)
+        self.assertEqual(model.growth_exponent(big, None, 10), 1.0)
+        self.assertEqual(model.growth_exponent(flat, None, 10), 0.0)
+        huge = stage(3, "hash x2", 2, 1, bin_=10 ** 9)
+        self.assertEqual(model.growth_exponent(huge, stage(3, "hash x2", 2, 1, bin_=1), 10), 1.3)
+
+    def test_topological_order(self):
+        g = {1: [], 2: [], 3: [1, 2], 4: [3]}
+        self.assertEqual(sorted(g, key=lambda s: model.topo_key(s, g)), [1, 2, 3, 4])
+
+    def test_embedded_prediction_is_calibrated_and_grows(self):
+        base = query([stage(1, "scan", 6, 600, scan=6000, rg=48), stage(2, "single (gather)", 1, 2, bin_=10)], 400)
+        small = query([stage(1, "scan", 2, 60, scan=600, rg=5), stage(2, "single (gather)", 1, 2, bin_=10)], 60)
+        g = {1: [], 2: [1]}
+        same = model.predict_embedded(base, small, g, 1.0, 2, 1.0, 10)
+        self.assertAlmostEqual(same, 400.0)
+        ten = model.predict_embedded(base, small, g, 10.0, 2, 1.0, 10)
+        self.assertGreater(ten, 2000)
+        self.assertLess(ten, 4000 * 1.01)
+
+    def test_lambda_simulation(self):
+        base = query([stage(1, "scan", 6, 600, scan=6_000_000, rg=48, rows=6_000_000),
+                      stage(2, "hash x2", 2, 40, bin_=1000, rows=4),
+                      stage(3, "single (gather)", 1, 2, bin_=10)], 400, 380)
+        small = query([stage(1, "scan", 2, 60, scan=600_000, rg=5, rows=600_000),
+                       stage(2, "hash x2", 2, 8, bin_=100, rows=4),
+                       stage(3, "single (gather)", 1, 2, bin_=10)], 60, 50)
+        g = ({1: [], 2: [1], 3: [2]}, {2: {1: "hash"}, 3: {2: "gather"}})
+        p = dict(model.PARAMETERS)
+
+        def run(scale, workers, seed=1):
+            return model.lambda_query(base, small, g, scale, workers, 3008, 64, 1.0, 10, random.Random(seed), p,
+                                      20.0, 24)
+
+        lat100, use100 = run(100, 1000)
+        lat1000, use1000 = run(1000, 1000)
+        self.assertEqual(use100["worker_invocations"], 600 + 64 + 1)
+        self.assertEqual(use1000["worker_invocations"], 6000 + 64 + 1)
+        # Every map output is read once per reduce task (M x R ranged GETs).
+        self.assertGreaterEqual(use1000["s3_get"], 6000 * 64)
+        # Bigger scan tasks: fewer map outputs, fewer GETs.
+        _, fewer = model.lambda_query(base, small, g, 1000, 1000, 3008, 64, 1.0, 10, random.Random(1), p, 20.0, 24,
+                                      task_mb=256)
+        self.assertEqual(fewer["worker_invocations"], 750 + 64 + 1)
+        self.assertLess(fewer["s3_get"], use1000["s3_get"])
+        self.assertEqual(use1000["s3_put"], 6000 + 64 + 1)
+        self.assertGreater(lat1000, lat100)
+        # Fewer workers cannot make it faster; the same seed gives the same answer.
+        self.assertGreaterEqual(run(100, 50)[0], lat100)
+        self.assertEqual(run(100, 1000)[0], lat100)
+
+
+if __name__ == "__main__":
+    unittest.main()
