@@ -147,6 +147,12 @@ pub async fn run_query(job: QueryJob, backend: &Backend) -> Result<QueryOutput> 
         tracing::warn!(%e, query_id = %job.query_id, "stopping tasks failed");
     }
     cleanup(&job.query_id, backend, &address).await;
+    if result.is_err() {
+        // A stopped task may still finish a write it had started (a blocking
+        // file write or an S3 PUT in flight is not interrupted): sweep again.
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        cleanup(&job.query_id, backend, &address).await;
+    }
     result
 }
 
