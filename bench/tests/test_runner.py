@@ -24,7 +24,7 @@ import run  # noqa: E402
 
 FAKE_DRIVER = r'''
 import json, os, sys
-print("not json: a stray line is skipped", flush=True)
+print("not json: a stray line the runner ignores", flush=True)
 print(json.dumps({"ready": True, "pid": os.getpid()}), flush=True)
 hold = []
 for line in sys.stdin:

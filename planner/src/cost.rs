@@ -138,8 +138,16 @@ impl CostInputs {
     ///   one ReceiveMessage plus one DeleteMessageBatch per message (tasks
     ///   finish at different times, so a receive mostly returns one message;
     ///   an upper bound).
-    pub fn from_profile(profile: &QueryProfile, worker_memory_mb: u64, coordinator_memory_mb: u64) -> Self {
-        let task_ms: u64 = profile.stage_profiles.iter().map(|s| s.task_wall_ms_sum).sum();
+    pub fn from_profile(
+        profile: &QueryProfile,
+        worker_memory_mb: u64,
+        coordinator_memory_mb: u64,
+    ) -> Self {
+        let task_ms: u64 = profile
+            .stage_profiles
+            .iter()
+            .map(|s| s.task_wall_ms_sum)
+            .sum();
         let accepted = profile.tasks as u64;
         let attempts = (profile.tasks_launched as u64).max(accepted);
         // Wall times are whole milliseconds rounded down; AWS rounds each
@@ -151,7 +159,11 @@ impl CostInputs {
             .filter(|s| s.row_groups > 0)
             .map(|s| s.tasks as u64)
             .sum();
-        let final_tasks = profile.stage_profiles.last().map(|s| s.tasks as u64).unwrap_or(0);
+        let final_tasks = profile
+            .stage_profiles
+            .last()
+            .map(|s| s.tasks as u64)
+            .unwrap_or(0);
         let s3_get = profile.s3_get + scan_tasks + profile.row_groups_scanned + final_tasks;
         let s3_list = profile.s3_put.div_ceil(prices::S3_LIST_PAGE).max(1);
         let messages = (profile.messages as u64).max(attempts);

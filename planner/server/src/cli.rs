@@ -333,7 +333,8 @@ async fn run_engine_command(command: Command) -> Result<ExitCode> {
                 let inputs: squall_planner::cost::CostInputs = serde_json::from_str(&line)
                     .map_err(|e| DataFusionError::Plan(format!("cost inputs {line:?}: {e}")))?;
                 let cost = squall_planner::cost::query_cost(&inputs);
-                let text = serde_json::to_string(&cost).map_err(|e| DataFusionError::External(Box::new(e)))?;
+                let text = serde_json::to_string(&cost)
+                    .map_err(|e| DataFusionError::External(Box::new(e)))?;
                 let _ = writeln!(out, "{text}");
             }
             Ok(ExitCode::SUCCESS)
@@ -454,7 +455,8 @@ async fn run_engine_command(command: Command) -> Result<ExitCode> {
                     settings: config,
                 };
                 let mut driver = tpch::driver::Driver::new(&opts).await?;
-                tpch::driver::serve_lines(&mut driver, std::io::stdin().lock(), std::io::stdout()).await?;
+                tpch::driver::serve_lines(&mut driver, std::io::stdin().lock(), std::io::stdout())
+                    .await?;
                 Ok(ExitCode::SUCCESS)
             }
         },

@@ -61,7 +61,10 @@ pub struct Driver {
 impl Driver {
     /// Make sure the data exists and start the engine.
     pub async fn new(opts: &DriverOptions) -> Result<Self> {
-        let dir = opts.data.clone().unwrap_or_else(|| default_data_dir(opts.scale_factor));
+        let dir = opts
+            .data
+            .clone()
+            .unwrap_or_else(|| default_data_dir(opts.scale_factor));
         ensure_data(opts.scale_factor, &dir, true)?;
         let catalog = dir.to_string_lossy().to_string();
         let engine = Engine::local(EngineOptions {
@@ -127,7 +130,8 @@ impl Driver {
 
     async fn run(&mut self, q: &str, actual_path: Option<PathBuf>) -> Result<Value> {
         let q = parse_query(q)?;
-        let sql = super::query(q).ok_or_else(|| DataFusionError::Plan(format!("no TPC-H query {q}")))?;
+        let sql =
+            super::query(q).ok_or_else(|| DataFusionError::Plan(format!("no TPC-H query {q}")))?;
         let started = Instant::now();
         let result = self.engine.sql(sql).await;
         let wall_ms = started.elapsed().as_secs_f64() * 1000.0;
@@ -146,7 +150,10 @@ impl Driver {
         }
         let (expected, oracle) = self.expected(q).await?;
         let check = check_answer(&expected, &actual, sql);
-        let cost = result.profile.as_ref().map(|p| profile_cost(p, &self.config));
+        let cost = result
+            .profile
+            .as_ref()
+            .map(|p| profile_cost(p, &self.config));
         Ok(json!({
             "query": q,
             "wall_ms": wall_ms,
@@ -165,7 +172,9 @@ fn parse_query(q: &str) -> Result<usize> {
         .parse()
         .map_err(|_| DataFusionError::Plan(format!("not a query number: {q:?}")))?;
     if super::query(n).is_none() {
-        return Err(DataFusionError::Plan(format!("no TPC-H query {n} (1..=22)")));
+        return Err(DataFusionError::Plan(format!(
+            "no TPC-H query {n} (1..=22)"
+        )));
     }
     Ok(n)
 }
@@ -178,7 +187,11 @@ fn write_file(path: &std::path::Path, text: &str) -> Result<()> {
 /// Print the ready line, then answer every line of `input` on `output`
 /// until `quit` or the end of the input. Reading blocks the calling thread
 /// between commands, when nothing else runs.
-pub async fn serve_lines<R: BufRead, W: Write>(driver: &mut Driver, input: R, mut output: W) -> Result<()> {
+pub async fn serve_lines<R: BufRead, W: Write>(
+    driver: &mut Driver,
+    input: R,
+    mut output: W,
+) -> Result<()> {
     write_line(&mut output, &driver.ready_line())?;
     for line in input.lines() {
         let line = line.map_err(io_error)?;

@@ -145,13 +145,16 @@ pub async fn expected_csv(
     if let Some(a) = super::expected_answer(sf, q) {
         return Ok((a.to_string(), "answers"));
     }
-    let sql = super::query(q).ok_or_else(|| DataFusionError::Plan(format!("no TPC-H query {q} (1..=22)")))?;
+    let sql = super::query(q)
+        .ok_or_else(|| DataFusionError::Plan(format!("no TPC-H query {q} (1..=22)")))?;
     if reference.is_none() {
         let ctx = SessionContext::new_with_config(SessionConfig::new());
         register_catalog(&ctx, catalog).await?;
         *reference = Some(ctx);
     }
-    let ctx = reference.as_ref().ok_or_else(|| DataFusionError::Internal("reference".into()))?;
+    let ctx = reference
+        .as_ref()
+        .ok_or_else(|| DataFusionError::Internal("reference".into()))?;
     let df = ctx.sql(sql).await?;
     let schema: SchemaRef = std::sync::Arc::new(df.schema().as_arrow().clone());
     let batches = df.collect().await?;
