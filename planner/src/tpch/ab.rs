@@ -12,7 +12,7 @@ use std::time::Instant;
 use datafusion::error::{DataFusionError, Result};
 use serde::Serialize;
 
-use super::run::{RunOptions, default_data_dir, ensure_data, to_csv};
+use super::run::{RunOptions, prepared_catalog, to_csv};
 use crate::engine::{Engine, EngineOptions};
 
 /// A feature that can be compared on and off.
@@ -88,12 +88,7 @@ pub async fn compare(
     repeat: usize,
     mut on_row: impl FnMut(&AbRow),
 ) -> Result<Vec<AbRow>> {
-    let dir = opts
-        .data
-        .clone()
-        .unwrap_or_else(|| default_data_dir(opts.scale_factor));
-    ensure_data(opts.scale_factor, &dir, opts.progress)?;
-    let catalog = dir.to_string_lossy().to_string();
+    let catalog = prepared_catalog(opts)?;
     let make = |on: bool| {
         let mut settings = opts.settings.clone();
         settings.push(feature.setting(on));

@@ -76,14 +76,19 @@ pub fn ensure_data(sf: f64, dir: &std::path::Path, progress: bool) -> Result<()>
     Ok(())
 }
 
-/// Run the queries; one [`QueryRun`] per query, in order.
-pub async fn run(opts: &RunOptions, mut on_query: impl FnMut(&QueryRun)) -> Result<Vec<QueryRun>> {
+/// The data folder of `opts` as a catalog location, generated if missing.
+pub fn prepared_catalog(opts: &RunOptions) -> Result<String> {
     let dir = opts
         .data
         .clone()
         .unwrap_or_else(|| default_data_dir(opts.scale_factor));
     ensure_data(opts.scale_factor, &dir, opts.progress)?;
-    let catalog = dir.to_string_lossy().to_string();
+    Ok(dir.to_string_lossy().to_string())
+}
+
+/// Run the queries; one [`QueryRun`] per query, in order.
+pub async fn run(opts: &RunOptions, mut on_query: impl FnMut(&QueryRun)) -> Result<Vec<QueryRun>> {
+    let catalog = prepared_catalog(opts)?;
     let engine = Engine::local(EngineOptions {
         catalog: Some(catalog.clone()),
         settings: opts.settings.clone(),
