@@ -183,6 +183,18 @@ start_lambda() {
     log "starting cargo lambda watch on $lambda_url (log $run/lambda.log; functions compile on first invocation)"
     (
         cd "$root"
+        # Variables cargo sets for the program it runs (this script may run
+        # under `cargo test`) must not reach the functions' `cargo run`: build
+        # scripts such as ring's watch CARGO_PKG_NAME and CARGO_MANIFEST_DIR,
+        # and a changed value makes cargo rebuild them and everything above
+        # them (DataFusion included) instead of reusing the workspace build.
+        local var
+        for var in $(compgen -e); do
+            case "$var" in
+                CARGO_PKG_* | CARGO_MANIFEST_* | CARGO_BIN_* | CARGO_CRATE_NAME | CARGO_PRIMARY_PACKAGE | CARGO_TARGET_TMPDIR | OUT_DIR)
+                    unset "$var" ;;
+            esac
+        done
         # cargo-lambda is run directly (not as `cargo lambda`) so that $CARGO
         # stays the shim: see cargo-shim.sh. No AWS profile or session token
         # of this shell leaks into the functions.
