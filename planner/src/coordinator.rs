@@ -69,6 +69,8 @@ pub struct QueryJob {
     pub cancel: CancellationToken,
     /// Live task counts, for clients polling the query.
     pub progress: Arc<QueryProgress>,
+    /// Injected faults the coordinator itself applies (`corrupt_payload_rate`).
+    pub faults: squall_core::config::FaultOptions,
 }
 
 /// Live progress of a running query.
@@ -338,8 +340,13 @@ async fn launch_task(
         },
         reply_to: address.to_string(),
         settings: job.settings.clone(),
+        stop_marker: backend.invoker.stop_marker(&job.query_id),
     };
-    let payload = spec.encode()?;
+    let mut payload = spec.encode()?;
+    let coords = [u64::from(stage.id), t as u64, u64::from(attempt)];
+    if squall_core::fault::happens(job.faults.corrupt_payload_rate, job.faults.seed, "corrupt_payload", &coords) {
+        payload = squall_core::fault::corrupt_task_payload(&payload);
+    }
     backend.invoker.invoke(payload).await?;
     Ok(())
 }

@@ -13,12 +13,14 @@
 //! - [`backend`]: backends behind the seams; [`backend::local`] is the embedded one.
 //! - [`catalog`]: folders of Parquet tables.
 //! - [`profile`]: per-query, per-stage figures.
+//! - [`paging`]: cutting a result into the pages a client reads.
 //! - [`tpch`]: data generation, the 22 queries, and answer checking.
 
 pub mod backend;
 pub mod catalog;
 pub mod coordinator;
 pub mod engine;
+pub mod paging;
 pub mod profile;
 pub mod split;
 pub mod stages;

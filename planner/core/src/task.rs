@@ -39,6 +39,13 @@ pub struct TaskSpec {
     pub reply_to: String,
     /// Session settings (`datafusion.*`, `squall.*`) that differ from the defaults.
     pub settings: Vec<(String, String)>,
+    /// An object whose existence tells the task to stop: the backend creates
+    /// it when the query is cancelled or has ended (see
+    /// [`Invoker::stop_marker`](crate::seams::Invoker::stop_marker)). The task
+    /// looks for it every `squall.task.stop_poll_ms` while it runs. Absent
+    /// where the backend stops tasks itself (the embedded one).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stop_marker: Option<ObjectLocation>,
 }
 
 /// The row groups a task reads from one scan.
@@ -244,6 +251,7 @@ mod tests {
             },
             reply_to: "q1".into(),
             settings: vec![("squall.scan.min_tasks".into(), "3".into())],
+            stop_marker: None,
         }
     }
 
@@ -254,6 +262,13 @@ mod tests {
         assert_eq!(back.plan, s.plan);
         assert_eq!(back.scans, s.scans);
         assert_eq!(back.output, s.output);
+        assert_eq!(back.stop_marker, None);
+        // A spec from a coordinator that predates stop markers still decodes.
+        let mut json: serde_json::Value = serde_json::from_slice(&s.encode().unwrap()).unwrap();
+        assert!(json.get("stop_marker").is_none(), "absent markers are not sent");
+        json["stop_marker"] = serde_json::json!({"store_url": "s3://b", "key": "state/q1/stop"});
+        let with_marker = TaskSpec::decode(json.to_string().as_bytes()).unwrap();
+        assert_eq!(with_marker.stop_marker.unwrap().key, "state/q1/stop");
     }
 
     #[test]

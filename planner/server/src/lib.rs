@@ -22,7 +22,8 @@
 //!
 //! - [`service`]: the [`QueryService`] trait and what it speaks (status, pages, session).
 //! - [`embedded`]: [`EmbeddedService`], the trait over an in-process `squall_planner::Engine`.
-//! - [`paging`]: cutting a result into pages bounded by rows and bytes.
+//! - [`paging`]: cutting a result into pages bounded by rows and bytes
+//!   (`squall_planner::paging`, shared with the coordinator function).
 //! - [`query_error`]: Trino error names, codes and types, and how engine errors map to them.
 //! - [`types`]: Arrow types as Trino types (`decimal(15,2)`, `varchar`, typeSignature).
 //! - [`encoding`]: Arrow values as Trino's JSON value encodings.
@@ -40,7 +41,7 @@ pub mod cli;
 pub mod embedded;
 pub mod encoding;
 pub mod error;
-pub mod paging;
+pub use squall_planner::paging;
 pub mod protocol;
 pub mod query_error;
 pub mod router;

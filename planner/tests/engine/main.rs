@@ -8,7 +8,8 @@
 //! - `staged_plans`: snapshots of the staged plans of the 22 queries.
 //! - `concurrency`: two queries at once on one engine.
 //! - `retries`: injected task failures are retried, answers stay right, and
-//!   no exchange object or queue is left behind.
+//!   no exchange object or queue is left behind; an undecodable task payload
+//!   fails the query at once, naming its stage and task.
 //! - `cancel`: cancelling a running query stops its tasks and cleans up.
 //! - `sql`: statements beyond TPC-H (SET, EXPLAIN, VALUES, empty results, errors).
 //!
