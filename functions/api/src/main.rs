@@ -1,14 +1,11 @@
-//! The API Lambda function (skeleton): answers every request with 503 until
-//! the router is wired to the AWS query service.
-
-use lambda_http::http::StatusCode;
-use lambda_http::{Error, Request, service_fn};
+//! The api Lambda function: wiring only. It serves squall's HTTP API (the
+//! Trino client protocol; see `squall_server::router`) over the aws query
+//! service (`squall_server::AwsService`) through `lambda_http`, behind API
+//! Gateway (HTTP API, payload 2.0) or a function URL.
 
 #[tokio::main]
-async fn main() -> Result<(), Error> {
+async fn main() -> Result<(), lambda_http::Error> {
     squall_aws::functions::init_tracing();
-    lambda_http::run(service_fn(|_request: Request| async move {
-        Ok::<_, Error>((StatusCode::SERVICE_UNAVAILABLE, "squall api: not wired yet"))
-    }))
-    .await
+    let app = squall_server::aws::api_function_router().await?;
+    lambda_http::run(app).await
 }
