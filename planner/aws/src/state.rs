@@ -138,9 +138,13 @@ impl RecordedError {
             }
             DataFusionError::Configuration(m) => Self::new(ErrorKind::Configuration, m.clone()),
             DataFusionError::NotImplemented(m) => Self::new(ErrorKind::NotImplemented, m.clone()),
-            DataFusionError::ResourcesExhausted(m) => Self::new(ErrorKind::ResourcesExhausted, m.clone()),
+            DataFusionError::ResourcesExhausted(m) => {
+                Self::new(ErrorKind::ResourcesExhausted, m.clone())
+            }
             DataFusionError::Plan(m) => Self::new(ErrorKind::Plan, m.clone()),
-            DataFusionError::SchemaError(..) => Self::new(ErrorKind::Plan, root.message().into_owned()),
+            DataFusionError::SchemaError(..) => {
+                Self::new(ErrorKind::Plan, root.message().into_owned())
+            }
             _ => Self::new(ErrorKind::Execution, root.message().into_owned()),
         }
     }
@@ -189,9 +193,9 @@ pub struct ResultIndex {
 
 impl ResultIndex {
     pub fn decode_schema(&self) -> Result<SchemaRef> {
-        let bytes = STANDARD
-            .decode(&self.schema)
-            .map_err(|e| DataFusionError::External(format!("result schema is not base64: {e}").into()))?;
+        let bytes = STANDARD.decode(&self.schema).map_err(|e| {
+            DataFusionError::External(format!("result schema is not base64: {e}").into())
+        })?;
         Ok(StreamReader::try_new(Cursor::new(bytes), None)?.schema())
     }
 }
@@ -394,10 +398,17 @@ impl StateStore {
 
     /// Stores `pages` (each a complete IPC stream, LZ4-compressed) as the
     /// query's `result.arrow` and returns where each page is.
-    pub async fn write_result(&self, query_id: &str, schema: &SchemaRef, pages: &[RecordBatch]) -> Result<ResultIndex> {
-        let options = IpcWriteOptions::default().try_with_compression(Some(CompressionType::LZ4_FRAME))?;
+    pub async fn write_result(
+        &self,
+        query_id: &str,
+        schema: &SchemaRef,
+        pages: &[RecordBatch],
+    ) -> Result<ResultIndex> {
+        let options =
+            IpcWriteOptions::default().try_with_compression(Some(CompressionType::LZ4_FRAME))?;
         let stream = |batch: Option<&RecordBatch>| -> Result<Vec<u8>> {
-            let mut writer = StreamWriter::try_new_with_options(Vec::new(), schema, options.clone())?;
+            let mut writer =
+                StreamWriter::try_new_with_options(Vec::new(), schema, options.clone())?;
             if let Some(b) = batch.filter(|b| b.num_rows() > 0) {
                 writer.write(b)?;
             }
@@ -432,7 +443,12 @@ impl StateStore {
     }
 
     /// One page of a stored result: one ranged GET.
-    pub async fn read_page(&self, query_id: &str, schema: &SchemaRef, page: &PageRange) -> Result<RecordBatch> {
+    pub async fn read_page(
+        &self,
+        query_id: &str,
+        schema: &SchemaRef,
+        page: &PageRange,
+    ) -> Result<RecordBatch> {
         let key = self.key(query_id, "result.arrow");
         let bytes = self
             .store
@@ -444,7 +460,9 @@ impl StateStore {
         if batches.len() > 1 {
             return Ok(concat_batches(schema, &batches)?);
         }
-        Ok(batches.pop().unwrap_or_else(|| RecordBatch::new_empty(Arc::clone(schema))))
+        Ok(batches
+            .pop()
+            .unwrap_or_else(|| RecordBatch::new_empty(Arc::clone(schema))))
     }
 }
 
@@ -461,7 +479,9 @@ mod tests {
             Arc::clone(schema),
             vec![
                 Arc::new(Int64Array::from_iter_values(from..from + n)),
-                Arc::new(StringArray::from_iter_values((from..from + n).map(|i| format!("row {i}")))),
+                Arc::new(StringArray::from_iter_values(
+                    (from..from + n).map(|i| format!("row {i}")),
+                )),
             ],
         )
         .unwrap()
@@ -474,7 +494,10 @@ mod tests {
 
         let mut record = QueryRecord::queued("q1", "slug", "select 1");
         state.write_record(&record).await.unwrap();
-        assert_eq!(state.read_record("q1").await.unwrap().unwrap().state, QueryPhase::Queued);
+        assert_eq!(
+            state.read_record("q1").await.unwrap().unwrap().state,
+            QueryPhase::Queued
+        );
 
         let schema = Arc::new(Schema::new(vec![
             Field::new("id", DataType::Int64, false),
@@ -485,7 +508,10 @@ mod tests {
         assert_eq!(index.pages.len(), 2);
         assert_eq!(index.pages[1].offset, index.pages[0].len);
         assert_eq!(*index.decode_schema().unwrap(), *schema);
-        let second = state.read_page("q1", &schema, &index.pages[1]).await.unwrap();
+        let second = state
+            .read_page("q1", &schema, &index.pages[1])
+            .await
+            .unwrap();
         assert_eq!(second, pages[1]);
         record.finish(index);
         assert_eq!(record.rows, 1003);
@@ -497,7 +523,10 @@ mod tests {
         let empty = state.write_result("q2", &schema, &[]).await.unwrap();
         assert_eq!(empty.pages.len(), 1);
         assert_eq!(empty.pages[0].rows, 0);
-        let page = state.read_page("q2", &schema, &empty.pages[0]).await.unwrap();
+        let page = state
+            .read_page("q2", &schema, &empty.pages[0])
+            .await
+            .unwrap();
         assert_eq!((page.num_rows(), page.schema()), (0, Arc::clone(&schema)));
 
         assert!(!state.cancel_requested("q1").await.unwrap());
@@ -510,11 +539,20 @@ mod tests {
     #[test]
     fn errors_keep_their_kind() {
         let e = DataFusionError::Plan("table 'x' not found".into()).context("planning");
-        assert_eq!(RecordedError::from_datafusion(&e), RecordedError::new(ErrorKind::Plan, "table 'x' not found"));
-        let e = DataFusionError::SQL(Box::new(ParserError::ParserError("bad at Line: 1, Column: 2".into())), None);
+        assert_eq!(
+            RecordedError::from_datafusion(&e),
+            RecordedError::new(ErrorKind::Plan, "table 'x' not found")
+        );
+        let e = DataFusionError::SQL(
+            Box::new(ParserError::ParserError("bad at Line: 1, Column: 2".into())),
+            None,
+        );
         assert_eq!(RecordedError::from_datafusion(&e).kind, ErrorKind::Syntax);
         let e = DataFusionError::Execution("stage s1, task 0 failed".into());
-        assert_eq!(RecordedError::from_datafusion(&e).message, "stage s1, task 0 failed");
+        assert_eq!(
+            RecordedError::from_datafusion(&e).message,
+            "stage s1, task 0 failed"
+        );
         let mut record = QueryRecord::queued("q", "s", "x");
         record.fail(RecordedError::canceled());
         assert_eq!(record.state, QueryPhase::Canceled);

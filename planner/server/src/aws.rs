@@ -43,8 +43,8 @@ use crate::error::ServerError;
 use crate::query_error::{GENERIC_INTERNAL_ERROR, QueryError};
 use crate::router::{ApiOptions, router};
 use crate::service::{
-    Page, Progress, QueryService, QueryState, QueryStatus, SessionInfo, SessionUpdate,
-    Submitted, check_one_statement,
+    Page, Progress, QueryService, QueryState, QueryStatus, SessionInfo, SessionUpdate, Submitted,
+    check_one_statement,
 };
 use crate::session::{answer_session_statement, parse_session_statement, session_statement_result};
 
@@ -135,11 +135,18 @@ impl AwsService {
         if let Some(e) = self.ended.lock().ok().and_then(|m| m.get(id).cloned()) {
             return Ok(e);
         }
-        let record = self.state.read_record(id).await.map_err(unavailable)?.ok_or_else(not_found)?;
+        let record = self
+            .state
+            .read_record(id)
+            .await
+            .map_err(unavailable)?
+            .ok_or_else(not_found)?;
         let schema = match (&record.state, &record.result) {
-            (QueryPhase::Finished, Some(index)) => Some(index.decode_schema().map_err(|e| ServerError::Internal {
-                message: format!("query {id}: stored result schema: {e}"),
-            })?),
+            (QueryPhase::Finished, Some(index)) => {
+                Some(index.decode_schema().map_err(|e| ServerError::Internal {
+                    message: format!("query {id}: stored result schema: {e}"),
+                })?)
+            }
             _ => None,
         };
         let ended = Arc::new(Ended { record, schema });
@@ -288,7 +295,12 @@ impl QueryService for AwsService {
             query_id: id.clone(),
             sql,
             catalog: self.catalog.clone(),
-            settings: self.settings.iter().cloned().chain(session.properties).collect(),
+            settings: self
+                .settings
+                .iter()
+                .cloned()
+                .chain(session.properties)
+                .collect(),
             slug,
             page_rows: Some(self.page_limits.rows),
             page_bytes: Some(self.page_limits.bytes),
@@ -304,7 +316,14 @@ impl QueryService for AwsService {
                     match invocation.await {
                         Ok(Ok(())) => {}
                         Ok(Err(message)) => record_start_failure(&state, &id, message).await,
-                        Err(e) => record_start_failure(&state, &id, format!("coordinator invocation: {e}")).await,
+                        Err(e) => {
+                            record_start_failure(
+                                &state,
+                                &id,
+                                format!("coordinator invocation: {e}"),
+                            )
+                            .await
+                        }
                     }
                 });
             }
@@ -324,7 +343,12 @@ impl QueryService for AwsService {
         Ok(status)
     }
 
-    async fn wait(&self, id: &str, seen: QueryState, max_wait: Duration) -> Result<QueryStatus, ServerError> {
+    async fn wait(
+        &self,
+        id: &str,
+        seen: QueryState,
+        max_wait: Duration,
+    ) -> Result<QueryStatus, ServerError> {
         let deadline = Instant::now() + max_wait;
         loop {
             let status = self.status(id).await?;
@@ -339,7 +363,9 @@ impl QueryService for AwsService {
     async fn page(&self, id: &str, token: u64) -> Result<Page, ServerError> {
         let ended = self.record(id).await?;
         let (index, schema) = match (&ended.record.result, &ended.schema) {
-            (Some(index), Some(schema)) if ended.record.state == QueryPhase::Finished => (index, schema),
+            (Some(index), Some(schema)) if ended.record.state == QueryPhase::Finished => {
+                (index, schema)
+            }
             _ => {
                 return Err(ServerError::NotFinished {
                     query_id: id.to_string(),
@@ -347,7 +373,9 @@ impl QueryService for AwsService {
                 });
             }
         };
-        let n = usize::try_from(token).ok().filter(|&n| n < index.pages.len());
+        let n = usize::try_from(token)
+            .ok()
+            .filter(|&n| n < index.pages.len());
         let Some(n) = n else {
             return Err(ServerError::InvalidToken {
                 query_id: id.to_string(),
@@ -407,14 +435,23 @@ mod tests {
 
     #[test]
     fn recorded_errors_map_like_engine_errors() {
-        let e = RecordedError::new(ErrorKind::Syntax, "Expected: an SQL statement, found: selec at Line: 1, Column: 1");
+        let e = RecordedError::new(
+            ErrorKind::Syntax,
+            "Expected: an SQL statement, found: selec at Line: 1, Column: 1",
+        );
         let q = query_error(&e);
         assert_eq!((q.code, q.location), (SYNTAX_ERROR, Some((1, 1))));
-        let q = query_error(&RecordedError::new(ErrorKind::Plan, "table 'datafusion.public.nope' not found"));
+        let q = query_error(&RecordedError::new(
+            ErrorKind::Plan,
+            "table 'datafusion.public.nope' not found",
+        ));
         assert_eq!(q.code, TABLE_NOT_FOUND);
         assert_eq!(query_error(&RecordedError::canceled()).code, USER_CANCELED);
         let q = query_error(&RecordedError::new(ErrorKind::Internal, "coordinator down"));
-        assert_eq!((q.code, q.message.as_str()), (GENERIC_INTERNAL_ERROR, "coordinator down"));
+        assert_eq!(
+            (q.code, q.message.as_str()),
+            (GENERIC_INTERNAL_ERROR, "coordinator down")
+        );
     }
 
     #[test]

@@ -10,8 +10,8 @@ use reqwest::{Method, StatusCode};
 use serde_json::Value;
 use squall_planner::tpch::compare::compare_csv;
 
-use crate::api_common::{assert_results_shape, assert_trino_error, rows_to_csv};
 use crate::Stack;
+use crate::api_common::{assert_results_shape, assert_trino_error, rows_to_csv};
 
 /// A plain HTTP client of the function URL.
 pub struct Client {
@@ -38,7 +38,10 @@ impl Outcome {
 impl Client {
     pub fn new(stack: &Stack) -> Self {
         Self {
-            base: stack.var("SQUALL_API_URL").trim_end_matches('/').to_string(),
+            base: stack
+                .var("SQUALL_API_URL")
+                .trim_end_matches('/')
+                .to_string(),
             http: reqwest::Client::builder()
                 .timeout(Duration::from_secs(60))
                 .build()
@@ -46,29 +49,49 @@ impl Client {
         }
     }
 
-    pub async fn call(&self, method: Method, url: &str, body: Option<&str>, headers: &[(&str, &str)]) -> (StatusCode, reqwest::header::HeaderMap, Value) {
-        let mut request = self.http.request(method.clone(), url).header("X-Trino-User", "test");
+    pub async fn call(
+        &self,
+        method: Method,
+        url: &str,
+        body: Option<&str>,
+        headers: &[(&str, &str)],
+    ) -> (StatusCode, reqwest::header::HeaderMap, Value) {
+        let mut request = self
+            .http
+            .request(method.clone(), url)
+            .header("X-Trino-User", "test");
         for (k, v) in headers {
             request = request.header(*k, *v);
         }
         if let Some(b) = body {
             request = request.body(b.to_string());
         }
-        let response = request.send().await.unwrap_or_else(|e| panic!("{method} {url}: {e}"));
+        let response = request
+            .send()
+            .await
+            .unwrap_or_else(|e| panic!("{method} {url}: {e}"));
         let status = response.status();
         let headers = response.headers().clone();
         let text = response.text().await.expect("response body");
         let json = if text.is_empty() {
             Value::Null
         } else {
-            serde_json::from_str(&text).unwrap_or_else(|e| panic!("{method} {url}: not JSON ({e}): {text}"))
+            serde_json::from_str(&text)
+                .unwrap_or_else(|e| panic!("{method} {url}: not JSON ({e}): {text}"))
         };
         (status, headers, json)
     }
 
     /// POSTs `sql`; the first document.
     pub async fn submit(&self, sql: &str, headers: &[(&str, &str)]) -> Value {
-        let (status, _, doc) = self.call(Method::POST, &format!("{}/v1/statement", self.base), Some(sql), headers).await;
+        let (status, _, doc) = self
+            .call(
+                Method::POST,
+                &format!("{}/v1/statement", self.base),
+                Some(sql),
+                headers,
+            )
+            .await;
         assert_eq!(status, StatusCode::OK, "{doc}");
         assert_results_shape(&doc);
         doc
@@ -91,12 +114,20 @@ impl Client {
             if let Some(data) = doc.get("data").and_then(Value::as_array) {
                 out.rows.extend(data.iter().cloned());
             }
-            let Some(next) = doc.get("nextUri").and_then(Value::as_str).map(str::to_string) else {
+            let Some(next) = doc
+                .get("nextUri")
+                .and_then(Value::as_str)
+                .map(str::to_string)
+            else {
                 out.last = doc;
                 return out;
             };
             // Absolute URIs name the function URL the client used, prefix included.
-            assert!(next.starts_with(&format!("{}/v1/statement/", self.base)), "{next} is not under {}", self.base);
+            assert!(
+                next.starts_with(&format!("{}/v1/statement/", self.base)),
+                "{next} is not under {}",
+                self.base
+            );
             assert!(Instant::now() < deadline, "query {} never ended", out.id);
             let (status, _, next_doc) = self.call(Method::GET, &next, None, headers).await;
             assert_eq!(status, StatusCode::OK, "{next_doc}");
@@ -117,17 +148,26 @@ fn check_tpch(q: usize, out: &Outcome) -> Result<(), String> {
     let sql = squall_planner::tpch::query(q).ok_or("no such query")?;
     let expected = squall_planner::tpch::expected_answer(0.1, q).ok_or("no answer")?;
     let c = compare_csv(expected, &out.csv(), Some(sql))?;
-    if c.ok { Ok(()) } else { Err(format!("q{q:02}: {}", c.message)) }
+    if c.ok {
+        Ok(())
+    } else {
+        Err(format!("q{q:02}: {}", c.message))
+    }
 }
 
 /// (a) A TPC-H query and a result of several pages, through the API; the
 /// pages equal the embedded engine's answer on the same files.
 pub async fn queries(client: &Client, stack: &Stack) {
     let started = Instant::now();
-    let q3 = client.run(squall_planner::tpch::query(3).expect("q3"), &[]).await;
+    let q3 = client
+        .run(squall_planner::tpch::query(3).expect("q3"), &[])
+        .await;
     assert_eq!(q3.last["stats"]["state"], "FINISHED", "{}", q3.last);
     check_tpch(3, &q3).unwrap_or_else(|e| panic!("{e}"));
-    eprintln!("aws_emulated: q03 through the api function in {:.1}s", started.elapsed().as_secs_f64());
+    eprintln!(
+        "aws_emulated: q03 through the api function in {:.1}s",
+        started.elapsed().as_secs_f64()
+    );
 
     // 2,501 rows: three pages of at most 1,000 rows, each one ranged GET.
     let sql = "select l_orderkey, l_linenumber, l_shipdate, l_extendedprice, l_comment from lineitem \
@@ -143,9 +183,18 @@ pub async fn queries(client: &Client, stack: &Stack) {
     let local = engine.sql(sql).await.expect("embedded answer");
     let expected = squall_planner::tpch::run::to_csv(&local.schema, &local.batches).expect("csv");
     let c = compare_csv(&expected, &paged.csv(), Some(sql)).expect("comparable");
-    assert!(c.ok, "paged result differs from the embedded engine: {}", c.message);
+    assert!(
+        c.ok,
+        "paged result differs from the embedded engine: {}",
+        c.message
+    );
     assert!(paged.rows.len() > 2000, "{} rows", paged.rows.len());
-    assert!(paged.documents >= 4, "{} documents for {} rows", paged.documents, paged.rows.len());
+    assert!(
+        paged.documents >= 4,
+        "{} documents for {} rows",
+        paged.documents,
+        paged.rows.len()
+    );
 }
 
 /// (b) Two queries at once: both right, neither sees the other's rows.
@@ -156,9 +205,15 @@ pub async fn concurrent(client: &Client) {
         client.run(squall_planner::tpch::query(6).expect("q6"), &[]),
     );
     assert_ne!(a.id, b.id);
-    let errors: Vec<String> = [check_tpch(1, &a), check_tpch(6, &b)].into_iter().filter_map(Result::err).collect();
+    let errors: Vec<String> = [check_tpch(1, &a), check_tpch(6, &b)]
+        .into_iter()
+        .filter_map(Result::err)
+        .collect();
     assert!(errors.is_empty(), "{}", errors.join("\n"));
-    eprintln!("aws_emulated: q01 and q06 at once in {:.1}s", started.elapsed().as_secs_f64());
+    eprintln!(
+        "aws_emulated: q01 and q06 at once in {:.1}s",
+        started.elapsed().as_secs_f64()
+    );
 }
 
 /// (c) Malformed requests: the right status, a Trino-shaped error.
@@ -174,22 +229,45 @@ pub async fn malformed(client: &Client) {
     assert_trino_error(&doc, "NOT_SUPPORTED", "USER_ERROR");
 
     for id in ["0123456789abcdef0123456789abcdef", "nosuchquery"] {
-        let (status, _, doc) = client.call(Method::GET, &format!("{statement}/executing/{id}/slug/0"), None, &[]).await;
+        let (status, _, doc) = client
+            .call(
+                Method::GET,
+                &format!("{statement}/executing/{id}/slug/0"),
+                None,
+                &[],
+            )
+            .await;
         assert_eq!(status, StatusCode::NOT_FOUND, "{doc}");
         assert_trino_error(&doc, "NOT_FOUND", "USER_ERROR");
     }
 
     // A real query, then its nextUri with the token and the slug mangled.
-    let out = client.run("select n_name from nation where n_nationkey = 7", &[]).await;
-    assert_eq!(out.rows, vec![serde_json::json!(["GERMANY"])], "{}", out.last);
+    let out = client
+        .run("select n_name from nation where n_nationkey = 7", &[])
+        .await;
+    assert_eq!(
+        out.rows,
+        vec![serde_json::json!(["GERMANY"])],
+        "{}",
+        out.last
+    );
     let first = client.submit("select 1", &[]).await;
     let next = first["nextUri"].as_str().expect("nextUri").to_string();
     let (prefix, _) = next.rsplit_once('/').expect("token");
-    let (status, _, doc) = client.call(Method::GET, &format!("{prefix}/garbage"), None, &[]).await;
+    let (status, _, doc) = client
+        .call(Method::GET, &format!("{prefix}/garbage"), None, &[])
+        .await;
     assert_eq!(status, StatusCode::BAD_REQUEST, "{doc}");
     assert_trino_error(&doc, "GENERIC_USER_ERROR", "USER_ERROR");
     let (before_slug, _) = prefix.rsplit_once('/').expect("slug");
-    let (status, _, doc) = client.call(Method::GET, &format!("{before_slug}/wrongslug/1"), None, &[]).await;
+    let (status, _, doc) = client
+        .call(
+            Method::GET,
+            &format!("{before_slug}/wrongslug/1"),
+            None,
+            &[],
+        )
+        .await;
     assert_eq!(status, StatusCode::NOT_FOUND, "{doc}");
     let done = client.follow(first, &[]).await;
     assert_eq!(done.rows, vec![serde_json::json!([1])]);
@@ -200,7 +278,14 @@ pub async fn malformed(client: &Client) {
     assert_trino_error(&out.last, "SYNTAX_ERROR", "USER_ERROR");
     let out = client.run("select nope from lineitem", &[]).await;
     assert_trino_error(&out.last, "COLUMN_NOT_FOUND", "USER_ERROR");
-    assert!(out.last["error"]["message"].as_str().unwrap_or("").contains("nope"), "{}", out.last);
+    assert!(
+        out.last["error"]["message"]
+            .as_str()
+            .unwrap_or("")
+            .contains("nope"),
+        "{}",
+        out.last
+    );
 }
 
 /// (d) A task payload the worker cannot decode: its structured failure
@@ -210,8 +295,14 @@ pub async fn undecodable_task(client: &Client) {
     let out = client.run("select count(*) from nation", &session).await;
     assert_eq!(out.last["stats"]["state"], "FAILED", "{}", out.last);
     let message = out.last["error"]["message"].as_str().unwrap_or("");
-    assert!(message.contains("stage s") && message.contains("task 0") && message.contains("1 attempt"), "{message}");
-    assert!(message.contains("could not be decoded") && message.contains("bad_payload"), "{message}");
+    assert!(
+        message.contains("stage s") && message.contains("task 0") && message.contains("1 attempt"),
+        "{message}"
+    );
+    assert!(
+        message.contains("could not be decoded") && message.contains("bad_payload"),
+        "{message}"
+    );
 }
 
 /// Lines of the functions' log (`cargo lambda watch`'s output) about query `id`.
@@ -236,28 +327,61 @@ pub async fn cancel(client: &Client, stack: &Stack) {
         assert!(Instant::now() < deadline, "no worker of query {id} started");
         let (status, _, doc) = client.call(Method::GET, &next, None, &session).await;
         assert_eq!(status, StatusCode::OK, "{doc}");
-        assert!(["QUEUED", "RUNNING"].contains(&doc["stats"]["state"].as_str().unwrap_or("")), "{doc}");
-        next = doc["nextUri"].as_str().expect("nextUri while running").to_string();
+        assert!(
+            ["QUEUED", "RUNNING"].contains(&doc["stats"]["state"].as_str().unwrap_or("")),
+            "{doc}"
+        );
+        next = doc["nextUri"]
+            .as_str()
+            .expect("nextUri while running")
+            .to_string();
     }
     let started = log_lines(stack, &id, "task started");
     let cancelled_at = Instant::now();
     let (status, _, doc) = client.call(Method::DELETE, &next, None, &session).await;
     assert_eq!(status, StatusCode::NO_CONTENT, "{doc}");
-    let (status, _, info) = client.call(Method::GET, &format!("{}/v1/query/{id}", client.base), None, &session).await;
+    let (status, _, info) = client
+        .call(
+            Method::GET,
+            &format!("{}/v1/query/{id}", client.base),
+            None,
+            &session,
+        )
+        .await;
     assert_eq!(status, StatusCode::OK, "{info}");
     assert_eq!(info["state"], "CANCELED", "{info}");
 
     // The coordinator sees the cancel, ends the query, writes the stop
     // marker; each running worker sees the marker and stops.
     while log_lines(stack, &id, "task stopped by its query's stop marker") < started {
-        assert!(cancelled_at.elapsed() < Duration::from_secs(60), "workers of query {id} did not stop: {started} started");
+        assert!(
+            cancelled_at.elapsed() < Duration::from_secs(60),
+            "workers of query {id} did not stop: {started} started"
+        );
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
     let stopped_after = cancelled_at.elapsed();
-    assert!(log_lines(stack, &id, "cancel requested; stopping the query") >= 1, "the coordinator never saw the cancel");
-    assert_eq!(log_lines(stack, &id, "task succeeded"), 0, "a worker of the cancelled query finished");
-    eprintln!("aws_emulated: {started} running worker(s) stopped {:.1}s after the cancel", stopped_after.as_secs_f64());
-    let (_, _, info) = client.call(Method::GET, &format!("{}/v1/query/{id}", client.base), None, &session).await;
+    assert!(
+        log_lines(stack, &id, "cancel requested; stopping the query") >= 1,
+        "the coordinator never saw the cancel"
+    );
+    assert_eq!(
+        log_lines(stack, &id, "task succeeded"),
+        0,
+        "a worker of the cancelled query finished"
+    );
+    eprintln!(
+        "aws_emulated: {started} running worker(s) stopped {:.1}s after the cancel",
+        stopped_after.as_secs_f64()
+    );
+    let (_, _, info) = client
+        .call(
+            Method::GET,
+            &format!("{}/v1/query/{id}", client.base),
+            None,
+            &session,
+        )
+        .await;
     assert_eq!(info["state"], "CANCELED", "{info}");
     assert_eq!(info["errorCode"]["name"], "USER_CANCELED", "{info}");
 }

@@ -21,6 +21,10 @@
 //!
 //! Each part prints its wall time (`--nocapture` shows it).
 
+// Test code: a failed expectation panics (the workspace denies these lints
+// in library code; clippy.toml allows them only inside #[test] functions).
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
 mod api;
 #[allow(dead_code)]
 #[path = "../api/common.rs"]
