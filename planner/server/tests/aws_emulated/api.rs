@@ -36,12 +36,15 @@ impl Outcome {
 }
 
 impl Client {
+    /// A client of the api function's URL.
     pub fn new(stack: &Stack) -> Self {
+        Self::at(&stack.var("SQUALL_API_URL"))
+    }
+
+    /// A client of the API at `base` (scheme, host and path prefix).
+    pub fn at(base: &str) -> Self {
         Self {
-            base: stack
-                .var("SQUALL_API_URL")
-                .trim_end_matches('/')
-                .to_string(),
+            base: base.trim_end_matches('/').to_string(),
             http: reqwest::Client::builder()
                 .timeout(Duration::from_secs(60))
                 .build()
@@ -384,4 +387,16 @@ pub async fn cancel(client: &Client, stack: &Stack) {
         .await;
     assert_eq!(info["state"], "CANCELED", "{info}");
     assert_eq!(info["errorCode"]["name"], "USER_CANCELED", "{info}");
+}
+
+/// `squall serve --backend aws`: the same service and router on a local
+/// port, for clients that take a host and a port. A query runs in the
+/// coordinator function and its pages come from S3, as through the api function.
+pub async fn served(client: &Client) {
+    let out = client
+        .run(squall_planner::tpch::query(6).expect("q6"), &[])
+        .await;
+    check_tpch(6, &out).unwrap_or_else(|e| panic!("{e}"));
+    let out = client.run("selec 1", &[]).await;
+    assert_trino_error(&out.last, "SYNTAX_ERROR", "USER_ERROR");
 }

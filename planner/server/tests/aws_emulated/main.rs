@@ -17,6 +17,8 @@
 //!   two queries at once; an undecodable task payload failing the query
 //!   with its stage and task named; a cancel that stops the running workers
 //!   (seen in the workers' own log);
+//! - `squall serve --backend aws` on a local port: the same service, a TPC-H
+//!   query and a syntax error;
 //! - afterwards no exchange object and no query queue may be left.
 //!
 //! Each part prints its wall time (`--nocapture` shows it).
@@ -125,6 +127,41 @@ impl Drop for Stack {
     }
 }
 
+/// `squall serve --backend aws --port 0` with the stack's environment; stopped on drop.
+struct Served {
+    child: std::process::Child,
+    base: String,
+}
+
+impl Served {
+    fn start(stack: &Stack) -> Self {
+        use std::io::BufRead;
+        let mut child = Command::new(env!("CARGO_BIN_EXE_squall"))
+            .args(["serve", "--backend", "aws", "--port", "0"])
+            .envs(stack.env.iter().cloned())
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .expect("starting squall serve");
+        let mut line = String::new();
+        if let Some(out) = child.stdout.take() {
+            let _ = std::io::BufReader::new(out).read_line(&mut line);
+        }
+        let served = Served {
+            base: line.trim().trim_start_matches("listening on ").to_string(),
+            child,
+        };
+        assert!(served.base.starts_with("http://127.0.0.1:"), "squall serve printed {line:?}");
+        served
+    }
+}
+
+impl Drop for Served {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
 #[test]
 fn aws_path_on_emulated_lambda_s3_and_sqs() {
     let t = Instant::now();
@@ -161,6 +198,12 @@ fn aws_path_on_emulated_lambda_s3_and_sqs() {
         api::cancel(&client, &stack).await;
         timed("a cancel", t);
     });
+
+    let t = Instant::now();
+    let serve = Served::start(&stack);
+    runtime.block_on(api::served(&api::Client::at(&serve.base)));
+    drop(serve);
+    eprintln!("aws_emulated: squall serve --backend aws: {:.1}s", t.elapsed().as_secs_f64());
 
     // Queries end (and clean up) shortly after their clients see the end.
     let deadline = Instant::now() + Duration::from_secs(60);
