@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Local emulation of squall's AWS path, on loopback only:
 #   - moto in server mode (S3 + SQS)        127.0.0.1:${SQUALL_MOTO_PORT:-5055}
-#   - cargo lambda watch (Lambda Invoke API) 127.0.0.1:${SQUALL_LAMBDA_PORT:-9055}
+#   - cargo lambda watch (Lambda Invoke API 127.0.0.1:${SQUALL_LAMBDA_PORT:-9055}
+#     for the worker, coordinator and api functions; the api function's URL is
+#     http://127.0.0.1:${SQUALL_LAMBDA_PORT:-9055}/lambda-url/api)
 # then the bucket s3://squall-local with TPC-H SF0.1 under tpch/sf0.1/, and
 # infra/local/env.sh for clients. Idempotent: what already runs is left alone.
 # Stop everything with infra/local/down.sh.
@@ -163,6 +165,7 @@ SQUALL_PAYLOAD_LOCATION=s3://$bucket/payloads
 SQUALL_QUEUE_PREFIX=$bucket-q-
 SQUALL_DEFAULT_CATALOG=s3://$bucket/$data_prefix
 SQUALL_API_URL=$api_url
+SQUALL_API_PATH_PREFIX=/lambda-url/api
 EOF
 }
 
@@ -183,6 +186,18 @@ start_lambda() {
     log "starting cargo lambda watch on $lambda_url (log $run/lambda.log; functions compile on first invocation)"
     (
         cd "$root"
+        # Variables cargo sets for the program it runs (this script may run
+        # under `cargo test`) must not reach the functions' `cargo run`: build
+        # scripts such as ring's watch CARGO_PKG_NAME and CARGO_MANIFEST_DIR,
+        # and a changed value makes cargo rebuild them and everything above
+        # them (DataFusion included) instead of reusing the workspace build.
+        local var
+        for var in $(compgen -e); do
+            case "$var" in
+                CARGO_PKG_* | CARGO_MANIFEST_* | CARGO_BIN_* | CARGO_CRATE_NAME | CARGO_PRIMARY_PACKAGE | CARGO_TARGET_TMPDIR | OUT_DIR)
+                    unset "$var" ;;
+            esac
+        done
         # cargo-lambda is run directly (not as `cargo lambda`) so that $CARGO
         # stays the shim: see cargo-shim.sh. No AWS profile or session token
         # of this shell leaks into the functions.

@@ -72,6 +72,8 @@ pub struct QueryJob {
     pub progress: Arc<QueryProgress>,
     /// How join-key filters are sized and shipped.
     pub filters: FilterShipping,
+    /// Injected faults the coordinator itself applies (`corrupt_payload_rate`).
+    pub faults: squall_core::config::FaultOptions,
 }
 
 /// How the coordinator turns build-side key sections into a filter and ships it.
@@ -425,8 +427,13 @@ async fn launch_task(
         reply_to: address.to_string(),
         settings: job.settings.clone(),
         filters,
+        stop_marker: backend.invoker.stop_marker(&job.query_id),
     };
-    let payload = spec.encode()?;
+    let mut payload = spec.encode()?;
+    let coords = [u64::from(stage.id), t as u64, u64::from(attempt)];
+    if squall_core::fault::happens(job.faults.corrupt_payload_rate, job.faults.seed, "corrupt_payload", &coords) {
+        payload = squall_core::fault::corrupt_task_payload(&payload);
+    }
     backend.invoker.invoke(payload).await?;
     Ok(())
 }

@@ -55,6 +55,10 @@ pub struct RunOptions {
     pub cancel: CancellationToken,
     /// Updated while the query runs.
     pub progress: Arc<QueryProgress>,
+    /// The id the query runs under (its completion queue, exchange objects,
+    /// stop marker and task logs), when the SQL is a single statement; a
+    /// fresh id otherwise. Lets a service use its own query id end to end.
+    pub query_id: Option<String>,
 }
 
 /// The result of one statement.
@@ -204,17 +208,19 @@ impl Engine {
         if statements.is_empty() {
             return Err(DataFusionError::Plan("no SQL statement given".into()));
         }
+        let single = statements.len() == 1;
         let mut last = None;
         for statement in statements {
             if options.cancel.is_cancelled() {
                 return Err(DataFusionError::Execution("query was cancelled".into()));
             }
-            last = Some(self.statement(statement, options).await?);
+            let query_id = options.query_id.clone().filter(|_| single).unwrap_or_else(new_query_id);
+            last = Some(self.statement(statement, options, &query_id).await?);
         }
         last.ok_or_else(|| DataFusionError::Plan("no SQL statement given".into()))
     }
 
-    async fn statement(&self, statement: Statement, options: &RunOptions) -> Result<QueryResult> {
+    async fn statement(&self, statement: Statement, options: &RunOptions, query_id: &str) -> Result<QueryResult> {
         let mut state = self.ctx.state();
         for (k, v) in &options.settings {
             state
@@ -227,7 +233,7 @@ impl Engine {
         match plan {
             LogicalPlan::Explain(explain) => {
                 let input = explain.plan.as_ref().clone();
-                let (staged, job) = self.prepare(state.clone(), &input, options).await?;
+                let (staged, job) = self.prepare(state.clone(), &input, options, query_id).await?;
                 let counts: Vec<usize> = (0..staged.stages.len())
                     .map(|i| job_task_count(&staged, &job, i))
                     .collect();
@@ -235,7 +241,7 @@ impl Engine {
             }
             LogicalPlan::Analyze(analyze) => {
                 let input = analyze.input.as_ref().clone();
-                let (staged, job) = self.prepare(state.clone(), &input, options).await?;
+                let (staged, job) = self.prepare(state.clone(), &input, options, query_id).await?;
                 let counts: Vec<usize> = (0..staged.stages.len())
                     .map(|i| job_task_count(&staged, &job, i))
                     .collect();
@@ -259,7 +265,7 @@ impl Engine {
                 })
             }
             plan => {
-                let (staged, job) = self.prepare(state, &plan, options).await?;
+                let (staged, job) = self.prepare(state, &plan, options, query_id).await?;
                 let schema = staged
                     .final_stage()
                     .and_then(|s| s.plan.children().first().map(|c| c.schema()))
@@ -280,6 +286,7 @@ impl Engine {
         mut state: SessionState,
         plan: &LogicalPlan,
         options: &RunOptions,
+        query_id: &str,
     ) -> Result<(StagedPlan, QueryJob)> {
         let squall = SquallConfig::from_session(state.config());
         let partitions = squall.resolved_shuffle_partitions();
@@ -320,7 +327,7 @@ impl Engine {
             }
         }
         let job = QueryJob {
-            query_id: new_query_id(),
+            query_id: query_id.to_string(),
             staged: staged.clone(),
             scan_tasks,
             settings: changed_settings(state.config()),
@@ -330,6 +337,7 @@ impl Engine {
             cancel: options.cancel.clone(),
             progress: Arc::clone(&options.progress),
             filters: FilterShipping::from_options(&squall.bloom),
+            faults: squall.fault.clone(),
         };
         Ok((staged, job))
     }

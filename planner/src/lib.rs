@@ -15,6 +15,7 @@
 //! - [`catalog`]: folders of Parquet tables.
 //! - [`profile`]: per-query, per-stage figures.
 //! - [`cost`]: the modelled AWS cost of a profiled query, at list prices.
+//! - [`paging`]: cutting a result into the pages a client reads.
 //! - [`tpch`]: data generation, the 22 queries, and answer checking.
 
 pub mod backend;
@@ -23,6 +24,7 @@ pub mod catalog;
 pub mod coordinator;
 pub mod cost;
 pub mod engine;
+pub mod paging;
 pub mod profile;
 pub mod split;
 pub mod stages;

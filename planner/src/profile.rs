@@ -3,11 +3,12 @@
 
 use std::fmt::Write as _;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use squall_core::task::{MapOutput, TaskMetrics};
 
 /// Figures of one query.
-#[derive(Debug, Clone, Default, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
 pub struct QueryProfile {
     pub query_id: String,
     pub wall_ms: u64,
@@ -58,7 +59,8 @@ pub struct FilterProfile {
 }
 
 /// Figures of one stage, summed over its accepted task attempts.
-#[derive(Debug, Clone, Default, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
 pub struct StageProfile {
     pub stage: u32,
     pub layout: String,

@@ -32,10 +32,13 @@ use parquet::arrow::async_reader::MetadataFetch;
 use parquet::file::metadata::{ParquetMetaData, ParquetMetaDataReader};
 use squall_core::task::{FileRowGroups, ScanAssignment};
 
-/// Footers already read, keyed by (store url, path, size, last modified).
+/// (store url, path, size, last modified): a footer stays valid while these do.
+type FooterKey = (String, String, u64, i64);
+
+/// Footers already read, keyed by [`FooterKey`].
 #[derive(Default)]
 pub struct FooterCache {
-    entries: Mutex<HashMap<(String, String, u64, i64), Arc<ParquetMetaData>>>,
+    entries: Mutex<HashMap<FooterKey, Arc<ParquetMetaData>>>,
 }
 
 /// Row groups of one scan after pruning.

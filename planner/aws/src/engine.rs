@@ -1,7 +1,9 @@
 //! An [`Engine`] on the aws backend: S3 for data and exchange objects, one
 //! SQS queue per query for completion messages, Lambda for tasks. The
 //! process that holds it is the coordinator (the `squall` command with
-//! `--backend aws`, or the coordinator function).
+//! `--backend aws`, or the coordinator function). With
+//! `squall.state_location` set, tasks of an ended or cancelled query are
+//! stopped through stop markers there (see [`crate::lambda`]).
 
 use std::sync::Arc;
 
@@ -17,6 +19,7 @@ use crate::env::AwsEnv;
 use crate::lambda::LambdaInvoker;
 use crate::s3::{S3Registry, split_s3_url};
 use crate::sqs::SqsQueue;
+use crate::state::StateStore;
 
 /// A runtime whose object-store registry resolves any `s3://bucket`.
 pub fn aws_runtime(env: &AwsEnv) -> Result<Arc<RuntimeEnv>> {
@@ -46,18 +49,23 @@ pub async fn aws_engine(options: EngineOptions) -> Result<Engine> {
         Some((store, url, prefix))
     };
     let queue: Arc<SqsQueue> = Arc::new(SqsQueue::new(&env, &squall.queue_prefix));
+    let mut invoker = LambdaInvoker::new(
+        &env,
+        queue.clone(),
+        &squall.worker_function,
+        squall.inline_payload_bytes,
+        payloads,
+    );
+    // With a state location, tasks still running when their query ends stop.
+    if !squall.state_location.is_empty() {
+        invoker = invoker.with_stop_markers(StateStore::at(&env, &squall.state_location)?);
+    }
     let backend = Backend {
         exchange_store,
         exchange_url,
         exchange_prefix,
         queue: Arc::clone(&queue) as _,
-        invoker: Arc::new(LambdaInvoker::new(
-            &env,
-            queue,
-            &squall.worker_function,
-            squall.inline_payload_bytes,
-            payloads,
-        )),
+        invoker: Arc::new(invoker),
     };
     Engine::with_backend(options, runtime, backend).await
 }

@@ -7,9 +7,11 @@
 //!   and never panics on bad input: undecodable tasks become failure reports
 //!   sent to the task's completion queue when its address can be read.
 //! - [`CoordinatorFunction`]: plans and drives one query, and records its
-//!   state and result under `squall.state_location` (see [`state`]).
+//!   state and result under `squall.state_location` (see [`crate::state`]);
+//!   it stops the query when a client asks to cancel it.
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use bytes::Bytes;
 use datafusion::error::{DataFusionError, Result};
@@ -17,16 +19,18 @@ use datafusion::execution::object_store::ObjectStoreUrl;
 use object_store::ObjectStoreExt;
 use object_store::path::Path;
 use serde::{Deserialize, Serialize};
+use squall_core::config::SquallConfig;
 use squall_core::task::TaskOutcome;
 use squall_core::worker::{WorkerEnv, handle_task};
-use squall_planner::EngineOptions;
+use squall_planner::paging::{PageLimits, paginate};
+use squall_planner::{CancellationToken, EngineOptions, QueryProgress, RunOptions};
+use tokio::sync::Notify;
 
 use crate::engine::{aws_engine, aws_runtime};
 use crate::env::AwsEnv;
 use crate::lambda::PayloadPointer;
 use crate::sqs::SqsQueue;
-
-pub mod state;
+use crate::state::{ErrorKind, QueryRecord, RecordedError, RecordedProgress, StateStore};
 
 /// The worker function's state across invocations of one Lambda environment.
 pub struct WorkerFunction {
@@ -57,6 +61,7 @@ impl WorkerFunction {
         let report = handle_task(&payload, &self.env).await;
         let (status, error) = match &report.outcome {
             TaskOutcome::Succeeded { .. } => ("succeeded", None),
+            TaskOutcome::Failed { error } if error.kind == "stopped" => ("stopped", Some(error.message.clone())),
             TaskOutcome::Failed { error } => ("failed", Some(error.message.clone())),
         };
         serde_json::json!({
@@ -104,44 +109,181 @@ impl WorkerFunction {
 pub struct CoordinatorRequest {
     pub query_id: String,
     pub sql: String,
+    /// Catalog location; default `SQUALL_DEFAULT_CATALOG` of the function.
     #[serde(default)]
     pub catalog: Option<String>,
+    /// Session settings of this query (`squall.*`, `datafusion.*`).
     #[serde(default)]
     pub settings: Vec<(String, String)>,
+    /// The slug of the query's URIs, kept in its record.
+    #[serde(default)]
+    pub slug: String,
+    /// Bounds of the result's pages (default: `PageLimits::default()`).
+    #[serde(default)]
+    pub page_rows: Option<usize>,
+    #[serde(default)]
+    pub page_bytes: Option<usize>,
 }
 
-/// Runs one query per invocation and records it under the state location.
+/// Runs one query per invocation and records it in the state store.
+///
+/// ```text
+/// record QUEUED? (written by the API; made here when invoked directly)
+///   cancel requested already -> CANCELED
+///   RUNNING ──> engine.sql_with(sql, cancel, progress, query_id)
+///     │  every squall.state_poll_ms: cancel requested? -> cancel the query;
+///     │                              progress changed?  -> rewrite the record
+///   ok ──> pages -> result.arrow -> FINISHED   err ──> FAILED (or CANCELED)
+/// ```
+///
+/// A duplicate invocation of an ended query does nothing. The engine itself
+/// writes the query's stop marker when it ends (however it ends), so workers
+/// still running stop.
 pub struct CoordinatorFunction;
 
 impl CoordinatorFunction {
     pub async fn handle(&self, request: CoordinatorRequest) -> serde_json::Value {
-        let store = match state::StateStore::from_env().await {
+        let store = match StateStore::from_env().await {
             Ok(s) => s,
             Err(e) => return serde_json::json!({"status": "failed", "error": e.to_string()}),
         };
-        let _ = store
-            .write_status(&request.query_id, &state::QueryStatus::running())
-            .await;
-        let outcome = async {
-            let engine = aws_engine(EngineOptions {
-                catalog: request.catalog.clone(),
-                settings: request.settings.clone(),
-            })
-            .await?;
-            engine.sql(&request.sql).await
-        }
-        .await;
-        let status = match outcome {
-            Ok(result) => match store.write_result(&request.query_id, &result).await {
-                Ok(()) => state::QueryStatus::finished(&result),
-                Err(e) => state::QueryStatus::failed(&e.to_string()),
-            },
-            Err(e) => state::QueryStatus::failed(&e.to_string()),
+        let record = match run_recorded(&store, request).await {
+            Ok(record) => record,
+            Err(e) => {
+                tracing::error!(%e, "recording query state failed");
+                return serde_json::json!({"status": "failed", "error": e.to_string()});
+            }
         };
-        if let Err(e) = store.write_status(&request.query_id, &status).await {
-            tracing::error!(%e, query_id = %request.query_id, "recording query state failed");
+        serde_json::json!({
+            "status": record.state,
+            "query_id": record.query_id,
+            "rows": record.rows,
+            "error": record.error.map(|e| e.message),
+        })
+    }
+}
+
+/// Runs the query of `request` and records every change; returns the final record.
+pub async fn run_recorded(store: &StateStore, request: CoordinatorRequest) -> Result<QueryRecord> {
+    let id = request.query_id.clone();
+    let mut record = match store.read_record(&id).await? {
+        Some(r) => r,
+        None => QueryRecord::queued(&id, &request.slug, &request.sql),
+    };
+    if record.state.is_done() {
+        tracing::info!(query_id = %id, state = ?record.state, "query already ended; duplicate invocation ignored");
+        return Ok(record);
+    }
+    if store.cancel_requested(&id).await? {
+        record.fail(RecordedError::canceled());
+        store.write_record(&record).await?;
+        return Ok(record);
+    }
+    record.start();
+    store.write_record(&record).await?;
+
+    let squall = SquallConfig::from_env()?;
+    let poll = Duration::from_millis(squall.state_poll_ms.max(10));
+    let cancel = CancellationToken::new();
+    let progress = Arc::new(QueryProgress::default());
+    let done = Arc::new(Notify::new());
+    let watcher = tokio::spawn(watch(
+        store.clone(),
+        record.clone(),
+        cancel.clone(),
+        Arc::clone(&progress),
+        Arc::clone(&done),
+        poll,
+    ));
+    let catalog = request.catalog.clone().or_else(|| std::env::var("SQUALL_DEFAULT_CATALOG").ok().filter(|c| !c.is_empty()));
+    let outcome = async {
+        let engine = aws_engine(EngineOptions {
+            catalog,
+            settings: request.settings.clone(),
+        })
+        .await?;
+        let options = RunOptions {
+            settings: Vec::new(),
+            cancel: cancel.clone(),
+            progress: Arc::clone(&progress),
+            query_id: Some(id.clone()),
+        };
+        engine.sql_with(&request.sql, &options).await
+    }
+    .await;
+    // The watcher finishes the write it may be doing before the final one.
+    done.notify_one();
+    if let Err(e) = watcher.await {
+        tracing::warn!(%e, query_id = %id, "progress watcher failed");
+    }
+    record.progress = RecordedProgress::of(&progress);
+    let canceled = cancel.is_cancelled() || store.cancel_requested(&id).await.unwrap_or(false);
+    match outcome {
+        Ok(_) if canceled => record.fail(RecordedError::canceled()),
+        Err(_) if canceled => record.fail(RecordedError::canceled()),
+        Ok(result) => {
+            let limits = PageLimits {
+                rows: request.page_rows.unwrap_or(PageLimits::default().rows),
+                bytes: request.page_bytes.unwrap_or(PageLimits::default().bytes),
+            };
+            let stored = async {
+                let pages = paginate(&result.schema, &result.batches, limits)?;
+                store.write_result(&id, &result.schema, &pages).await
+            }
+            .await;
+            match stored {
+                Ok(index) => {
+                    record.profile = result.profile;
+                    record.finish(index);
+                }
+                Err(e) => record.fail(RecordedError::new(
+                    ErrorKind::Internal,
+                    format!("storing the result of query {id}: {e}"),
+                )),
+            }
         }
-        serde_json::to_value(&status).unwrap_or_default()
+        Err(e) => {
+            tracing::info!(query_id = %id, error = %e, "query failed");
+            record.fail(RecordedError::from_datafusion(&e));
+        }
+    }
+    store.write_record(&record).await?;
+    Ok(record)
+}
+
+/// While the query runs: cancels it once a cancel is requested, and rewrites
+/// its record when the progress has changed. Returns when `done` is notified.
+async fn watch(
+    store: StateStore,
+    mut record: QueryRecord,
+    cancel: CancellationToken,
+    progress: Arc<QueryProgress>,
+    done: Arc<Notify>,
+    poll: Duration,
+) {
+    let id = record.query_id.clone();
+    loop {
+        tokio::select! {
+            _ = done.notified() => return,
+            _ = tokio::time::sleep(poll) => {}
+        }
+        if !cancel.is_cancelled() {
+            match store.cancel_requested(&id).await {
+                Ok(true) => {
+                    tracing::info!(query_id = %id, "cancel requested; stopping the query");
+                    cancel.cancel();
+                }
+                Ok(false) => {}
+                Err(e) => tracing::warn!(%e, query_id = %id, "looking for a cancel request failed"),
+            }
+        }
+        let now = RecordedProgress::of(&progress);
+        if now != record.progress && !cancel.is_cancelled() {
+            record.progress = now;
+            if let Err(e) = store.write_record(&record).await {
+                tracing::warn!(%e, query_id = %id, "recording progress failed");
+            }
+        }
     }
 }
 

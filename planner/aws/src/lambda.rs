@@ -6,8 +6,17 @@
 //! coordinator retries it like any failed attempt. A payload over `squall.inline_payload_bytes` (Lambda's async limit
 //! is 1 MB; the default keeps well below it) is stored in S3 under
 //! `squall.payload_location` and the invocation carries only its location.
+//!
+//! Nothing reaches into a running invocation, so stopping tasks goes through
+//! S3: with a state store, every task carries the location of its query's
+//! stop marker, and [`Invoker::cancel`] (called whenever a query ends)
+//! creates it; running workers see it within `squall.task.stop_poll_ms`.
+//!
+//! [`FunctionStarter`] starts one function asynchronously (the API starting
+//! a coordinator) and tells its caller whether the invocation was accepted.
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use async_trait::async_trait;
 use aws_sdk_lambda::primitives::Blob;
@@ -19,10 +28,12 @@ use serde::{Deserialize, Serialize};
 use squall_core::error::{Result, SquallError};
 use squall_core::seams::{CompletionQueue, Invoker};
 use squall_core::task::{
-    PROTOCOL_VERSION, TaskFailure, TaskIdentity, TaskMetrics, TaskOutcome, TaskReport,
+    ObjectLocation, PROTOCOL_VERSION, TaskFailure, TaskIdentity, TaskMetrics, TaskOutcome,
+    TaskReport,
 };
 
 use crate::env::AwsEnv;
+use crate::state::StateStore;
 
 /// What a worker invocation carries when the task itself is in S3.
 #[derive(Debug, Serialize, Deserialize)]
@@ -39,6 +50,8 @@ pub struct LambdaInvoker {
     inline_limit: usize,
     /// (store, `s3://bucket`, key prefix) for large payloads.
     payloads: Option<(Arc<dyn ObjectStore>, String, String)>,
+    /// Where stop markers go; without one, running tasks cannot be stopped.
+    state: Option<StateStore>,
 }
 
 impl LambdaInvoker {
@@ -55,7 +68,14 @@ impl LambdaInvoker {
             function: function.to_string(),
             inline_limit,
             payloads,
+            state: None,
         }
+    }
+
+    /// Stop the tasks of ended queries through stop markers in `state`.
+    pub fn with_stop_markers(mut self, state: StateStore) -> Self {
+        self.state = Some(state);
+        self
     }
 }
 
@@ -111,6 +131,80 @@ impl Invoker for LambdaInvoker {
             }
         });
         Ok(())
+    }
+
+    async fn cancel(&self, query_id: &str) -> Result<()> {
+        if let Some(state) = &self.state {
+            // The error names the marker's key.
+            state.write_stop(query_id).await?;
+        }
+        Ok(())
+    }
+
+    fn stop_marker(&self, query_id: &str) -> Option<ObjectLocation> {
+        self.state.as_ref().map(|s| s.stop_marker(query_id))
+    }
+}
+
+/// Starts one Lambda function with an asynchronous (`Event`) invocation.
+pub struct FunctionStarter {
+    client: aws_sdk_lambda::Client,
+    function: String,
+    wait: Duration,
+}
+
+/// What became of a start.
+#[derive(Debug)]
+pub enum Start {
+    /// Lambda accepted the invocation (the function runs on its own).
+    Accepted,
+    /// No answer within the wait: the invocation is still in flight (under
+    /// `cargo lambda watch`, which answers event invocations only when the
+    /// function returns). The handle resolves with its outcome.
+    Pending(tokio::task::JoinHandle<std::result::Result<(), String>>),
+}
+
+impl FunctionStarter {
+    /// Starts `function`, waiting up to `wait` for Lambda to accept each invocation.
+    pub fn new(env: &AwsEnv, function: &str, wait: Duration) -> Self {
+        Self {
+            client: aws_sdk_lambda::Client::new(&env.sdk),
+            function: function.to_string(),
+            wait,
+        }
+    }
+
+    pub fn function(&self) -> &str {
+        &self.function
+    }
+
+    /// Invokes the function with `payload`. An error names the function and
+    /// carries the SDK's whole error chain (endpoint, credentials, throttling).
+    pub async fn start(&self, payload: Vec<u8>) -> std::result::Result<Start, String> {
+        let request = self
+            .client
+            .invoke()
+            .function_name(&self.function)
+            .invocation_type(InvocationType::Event)
+            .payload(Blob::new(payload));
+        let function = self.function.clone();
+        // Sent from a task of its own, so that a slow answer does not hold the
+        // caller and the request still completes after `wait`.
+        let mut sent = tokio::spawn(async move {
+            match request.send().await {
+                Ok(out) => match out.function_error() {
+                    Some(kind) => Err(format!("Lambda function {function} failed: {kind}")),
+                    None => Ok(()),
+                },
+                Err(e) => Err(format!("invoking Lambda function {function}: {}", crate::error_chain(&e))),
+            }
+        });
+        match tokio::time::timeout(self.wait, &mut sent).await {
+            Ok(Ok(Ok(()))) => Ok(Start::Accepted),
+            Ok(Ok(Err(message))) => Err(message),
+            Ok(Err(join)) => Err(format!("invoking Lambda function {}: {join}", self.function)),
+            Err(_) => Ok(Start::Pending(sent)),
+        }
     }
 }
 

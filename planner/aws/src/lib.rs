@@ -20,6 +20,8 @@
 //! - [`s3`]: S3 object stores and a registry that creates them per bucket.
 //! - [`sqs`], [`lambda`]: the queue and invoker seams.
 //! - [`engine`]: an [`squall_planner::Engine`] over these seams.
+//! - [`state`]: query state in S3 (records, results by page, cancel and stop
+//!   markers), shared by the API, the coordinator function and the workers.
 //! - [`functions`]: what the worker and coordinator Lambda functions run.
 
 pub mod engine;
@@ -28,6 +30,7 @@ pub mod functions;
 pub mod lambda;
 pub mod s3;
 pub mod sqs;
+pub mod state;
 
 pub use engine::aws_engine;
 pub use env::AwsEnv;

@@ -48,6 +48,10 @@ config_namespace! {
         /// Memory one task may reserve (0 = no limit beyond the worker's).
         /// Operators that can spill do; others fail the query with a clear error.
         pub memory_limit_bytes: usize, default = 0
+        /// Milliseconds between a running task's looks at its query's stop
+        /// marker (aws backend: a cancel or the end of the query stops tasks
+        /// that are still running); 0 = look only once, when the task starts.
+        pub stop_poll_ms: u64, default = 1000
     }
 }
 
@@ -58,6 +62,13 @@ config_namespace! {
         pub seed: u64, default = 0
         /// Probability that a task attempt fails (before or after writing its output).
         pub task_crash_rate: f64, default = 0.0
+        /// Every task attempt waits this many milliseconds before it runs (a slow
+        /// worker); a stop marker still stops it while it waits.
+        pub task_delay_ms: u64, default = 0
+        /// Probability that the coordinator sends a task payload whose plan the
+        /// worker cannot decode (its identity fields stay readable, so the
+        /// worker still reports the failure to the right query and task).
+        pub corrupt_payload_rate: f64, default = 0.0
     }
 }
 
@@ -115,7 +126,8 @@ extensions_options! {
         pub payload_location: String, default = String::new()
         /// aws: task payloads larger than this many bytes travel through S3.
         pub inline_payload_bytes: usize, default = 200 * 1024
-        /// aws: `s3://bucket/prefix` where query state and results are kept.
+        /// aws: `s3://bucket/prefix` where query state and results are kept (and
+        /// the markers that cancel a query and stop its running tasks).
         pub state_location: String, default = String::new()
         /// aws: memory of the worker function in MB, as deployed (vCPUs scale with
         /// it); sets the Lambda GB-seconds of the modelled cost of a query.
@@ -123,6 +135,15 @@ extensions_options! {
         /// aws: memory of the coordinator function in MB, as deployed; the
         /// coordinator runs for a query's whole wall time in the modelled cost.
         pub coordinator_memory_mb: u64, default = 1024
+        /// aws: milliseconds the API waits for the coordinator function's
+        /// invocation to be accepted before it answers the client. Lambda accepts
+        /// an event invocation at once; `cargo lambda watch` answers only when the
+        /// function returns, so the invocation then goes on in the background.
+        pub coordinator_start_wait_ms: u64, default = 1000
+        /// aws: milliseconds between the coordinator function's looks for a
+        /// cancel request (it also records progress then), and between the
+        /// API's reads of a query's state while a client long-polls.
+        pub state_poll_ms: u64, default = 500
         /// Scan splitting.
         pub scan: ScanOptions, default = ScanOptions::default()
         /// Exchange.

@@ -14,6 +14,7 @@ use async_trait::async_trait;
 use bytes::Bytes;
 
 use crate::error::Result;
+use crate::task::ObjectLocation;
 
 /// Where task reports travel. Each query gets its own queue, so concurrent
 /// queries never see each other's messages. Delivery is at-least-once:
@@ -38,7 +39,18 @@ pub trait Invoker: Send + Sync {
 
     /// Stop every task of `query_id` that is still running, as far as the
     /// backend can. Returns when they are stopped (or cannot be reached).
+    ///
+    /// The coordinator calls this whenever a query ends (finished, failed or
+    /// cancelled), so stragglers and duplicates stop too. A backend that
+    /// cannot reach running tasks directly (Lambda) creates the query's
+    /// [`Invoker::stop_marker`] here instead.
     async fn cancel(&self, _query_id: &str) -> Result<()> {
         Ok(())
+    }
+
+    /// Where the tasks of `query_id` look for their stop marker (sent in
+    /// every `TaskSpec`), or `None` when the backend stops tasks itself.
+    fn stop_marker(&self, _query_id: &str) -> Option<ObjectLocation> {
+        None
     }
 }

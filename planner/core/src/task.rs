@@ -43,6 +43,13 @@ pub struct TaskSpec {
     /// stage that published it.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub filters: Vec<FilterBinding>,
+    /// An object whose existence tells the task to stop: the backend creates
+    /// it when the query is cancelled or has ended (see
+    /// [`Invoker::stop_marker`](crate::seams::Invoker::stop_marker)). The task
+    /// looks for it every `squall.task.stop_poll_ms` while it runs. Absent
+    /// where the backend stops tasks itself (the embedded one).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stop_marker: Option<ObjectLocation>,
 }
 
 /// The join-key filter published by stage `source_stage`, for a task that applies it.
@@ -298,6 +305,7 @@ mod tests {
                     bytes: Bytes::from_static(b"SQKF"),
                 },
             }],
+            stop_marker: None,
         }
     }
 
@@ -309,6 +317,13 @@ mod tests {
         assert_eq!(back.scans, s.scans);
         assert_eq!(back.output, s.output);
         assert_eq!(back.filters, s.filters);
+        assert_eq!(back.stop_marker, None);
+        // A spec from a coordinator that predates stop markers still decodes.
+        let mut json: serde_json::Value = serde_json::from_slice(&s.encode().unwrap()).unwrap();
+        assert!(json.get("stop_marker").is_none(), "absent markers are not sent");
+        json["stop_marker"] = serde_json::json!({"store_url": "s3://b", "key": "state/q1/stop"});
+        let with_marker = TaskSpec::decode(json.to_string().as_bytes()).unwrap();
+        assert_eq!(with_marker.stop_marker.unwrap().key, "state/q1/stop");
     }
 
     #[test]

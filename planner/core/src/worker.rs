@@ -11,10 +11,17 @@
 //! A worker never panics on bad input: a payload that does not decode, a
 //! wrong protocol version, a plan that does not bind — each becomes a failure
 //! report naming the stage and task (as far as they could be read).
+//!
+//! A task whose spec names a stop marker (the aws backend, where nothing can
+//! reach into a running Lambda invocation) looks for that object when it
+//! starts and then every `squall.task.stop_poll_ms` while it runs; once the
+//! marker exists the task is dropped wherever it is (between batches, during
+//! a read) and ends `stopped` without writing its output; it sends no report,
+//! since its query has ended.
 
 use std::collections::HashMap;
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use datafusion::common::tree_node::{Transformed, TreeNode};
 use datafusion::error::DataFusionError;
@@ -38,8 +45,8 @@ use crate::memory::PeakTrackingPool;
 use crate::scan::bind_task;
 use crate::seams::CompletionQueue;
 use crate::task::{
-    FilterBinding, FilterData, PROTOCOL_VERSION, TaskFailure, TaskIdentity, TaskMetrics,
-    TaskOutcome, TaskReport, TaskSpec,
+    FilterBinding, FilterData, ObjectLocation, PROTOCOL_VERSION, TaskFailure, TaskIdentity,
+    TaskMetrics, TaskOutcome, TaskReport, TaskSpec,
 };
 
 /// What a worker process holds across tasks.
@@ -83,6 +90,11 @@ pub async fn handle_task(payload: &[u8], env: &WorkerEnv) -> TaskReport {
         tracing::error!(error = ?report.outcome, "task report has no reply address; dropped");
         return report;
     }
+    if matches!(&report.outcome, TaskOutcome::Failed { error } if error.kind == "stopped") {
+        // The stop marker exists once the query has ended: its queue is gone
+        // or going, and nobody reads this report.
+        return report;
+    }
     match report.encode() {
         Ok(body) => {
             if let Err(e) = env.queue.send(&reply_to, body).await {
@@ -95,7 +107,20 @@ pub async fn handle_task(payload: &[u8], env: &WorkerEnv) -> TaskReport {
 }
 
 async fn run_task(spec: &TaskSpec, env: &WorkerEnv, started: Instant) -> TaskReport {
-    match execute(spec, env).await {
+    tracing::info!("task started");
+    let result = tokio::select! {
+        result = execute(spec, env) => result,
+        marker = stop_requested(spec, env) => {
+            tracing::info!(%marker, "task stopped by its query's stop marker");
+            Err(SquallError::Stopped { stage: spec.stage, task: spec.task, marker })
+        }
+    };
+    if let Err(e) = &result {
+        tracing::info!(error = %e, "task failed");
+    } else {
+        tracing::info!("task succeeded");
+    }
+    match result {
         Ok((outcome, mut metrics)) => {
             metrics.wall_ms = started.elapsed().as_millis() as u64;
             TaskReport {
@@ -113,13 +138,17 @@ async fn run_task(spec: &TaskSpec, env: &WorkerEnv, started: Instant) -> TaskRep
                 &e,
                 SquallError::DataFusion(d) if matches!(d.find_root(), DataFusionError::ResourcesExhausted(_))
             );
-            // Another attempt cannot fix a bad payload, a bad setting, or a
-            // task that needs more memory than its limit.
+            // Another attempt cannot fix a bad payload, a bad setting, a
+            // stopped query, or a task that needs more memory than its limit.
             let retryable = !out_of_memory
-                && !matches!(e, SquallError::BadTaskPayload(_) | SquallError::Config(_));
+                && !matches!(
+                    e,
+                    SquallError::BadTaskPayload(_) | SquallError::Config(_) | SquallError::Stopped { .. }
+                );
             let kind = match e {
                 SquallError::InjectedFault(_) => "injected",
                 SquallError::Config(_) => "config",
+                SquallError::Stopped { .. } => "stopped",
                 _ if out_of_memory => "memory_limit",
                 _ => "execution",
             };
@@ -134,6 +163,47 @@ async fn run_task(spec: &TaskSpec, env: &WorkerEnv, started: Instant) -> TaskRep
                 started,
             )
         }
+    }
+}
+
+/// Resolves once the task's stop marker exists (its `s3://…/key` text);
+/// never, for a task without one.
+async fn stop_requested(spec: &TaskSpec, env: &WorkerEnv) -> String {
+    let Some(marker) = &spec.stop_marker else {
+        return std::future::pending().await;
+    };
+    let poll = session_config(&spec.settings)
+        .map(|c| SquallConfig::from_session(&c).task.stop_poll_ms)
+        .unwrap_or(1000);
+    watch_marker(marker, env, poll).await
+}
+
+async fn watch_marker(marker: &ObjectLocation, env: &WorkerEnv, poll_ms: u64) -> String {
+    let text = format!("{}/{}", marker.store_url.trim_end_matches('/'), marker.key);
+    let store = match ObjectStoreUrl::parse(&marker.store_url).and_then(|u| env.runtime.object_store(u)) {
+        Ok(store) => store,
+        Err(e) => {
+            tracing::warn!(%e, marker = %text, "stop marker store unavailable; the task cannot be stopped early");
+            return std::future::pending().await;
+        }
+    };
+    let path = Path::from(marker.key.as_str());
+    let mut warned = false;
+    loop {
+        match store.head(&path).await {
+            Ok(_) => return text,
+            Err(object_store::Error::NotFound { .. }) => {}
+            Err(e) => {
+                if !warned {
+                    tracing::warn!(%e, marker = %text, "looking for the stop marker failed; looking again later");
+                    warned = true;
+                }
+            }
+        }
+        if poll_ms == 0 {
+            return std::future::pending().await;
+        }
+        tokio::time::sleep(Duration::from_millis(poll_ms)).await;
     }
 }
 
@@ -152,6 +222,9 @@ pub fn session_config(settings: &[(String, String)]) -> Result<SessionConfig> {
 async fn execute(spec: &TaskSpec, env: &WorkerEnv) -> Result<(TaskOutcome, TaskMetrics)> {
     let config = session_config(&spec.settings)?;
     let squall = SquallConfig::from_session(&config);
+    if squall.fault.task_delay_ms > 0 {
+        tokio::time::sleep(Duration::from_millis(squall.fault.task_delay_ms)).await;
+    }
     // A pool of the task's own, to measure its peak (and limit it).
     let pool = Arc::new(PeakTrackingPool::for_task(
         &env.runtime.memory_pool,
@@ -351,5 +424,108 @@ fn failure_report(
             wall_ms: started.elapsed().as_millis() as u64,
             ..Default::default()
         },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Mutex;
+
+    use async_trait::async_trait;
+    use bytes::Bytes;
+
+    use super::*;
+
+    /// A completion queue that keeps what it is sent.
+    #[derive(Default)]
+    struct Sink(Mutex<Vec<(String, String)>>);
+
+    #[async_trait]
+    impl CompletionQueue for Sink {
+        async fn create(&self, query_id: &str) -> Result<String> {
+            Ok(query_id.to_string())
+        }
+        async fn send(&self, address: &str, body: String) -> Result<()> {
+            self.0.lock().unwrap().push((address.to_string(), body));
+            Ok(())
+        }
+        async fn receive(&self, _: &str, _: Duration) -> Result<Vec<String>> {
+            Ok(vec![])
+        }
+        async fn delete(&self, _: &str) -> Result<()> {
+            Ok(())
+        }
+    }
+
+    fn slow_spec(marker: &std::path::Path) -> TaskSpec {
+        let key = marker.to_string_lossy().trim_start_matches('/').to_string();
+        TaskSpec {
+            protocol: PROTOCOL_VERSION,
+            query_id: "q1".into(),
+            stage: 2,
+            task: 3,
+            attempt: 0,
+            plan: Bytes::from_static(b"never decoded: the task is stopped first"),
+            scans: vec![],
+            inputs: vec![],
+            output: ObjectLocation {
+                store_url: "file://".into(),
+                key: format!("{key}.out"),
+            },
+            reply_to: "reply".into(),
+            settings: vec![
+                ("squall.fault.task_delay_ms".into(), "60000".into()),
+                ("squall.task.stop_poll_ms".into(), "20".into()),
+            ],
+            stop_marker: Some(ObjectLocation {
+                store_url: "file://".into(),
+                key,
+            }),
+        }
+    }
+
+    #[tokio::test]
+    async fn a_stop_marker_stops_a_running_task() {
+        let dir = tempfile::tempdir().unwrap();
+        let marker = dir.path().join("stop");
+        let sink = Arc::new(Sink::default());
+        let env = WorkerEnv {
+            runtime: Arc::new(RuntimeEnv::default()),
+            queue: Arc::clone(&sink) as _,
+        };
+        let payload = slow_spec(&marker).encode().unwrap();
+        let started = Instant::now();
+        let task = tokio::spawn(async move { handle_task(&payload, &env).await });
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        assert!(!task.is_finished(), "the task ran before its delay was over");
+        std::fs::write(&marker, b"").unwrap();
+        let report = tokio::time::timeout(Duration::from_secs(10), task).await.unwrap().unwrap();
+        assert!(started.elapsed() < Duration::from_secs(10));
+        let TaskOutcome::Failed { error } = &report.outcome else {
+            panic!("a stopped task succeeded: {report:?}");
+        };
+        assert_eq!(error.kind, "stopped");
+        assert!(!error.retryable);
+        assert!(error.message.contains("stage 2, task 3"), "{}", error.message);
+        assert!(sink.0.lock().unwrap().is_empty(), "a report sent to an ended query");
+        assert!(!dir.path().join("stop.out").exists(), "a stopped task wrote its output");
+    }
+
+    #[tokio::test]
+    async fn a_task_started_after_the_stop_does_not_run() {
+        let dir = tempfile::tempdir().unwrap();
+        let marker = dir.path().join("stop");
+        std::fs::write(&marker, b"").unwrap();
+        let sink = Arc::new(Sink::default());
+        let env = WorkerEnv {
+            runtime: Arc::new(RuntimeEnv::default()),
+            queue: Arc::clone(&sink) as _,
+        };
+        let mut spec = slow_spec(&marker);
+        spec.settings.push(("squall.task.stop_poll_ms".into(), "0".into()));
+        let report = tokio::time::timeout(Duration::from_secs(10), handle_task(&spec.encode().unwrap(), &env))
+            .await
+            .unwrap();
+        assert!(matches!(&report.outcome, TaskOutcome::Failed { error } if error.kind == "stopped"), "{report:?}");
     }
 }

@@ -7,11 +7,13 @@
 //! squall tpch driver --sf SF [--data DIR] [--config K=V]...   (JSON lines over stdin/stdout)
 //! squall config                      list every squall.* setting with its default
 //! squall cost < INPUTS.jsonl         price CostInputs JSON lines (see squall_planner::cost)
-//! squall serve [--port 8080] [--host 127.0.0.1] [--catalog DIR] [--token T] [--config K=V]...
+//! squall serve [--port 8080] [--host 127.0.0.1] [--backend local|aws] [--catalog DIR|s3://...] [--token T] [--config K=V]...
 //! ```
 //!
 //! `serve` runs the HTTP API (the Trino client protocol, see
-//! [`crate::router`]) over the embedded engine. It binds 127.0.0.1 by
+//! [`crate::router`]) over the embedded engine, or with `--backend aws` over
+//! the aws query service (state in S3, a coordinator function per query: the
+//! same service as the api Lambda function). It binds 127.0.0.1 by
 //! default; a non-loopback address needs a token (`--token` or
 //! `SQUALL_API_TOKEN`), or it refuses to start. Once listening it prints
 //! `listening on http://ADDR` on stdout (with `--port 0`, the port chosen).
@@ -32,10 +34,12 @@ use squall_planner::tpch;
 use squall_planner::{Engine, EngineOptions, QueryResult};
 
 use crate::auth::{ApiAuth, check_bind};
+use crate::aws::{AwsOptions, AwsService};
 use crate::embedded::{EmbeddedOptions, EmbeddedService};
 use crate::error::ServerError;
 use crate::router::{ApiOptions, router};
 use crate::serve::serve;
+use crate::service::QueryService;
 
 #[derive(Parser, Debug)]
 #[command(
@@ -80,7 +84,7 @@ enum Command {
     /// coordinator_ms, coordinator_memory_mb, s3_get, s3_put, s3_list,
     /// sqs_requests), one JSON cost breakdown per stdout line.
     Cost,
-    /// Serve the HTTP API (Trino client protocol) over the embedded engine.
+    /// Serve the HTTP API (Trino client protocol) over the embedded engine or the aws backend.
     Serve {
         /// Port to listen on (0: any free port, printed once listening).
         #[arg(long, default_value_t = 8080)]
@@ -88,7 +92,11 @@ enum Command {
         /// Address to bind; anything but loopback needs --token.
         #[arg(long, default_value = "127.0.0.1")]
         host: String,
-        /// Folder whose sub-folders are tables of Parquet files.
+        /// Where queries run: `local` (in this process) or `aws` (a coordinator
+        /// Lambda function per query, state in S3 under squall.state_location).
+        #[arg(long, env = "SQUALL_BACKEND", default_value = "local")]
+        backend: String,
+        /// Folder (or s3:// prefix) whose sub-folders are tables of Parquet files.
         #[arg(long, env = "SQUALL_CATALOG")]
         catalog: Option<String>,
         /// Require `Authorization: Bearer TOKEN` (or basic auth with TOKEN as password).
@@ -203,10 +211,11 @@ async fn run(cli: Cli) -> std::result::Result<ExitCode, ServerError> {
         Command::Serve {
             port,
             host,
+            backend,
             catalog,
             token,
             config,
-        } => serve_command(&host, port, catalog, token, config).await,
+        } => serve_command(&host, port, &backend, catalog, token, config).await,
         command => Ok(run_engine_command(command).await?),
     }
 }
@@ -216,6 +225,7 @@ async fn run(cli: Cli) -> std::result::Result<ExitCode, ServerError> {
 async fn serve_command(
     host: &str,
     port: u16,
+    backend: &str,
     catalog: Option<String>,
     token: Option<String>,
     config: Vec<(String, String)>,
@@ -235,12 +245,32 @@ async fn serve_command(
         None => ApiAuth::None,
     };
     check_bind(&addr, &auth)?;
-    let engine = Engine::local(EngineOptions {
-        catalog,
-        settings: config,
-    })
-    .await?;
-    let service = EmbeddedService::new(Arc::new(engine), EmbeddedOptions::default());
+    let service: Arc<dyn QueryService> = match backend {
+        "local" => {
+            let engine = Engine::local(EngineOptions {
+                catalog,
+                settings: config,
+            })
+            .await?;
+            Arc::new(EmbeddedService::new(
+                Arc::new(engine),
+                EmbeddedOptions::default(),
+            ))
+        }
+        "aws" => Arc::new(
+            AwsService::from_env(AwsOptions {
+                catalog,
+                settings: config,
+                ..AwsOptions::default()
+            })
+            .await?,
+        ),
+        other => {
+            return Err(ServerError::BadRequest {
+                message: format!("unknown backend {other:?} (expected local or aws)"),
+            });
+        }
+    };
     let listener = tokio::net::TcpListener::bind(addr)
         .await
         .map_err(|source| ServerError::Io {
@@ -264,7 +294,7 @@ async fn serve_command(
     eprintln!("squall serve: {auth_note}; Ctrl-C stops");
     serve(
         listener,
-        router(Arc::new(service), ApiOptions::new(auth)),
+        router(service, ApiOptions::new(auth)),
         shutdown_signal(),
     )
     .await?;

@@ -28,11 +28,10 @@ use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex, MutexGuard, Weak};
 use std::time::{Duration, Instant};
 
-use arrow::array::{BooleanArray, RecordBatch};
-use arrow::datatypes::{DataType, Field, Schema, SchemaRef};
+use arrow::array::RecordBatch;
+use arrow::datatypes::SchemaRef;
 use async_trait::async_trait;
 use datafusion::error::DataFusionError;
-use datafusion::sql::parser::DFParser;
 use squall_planner::profile::QueryProfile;
 use squall_planner::{CancellationToken, Engine, QueryProgress, RunOptions};
 use tokio::sync::{Semaphore, watch};
@@ -42,9 +41,11 @@ use crate::paging::{PageLimits, paginate};
 use crate::query_error::{self, QueryError};
 use crate::service::{
     Metrics, Page, Progress, QueryService, QueryState, QueryStatus, SessionInfo, SessionUpdate,
-    Submitted,
+    Submitted, check_one_statement,
 };
-use crate::session::{SessionStatement, parse_session_statement};
+use crate::session::{
+    SessionStatement, answer_session_statement, parse_session_statement, session_statement_result,
+};
 
 /// Knobs of the embedded service.
 #[derive(Debug, Clone)]
@@ -319,17 +320,12 @@ async fn execute(inner: &Inner, entry: &Entry) -> Result<Outcome, DataFusionErro
     if let Some(statement) = parse_session_statement(&entry.sql) {
         return session_statement(inner, statement);
     }
-    let statements = DFParser::parse_sql(&entry.sql)?;
-    if statements.len() > 1 {
-        return Err(DataFusionError::Plan(format!(
-            "a request holds one statement, got {}; send them one at a time",
-            statements.len()
-        )));
-    }
+    check_one_statement(&entry.sql)?;
     let options = RunOptions {
         settings: entry.session.properties.clone(),
         cancel: entry.cancel.clone(),
         progress: Arc::clone(&entry.progress),
+        query_id: Some(entry.id.clone()),
     };
     let result = inner.engine.sql_with(&entry.sql, &options).await?;
     let pages = paginate(&result.schema, &result.batches, inner.options.page_limits)?;
@@ -352,38 +348,11 @@ fn session_statement(
     inner: &Inner,
     statement: SessionStatement,
 ) -> Result<Outcome, DataFusionError> {
-    let (update_type, session) = match statement {
-        SessionStatement::Set { name, value } => {
-            let mut config = inner.engine.context().copied_config();
-            config
-                .options_mut()
-                .set(&name, &value)
-                .map_err(|e| DataFusionError::Configuration(format!("{name} = {value}: {e}")))?;
-            let session = SessionUpdate {
-                set: vec![(name, value)],
-                clear: Vec::new(),
-            };
-            ("SET SESSION", session)
-        }
-        SessionStatement::Reset { name } => {
-            let session = SessionUpdate {
-                set: Vec::new(),
-                clear: vec![name],
-            };
-            ("RESET SESSION", session)
-        }
-    };
-    let schema = Arc::new(Schema::new(vec![Field::new(
-        "result",
-        DataType::Boolean,
-        false,
-    )]));
-    let batch = RecordBatch::try_new(
-        schema.clone(),
-        vec![Arc::new(BooleanArray::from(vec![true]))],
-    )?;
+    let config = inner.engine.context().copied_config();
+    let (update_type, session) = answer_session_statement(&config, statement)?;
+    let batch = session_statement_result()?;
     Ok(Outcome {
-        schema,
+        schema: batch.schema(),
         pages: vec![batch],
         metrics: Metrics::default(),
         update_type: Some(update_type.to_string()),
@@ -391,7 +360,8 @@ fn session_statement(
     })
 }
 
-fn profile_metrics(p: &QueryProfile) -> Metrics {
+/// The API's figures of a query from its profile.
+pub(crate) fn profile_metrics(p: &QueryProfile) -> Metrics {
     Metrics {
         wall_ms: p.wall_ms,
         cpu_ms: p.cpu_ms,

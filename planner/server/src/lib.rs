@@ -3,7 +3,7 @@
 //! squall's HTTP API: the Trino client REST protocol, so the Trino CLI and
 //! JDBC driver, the `trino` Python client, Superset and dbt talk to squall
 //! unchanged; and the `squall` command, whose `serve` subcommand runs that
-//! API on a local port over the embedded engine.
+//! API on a local port over the embedded engine or the aws backend.
 //!
 //! ```text
 //!  client ── POST /v1/statement ──> router ── submit ──> QueryService ──> engine / coordinator
@@ -15,14 +15,18 @@
 //!
 //! The router is written against the [`QueryService`] trait only. The
 //! embedded implementation ([`EmbeddedService`]) keeps each query's state and
-//! result in memory; a cloud implementation keeps them in the object store
-//! and starts a coordinator function, behind the same trait.
+//! result in memory; the aws one ([`AwsService`]) keeps them in S3 and starts
+//! a coordinator function, behind the same trait. The same router runs in
+//! `squall serve` and, through `lambda_http`, in the api Lambda function
+//! ([`aws::api_function_router`]).
 //!
 //! # Layout
 //!
 //! - [`service`]: the [`QueryService`] trait and what it speaks (status, pages, session).
 //! - [`embedded`]: [`EmbeddedService`], the trait over an in-process `squall_planner::Engine`.
-//! - [`paging`]: cutting a result into pages bounded by rows and bytes.
+//! - [`aws`]: [`AwsService`], the trait over query state in S3 and the coordinator function.
+//! - [`paging`]: cutting a result into pages bounded by rows and bytes
+//!   (`squall_planner::paging`, shared with the coordinator function).
 //! - [`query_error`]: Trino error names, codes and types, and how engine errors map to them.
 //! - [`types`]: Arrow types as Trino types (`decimal(15,2)`, `varchar`, typeSignature).
 //! - [`encoding`]: Arrow values as Trino's JSON value encodings.
@@ -36,11 +40,12 @@
 //! - [`error`]: [`ServerError`], the crate's one error type.
 
 pub mod auth;
+pub mod aws;
 pub mod cli;
 pub mod embedded;
 pub mod encoding;
 pub mod error;
-pub mod paging;
+pub use squall_planner::paging;
 pub mod protocol;
 pub mod query_error;
 pub mod router;
@@ -51,6 +56,7 @@ pub mod types;
 pub mod uris;
 
 pub use auth::ApiAuth;
+pub use aws::{AwsOptions, AwsService};
 pub use embedded::{EmbeddedOptions, EmbeddedService};
 pub use error::ServerError;
 pub use router::{ApiOptions, router};

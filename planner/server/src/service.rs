@@ -25,6 +25,9 @@ use arrow::datatypes::SchemaRef;
 use arrow::record_batch::RecordBatch;
 use async_trait::async_trait;
 
+use datafusion::error::DataFusionError;
+use datafusion::sql::parser::DFParser;
+
 use crate::error::ServerError;
 use crate::query_error::QueryError;
 
@@ -184,4 +187,18 @@ pub trait QueryService: Send + Sync {
 
     /// Cancels the query; a no-op once it is done.
     async fn cancel(&self, id: &str) -> Result<(), ServerError>;
+}
+
+/// Checks that `sql` parses as exactly one statement: a request holds one
+/// statement, as in Trino. Cheap (no catalog is consulted), so a service
+/// rejects bad SQL before it starts anything.
+pub fn check_one_statement(sql: &str) -> Result<(), DataFusionError> {
+    let statements = DFParser::parse_sql(sql)?;
+    match statements.len() {
+        1 => Ok(()),
+        0 => Err(DataFusionError::Plan("no SQL statement given".into())),
+        n => Err(DataFusionError::Plan(format!(
+            "a request holds one statement, got {n}; send them one at a time"
+        ))),
+    }
 }

@@ -14,11 +14,17 @@
 //! form wins when both are sent. Property values are percent-encoded on the
 //! wire both ways.
 
+use std::sync::Arc;
+
+use arrow::array::{BooleanArray, RecordBatch};
+use arrow::datatypes::{DataType, Field, Schema};
 use axum::http::HeaderMap;
+use datafusion::error::DataFusionError;
+use datafusion::prelude::SessionConfig;
 use percent_encoding::{AsciiSet, NON_ALPHANUMERIC, percent_decode_str, utf8_percent_encode};
 
 use crate::error::ServerError;
-use crate::service::SessionInfo;
+use crate::service::{SessionInfo, SessionUpdate};
 
 /// Characters escaped in a session property value on the wire.
 const VALUE_ESCAPES: &AsciiSet = &NON_ALPHANUMERIC
@@ -140,6 +146,50 @@ pub fn parse_session_statement(sql: &str) -> Option<SessionStatement> {
         name: name.to_string(),
         value,
     })
+}
+
+/// What a session statement answers without running anything: Trino's
+/// `updateType` and the change the client makes to its session. A `SET` is
+/// checked against `config` first, so an unknown setting or a bad value fails
+/// here (as a `Configuration` error) rather than in the client's next query.
+pub fn answer_session_statement(
+    config: &SessionConfig,
+    statement: SessionStatement,
+) -> Result<(&'static str, SessionUpdate), DataFusionError> {
+    match statement {
+        SessionStatement::Set { name, value } => {
+            let mut config = config.clone();
+            config
+                .options_mut()
+                .set(&name, &value)
+                .map_err(|e| DataFusionError::Configuration(format!("{name} = {value}: {e}")))?;
+            let update = SessionUpdate {
+                set: vec![(name, value)],
+                clear: Vec::new(),
+            };
+            Ok(("SET SESSION", update))
+        }
+        SessionStatement::Reset { name } => {
+            let update = SessionUpdate {
+                set: Vec::new(),
+                clear: vec![name],
+            };
+            Ok(("RESET SESSION", update))
+        }
+    }
+}
+
+/// The result of a session statement, as Trino sends it: one row, `result = true`.
+pub fn session_statement_result() -> Result<RecordBatch, DataFusionError> {
+    let schema = Arc::new(Schema::new(vec![Field::new(
+        "result",
+        DataType::Boolean,
+        false,
+    )]));
+    Ok(RecordBatch::try_new(
+        schema,
+        vec![Arc::new(BooleanArray::from(vec![true]))],
+    )?)
 }
 
 fn split_word(text: &str) -> Option<(&str, &str)> {

@@ -1,17 +1,40 @@
 //! The aws backend end to end against local emulators.
 //!
 //! `infra/local/up.sh` starts moto (S3 and SQS) and `cargo lambda watch`
-//! (the Lambda Invoke API, running the `worker` function) on loopback ports
-//! and uploads TPC-H SF 0.1 to `s3://squall-local/tpch/sf0.1`; `down.sh`
-//! stops them however the test ends. The `squall` command then runs queries
-//! with `--backend aws` and the environment `up.sh` wrote: the command is
-//! the coordinator, every task is an emulated Lambda invocation, exchange
-//! objects go to S3 and completion messages through one SQS queue per query.
-//! Answers are checked against the TPC-H answers; afterwards no exchange
-//! object and no query queue may be left.
+//! (the Lambda Invoke API and function URLs, running the `worker`,
+//! `coordinator` and `api` functions) on loopback ports and uploads TPC-H
+//! SF 0.1 to `s3://squall-local/tpch/sf0.1`; `down.sh` stops them however
+//! the test ends. The emulators start once, for one test that runs, in order:
+//!
+//! - the 22 TPC-H queries with `squall query --backend aws` (the command is
+//!   the coordinator; every task an emulated Lambda invocation, exchange
+//!   objects in S3, completion messages through one SQS queue per query),
+//!   checked against the TPC-H answers;
+//! - `api`: the api function over plain HTTP at its function URL —
+//!   malformed requests (400, 404, 405 with Trino-shaped errors, bad SQL
+//!   refused before any coordinator starts); a TPC-H query and a result of
+//!   several pages (each page one ranged GET) equal to the expected answers;
+//!   two queries at once; an undecodable task payload failing the query
+//!   with its stage and task named; a cancel that stops the running workers
+//!   (seen in the workers' own log);
+//! - `squall serve --backend aws` on a local port: the same service, a TPC-H
+//!   query and a syntax error;
+//! - afterwards no exchange object and no query queue may be left.
+//!
+//! Each part prints its wall time (`--nocapture` shows it).
+
+// Test code: a failed expectation panics (the workspace denies these lints
+// in library code; clippy.toml allows them only inside #[test] functions).
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+mod api;
+#[allow(dead_code)]
+#[path = "../api/common.rs"]
+mod api_common;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::time::{Duration, Instant};
 
 use squall_planner::tpch::compare::compare_csv;
 
@@ -62,6 +85,25 @@ impl Stack {
         stack
     }
 
+    /// A variable of the client environment (`infra/local/env.sh`).
+    fn var(&self, name: &str) -> String {
+        self.env
+            .iter()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v.clone())
+            .unwrap_or_else(|| panic!("{name} is not in infra/local/env.sh"))
+    }
+
+    /// What the functions print (`cargo lambda watch`'s output).
+    fn lambda_log(&self) -> PathBuf {
+        root().join("infra/local/.run/lambda.log")
+    }
+
+    /// The TPC-H SF 0.1 files `up.sh` uploaded.
+    fn data_dir(&self) -> PathBuf {
+        root().join("data/tpch/sf0.1")
+    }
+
     fn squall(&self, args: &[&str]) -> std::process::Output {
         Command::new(env!("CARGO_BIN_EXE_squall"))
             .args(args)
@@ -96,9 +138,98 @@ impl Drop for Stack {
     }
 }
 
+/// `squall serve --backend aws --port 0` with the stack's environment; stopped on drop.
+struct Served {
+    child: std::process::Child,
+    base: String,
+}
+
+impl Served {
+    fn start(stack: &Stack) -> Self {
+        use std::io::BufRead;
+        let mut child = Command::new(env!("CARGO_BIN_EXE_squall"))
+            .args(["serve", "--backend", "aws", "--port", "0"])
+            .envs(stack.env.iter().cloned())
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .expect("starting squall serve");
+        let mut line = String::new();
+        if let Some(out) = child.stdout.take() {
+            let _ = std::io::BufReader::new(out).read_line(&mut line);
+        }
+        let served = Served {
+            base: line.trim().trim_start_matches("listening on ").to_string(),
+            child,
+        };
+        assert!(served.base.starts_with("http://127.0.0.1:"), "squall serve printed {line:?}");
+        served
+    }
+}
+
+impl Drop for Served {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
 #[test]
-fn tpch_on_emulated_lambda_s3_and_sqs() {
+fn aws_path_on_emulated_lambda_s3_and_sqs() {
+    let t = Instant::now();
     let stack = Stack::up();
+    eprintln!("aws_emulated: emulators up in {:.1}s", t.elapsed().as_secs_f64());
+
+    let t = Instant::now();
+    tpch_through_the_command(&stack);
+    eprintln!("aws_emulated: 22 TPC-H queries through `squall query --backend aws` in {:.1}s", t.elapsed().as_secs_f64());
+
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("tokio runtime");
+    runtime.block_on(async {
+        let client = api::Client::new(&stack);
+        let timed = |name: &str, t: Instant| {
+            eprintln!("aws_emulated: api function, {name}: {:.1}s", t.elapsed().as_secs_f64());
+        };
+        let t = Instant::now();
+        api::malformed(&client).await;
+        timed("malformed requests", t);
+        let t = Instant::now();
+        api::queries(&client, &stack).await;
+        timed("queries", t);
+        let t = Instant::now();
+        api::concurrent(&client).await;
+        timed("two queries at once", t);
+        let t = Instant::now();
+        api::undecodable_task(&client).await;
+        timed("an undecodable task", t);
+        let t = Instant::now();
+        api::cancel(&client, &stack).await;
+        timed("a cancel", t);
+    });
+
+    let t = Instant::now();
+    let serve = Served::start(&stack);
+    runtime.block_on(api::served(&api::Client::at(&serve.base)));
+    drop(serve);
+    eprintln!("aws_emulated: squall serve --backend aws: {:.1}s", t.elapsed().as_secs_f64());
+
+    // Queries end (and clean up) shortly after their clients see the end.
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while stack.leftovers() != "0 0" && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(500));
+    }
+    assert_eq!(stack.leftovers(), "0 0", "exchange objects / query queues left behind");
+
+    // Bad SQL fails in planning, with the column named and exit code 1.
+    let out = stack.squall(&["query", "--backend", "aws", "select nope from lineitem"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("nope"), "{}", String::from_utf8_lossy(&out.stderr));
+}
+
+fn tpch_through_the_command(stack: &Stack) {
     let mut failures = Vec::new();
     for q in 1..=22 {
         let sql = squall_planner::tpch::query(q).expect("query");
@@ -120,18 +251,4 @@ fn tpch_on_emulated_lambda_s3_and_sqs() {
         }
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
-    assert_eq!(
-        stack.leftovers(),
-        "0 0",
-        "exchange objects / query queues left behind"
-    );
-
-    // Bad SQL fails in planning, with the column named and exit code 1.
-    let out = stack.squall(&["query", "--backend", "aws", "select nope from lineitem"]);
-    assert_eq!(out.status.code(), Some(1));
-    assert!(
-        String::from_utf8_lossy(&out.stderr).contains("nope"),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
 }

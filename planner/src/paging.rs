@@ -1,4 +1,7 @@
-//! Cutting a result into pages bounded by rows and by bytes.
+//! Cutting a result into pages bounded by rows and by bytes: the pages the
+//! HTTP API serves, cut in memory by the embedded service and ahead of time
+//! by the coordinator function, which stores them for the API to read one at
+//! a time.
 //!
 //! A page holds at most [`PageLimits::rows`] rows and, once it has a row,
 //! stops growing when its in-memory size reaches [`PageLimits::bytes`] (the

@@ -1,0 +1,11 @@
+//! The api Lambda function: wiring only. It serves squall's HTTP API (the
+//! Trino client protocol; see `squall_server::router`) over the aws query
+//! service (`squall_server::AwsService`) through `lambda_http`, behind API
+//! Gateway (HTTP API, payload 2.0) or a function URL.
+
+#[tokio::main]
+async fn main() -> Result<(), lambda_http::Error> {
+    squall_aws::functions::init_tracing();
+    let app = squall_server::aws::api_function_router().await?;
+    lambda_http::run(app).await
+}
