@@ -29,6 +29,11 @@ use squall_core::worker::WorkerEnv;
 use crate::backend::local::{LocalInvoker, LocalQueue};
 use crate::bloom::place_key_filters;
 use crate::catalog::register_catalog;
+use crate::limits::{
+    Deadline, apply_session_settings, check_session_setting, statement_timeout, timeout_error,
+    until_cancelled,
+};
+use crate::locations::AllowedRoots;
 use crate::coordinator::{
     Backend, FilterShipping, QueryJob, QueryProgress, changed_settings, run_query,
 };
@@ -78,6 +83,8 @@ pub struct Engine {
     footers: FooterCache,
     exchange_root: std::path::PathBuf,
     _exchange_tmp: Option<tempfile::TempDir>,
+    /// Where SQL may name locations (`squall.catalog.allowed_roots`).
+    roots: AllowedRoots,
 }
 
 /// What only the embedded backend has: its queue and invoker, for inspection.
@@ -91,6 +98,7 @@ impl Engine {
     pub async fn local(options: EngineOptions) -> Result<Self> {
         let config = session_config(&options.settings)?;
         let squall = SquallConfig::from_session(&config);
+        let roots = AllowedRoots::from_setting(&squall.catalog.allowed_roots, options.catalog.as_deref())?;
         let ctx = SessionContext::new_with_config(config);
         if let Some(catalog) = &options.catalog {
             register_catalog(&ctx, catalog).await?;
@@ -141,6 +149,7 @@ impl Engine {
             footers: FooterCache::default(),
             exchange_root,
             _exchange_tmp: tmp,
+            roots,
         })
     }
 
@@ -152,6 +161,8 @@ impl Engine {
         backend: Backend,
     ) -> Result<Self> {
         let config = session_config(&options.settings)?;
+        let squall = SquallConfig::from_session(&config);
+        let roots = AllowedRoots::from_setting(&squall.catalog.allowed_roots, options.catalog.as_deref())?;
         let ctx = SessionContext::new_with_config_rt(config, runtime);
         if let Some(catalog) = &options.catalog {
             register_catalog(&ctx, catalog).await?;
@@ -163,6 +174,7 @@ impl Engine {
             footers: FooterCache::default(),
             exchange_root: std::path::PathBuf::new(),
             _exchange_tmp: None,
+            roots,
         })
     }
 
@@ -220,20 +232,48 @@ impl Engine {
         last.ok_or_else(|| DataFusionError::Plan("no SQL statement given".into()))
     }
 
-    async fn statement(&self, statement: Statement, options: &RunOptions, query_id: &str) -> Result<QueryResult> {
+    /// One statement under its limits: the session's settings checked and
+    /// applied, then planning and execution under the statement timeout.
+    async fn statement(
+        &self,
+        statement: Statement,
+        options: &RunOptions,
+        query_id: &str,
+    ) -> Result<QueryResult> {
         let mut state = self.ctx.state();
-        for (k, v) in &options.settings {
-            state
-                .config_mut()
-                .options_mut()
-                .set(k, v)
-                .map_err(|e| DataFusionError::Configuration(format!("{k}={v}: {e}")))?;
+        apply_session_settings(state.config_mut(), &options.settings)?;
+        let timeout = statement_timeout(state.config());
+        let deadline = Deadline::new(&options.cancel, timeout);
+        let options = RunOptions {
+            cancel: deadline.token.clone(),
+            ..options.clone()
+        };
+        let result = self.run_statement(state, statement, &options, query_id).await;
+        match (result, timeout) {
+            (Err(_), Some(timeout)) if deadline.expired() => Err(timeout_error(query_id, timeout)),
+            (result, _) => result,
         }
-        let plan = state.statement_to_plan(statement).await?;
+    }
+
+    async fn run_statement(
+        &self,
+        state: SessionState,
+        statement: Statement,
+        options: &RunOptions,
+        query_id: &str,
+    ) -> Result<QueryResult> {
+        let cancel = &options.cancel;
+        let plan = until_cancelled(cancel, state.statement_to_plan(statement)).await?;
+        self.roots.check_plan(&plan)?;
+        if let LogicalPlan::Statement(datafusion::logical_expr::Statement::SetVariable(set)) = &plan {
+            check_session_setting(&set.variable)?;
+        }
         match plan {
             LogicalPlan::Explain(explain) => {
                 let input = explain.plan.as_ref().clone();
-                let (staged, job) = self.prepare(state.clone(), &input, options, query_id).await?;
+                let (staged, job) =
+                    until_cancelled(cancel, self.prepare(state.clone(), &input, options, query_id))
+                        .await?;
                 let counts: Vec<usize> = (0..staged.stages.len())
                     .map(|i| job_task_count(&staged, &job, i))
                     .collect();
@@ -241,7 +281,9 @@ impl Engine {
             }
             LogicalPlan::Analyze(analyze) => {
                 let input = analyze.input.as_ref().clone();
-                let (staged, job) = self.prepare(state.clone(), &input, options, query_id).await?;
+                let (staged, job) =
+                    until_cancelled(cancel, self.prepare(state.clone(), &input, options, query_id))
+                        .await?;
                 let counts: Vec<usize> = (0..staged.stages.len())
                     .map(|i| job_task_count(&staged, &job, i))
                     .collect();
@@ -255,9 +297,9 @@ impl Engine {
             | LogicalPlan::Statement(_)
             | LogicalPlan::Dml(_)
             | LogicalPlan::Copy(_) => {
-                let df = self.ctx.execute_logical_plan(plan).await?;
+                let df = until_cancelled(cancel, self.ctx.execute_logical_plan(plan)).await?;
                 let schema = Arc::new(df.schema().as_arrow().clone());
-                let batches = df.collect().await?;
+                let batches = until_cancelled(cancel, df.collect()).await?;
                 Ok(QueryResult {
                     schema,
                     batches,
@@ -265,7 +307,8 @@ impl Engine {
                 })
             }
             plan => {
-                let (staged, job) = self.prepare(state, &plan, options, query_id).await?;
+                let (staged, job) =
+                    until_cancelled(cancel, self.prepare(state, &plan, options, query_id)).await?;
                 let schema = staged
                     .final_stage()
                     .and_then(|s| s.plan.children().first().map(|c| c.schema()))

@@ -13,6 +13,9 @@
 //! - [`coordinator`]: the backend-agnostic loop that drives a staged query.
 //! - [`backend`]: backends behind the seams; [`backend::local`] is the embedded one.
 //! - [`catalog`]: folders of Parquet tables.
+//! - [`locations`]: the roots SQL may name locations under (`squall.catalog.allowed_roots`).
+//! - [`redact`]: SQL as logs show it (literals replaced, a digest).
+//! - [`limits`]: settings a session may change, lower-only limits, the statement timeout.
 //! - [`profile`]: per-query, per-stage figures.
 //! - [`cost`]: the modelled AWS cost of a profiled query, at list prices.
 //! - [`paging`]: cutting a result into the pages a client reads.
@@ -24,8 +27,11 @@ pub mod catalog;
 pub mod coordinator;
 pub mod cost;
 pub mod engine;
+pub mod limits;
+pub mod locations;
 pub mod paging;
 pub mod profile;
+pub mod redact;
 pub mod split;
 pub mod stages;
 pub mod tpch;

@@ -40,7 +40,7 @@ pub struct QueryProfile {
 }
 
 /// One join-key filter: who published it and what it became.
-#[derive(Debug, Clone, Default, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct FilterProfile {
     /// The stage whose keys it holds.
     pub source: u32,

@@ -112,9 +112,15 @@ pub struct CoordinatorRequest {
     /// Catalog location; default `SQUALL_DEFAULT_CATALOG` of the function.
     #[serde(default)]
     pub catalog: Option<String>,
-    /// Session settings of this query (`squall.*`, `datafusion.*`).
+    /// Settings of the engine that runs this query (the API's own `squall.*`
+    /// and `datafusion.*` settings), over the function's environment.
     #[serde(default)]
     pub settings: Vec<(String, String)>,
+    /// The client's session properties: applied per query, under the
+    /// engine's limits (a session cannot change deployment settings or raise
+    /// the timeout and memory limits; see `squall_planner::limits`).
+    #[serde(default)]
+    pub session: Vec<(String, String)>,
     /// The slug of the query's URIs, kept in its record.
     #[serde(default)]
     pub slug: String,
@@ -203,7 +209,7 @@ pub async fn run_recorded(store: &StateStore, request: CoordinatorRequest) -> Re
         })
         .await?;
         let options = RunOptions {
-            settings: Vec::new(),
+            settings: request.session.clone(),
             cancel: cancel.clone(),
             progress: Arc::clone(&progress),
             query_id: Some(id.clone()),
@@ -243,7 +249,9 @@ pub async fn run_recorded(store: &StateStore, request: CoordinatorRequest) -> Re
             }
         }
         Err(e) => {
-            tracing::info!(query_id = %id, error = %e, "query failed");
+            // The message can quote the SQL's literals: only at debug level.
+            tracing::info!(query_id = %id, "query failed");
+            tracing::debug!(query_id = %id, error = %e, "query failed");
             record.fail(RecordedError::from_datafusion(&e));
         }
     }

@@ -56,6 +56,45 @@ config_namespace! {
 }
 
 config_namespace! {
+    /// Limits of one query.
+    pub struct QueryOptions {
+        /// Seconds a statement may run (planning and execution, not time spent
+        /// queued) before it fails with "exceeded the timeout" and its tasks
+        /// stop (0 = no limit). A session may lower it, never raise it.
+        pub timeout_secs: u64, default = 0
+        /// Memory the tasks of one query may reserve together on one worker
+        /// (0 = no limit). Embedded, the query's tasks running in the process
+        /// share it; on Lambda each worker runs one task at a time, so it bounds
+        /// each task. Operators that can spill (sorts, aggregations) do; others
+        /// fail the query with an error naming the stage and task. A session may
+        /// lower it, never raise it.
+        pub memory_limit_bytes: usize, default = 0
+    }
+}
+
+config_namespace! {
+    /// Admission of queries into the HTTP API (`squall serve`, embedded).
+    pub struct ServerOptions {
+        /// Queries running at once; later ones wait in a FIFO queue (state QUEUED).
+        pub max_running_queries: usize, default = 4
+        /// Queries waiting at most; beyond, a query fails at once with
+        /// QUERY_QUEUE_FULL (0 = no queue: a query that cannot run at once fails).
+        pub max_queued_queries: usize, default = 64
+    }
+}
+
+config_namespace! {
+    /// Where SQL may read and write.
+    pub struct CatalogOptions {
+        /// Comma-separated locations (folders, `s3://bucket/prefix`) that SQL may
+        /// name in CREATE EXTERNAL TABLE ... LOCATION and COPY ... TO. Empty = the
+        /// engine's catalog location only (nothing, without a catalog); `*` = any
+        /// location (only for a trusted, single-user engine).
+        pub allowed_roots: String, default = String::new()
+    }
+}
+
+config_namespace! {
     /// Seeded fault injection, off by default (rates are probabilities in 0..1).
     pub struct FaultOptions {
         /// Seed that makes injected faults reproducible.
@@ -150,6 +189,12 @@ extensions_options! {
         pub shuffle: ShuffleOptions, default = ShuffleOptions::default()
         /// Retries.
         pub task: TaskOptions, default = TaskOptions::default()
+        /// Limits of one query (timeout, memory).
+        pub query: QueryOptions, default = QueryOptions::default()
+        /// Admission of queries into the HTTP API.
+        pub server: ServerOptions, default = ServerOptions::default()
+        /// Where SQL may read and write.
+        pub catalog: CatalogOptions, default = CatalogOptions::default()
         /// Join-key filters.
         pub bloom: BloomOptions, default = BloomOptions::default()
         /// Fault injection.

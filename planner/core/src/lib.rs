@@ -21,13 +21,15 @@
 //! - [`scan`]: binding a task's row-group assignment into the Parquet scans of its plan.
 //! - [`worker`]: running one task from its serialized bytes to its report.
 //! - [`seams`]: the small traits a backend implements: completion queue and invoker.
-//! - [`memory`]: per-task memory accounting (peak) and limits.
+//! - [`memory`]: per-task memory accounting (peak) and limits (per task, per query on a worker).
+//! - [`activity`]: the tasks this worker process is running, per query.
 //! - [`fault`]: seeded fault injection shared by every backend.
 //! - [`error`]: the crate's error type.
 //!
 //! What this crate deliberately does not do: decide how a query is cut into
 //! stages or tasks (the planner crate), or talk to any cloud API.
 
+pub mod activity;
 pub mod bloom;
 pub mod codec;
 pub mod config;

@@ -2,18 +2,31 @@
 //! and remembers the most it ever had reserved, so every task reports its
 //! peak memory (what DataFusion's operators and the exchange writer reserve).
 //!
-//! With `squall.task.memory_limit_bytes` set, each task gets a pool of its
-//! own with that limit: an operator that cannot spill fails with DataFusion's
-//! "Resources exhausted" error, which the task reports (naming its stage and
-//! task) without retrying; operators that can spill (sorts, aggregations)
-//! spill to the worker's temporary folder.
+//! Two limits can sit between a task and the worker's pool, each a
+//! [`BoundedPool`] that refuses growth past its limit and forwards the rest:
+//!
+//! ```text
+//! task pool (peak) ─> task limit (squall.task.memory_limit_bytes, this task)
+//!                  ─> query limit (squall.query.memory_limit_bytes, shared by the
+//!                                  query's tasks running in this worker process)
+//!                  ─> the worker's pool
+//! ```
+//!
+//! The query pools live in a process-wide registry keyed by query id and
+//! last as long as a task of the query runs here. On Lambda a worker runs
+//! one task at a time, so the query limit bounds each task; embedded, the
+//! query's concurrent tasks share it. An operator that cannot spill fails
+//! with DataFusion's "Resources exhausted" error naming the limit, which the
+//! task reports (naming its stage and task) without retrying; operators that
+//! can spill (sorts, aggregations) spill to the worker's temporary folder.
 
-use std::sync::Arc;
+use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, OnceLock, Weak};
 
-use datafusion::error::Result;
+use datafusion::error::{DataFusionError, Result};
 use datafusion::execution::memory_pool::{
-    GreedyMemoryPool, MemoryConsumer, MemoryLimit, MemoryPool, MemoryReservation,
+    MemoryConsumer, MemoryLimit, MemoryPool, MemoryReservation,
 };
 
 /// Forwards to `inner`, tracking this pool's own current and peak reservation.
@@ -33,14 +46,26 @@ impl PeakTrackingPool {
         }
     }
 
-    /// A pool for one task: limited to `limit` bytes when `limit > 0`, else
-    /// sharing `shared` (the worker's pool).
-    pub fn for_task(shared: &Arc<dyn MemoryPool>, limit: usize) -> Self {
-        let inner: Arc<dyn MemoryPool> = if limit > 0 {
-            Arc::new(GreedyMemoryPool::new(limit))
-        } else {
-            Arc::clone(shared)
-        };
+    /// A pool for one task of `query_id` over `shared` (the worker's pool),
+    /// under the query's limit on this worker and the task's own limit
+    /// (each only when `> 0`).
+    pub fn for_task(
+        shared: &Arc<dyn MemoryPool>,
+        query_id: &str,
+        query_limit: usize,
+        task_limit: usize,
+    ) -> Self {
+        let mut inner = Arc::clone(shared);
+        if query_limit > 0 {
+            inner = query_pool(query_id, query_limit, inner);
+        }
+        if task_limit > 0 {
+            inner = Arc::new(BoundedPool::new(
+                inner,
+                task_limit,
+                "the task's memory limit (squall.task.memory_limit_bytes)".into(),
+            ));
+        }
         Self::new(inner)
     }
 
@@ -107,6 +132,129 @@ impl MemoryPool for PeakTrackingPool {
     }
 }
 
+/// Forwards to `inner`, refusing growth that would take this pool past `limit`.
+#[derive(Debug)]
+pub struct BoundedPool {
+    inner: Arc<dyn MemoryPool>,
+    limit: usize,
+    used: AtomicUsize,
+    /// What the limit is, for the error (`query q1's memory limit …`).
+    what: String,
+}
+
+impl BoundedPool {
+    pub fn new(inner: Arc<dyn MemoryPool>, limit: usize, what: String) -> Self {
+        Self {
+            inner,
+            limit,
+            used: AtomicUsize::new(0),
+            what,
+        }
+    }
+}
+
+impl std::fmt::Display for BoundedPool {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} ({} bytes) over {}", self.what, self.limit, self.inner)
+    }
+}
+
+impl MemoryPool for BoundedPool {
+    fn name(&self) -> &str {
+        "squall_bounded"
+    }
+
+    fn register(&self, consumer: &MemoryConsumer) {
+        self.inner.register(consumer)
+    }
+
+    fn unregister(&self, consumer: &MemoryConsumer) {
+        self.inner.unregister(consumer)
+    }
+
+    fn grow(&self, reservation: &MemoryReservation, additional: usize) {
+        self.inner.grow(reservation, additional);
+        self.used.fetch_add(additional, Ordering::Relaxed);
+    }
+
+    fn shrink(&self, reservation: &MemoryReservation, shrink: usize) {
+        self.inner.shrink(reservation, shrink);
+        let _ = self
+            .used
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |u| {
+                Some(u.saturating_sub(shrink))
+            });
+    }
+
+    fn try_grow(&self, reservation: &MemoryReservation, additional: usize) -> Result<()> {
+        self.used
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |used| {
+                used.checked_add(additional).filter(|&n| n <= self.limit)
+            })
+            .map_err(|used| {
+                DataFusionError::ResourcesExhausted(format!(
+                    "{} of {} bytes exceeded: {} asked for {additional} more bytes with {used} in use",
+                    self.what,
+                    self.limit,
+                    reservation.consumer().name(),
+                ))
+            })?;
+        if let Err(e) = self.inner.try_grow(reservation, additional) {
+            self.used.fetch_sub(additional, Ordering::Relaxed);
+            return Err(e);
+        }
+        Ok(())
+    }
+
+    fn reserved(&self) -> usize {
+        self.used.load(Ordering::Relaxed)
+    }
+
+    fn memory_limit(&self) -> MemoryLimit {
+        MemoryLimit::Finite(self.limit)
+    }
+}
+
+type QueryPools = Mutex<HashMap<String, Weak<BoundedPool>>>;
+
+fn query_pools() -> &'static QueryPools {
+    static POOLS: OnceLock<QueryPools> = OnceLock::new();
+    POOLS.get_or_init(QueryPools::default)
+}
+
+/// The pool of `query_id`'s limit in this process, shared by its running
+/// tasks; made when the first of them starts, gone when the last ends.
+fn query_pool(query_id: &str, limit: usize, inner: Arc<dyn MemoryPool>) -> Arc<dyn MemoryPool> {
+    let mut pools = query_pools()
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner());
+    pools.retain(|_, p| p.strong_count() > 0);
+    if let Some(pool) = pools.get(query_id).and_then(Weak::upgrade) {
+        return pool;
+    }
+    let pool = Arc::new(BoundedPool::new(
+        inner,
+        limit,
+        format!("query {query_id}'s memory limit on this worker (squall.query.memory_limit_bytes)"),
+    ));
+    pools.insert(query_id.to_string(), Arc::downgrade(&pool));
+    pool
+}
+
+/// Bytes the running tasks of `query_id` hold in this process under its
+/// query limit (0 when none of them runs, or the query has no limit).
+pub fn query_reserved(query_id: &str) -> usize {
+    query_pools()
+        .lock()
+        .map(|p| {
+            p.get(query_id)
+                .and_then(Weak::upgrade)
+                .map(|pool| pool.reserved())
+                .unwrap_or(0)
+        })
+        .unwrap_or(0)
+}
+
 #[cfg(test)]
 mod tests {
     use datafusion::execution::memory_pool::UnboundedMemoryPool;
@@ -116,7 +264,7 @@ mod tests {
     #[test]
     fn tracks_the_peak_and_enforces_the_limit() {
         let shared: Arc<dyn MemoryPool> = Arc::new(UnboundedMemoryPool::default());
-        let tracker = Arc::new(PeakTrackingPool::for_task(&shared, 1000));
+        let tracker = Arc::new(PeakTrackingPool::for_task(&shared, "q", 0, 1000));
         let pool: Arc<dyn MemoryPool> = Arc::clone(&tracker) as _;
         let a = MemoryConsumer::new("a").register(&pool);
         a.try_grow(600).unwrap();
@@ -129,5 +277,35 @@ mod tests {
         assert_eq!(pool.reserved(), 0);
         // The peak is what was reserved at once, not the sum of growths.
         assert_eq!(tracker.peak(), 600);
+    }
+
+    #[test]
+    fn tasks_of_one_query_share_its_limit() {
+        let shared: Arc<dyn MemoryPool> = Arc::new(UnboundedMemoryPool::default());
+        let one: Arc<dyn MemoryPool> =
+            Arc::new(PeakTrackingPool::for_task(&shared, "qshare", 1000, 0));
+        let two: Arc<dyn MemoryPool> =
+            Arc::new(PeakTrackingPool::for_task(&shared, "qshare", 1000, 800));
+        let other: Arc<dyn MemoryPool> =
+            Arc::new(PeakTrackingPool::for_task(&shared, "qother", 1000, 0));
+        let a = MemoryConsumer::new("a").register(&one);
+        let b = MemoryConsumer::new("b").register(&two);
+        let c = MemoryConsumer::new("c").register(&other);
+        a.try_grow(700).unwrap();
+        assert_eq!(query_reserved("qshare"), 700);
+        let err = b.try_grow(400).unwrap_err().to_string();
+        assert!(
+            err.contains("query qshare's memory limit on this worker") && err.contains("1000 bytes"),
+            "{err}"
+        );
+        b.try_grow(300).unwrap();
+        c.try_grow(900).unwrap();
+        assert_eq!(shared.reserved(), 1900);
+        drop(a);
+        let err = b.try_grow(600).unwrap_err().to_string();
+        assert!(err.contains("the task's memory limit"), "{err}");
+        drop((b, c, one, two, other));
+        assert_eq!(shared.reserved(), 0);
+        assert_eq!(query_reserved("qshare"), 0);
     }
 }

@@ -35,6 +35,7 @@ use object_store::ObjectStoreExt;
 use object_store::path::Path;
 use tracing::{Instrument, info_span};
 
+use crate::activity::RunningTask;
 use crate::bloom::KeyFilter;
 use crate::codec::decode_plan;
 use crate::config::SquallConfig;
@@ -63,6 +64,7 @@ pub async fn handle_task(payload: &[u8], env: &WorkerEnv) -> TaskReport {
     let started = Instant::now();
     let (report, reply_to) = match TaskSpec::decode(payload) {
         Ok(spec) => {
+            let _running = RunningTask::start(&spec.query_id);
             let span = info_span!("task", query_id = %spec.query_id, stage = spec.stage, task = spec.task, attempt = spec.attempt);
             let report = run_task(&spec, env, started).instrument(span).await;
             (report, spec.reply_to.clone())
@@ -116,7 +118,10 @@ async fn run_task(spec: &TaskSpec, env: &WorkerEnv, started: Instant) -> TaskRep
         }
     };
     if let Err(e) = &result {
-        tracing::info!(error = %e, "task failed");
+        // Error texts can quote data values; they go to the coordinator, and
+        // to the log only at debug level.
+        tracing::info!(error_kind = failure_kind(e), "task failed");
+        tracing::debug!(error = %e, "task failed");
     } else {
         tracing::info!("task succeeded");
     }
@@ -145,13 +150,7 @@ async fn run_task(spec: &TaskSpec, env: &WorkerEnv, started: Instant) -> TaskRep
                     e,
                     SquallError::BadTaskPayload(_) | SquallError::Config(_) | SquallError::Stopped { .. }
                 );
-            let kind = match e {
-                SquallError::InjectedFault(_) => "injected",
-                SquallError::Config(_) => "config",
-                SquallError::Stopped { .. } => "stopped",
-                _ if out_of_memory => "memory_limit",
-                _ => "execution",
-            };
+            let kind = failure_kind(&e);
             failure_report(
                 &spec.query_id,
                 spec.stage,
@@ -163,6 +162,22 @@ async fn run_task(spec: &TaskSpec, env: &WorkerEnv, started: Instant) -> TaskRep
                 started,
             )
         }
+    }
+}
+
+/// The short class of a task's failure, as its report names it.
+fn failure_kind(e: &SquallError) -> &'static str {
+    match e {
+        SquallError::InjectedFault(_) => "injected",
+        SquallError::Config(_) => "config",
+        SquallError::Stopped { .. } => "stopped",
+        SquallError::BadTaskPayload(_) => "bad_payload",
+        SquallError::DataFusion(d)
+            if matches!(d.find_root(), DataFusionError::ResourcesExhausted(_)) =>
+        {
+            "memory_limit"
+        }
+        _ => "execution",
     }
 }
 
@@ -228,6 +243,8 @@ async fn execute(spec: &TaskSpec, env: &WorkerEnv) -> Result<(TaskOutcome, TaskM
     // A pool of the task's own, to measure its peak (and limit it).
     let pool = Arc::new(PeakTrackingPool::for_task(
         &env.runtime.memory_pool,
+        &spec.query_id,
+        squall.query.memory_limit_bytes,
         squall.task.memory_limit_bytes,
     ));
     let runtime = RuntimeEnvBuilder::from_runtime_env(&env.runtime)
@@ -477,6 +494,7 @@ mod tests {
                 ("squall.fault.task_delay_ms".into(), "60000".into()),
                 ("squall.task.stop_poll_ms".into(), "20".into()),
             ],
+            filters: vec![],
             stop_marker: Some(ObjectLocation {
                 store_url: "file://".into(),
                 key,

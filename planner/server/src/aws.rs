@@ -285,7 +285,13 @@ impl QueryService for AwsService {
             self.write(&record).await?;
             return Ok(submitted);
         }
-        if let Err(e) = check_one_statement(&sql) {
+        let checked = check_one_statement(&sql).and_then(|()| {
+            session
+                .properties
+                .iter()
+                .try_for_each(|(k, _)| squall_planner::limits::check_session_setting(k))
+        });
+        if let Err(e) = checked {
             record.fail(RecordedError::from_datafusion(&e));
             self.write(&record).await?;
             return Ok(submitted);
@@ -295,12 +301,8 @@ impl QueryService for AwsService {
             query_id: id.clone(),
             sql,
             catalog: self.catalog.clone(),
-            settings: self
-                .settings
-                .iter()
-                .cloned()
-                .chain(session.properties)
-                .collect(),
+            settings: self.settings.clone(),
+            session: session.properties,
             slug,
             page_rows: Some(self.page_limits.rows),
             page_bytes: Some(self.page_limits.bytes),

@@ -19,6 +19,8 @@
 //! `listening on http://ADDR` on stdout (with `--port 0`, the port chosen).
 //!
 //! Errors go to stderr with exit code 1 (2 for usage errors, from clap).
+//! Ctrl-C during `squall query` cancels the query, waits up to 10 s for its
+//! tasks to stop and its exchange objects to be deleted, and exits with 130.
 
 use std::io::Write as _;
 use std::path::PathBuf;
@@ -31,7 +33,7 @@ use datafusion::common::config::ExtensionOptions;
 use datafusion::error::{DataFusionError, Result};
 use squall_core::config::{SquallConfig, env_var_name};
 use squall_planner::tpch;
-use squall_planner::{Engine, EngineOptions, QueryResult};
+use squall_planner::{CancellationToken, Engine, EngineOptions, QueryResult, RunOptions};
 
 use crate::auth::{ApiAuth, check_bind};
 use crate::aws::{AwsOptions, AwsService};
@@ -163,6 +165,12 @@ enum Format {
     Json,
 }
 
+/// Exit code after Ctrl-C (128 + SIGINT), as shells report it.
+const EXIT_INTERRUPTED: u8 = 130;
+
+/// Longest `squall query` waits, after Ctrl-C, for the query to stop and clean up.
+const CANCEL_GRACE: std::time::Duration = std::time::Duration::from_secs(10);
+
 fn parse_setting(s: &str) -> std::result::Result<(String, String), String> {
     let (k, v) = s
         .split_once('=')
@@ -252,9 +260,10 @@ async fn serve_command(
                 settings: config,
             })
             .await?;
+            let squall = SquallConfig::from_session(&engine.context().copied_config());
             Arc::new(EmbeddedService::new(
                 Arc::new(engine),
-                EmbeddedOptions::default(),
+                EmbeddedOptions::from_config(&squall),
             ))
         }
         "aws" => Arc::new(
@@ -344,10 +353,28 @@ async fn run_engine_command(command: Command) -> Result<ExitCode> {
                     )));
                 }
             };
+            let cancel = CancellationToken::new();
+            let options = RunOptions {
+                cancel: cancel.clone(),
+                ..RunOptions::default()
+            };
+            let run = engine.sql_with(&sql, &options);
+            tokio::pin!(run);
             let result = tokio::select! {
-                r = engine.sql(&sql) => r?,
+                r = &mut run => r?,
                 _ = tokio::signal::ctrl_c() => {
-                    return Err(DataFusionError::Execution("cancelled".into()));
+                    // Stop the query's tasks and delete its exchange objects
+                    // before exiting; a second Ctrl-C exits at once.
+                    eprintln!("cancelling the query (Ctrl-C again to quit at once)");
+                    cancel.cancel();
+                    tokio::select! {
+                        _ = &mut run => {}
+                        _ = tokio::signal::ctrl_c() => {}
+                        _ = tokio::time::sleep(CANCEL_GRACE) => {
+                            eprintln!("warning: the query did not stop within {} s", CANCEL_GRACE.as_secs());
+                        }
+                    }
+                    return Ok(ExitCode::from(EXIT_INTERRUPTED));
                 }
             };
             print_result(&result, format)?;

@@ -9,12 +9,18 @@
 //! works) or, for results nobody reads, until a retention time has passed.
 //!
 //! ```text
-//! submit ─spawn─> [wait for a running slot] ─> Engine::sql_with(sql, settings, cancel, progress)
-//!    QUEUED              RUNNING                   │ ok: paginate -> FINISHED (pages held)
-//!                                                  │ err: FAILED (Trino error) / CANCELED
+//! submit ─admission─> slot free: RUNNING ─> Engine::sql_with(sql, settings, cancel, progress)
+//!    │                queue room: QUEUED ─(FIFO)─┘   │ ok: paginate -> FINISHED (pages held)
+//!    │                queue full: FAILED (QUERY_QUEUE_FULL) │ err: FAILED (Trino error) / CANCELED
 //! cancel ─> token.cancel(), state CANCELED at once; the engine stops the query's tasks
 //! sweep (every few seconds): forget drained and expired queries, cancel abandoned ones
 //! ```
+//!
+//! Admission ([`crate::admission`]) caps running queries
+//! (`squall.server.max_running_queries`) with a bounded FIFO queue behind
+//! (`squall.server.max_queued_queries`); the statement timeout and the memory
+//! limits are the engine's (`squall.query.*`), so they hold for every query
+//! whichever way it arrives.
 //!
 //! Session properties from the request become per-query settings, and a
 //! lone `SET SESSION` / `RESET SESSION` statement does not touch the
@@ -33,9 +39,11 @@ use arrow::datatypes::SchemaRef;
 use async_trait::async_trait;
 use datafusion::error::DataFusionError;
 use squall_planner::profile::QueryProfile;
+use squall_core::config::SquallConfig;
 use squall_planner::{CancellationToken, Engine, QueryProgress, RunOptions};
-use tokio::sync::{Semaphore, watch};
+use tokio::sync::watch;
 
+use crate::admission::{Admission, Admit, Permit};
 use crate::error::ServerError;
 use crate::paging::{PageLimits, paginate};
 use crate::query_error::{self, QueryError};
@@ -53,6 +61,8 @@ pub struct EmbeddedOptions {
     pub page_limits: PageLimits,
     /// Queries running at once; later ones wait QUEUED (default 4).
     pub max_running: usize,
+    /// Queries waiting at most; more fail with QUERY_QUEUE_FULL (default 64).
+    pub max_queued: usize,
     /// A done query is forgotten this long after it ended (default 15 min).
     pub retention: Duration,
     /// A query whose last page was served is forgotten after this (default 10 s).
@@ -68,10 +78,22 @@ impl Default for EmbeddedOptions {
         Self {
             page_limits: PageLimits::default(),
             max_running: 4,
+            max_queued: 64,
             retention: Duration::from_secs(15 * 60),
             drained_grace: Duration::from_secs(10),
             abandon_after: Duration::from_secs(5 * 60),
             sweep_every: Duration::from_secs(2),
+        }
+    }
+}
+
+impl EmbeddedOptions {
+    /// The defaults with the admission limits of `config` (`squall.server.*`).
+    pub fn from_config(config: &SquallConfig) -> Self {
+        Self {
+            max_running: config.server.max_running_queries,
+            max_queued: config.server.max_queued_queries,
+            ..Self::default()
         }
     }
 }
@@ -85,7 +107,7 @@ struct Inner {
     engine: Arc<Engine>,
     options: EmbeddedOptions,
     queries: Mutex<HashMap<String, Arc<Entry>>>,
-    slots: Arc<Semaphore>,
+    admission: Arc<Admission>,
 }
 
 struct Entry {
@@ -130,7 +152,7 @@ impl EmbeddedService {
     /// the sweeper, which stops when the service is dropped.
     pub fn new(engine: Arc<Engine>, options: EmbeddedOptions) -> Self {
         let inner = Arc::new(Inner {
-            slots: Arc::new(Semaphore::new(options.max_running.max(1))),
+            admission: Admission::new(options.max_running, options.max_queued),
             engine,
             options,
             queries: Mutex::new(HashMap::new()),
@@ -139,6 +161,11 @@ impl EmbeddedService {
             handle.spawn(sweeper(Arc::downgrade(&inner), inner.options.sweep_every));
         }
         Self { inner }
+    }
+
+    /// Queries holding a running slot, and queries waiting for one.
+    pub fn admission(&self) -> (usize, usize) {
+        (self.inner.admission.running(), self.inner.admission.queued())
     }
 
     /// Queries currently held (running or with results not yet forgotten).
@@ -284,10 +311,11 @@ fn new_id() -> String {
 }
 
 /// Runs one query to its end and records the end.
-async fn run(inner: Arc<Inner>, entry: Arc<Entry>) {
-    let permit = tokio::select! {
-        permit = Arc::clone(&inner.slots).acquire_owned() => permit.ok(),
-        _ = entry.cancel.cancelled() => None,
+async fn run(inner: Arc<Inner>, entry: Arc<Entry>, admitted: Admit) {
+    let permit: Option<Permit> = match admitted {
+        Admit::Now(permit) => Some(permit),
+        Admit::Queued(waiter) => waiter.wait(&entry.cancel).await,
+        Admit::Full => None,
     };
     if permit.is_none() || entry.cancel.is_cancelled() {
         entry.end(QueryState::Canceled, Some(QueryError::canceled()), None);
@@ -310,7 +338,9 @@ async fn run(inner: Arc<Inner>, entry: Arc<Entry>) {
         }
         Err(e) => {
             let error = QueryError::from_datafusion(&e);
-            tracing::info!(query_id = %entry.id, error = %error.message, "query failed");
+            // The message can quote the SQL's literals: only at debug level.
+            tracing::info!(query_id = %entry.id, error = error.code.name, "query failed");
+            tracing::debug!(query_id = %entry.id, error = %error.message, "query failed");
             entry.end(QueryState::Failed, Some(error), None);
         }
     }
@@ -406,11 +436,28 @@ impl QueryService for EmbeddedService {
             id: entry.id.clone(),
             slug: entry.slug.clone(),
         };
+        let admitted = self.inner.admission.try_admit();
+        if matches!(admitted, Admit::Full) {
+            let a = &self.inner.admission;
+            let error = QueryError::new(
+                query_error::QUERY_QUEUE_FULL,
+                format!(
+                    "Too many queued queries: {} running and {} queued \
+                     (squall.server.max_running_queries, squall.server.max_queued_queries); \
+                     try again later",
+                    a.max_running(),
+                    a.max_queued()
+                ),
+            );
+            tracing::info!(query_id = %entry.id, "query rejected: the queue is full");
+            entry.end(QueryState::Failed, Some(error), None);
+            return Ok(submitted);
+        }
         // A supervisor records a panic of the query task as a failure, so no
         // query is left RUNNING forever.
         let (inner, task_entry) = (Arc::clone(&self.inner), Arc::clone(&entry));
         tokio::spawn(async move {
-            if let Err(e) = tokio::spawn(run(inner, task_entry)).await {
+            if let Err(e) = tokio::spawn(run(inner, task_entry, admitted)).await {
                 let error = QueryError::new(
                     query_error::GENERIC_INTERNAL_ERROR,
                     format!("query task failed: {e}"),

@@ -23,6 +23,7 @@
 //! # Layout
 //!
 //! - [`service`]: the [`QueryService`] trait and what it speaks (status, pages, session).
+//! - [`admission`]: the cap on running queries and the bounded FIFO queue behind it.
 //! - [`embedded`]: [`EmbeddedService`], the trait over an in-process `squall_planner::Engine`.
 //! - [`aws`]: [`AwsService`], the trait over query state in S3 and the coordinator function.
 //! - [`paging`]: cutting a result into pages bounded by rows and bytes
@@ -39,6 +40,7 @@
 //! - [`cli`]: the `squall` command (`query`, `tpch`, `config`, `serve`).
 //! - [`error`]: [`ServerError`], the crate's one error type.
 
+pub mod admission;
 pub mod auth;
 pub mod aws;
 pub mod cli;

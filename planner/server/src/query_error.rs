@@ -17,12 +17,14 @@
 //! | divide by zero | `DIVISION_BY_ZERO` (8) |
 //! | cast error | `INVALID_CAST_ARGUMENT` (9) |
 //! | cancelled | `USER_CANCELED` (3) |
-//! | resources exhausted | `EXCEEDED_LOCAL_MEMORY_LIMIT` (131079, `INSUFFICIENT_RESOURCES`) |
+//! | exceeded the timeout (`squall.query.timeout_secs`) | `EXCEEDED_TIME_LIMIT` (131075, `INSUFFICIENT_RESOURCES`) |
+//! | resources exhausted, a task's `memory_limit` failure | `EXCEEDED_LOCAL_MEMORY_LIMIT` (131079, `INSUFFICIENT_RESOURCES`) |
 //! | anything else | `GENERIC_INTERNAL_ERROR` (65536, `INTERNAL_ERROR`) |
 //!
 //! Errors that come back from tasks are often flattened to text on the way
 //! (a task report carries a message), so the last rows also match on the
-//! message. This module does not decide HTTP statuses; a failed query is
+//! message. A full admission queue is `QUERY_QUEUE_FULL` (131074,
+//! `INSUFFICIENT_RESOURCES`), decided by the service. This module does not decide HTTP statuses; a failed query is
 //! reported with 200 and `error` in the body, as Trino does.
 
 use datafusion::error::DataFusionError;
@@ -85,6 +87,16 @@ pub const SERVER_SHUTTING_DOWN: ErrorCode = ErrorCode {
     name: "SERVER_SHUTTING_DOWN",
     code: 65545,
     error_type: ErrorType::InternalError,
+};
+pub const QUERY_QUEUE_FULL: ErrorCode = ErrorCode {
+    name: "QUERY_QUEUE_FULL",
+    code: 131074,
+    error_type: ErrorType::InsufficientResources,
+};
+pub const EXCEEDED_TIME_LIMIT: ErrorCode = ErrorCode {
+    name: "EXCEEDED_TIME_LIMIT",
+    code: 131075,
+    error_type: ErrorType::InsufficientResources,
 };
 pub const EXCEEDED_LOCAL_MEMORY_LIMIT: ErrorCode = ErrorCode {
     name: "EXCEEDED_LOCAL_MEMORY_LIMIT",
@@ -177,7 +189,11 @@ fn classify_user_message(m: &str) -> ErrorCode {
 
 fn classify_runtime_message(m: &str) -> ErrorCode {
     let lower = m.to_ascii_lowercase();
-    if lower.contains("cancelled") || lower.contains("canceled") {
+    if squall_planner::limits::is_timeout_message(m) {
+        EXCEEDED_TIME_LIMIT
+    } else if lower.contains("(memory_limit)") || lower.contains("resources exhausted") {
+        EXCEEDED_LOCAL_MEMORY_LIMIT
+    } else if lower.contains("cancelled") || lower.contains("canceled") {
         USER_CANCELED
     } else if lower.contains("divide by zero") || lower.contains("division by zero") {
         DIVISION_BY_ZERO
@@ -242,6 +258,15 @@ mod tests {
         let e =
             DataFusionError::Execution("stage 2 task 0: Arrow error: Divide by zero error".into());
         assert_eq!(QueryError::from_datafusion(&e).code, DIVISION_BY_ZERO);
+        let e = squall_planner::limits::timeout_error("q1", std::time::Duration::from_secs(5));
+        let q = QueryError::from_datafusion(&e);
+        assert_eq!(q.code, EXCEEDED_TIME_LIMIT);
+        assert!(q.message.contains("timeout of 5 s"), "{}", q.message);
+        let e = DataFusionError::Execution(
+            "stage s2, task 0 failed after 1 attempt(s): Resources exhausted: ... (memory_limit)"
+                .into(),
+        );
+        assert_eq!(QueryError::from_datafusion(&e).code, EXCEEDED_LOCAL_MEMORY_LIMIT);
         let e = DataFusionError::Internal("boom".into());
         let q = QueryError::from_datafusion(&e);
         assert_eq!(q.code.error_type, ErrorType::InternalError);

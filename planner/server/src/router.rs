@@ -31,7 +31,7 @@ use std::time::Duration;
 use axum::Json;
 use axum::Router;
 use axum::body::Bytes;
-use axum::extract::rejection::BytesRejection;
+use axum::extract::rejection::{BytesRejection, PathRejection};
 use axum::extract::{DefaultBodyLimit, Path, Request, State};
 use axum::http::header::{ALLOW, WWW_AUTHENTICATE};
 use axum::http::{HeaderMap, HeaderName, HeaderValue, StatusCode, Uri};
@@ -156,6 +156,17 @@ fn service_error(base: &BaseUri, id: &str, e: &ServerError) -> Response {
     error_response(base, id, status, code, e.to_string())
 }
 
+/// A path the router matched but could not read (bad percent-encoding).
+fn path_rejected(base: &BaseUri, rejection: &PathRejection) -> Response {
+    error_response(
+        base,
+        "",
+        StatusCode::BAD_REQUEST,
+        query_error::GENERIC_USER_ERROR,
+        format!("malformed path: {}", rejection.body_text()),
+    )
+}
+
 async fn require_auth(State(api): Shared, request: Request, next: Next) -> Response {
     if api.options.auth.allows(request.headers()) {
         return next.run(request).await;
@@ -249,11 +260,20 @@ async fn submit(
         Ok(s) => s,
         Err(e) => return service_error(&b, "", &e),
     };
+    // Logs show the statement's shape and digest, never its literals.
+    let fingerprint = squall_planner::redact::fingerprint(&sql);
+    let user = session.user.clone();
     let submitted = match api.service.submit(sql, session).await {
         Ok(s) => s,
         Err(e) => return service_error(&b, "", &e),
     };
-    tracing::info!(query_id = %submitted.id, "query submitted");
+    tracing::info!(
+        query_id = %submitted.id,
+        %user,
+        sql_digest = %fingerprint.digest,
+        sql_shape = %fingerprint.shape,
+        "query submitted"
+    );
     let status = match api.service.status(&submitted.id).await {
         Ok(s) => s,
         Err(e) => return service_error(&b, &submitted.id, &e),
@@ -283,10 +303,14 @@ fn parse_token(id: &str, token: &str) -> Result<u64, ServerError> {
 
 async fn queued(
     State(api): Shared,
-    Path((id, slug, token)): Path<(String, String, String)>,
+    path: Result<Path<(String, String, String)>, PathRejection>,
     headers: HeaderMap,
 ) -> Response {
     let b = base(&api, &headers);
+    let Path((id, slug, token)) = match path {
+        Ok(p) => p,
+        Err(rejection) => return path_rejected(&b, &rejection),
+    };
     let result = async {
         let token = parse_token(&id, &token)?;
         let mut status = lookup(&api, &id, &slug).await?;
@@ -314,10 +338,14 @@ async fn queued(
 
 async fn executing(
     State(api): Shared,
-    Path((id, slug, token)): Path<(String, String, String)>,
+    path: Result<Path<(String, String, String)>, PathRejection>,
     headers: HeaderMap,
 ) -> Response {
     let b = base(&api, &headers);
+    let Path((id, slug, token)) = match path {
+        Ok(p) => p,
+        Err(rejection) => return path_rejected(&b, &rejection),
+    };
     let result = async {
         let token = parse_token(&id, &token)?;
         let mut status = lookup(&api, &id, &slug).await?;
@@ -365,10 +393,14 @@ async fn executing(
 
 async fn cancel(
     State(api): Shared,
-    Path((id, slug, token)): Path<(String, String, String)>,
+    path: Result<Path<(String, String, String)>, PathRejection>,
     headers: HeaderMap,
 ) -> Response {
     let b = base(&api, &headers);
+    let Path((id, slug, token)) = match path {
+        Ok(p) => p,
+        Err(rejection) => return path_rejected(&b, &rejection),
+    };
     let result = async {
         parse_token(&id, &token)?;
         lookup(&api, &id, &slug).await?;
@@ -384,8 +416,16 @@ async fn cancel(
     }
 }
 
-async fn query_info(State(api): Shared, Path(id): Path<String>, headers: HeaderMap) -> Response {
+async fn query_info(
+    State(api): Shared,
+    path: Result<Path<String>, PathRejection>,
+    headers: HeaderMap,
+) -> Response {
     let b = base(&api, &headers);
+    let Path(id) = match path {
+        Ok(p) => p,
+        Err(rejection) => return path_rejected(&b, &rejection),
+    };
     let status = match api.service.status(&id).await {
         Ok(s) => s,
         Err(e) => return service_error(&b, &id, &e),

@@ -158,6 +158,7 @@ pub fn answer_session_statement(
 ) -> Result<(&'static str, SessionUpdate), DataFusionError> {
     match statement {
         SessionStatement::Set { name, value } => {
+            squall_planner::limits::check_session_setting(&name)?;
             let mut config = config.clone();
             config
                 .options_mut()
