@@ -8,6 +8,8 @@
 //! squall config                      list every squall.* setting with its default
 //! squall cost < INPUTS.jsonl         price CostInputs JSON lines (see squall_planner::cost)
 //! squall serve [--port 8080] [--host 127.0.0.1] [--backend local|aws] [--catalog DIR|s3://...] [--token T] [--config K=V]...
+//! squall loadtest [--clients 8] [--duration 60] [--sf 0.01] [--data DIR] [--queries 1,3] [--seed 1] [--config K=V]...
+//! squall fuzz [--duration 30] [--seed 1] [--target all|api|worker] [--data DIR]
 //! ```
 //!
 //! `serve` runs the HTTP API (the Trino client protocol, see
@@ -86,6 +88,43 @@ enum Command {
     /// coordinator_ms, coordinator_memory_mb, s3_get, s3_put, s3_list,
     /// sqs_requests), one JSON cost breakdown per stdout line.
     Cost,
+    /// Load-test the HTTP API on loopback: N clients run TPC-H queries for a
+    /// fixed time; every answer is checked. Exits 1 on a wrong answer.
+    Loadtest {
+        #[arg(long, default_value_t = 8)]
+        clients: usize,
+        /// Seconds during which clients submit queries.
+        #[arg(long, default_value_t = 60)]
+        duration: u64,
+        #[arg(long, default_value_t = 0.01)]
+        sf: f64,
+        /// Data folder (generated if missing); default data/tpch/sf{SF}.
+        #[arg(long)]
+        data: Option<PathBuf>,
+        /// Comma-separated query numbers to draw from; default all 22.
+        #[arg(long, value_delimiter = ',')]
+        queries: Vec<usize>,
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+        /// A setting, `squall.*` or `datafusion.*` (repeatable).
+        #[arg(long = "config", short = 'c', value_parser = parse_setting)]
+        config: Vec<(String, String)>,
+    },
+    /// Fuzz the HTTP API (mutated SQL, malformed requests, raw bytes) and the
+    /// worker (mutated task payloads) for a bounded time. Exits 1 on a finding.
+    Fuzz {
+        /// Seconds per target.
+        #[arg(long, default_value_t = 30)]
+        duration: u64,
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+        /// `all`, `api` or `worker`.
+        #[arg(long, default_value = "all")]
+        target: String,
+        /// TPC-H SF 0.01 data folder (generated if missing); default data/tpch/sf0.01.
+        #[arg(long)]
+        data: Option<PathBuf>,
+    },
     /// Serve the HTTP API (Trino client protocol) over the embedded engine or the aws backend.
     Serve {
         /// Port to listen on (0: any free port, printed once listening).
@@ -224,6 +263,65 @@ async fn run(cli: Cli) -> std::result::Result<ExitCode, ServerError> {
             token,
             config,
         } => serve_command(&host, port, &backend, catalog, token, config).await,
+        Command::Loadtest {
+            clients,
+            duration,
+            sf,
+            data,
+            queries,
+            seed,
+            config,
+        } => {
+            let options = crate::loadtest::LoadOptions {
+                clients,
+                duration: std::time::Duration::from_secs(duration),
+                scale_factor: sf,
+                data,
+                queries,
+                seed,
+                settings: config,
+                ..crate::loadtest::LoadOptions::default()
+            };
+            let report = crate::loadtest::run(&options).await?;
+            print!("{}", report.display());
+            Ok(if report.wrong == 0 {
+                ExitCode::SUCCESS
+            } else {
+                ExitCode::FAILURE
+            })
+        }
+        Command::Fuzz {
+            duration,
+            seed,
+            target,
+            data,
+        } => {
+            let (api, worker) = match target.as_str() {
+                "all" => (true, true),
+                "api" => (true, false),
+                "worker" => (false, true),
+                other => {
+                    return Err(ServerError::BadRequest {
+                        message: format!("unknown fuzz target {other:?} (all, api or worker)"),
+                    });
+                }
+            };
+            let options = crate::fuzz::FuzzOptions {
+                duration: std::time::Duration::from_secs(duration),
+                seed,
+                api,
+                worker,
+                data,
+                ..crate::fuzz::FuzzOptions::default()
+            };
+            let report = crate::fuzz::run(&options).await?;
+            print!("{}", report.display());
+            Ok(if report.findings.is_empty() {
+                ExitCode::SUCCESS
+            } else {
+                ExitCode::FAILURE
+            })
+        }
         command => Ok(run_engine_command(command).await?),
     }
 }
@@ -517,7 +615,7 @@ async fn run_engine_command(command: Command) -> Result<ExitCode> {
                 Ok(ExitCode::SUCCESS)
             }
         },
-        Command::Serve { .. } => Err(DataFusionError::Internal(
+        Command::Serve { .. } | Command::Loadtest { .. } | Command::Fuzz { .. } => Err(DataFusionError::Internal(
             "serve is not an engine command".into(),
         )),
     }

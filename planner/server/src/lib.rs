@@ -37,13 +37,21 @@
 //! - [`auth`]: bearer/basic authentication and the refusal to expose an open endpoint.
 //! - [`router`]: the axum [`Router`](axum::Router) of the protocol's endpoints.
 //! - [`serve`]: serving a router on a listener until a shutdown signal.
-//! - [`cli`]: the `squall` command (`query`, `tpch`, `config`, `serve`).
+//! - [`cli`]: the `squall` command (`query`, `tpch`, `config`, `serve`, `loadtest`, `fuzz`).
+//! - [`client`]: a small Trino-protocol client (what the load test and the fuzzer drive the API with).
+//! - [`loadtest`]: N concurrent clients running TPC-H through the API, every answer checked.
+//! - [`fuzz`]: seeded, bounded-time fuzzing of the API and the worker.
+//! - [`seeded`]: the seeded random generator both use.
 //! - [`error`]: [`ServerError`], the crate's one error type.
 
 pub mod admission;
 pub mod auth;
 pub mod aws;
 pub mod cli;
+pub mod client;
+pub mod fuzz;
+pub mod loadtest;
+pub mod seeded;
 pub mod embedded;
 pub mod encoding;
 pub mod error;
