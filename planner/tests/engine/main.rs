@@ -11,6 +11,9 @@
 //!   no exchange object or queue is left behind; an undecodable task payload
 //!   fails the query at once, naming its stage and task.
 //! - `cancel`: cancelling a running query stops its tasks and cleans up.
+//! - `limits`: the statement timeout stops the workers and cleans up; the
+//!   per-query memory limit fails a join (naming stage and task) and lets a
+//!   sort spill; locations outside the allowed roots are refused.
 //! - `bloom`: join-key filters on and off, join semantics with NULL keys,
 //!   multi-column keys and empty build sides, filters under task crashes.
 //! - `sql`: statements beyond TPC-H (SET, EXPLAIN, VALUES, empty results, errors).
@@ -28,6 +31,7 @@ mod bloom;
 mod cancel;
 
 mod concurrency;
+mod limits;
 mod many_tasks;
 mod retries;
 mod sql;

@@ -298,3 +298,16 @@ pub async fn eventually(secs: u64, mut cond: impl FnMut() -> bool) -> bool {
     }
     cond()
 }
+
+/// Number of files under `dir`, recursively.
+pub fn count_files(dir: &std::path::Path) -> usize {
+    let Ok(rd) = std::fs::read_dir(dir) else {
+        return 0;
+    };
+    rd.flatten()
+        .map(|e| {
+            let p = e.path();
+            if p.is_dir() { count_files(&p) } else { 1 }
+        })
+        .sum()
+}

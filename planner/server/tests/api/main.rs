@@ -23,6 +23,14 @@
 //! - `uris`: `nextUri`/`infoUri` follow `Host` and `X-Forwarded-Proto/Host/Prefix`.
 //! - `trino_client`: `tests/trino_client.py` drives `squall serve` with the
 //!   real `trino` Python client (fails, never skips, when it is missing).
+//! - `limits`: the running-query cap and its FIFO queue (a full queue is
+//!   QUERY_QUEUE_FULL), the statement timeout and a cancel stopping the
+//!   workers (by the workers' own count), the per-query memory limit,
+//!   session settings that may not change, locations outside the allowed roots.
+//! - `cli_process`: Ctrl-C in `squall query` (exit 130, no exchange objects
+//!   left); `squall serve` logs at info without the token or SQL literals.
+//! - `load_and_fuzz`: short runs of the load test (every answer right) and
+//!   of the API and worker fuzzers (no finding).
 
 // Test code: a failed expectation panics (the workspace denies these lints
 // in library code; clippy.toml allows them only inside #[test] functions).
@@ -32,6 +40,9 @@ mod common;
 
 mod auth;
 mod cancel;
+mod cli_process;
+mod limits;
+mod load_and_fuzz;
 mod malformed;
 mod results;
 mod session;

@@ -1,0 +1,131 @@
+//! Limits the engine enforces for every caller (`squall query`, the API,
+//! the coordinator function): the statement timeout stops the query's
+//! workers and cleans up; the per-query memory limit fails a query that
+//! cannot spill (naming the stage and task) and lets a sort spill and
+//! answer right; SQL cannot name locations outside the allowed roots.
+
+use std::time::{Duration, Instant};
+
+use squall_planner::RunOptions;
+
+use crate::common::*;
+
+const LONG: &str =
+    "select count(*) from lineitem a, lineitem b where a.l_orderkey + b.l_partkey < 0";
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_timeout_stops_the_workers_and_cleans_up() {
+    let data = sf001_small_groups();
+    let engine = engine(
+        &data.path,
+        &[
+            ("squall.query.timeout_secs", "2"),
+            ("squall.scan.target_task_bytes", "50000"),
+        ],
+    )
+    .await;
+    let options = RunOptions {
+        query_id: Some("qtimeout0001".into()),
+        ..RunOptions::default()
+    };
+    let started = Instant::now();
+    let err = engine.sql_with(LONG, &options).await.unwrap_err().to_string();
+    assert!(
+        err.contains("qtimeout0001 exceeded the timeout of 2 s"),
+        "{err}"
+    );
+    assert!(started.elapsed() < Duration::from_secs(30));
+    // The workers' own count, the invoker's, the queue and the exchange.
+    assert_eq!(squall_core::activity::running_tasks("qtimeout0001"), 0);
+    assert_eq!(engine.running_tasks(), 0);
+    assert_eq!(engine.open_queues(), 0);
+    assert_eq!(count_files(engine.exchange_root()), 0);
+    // The engine still answers.
+    let r = engine.sql("select 1").await.unwrap();
+    assert_eq!(r.batches[0].num_rows(), 1);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_memory_limit_fails_a_join_and_names_stage_and_task() {
+    let data = sf001_small_groups();
+    let engine = engine(&data.path, &[("squall.query.memory_limit_bytes", "65536")]).await;
+    let err = engine
+        .sql("select count(*) from orders join lineitem on o_orderkey = l_orderkey")
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("stage s")
+            && err.contains("task")
+            && err.contains("memory limit on this worker (squall.query.memory_limit_bytes) of 65536 bytes")
+            && err.contains("(memory_limit)"),
+        "{err}"
+    );
+    assert_eq!(engine.open_queues(), 0);
+    assert_eq!(count_files(engine.exchange_root()), 0);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_sort_spills_under_the_memory_limit_and_answers_right() {
+    let data = sf001_small_groups();
+    let sql = "select l_orderkey, l_linenumber, l_comment from lineitem \
+               order by l_comment, l_orderkey, l_linenumber";
+    let unlimited = engine(&data.path, &[]).await;
+    let r = unlimited.sql(sql).await.unwrap();
+    let peak = r.profile.as_ref().unwrap().peak_memory_bytes;
+    let expected = squall_planner::tpch::run::to_csv(&r.schema, &r.batches).unwrap();
+    // A quarter of what the query took without a limit.
+    let limit = (peak / 4).to_string();
+    let limited = engine(
+        &data.path,
+        &[
+            ("squall.query.memory_limit_bytes", limit.as_str()),
+            ("datafusion.execution.sort_spill_reservation_bytes", "65536"),
+        ],
+    )
+    .await;
+    let r = limited
+        .sql(sql)
+        .await
+        .unwrap_or_else(|e| panic!("limit {limit} of peak {peak}: {e}"));
+    let actual = squall_planner::tpch::run::to_csv(&r.schema, &r.batches).unwrap();
+    assert_same("spilled sort", &expected, &actual, sql);
+    let limited_peak = r.profile.as_ref().unwrap().peak_memory_bytes;
+    assert!(
+        limited_peak <= peak / 4,
+        "peak {limited_peak} above the limit {limit}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn locations_outside_the_roots_are_refused() {
+    let data = sf001_small_groups();
+    let engine = engine(&data.path, &[]).await;
+    let out = tempfile::tempdir().unwrap();
+    for sql in [
+        "create external table x stored as parquet location '/etc/'".to_string(),
+        format!("copy (select 1 as a) to '{}/a.parquet'", out.path().display()),
+        format!(
+            "explain copy (select 1 as a) to '{}/b.parquet'",
+            out.path().display()
+        ),
+    ] {
+        let err = engine.sql(&sql).await.unwrap_err().to_string();
+        assert!(err.contains("outside the allowed roots"), "{sql}: {err}");
+    }
+    assert_eq!(count_files(out.path()), 0);
+    // Allowed roots widen it; `*` lifts it.
+    let roots = format!("{},{}", data.path.display(), out.path().display());
+    let wide = engine_with_roots(&data.path, &roots).await;
+    wide.sql(&format!(
+        "copy (select 1 as a) to '{}/c.parquet'",
+        out.path().display()
+    ))
+    .await
+    .unwrap();
+    assert_eq!(count_files(out.path()), 1);
+}
+
+async fn engine_with_roots(data: &std::path::Path, roots: &str) -> squall_planner::Engine {
+    engine(data, &[("squall.catalog.allowed_roots", roots)]).await
+}
