@@ -29,14 +29,14 @@ use squall_core::worker::WorkerEnv;
 use crate::backend::local::{LocalInvoker, LocalQueue};
 use crate::bloom::place_key_filters;
 use crate::catalog::register_catalog;
+use crate::coordinator::{
+    Backend, FilterShipping, QueryJob, QueryProgress, changed_settings, run_query,
+};
 use crate::limits::{
     Deadline, apply_session_settings, check_session_setting, statement_timeout, timeout_error,
     until_cancelled,
 };
 use crate::locations::AllowedRoots;
-use crate::coordinator::{
-    Backend, FilterShipping, QueryJob, QueryProgress, changed_settings, run_query,
-};
 use crate::profile::QueryProfile;
 use crate::split::{FooterCache, assign_tasks, scan_units};
 use crate::stages::{StagedPlan, TaskLayout, split_stages};
@@ -98,7 +98,8 @@ impl Engine {
     pub async fn local(options: EngineOptions) -> Result<Self> {
         let config = session_config(&options.settings)?;
         let squall = SquallConfig::from_session(&config);
-        let roots = AllowedRoots::from_setting(&squall.catalog.allowed_roots, options.catalog.as_deref())?;
+        let roots =
+            AllowedRoots::from_setting(&squall.catalog.allowed_roots, options.catalog.as_deref())?;
         let ctx = SessionContext::new_with_config(config);
         if let Some(catalog) = &options.catalog {
             register_catalog(&ctx, catalog).await?;
@@ -162,7 +163,8 @@ impl Engine {
     ) -> Result<Self> {
         let config = session_config(&options.settings)?;
         let squall = SquallConfig::from_session(&config);
-        let roots = AllowedRoots::from_setting(&squall.catalog.allowed_roots, options.catalog.as_deref())?;
+        let roots =
+            AllowedRoots::from_setting(&squall.catalog.allowed_roots, options.catalog.as_deref())?;
         let ctx = SessionContext::new_with_config_rt(config, runtime);
         if let Some(catalog) = &options.catalog {
             register_catalog(&ctx, catalog).await?;
@@ -226,7 +228,11 @@ impl Engine {
             if options.cancel.is_cancelled() {
                 return Err(DataFusionError::Execution("query was cancelled".into()));
             }
-            let query_id = options.query_id.clone().filter(|_| single).unwrap_or_else(new_query_id);
+            let query_id = options
+                .query_id
+                .clone()
+                .filter(|_| single)
+                .unwrap_or_else(new_query_id);
             last = Some(self.statement(statement, options, &query_id).await?);
         }
         last.ok_or_else(|| DataFusionError::Plan("no SQL statement given".into()))
@@ -248,7 +254,9 @@ impl Engine {
             cancel: deadline.token.clone(),
             ..options.clone()
         };
-        let result = self.run_statement(state, statement, &options, query_id).await;
+        let result = self
+            .run_statement(state, statement, &options, query_id)
+            .await;
         match (result, timeout) {
             (Err(_), Some(timeout)) if deadline.expired() => Err(timeout_error(query_id, timeout)),
             (result, _) => result,
@@ -265,15 +273,18 @@ impl Engine {
         let cancel = &options.cancel;
         let plan = until_cancelled(cancel, state.statement_to_plan(statement)).await?;
         self.roots.check_plan(&plan)?;
-        if let LogicalPlan::Statement(datafusion::logical_expr::Statement::SetVariable(set)) = &plan {
+        if let LogicalPlan::Statement(datafusion::logical_expr::Statement::SetVariable(set)) = &plan
+        {
             check_session_setting(&set.variable)?;
         }
         match plan {
             LogicalPlan::Explain(explain) => {
                 let input = explain.plan.as_ref().clone();
-                let (staged, job) =
-                    until_cancelled(cancel, self.prepare(state.clone(), &input, options, query_id))
-                        .await?;
+                let (staged, job) = until_cancelled(
+                    cancel,
+                    self.prepare(state.clone(), &input, options, query_id),
+                )
+                .await?;
                 let counts: Vec<usize> = (0..staged.stages.len())
                     .map(|i| job_task_count(&staged, &job, i))
                     .collect();
@@ -281,9 +292,11 @@ impl Engine {
             }
             LogicalPlan::Analyze(analyze) => {
                 let input = analyze.input.as_ref().clone();
-                let (staged, job) =
-                    until_cancelled(cancel, self.prepare(state.clone(), &input, options, query_id))
-                        .await?;
+                let (staged, job) = until_cancelled(
+                    cancel,
+                    self.prepare(state.clone(), &input, options, query_id),
+                )
+                .await?;
                 let counts: Vec<usize> = (0..staged.stages.len())
                     .map(|i| job_task_count(&staged, &job, i))
                     .collect();

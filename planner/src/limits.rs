@@ -247,17 +247,20 @@ mod tests {
         )
         .unwrap();
         let squall = SquallConfig::from_session(&config);
-        assert_eq!(squall.query.timeout_secs, 10, "0 (none) cannot lift the limit");
+        assert_eq!(
+            squall.query.timeout_secs, 10,
+            "0 (none) cannot lift the limit"
+        );
         assert_eq!(squall.query.memory_limit_bytes, 500);
         assert_eq!(squall.task.memory_limit_bytes, 300);
         let mut config = session_config(&settings(&[("squall.query.timeout_secs", "10")])).unwrap();
-        apply_session_settings(&mut config, &settings(&[("squall.query.timeout_secs", "60")]))
-            .unwrap();
+        apply_session_settings(
+            &mut config,
+            &settings(&[("squall.query.timeout_secs", "60")]),
+        )
+        .unwrap();
         assert_eq!(SquallConfig::from_session(&config).query.timeout_secs, 10);
-        assert_eq!(
-            statement_timeout(&config),
-            Some(Duration::from_secs(10))
-        );
+        assert_eq!(statement_timeout(&config), Some(Duration::from_secs(10)));
         let err = apply_session_settings(&mut config, &settings(&[("squall.backend", "aws")]))
             .unwrap_err();
         assert!(matches!(err, DataFusionError::Configuration(_)), "{err}");

@@ -228,7 +228,10 @@ mod tests {
         let inside = root.join("t").to_string_lossy().to_string();
         roots.check(&inside, "table t").unwrap();
         roots
-            .check(&format!("file://{}/new/x.parquet", root.display()), "COPY TO")
+            .check(
+                &format!("file://{}/new/x.parquet", root.display()),
+                "COPY TO",
+            )
             .unwrap();
         for outside in [
             "/etc/passwd".to_string(),
@@ -239,7 +242,10 @@ mod tests {
             String::new(),
         ] {
             let err = roots.check(&outside, "table t").unwrap_err().to_string();
-            assert!(err.contains("outside the allowed roots"), "{outside}: {err}");
+            assert!(
+                err.contains("outside the allowed roots"),
+                "{outside}: {err}"
+            );
         }
         #[cfg(unix)]
         {

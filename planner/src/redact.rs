@@ -115,6 +115,12 @@ mod tests {
         }
         let broken = fingerprint("select 'unterminated secret");
         assert!(!broken.shape.contains("secret"), "{}", broken.shape);
-        assert!(fingerprint(&"select 1 + ".repeat(100)).shape.chars().count() <= 201);
+        assert!(
+            fingerprint(&"select 1 + ".repeat(100))
+                .shape
+                .chars()
+                .count()
+                <= 201
+        );
     }
 }

@@ -155,7 +155,11 @@ impl BoundedPool {
 
 impl std::fmt::Display for BoundedPool {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{} ({} bytes) over {}", self.what, self.limit, self.inner)
+        write!(
+            f,
+            "{} ({} bytes) over {}",
+            self.what, self.limit, self.inner
+        )
     }
 }
 
@@ -295,7 +299,8 @@ mod tests {
         assert_eq!(query_reserved("qshare"), 700);
         let err = b.try_grow(400).unwrap_err().to_string();
         assert!(
-            err.contains("query qshare's memory limit on this worker") && err.contains("1000 bytes"),
+            err.contains("query qshare's memory limit on this worker")
+                && err.contains("1000 bytes"),
             "{err}"
         );
         b.try_grow(300).unwrap();

@@ -149,11 +149,43 @@ fn bind_scan(
         .partitioning
         .partition_count();
     let partitions = if planned < 2 { 1 } else { task_partitions };
+    for file in &assignment.files {
+        check_row_groups(file)?;
+    }
     let groups = file_groups(&assignment.files, partitions);
     let config = FileScanConfigBuilder::from(config.clone())
         .with_file_groups(groups)
         .build();
     Ok(DataSourceExec::from_data_source(config))
+}
+
+/// Refuses a file assignment no planner makes: more row groups than the
+/// file has bytes, or a row group past the file's count (each would
+/// otherwise panic in the access plan).
+fn check_row_groups(file: &FileRowGroups) -> Result<()> {
+    let bad = |why: String| {
+        DataFusionError::from(crate::error::SquallError::BadTaskPayload(format!(
+            "scan of {}: {why}",
+            file.path
+        )))
+    };
+    if file.row_group_count as u64 > file.size.max(1) {
+        return Err(bad(format!(
+            "{} row groups in a file of {} bytes",
+            file.row_group_count, file.size
+        )));
+    }
+    if let Some(rg) = file
+        .row_groups
+        .iter()
+        .find(|&&rg| rg >= file.row_group_count)
+    {
+        return Err(bad(format!(
+            "row group {rg} of a file with {} row groups",
+            file.row_group_count
+        )));
+    }
+    Ok(())
 }
 
 /// Spread the assigned row groups over up to `partitions` file groups,

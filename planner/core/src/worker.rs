@@ -31,6 +31,7 @@ use datafusion::execution::runtime_env::{RuntimeEnv, RuntimeEnvBuilder};
 use datafusion::physical_plan::ExecutionPlan;
 use datafusion::physical_plan::metrics::MetricValue;
 use datafusion::prelude::{SessionConfig, SessionContext};
+use futures::FutureExt;
 use object_store::ObjectStoreExt;
 use object_store::path::Path;
 use tracing::{Instrument, info_span};
@@ -110,8 +111,15 @@ pub async fn handle_task(payload: &[u8], env: &WorkerEnv) -> TaskReport {
 
 async fn run_task(spec: &TaskSpec, env: &WorkerEnv, started: Instant) -> TaskReport {
     tracing::info!("task started");
+    // A panic anywhere in the task (a payload no coordinator makes reaching
+    // code that trusts it) ends the task with a report, not the worker.
+    let guarded = std::panic::AssertUnwindSafe(execute(spec, env)).catch_unwind();
     let result = tokio::select! {
-        result = execute(spec, env) => result,
+        result = guarded => result.unwrap_or_else(|panic| Err(SquallError::Task {
+            stage: spec.stage,
+            task: spec.task,
+            message: format!("the task panicked: {}", panic_text(&panic)),
+        })),
         marker = stop_requested(spec, env) => {
             tracing::info!(%marker, "task stopped by its query's stop marker");
             Err(SquallError::Stopped { stage: spec.stage, task: spec.task, marker })
@@ -148,7 +156,9 @@ async fn run_task(spec: &TaskSpec, env: &WorkerEnv, started: Instant) -> TaskRep
             let retryable = !out_of_memory
                 && !matches!(
                     e,
-                    SquallError::BadTaskPayload(_) | SquallError::Config(_) | SquallError::Stopped { .. }
+                    SquallError::BadTaskPayload(_)
+                        | SquallError::Config(_)
+                        | SquallError::Stopped { .. }
                 );
             let kind = failure_kind(&e);
             failure_report(
@@ -165,9 +175,19 @@ async fn run_task(spec: &TaskSpec, env: &WorkerEnv, started: Instant) -> TaskRep
     }
 }
 
+/// The message of a caught panic.
+fn panic_text(panic: &Box<dyn std::any::Any + Send>) -> String {
+    panic
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| panic.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "(no message)".into())
+}
+
 /// The short class of a task's failure, as its report names it.
 fn failure_kind(e: &SquallError) -> &'static str {
     match e {
+        SquallError::Task { message, .. } if message.starts_with("the task panicked") => "panic",
         SquallError::InjectedFault(_) => "injected",
         SquallError::Config(_) => "config",
         SquallError::Stopped { .. } => "stopped",
@@ -195,7 +215,9 @@ async fn stop_requested(spec: &TaskSpec, env: &WorkerEnv) -> String {
 
 async fn watch_marker(marker: &ObjectLocation, env: &WorkerEnv, poll_ms: u64) -> String {
     let text = format!("{}/{}", marker.store_url.trim_end_matches('/'), marker.key);
-    let store = match ObjectStoreUrl::parse(&marker.store_url).and_then(|u| env.runtime.object_store(u)) {
+    let store = match ObjectStoreUrl::parse(&marker.store_url)
+        .and_then(|u| env.runtime.object_store(u))
+    {
         Ok(store) => store,
         Err(e) => {
             tracing::warn!(%e, marker = %text, "stop marker store unavailable; the task cannot be stopped early");
@@ -252,8 +274,18 @@ async fn execute(spec: &TaskSpec, env: &WorkerEnv) -> Result<(TaskOutcome, TaskM
         .build_arc()?;
     let ctx = SessionContext::new_with_config_rt(config, runtime);
     let task_ctx = ctx.task_ctx();
-    let plan = decode_plan(&spec.plan, &task_ctx)
-        .map_err(|e| SquallError::BadTaskPayload(format!("stage plan: {e}")))?;
+    // DataFusion's plan decoder panics on some malformed input: a panic
+    // there is a bad payload like any other decoding error.
+    let plan = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        decode_plan(&spec.plan, &task_ctx)
+    }))
+    .map_err(|panic| {
+        SquallError::BadTaskPayload(format!(
+            "stage plan: the decoder panicked: {}",
+            panic_text(&panic)
+        ))
+    })?
+    .map_err(|e| SquallError::BadTaskPayload(format!("stage plan: {e}")))?;
     let root = plan.downcast_ref::<ShuffleWriteExec>().ok_or_else(|| {
         SquallError::BadTaskPayload(format!(
             "stage plan root is {}, not ShuffleWriteExec",
@@ -515,18 +547,34 @@ mod tests {
         let started = Instant::now();
         let task = tokio::spawn(async move { handle_task(&payload, &env).await });
         tokio::time::sleep(Duration::from_millis(300)).await;
-        assert!(!task.is_finished(), "the task ran before its delay was over");
+        assert!(
+            !task.is_finished(),
+            "the task ran before its delay was over"
+        );
         std::fs::write(&marker, b"").unwrap();
-        let report = tokio::time::timeout(Duration::from_secs(10), task).await.unwrap().unwrap();
+        let report = tokio::time::timeout(Duration::from_secs(10), task)
+            .await
+            .unwrap()
+            .unwrap();
         assert!(started.elapsed() < Duration::from_secs(10));
         let TaskOutcome::Failed { error } = &report.outcome else {
             panic!("a stopped task succeeded: {report:?}");
         };
         assert_eq!(error.kind, "stopped");
         assert!(!error.retryable);
-        assert!(error.message.contains("stage 2, task 3"), "{}", error.message);
-        assert!(sink.0.lock().unwrap().is_empty(), "a report sent to an ended query");
-        assert!(!dir.path().join("stop.out").exists(), "a stopped task wrote its output");
+        assert!(
+            error.message.contains("stage 2, task 3"),
+            "{}",
+            error.message
+        );
+        assert!(
+            sink.0.lock().unwrap().is_empty(),
+            "a report sent to an ended query"
+        );
+        assert!(
+            !dir.path().join("stop.out").exists(),
+            "a stopped task wrote its output"
+        );
     }
 
     #[tokio::test]
@@ -540,10 +588,17 @@ mod tests {
             queue: Arc::clone(&sink) as _,
         };
         let mut spec = slow_spec(&marker);
-        spec.settings.push(("squall.task.stop_poll_ms".into(), "0".into()));
-        let report = tokio::time::timeout(Duration::from_secs(10), handle_task(&spec.encode().unwrap(), &env))
-            .await
-            .unwrap();
-        assert!(matches!(&report.outcome, TaskOutcome::Failed { error } if error.kind == "stopped"), "{report:?}");
+        spec.settings
+            .push(("squall.task.stop_poll_ms".into(), "0".into()));
+        let report = tokio::time::timeout(
+            Duration::from_secs(10),
+            handle_task(&spec.encode().unwrap(), &env),
+        )
+        .await
+        .unwrap();
+        assert!(
+            matches!(&report.outcome, TaskOutcome::Failed { error } if error.kind == "stopped"),
+            "{report:?}"
+        );
     }
 }

@@ -103,6 +103,22 @@ impl TrinoClient {
         })
     }
 
+    /// The same client, opening a new connection for every request. For
+    /// the fuzzer: a server rightly closes a connection after a malformed
+    /// request, and a pooled connection reused at that instant fails on the
+    /// client's side, which is no fault of the server's.
+    pub fn without_pooling(mut self) -> Result<Self, ClientError> {
+        self.http = reqwest::Client::builder()
+            .timeout(self.request_timeout)
+            .pool_max_idle_per_host(0)
+            .build()
+            .map_err(|e| ClientError::Transport {
+                what: "building the HTTP client".into(),
+                message: e.to_string(),
+            })?;
+        Ok(self)
+    }
+
     pub fn base(&self) -> &str {
         &self.base
     }
@@ -136,7 +152,12 @@ impl TrinoClient {
     }
 
     /// Checks one document and keeps what it carries; returns its `nextUri`.
-    fn take(&self, answer: &mut Answer, doc: &Value, at: &str) -> Result<Option<String>, ClientError> {
+    fn take(
+        &self,
+        answer: &mut Answer,
+        doc: &Value,
+        at: &str,
+    ) -> Result<Option<String>, ClientError> {
         let violation = |message: String| ClientError::Protocol {
             what: at.to_string(),
             message,
@@ -166,9 +187,10 @@ impl TrinoClient {
             answer.error = Some(e.clone());
         }
         match doc.get("nextUri").and_then(Value::as_str) {
-            Some(next) if !next.starts_with(&self.base) => {
-                Err(violation(format!("nextUri {next} is not under {}", self.base)))
-            }
+            Some(next) if !next.starts_with(&self.base) => Err(violation(format!(
+                "nextUri {next} is not under {}",
+                self.base
+            ))),
             Some(next) => Ok(Some(next.to_string())),
             None if state != "FINISHED" && state != "FAILED" => {
                 Err(violation(format!("no nextUri in state {state}")))
@@ -207,7 +229,10 @@ impl TrinoClient {
         }
         serde_json::from_str(&text).map_err(|e| ClientError::Protocol {
             what,
-            message: format!("not JSON ({e}): {}", text.chars().take(300).collect::<String>()),
+            message: format!(
+                "not JSON ({e}): {}",
+                text.chars().take(300).collect::<String>()
+            ),
         })
     }
 
@@ -220,10 +245,22 @@ impl TrinoClient {
         } else {
             ClientError::Transport {
                 what: what.to_string(),
-                message: e.to_string(),
+                message: error_chain(e),
             }
         }
     }
+}
+
+/// An error and its sources, `: `-separated.
+pub fn error_chain(e: &dyn std::error::Error) -> String {
+    let mut text = e.to_string();
+    let mut source = e.source();
+    while let Some(s) = source {
+        text.push_str(": ");
+        text.push_str(&s.to_string());
+        source = s.source();
+    }
+    text
 }
 
 /// Checks a Trino `error` object: message, errorName, errorType, errorCode, failureInfo.

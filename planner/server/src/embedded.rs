@@ -38,8 +38,8 @@ use arrow::array::RecordBatch;
 use arrow::datatypes::SchemaRef;
 use async_trait::async_trait;
 use datafusion::error::DataFusionError;
-use squall_planner::profile::QueryProfile;
 use squall_core::config::SquallConfig;
+use squall_planner::profile::QueryProfile;
 use squall_planner::{CancellationToken, Engine, QueryProgress, RunOptions};
 use tokio::sync::watch;
 
@@ -165,7 +165,10 @@ impl EmbeddedService {
 
     /// Queries holding a running slot, and queries waiting for one.
     pub fn admission(&self) -> (usize, usize) {
-        (self.inner.admission.running(), self.inner.admission.queued())
+        (
+            self.inner.admission.running(),
+            self.inner.admission.queued(),
+        )
     }
 
     /// Queries currently held (running or with results not yet forgotten).

@@ -112,7 +112,11 @@ impl LoadReport {
             self.error_count(),
         );
         for (kind, n) in &self.errors {
-            let example = self.error_examples.get(kind).map(String::as_str).unwrap_or("");
+            let example = self
+                .error_examples
+                .get(kind)
+                .map(String::as_str)
+                .unwrap_or("");
             out.push_str(&format!("  {kind}: {n}  (e.g. {example})\n"));
         }
         for w in &self.wrong_examples {
@@ -184,7 +188,10 @@ pub async fn run(options: &LoadOptions) -> Result<LoadReport, ServerError> {
         source,
     })?;
     let (stop, stopped) = oneshot::channel::<()>();
-    let app = router(service.clone(), ApiOptions::new(ApiAuth::Token(token.clone())));
+    let app = router(
+        service.clone(),
+        ApiOptions::new(ApiAuth::Token(token.clone())),
+    );
     let server = tokio::spawn(crate::serve::serve(listener, app, async {
         let _ = stopped.await;
     }));
@@ -278,7 +285,12 @@ async fn one_query(
     let ms = started.elapsed().as_secs_f64() * 1000.0;
     if let Some(e) = &answer.error {
         let name = answer.error_name().unwrap_or("UNNAMED").to_string();
-        let message: String = e["message"].as_str().unwrap_or("").chars().take(200).collect();
+        let message: String = e["message"]
+            .as_str()
+            .unwrap_or("")
+            .chars()
+            .take(200)
+            .collect();
         return Outcome::Error(name, format!("q{q}: {message}"));
     }
     let Some(want) = expected.get(&q) else {

@@ -266,7 +266,10 @@ mod tests {
             "stage s2, task 0 failed after 1 attempt(s): Resources exhausted: ... (memory_limit)"
                 .into(),
         );
-        assert_eq!(QueryError::from_datafusion(&e).code, EXCEEDED_LOCAL_MEMORY_LIMIT);
+        assert_eq!(
+            QueryError::from_datafusion(&e).code,
+            EXCEEDED_LOCAL_MEMORY_LIMIT
+        );
         let e = DataFusionError::Internal("boom".into());
         let q = QueryError::from_datafusion(&e);
         assert_eq!(q.code.error_type, ErrorType::InternalError);

@@ -29,7 +29,11 @@ async fn the_timeout_stops_the_workers_and_cleans_up() {
         ..RunOptions::default()
     };
     let started = Instant::now();
-    let err = engine.sql_with(LONG, &options).await.unwrap_err().to_string();
+    let err = engine
+        .sql_with(LONG, &options)
+        .await
+        .unwrap_err()
+        .to_string();
     assert!(
         err.contains("qtimeout0001 exceeded the timeout of 2 s"),
         "{err}"
@@ -57,7 +61,9 @@ async fn the_memory_limit_fails_a_join_and_names_stage_and_task() {
     assert!(
         err.contains("stage s")
             && err.contains("task")
-            && err.contains("memory limit on this worker (squall.query.memory_limit_bytes) of 65536 bytes")
+            && err.contains(
+                "memory limit on this worker (squall.query.memory_limit_bytes) of 65536 bytes"
+            )
             && err.contains("(memory_limit)"),
         "{err}"
     );
@@ -76,7 +82,10 @@ async fn a_sort_spills_under_the_memory_limit_and_answers_right() {
                from lineitem) t group by l_suppkey order by l_suppkey";
     // One task at a time: tasks running side by side share the query's
     // limit, and which of them gets the memory is a race.
-    let one_slot = [("squall.worker_slots", "1"), ("squall.shuffle.partitions", "2")];
+    let one_slot = [
+        ("squall.worker_slots", "1"),
+        ("squall.shuffle.partitions", "2"),
+    ];
     let unlimited = engine(&data.path, &one_slot).await;
     let r = unlimited.sql(sql).await.unwrap();
     let expected = squall_planner::tpch::run::to_csv(&r.schema, &r.batches).unwrap();
@@ -93,13 +102,19 @@ async fn a_sort_spills_under_the_memory_limit_and_answers_right() {
         .max()
         .unwrap_or(0);
     let limit = (sorting / 4).max(others * 4);
-    assert!(limit < sorting / 2, "sorting took {sorting}, the rest {others}");
+    assert!(
+        limit < sorting / 2,
+        "sorting took {sorting}, the rest {others}"
+    );
     let limited = engine(
         &data.path,
         &[
             one_slot[0],
             one_slot[1],
-            ("squall.query.memory_limit_bytes", limit.to_string().as_str()),
+            (
+                "squall.query.memory_limit_bytes",
+                limit.to_string().as_str(),
+            ),
             ("datafusion.execution.sort_spill_reservation_bytes", "65536"),
         ],
     )
@@ -124,7 +139,10 @@ async fn locations_outside_the_roots_are_refused() {
     let out = tempfile::tempdir().unwrap();
     for sql in [
         "create external table x stored as parquet location '/etc/'".to_string(),
-        format!("copy (select 1 as a) to '{}/a.parquet'", out.path().display()),
+        format!(
+            "copy (select 1 as a) to '{}/a.parquet'",
+            out.path().display()
+        ),
         format!(
             "explain copy (select 1 as a) to '{}/b.parquet'",
             out.path().display()

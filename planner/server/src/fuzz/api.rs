@@ -27,19 +27,49 @@ use crate::seeded::SplitMix64;
 pub(super) type Case = Result<String, Finding>;
 
 /// One SQL case: a mutant of a TPC-H query run to its end.
-pub(super) async fn sql_case(client: &TrinoClient, rng: &mut SplitMix64, deadline: Duration) -> Case {
+pub(super) async fn sql_case(
+    client: &TrinoClient,
+    rng: &mut SplitMix64,
+    deadline: Duration,
+) -> Case {
     let seed = squall_planner::tpch::query(1 + rng.below(22)).unwrap_or("select 1");
     let sql = mutate_sql(rng, seed);
-    let sql = if sql.trim().is_empty() { "select".to_string() } else { sql };
+    let sql = if sql.trim().is_empty() {
+        "select".to_string()
+    } else {
+        sql
+    };
     let shown: String = sql.chars().take(160).collect();
     match client.run(&sql, deadline).await {
         Ok(answer) => match (&answer.error, answer.states.last().map(String::as_str)) {
-            (Some(_), _) => Ok(format!("sql failed: {}", answer.error_name().unwrap_or("?"))),
+            (Some(e), _) if e["errorType"] == "INTERNAL_ERROR" => {
+                // Worth a look: show what the engine said.
+                let message: String = e["message"]
+                    .as_str()
+                    .unwrap_or("")
+                    .chars()
+                    .take(90)
+                    .collect();
+                Ok(format!(
+                    "sql failed: {}: {message}",
+                    answer.error_name().unwrap_or("?")
+                ))
+            }
+            (Some(_), _) => Ok(format!(
+                "sql failed: {}",
+                answer.error_name().unwrap_or("?")
+            )),
             (None, Some("FINISHED")) => Ok("sql finished".into()),
-            (None, state) => Err(Finding::new("sql", &shown, format!("ended in {state:?} without an error"))),
+            (None, state) => Err(Finding::new(
+                "sql",
+                &shown,
+                format!("ended in {state:?} without an error"),
+            )),
         },
         // A 4xx answer to a malformed body is right when it is a Trino error.
-        Err(crate::client::ClientError::Status { status, body, .. }) if (400..500).contains(&status) => {
+        Err(crate::client::ClientError::Status { status, body, .. })
+            if (400..500).contains(&status) =>
+        {
             match trino_error_body(&body) {
                 Ok(()) => Ok(format!("sql http {status}")),
                 Err(m) => Err(Finding::new("sql", &shown, m)),
@@ -50,14 +80,17 @@ pub(super) async fn sql_case(client: &TrinoClient, rng: &mut SplitMix64, deadlin
 }
 
 fn trino_error_body(body: &str) -> Result<(), String> {
-    let doc: Value = serde_json::from_str(body).map_err(|e| format!("error body is not JSON ({e}): {body}"))?;
+    let doc: Value =
+        serde_json::from_str(body).map_err(|e| format!("error body is not JSON ({e}): {body}"))?;
     if doc["stats"]["state"] != "FAILED" {
         return Err(format!("error body is not FAILED: {body}"));
     }
     check_error(&doc["error"])
 }
 
-const METHODS: &[&str] = &["GET", "POST", "PUT", "DELETE", "PATCH", "OPTIONS", "HEAD", "FOO"];
+const METHODS: &[&str] = &[
+    "GET", "POST", "PUT", "DELETE", "PATCH", "OPTIONS", "HEAD", "FOO",
+];
 
 /// A request path: a real query's URIs with mutated parts, or junk.
 fn random_path(rng: &mut SplitMix64, id: &str, slug: &str) -> String {
@@ -80,7 +113,10 @@ fn random_path(rng: &mut SplitMix64, id: &str, slug: &str) -> String {
         5 => format!("/v1/statement/executing/{id}/{slug}/{token}/extra/%00"),
         6 => format!("/{}", "a/".repeat(rng.below(500))),
         7 => format!("/v1/query/{}", "%".repeat(1 + rng.below(3))),
-        _ => format!("/v1/statement/queued/{}/{slug}/1", "x".repeat(rng.below(5000))),
+        _ => format!(
+            "/v1/statement/queued/{}/{slug}/1",
+            "x".repeat(rng.below(5000))
+        ),
     }
 }
 
@@ -89,8 +125,14 @@ fn random_headers(rng: &mut SplitMix64) -> Vec<(String, String)> {
     for _ in 0..rng.below(4) {
         let (k, v) = match rng.below(8) {
             0 => ("X-Trino-Session", "novalue".to_string()),
-            1 => ("X-Trino-Session", format!("squall.query.timeout_secs={}", rng.below(3))),
-            2 => ("X-Trino-Session", "squall.exchange_location=/tmp/elsewhere".to_string()),
+            1 => (
+                "X-Trino-Session",
+                format!("squall.query.timeout_secs={}", rng.below(3)),
+            ),
+            2 => (
+                "X-Trino-Session",
+                "squall.exchange_location=/tmp/elsewhere".to_string(),
+            ),
             3 => ("Authorization", "Basic !!!notbase64".to_string()),
             4 => ("X-Forwarded-Host", "evil.example\"><script>".to_string()),
             5 => ("X-Trino-User", "u".repeat(rng.below(8_000))),
@@ -141,18 +183,35 @@ pub(super) async fn request_case(
         Ok(r) => r,
         // reqwest refuses to send some of these (a URL it cannot parse).
         Err(e) if e.is_builder() => return Ok("unsendable".into()),
-        Err(e) => return Err(Finding::new("request", &what, format!("no answer: {e}"))),
+        Err(e) => {
+            let chain = crate::client::error_chain(&e);
+            return Err(Finding::new(
+                "request",
+                &what,
+                format!("no answer: {chain}"),
+            ));
+        }
     };
     let status = resp.status().as_u16();
     let body = match resp.text().await {
         Ok(b) => b,
-        Err(e) => return Err(Finding::new("request", &what, format!("unreadable body: {e}"))),
+        Err(e) => {
+            return Err(Finding::new(
+                "request",
+                &what,
+                format!("unreadable body: {e}"),
+            ));
+        }
     };
     if m == reqwest::Method::HEAD || status == 204 {
         return Ok(format!("http {status}"));
     }
     if status >= 500 && status != 503 {
-        return Err(Finding::new("request", &what, format!("HTTP {status}: {body}")));
+        return Err(Finding::new(
+            "request",
+            &what,
+            format!("HTTP {status}: {body}"),
+        ));
     }
     if status >= 400 {
         return trino_error_body(&body)
@@ -161,25 +220,39 @@ pub(super) async fn request_case(
     }
     match serde_json::from_str::<Value>(&body) {
         Ok(_) => Ok(format!("http {status}")),
-        Err(e) => Err(Finding::new("request", &what, format!("HTTP {status} body is not JSON ({e})"))),
+        Err(e) => Err(Finding::new(
+            "request",
+            &what,
+            format!("HTTP {status} body is not JSON ({e})"),
+        )),
     }
 }
 
 /// Bytes that are not a valid HTTP request, sent on a raw connection.
 fn raw_request(rng: &mut SplitMix64) -> Vec<u8> {
-    let valid = b"POST /v1/statement HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 8\r\n\r\nselect 1";
+    let valid =
+        b"POST /v1/statement HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 8\r\n\r\nselect 1";
     match rng.below(6) {
         0 => mutate_bytes(rng, valid),
-        1 => b"GET /v1/info HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\nZZZ\r\n".to_vec(),
+        1 => b"GET /v1/info HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\nZZZ\r\n"
+            .to_vec(),
         2 => format!("GET /{} HTTP/1.1\r\nHost: x\r\n\r\n", "a".repeat(100_000)).into_bytes(),
         3 => format!("GET / HTTP/1.1\r\n{}\r\n\r\n", "X-A: b\r\n".repeat(5_000)).into_bytes(),
-        4 => b"POST /v1/statement HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\nselect".to_vec(),
-        _ => (0..1 + rng.below(2000)).map(|_| rng.next_u64() as u8).collect(),
+        4 => {
+            b"POST /v1/statement HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\nselect".to_vec()
+        }
+        _ => (0..1 + rng.below(2000))
+            .map(|_| rng.next_u64() as u8)
+            .collect(),
     }
 }
 
 /// One raw case; then the server must still answer.
-pub(super) async fn raw_case(client: &TrinoClient, rng: &mut SplitMix64, deadline: Duration) -> Case {
+pub(super) async fn raw_case(
+    client: &TrinoClient,
+    rng: &mut SplitMix64,
+    deadline: Duration,
+) -> Case {
     let addr = client.base().trim_start_matches("http://").to_string();
     let bytes = raw_request(rng);
     let what = format!("raw {} bytes", bytes.len());
@@ -195,7 +268,13 @@ pub(super) async fn raw_case(client: &TrinoClient, rng: &mut SplitMix64, deadlin
     let answer = match tokio::time::timeout(deadline, exchange).await {
         Ok(Ok(a)) => a,
         Ok(Err(e)) => return Err(Finding::new("raw", &what, format!("cannot connect: {e}"))),
-        Err(_) => return Err(Finding::new("raw", &what, "the server neither answered nor closed".into())),
+        Err(_) => {
+            return Err(Finding::new(
+                "raw",
+                &what,
+                "the server neither answered nor closed".into(),
+            ));
+        }
     };
     let head = String::from_utf8_lossy(&answer[..answer.len().min(12)]).to_string();
     let info = client
@@ -206,7 +285,15 @@ pub(super) async fn raw_case(client: &TrinoClient, rng: &mut SplitMix64, deadlin
         .map(|r| r.status().as_u16())
         .map_err(|e| e.to_string());
     if info != Ok(200) {
-        return Err(Finding::new("raw", &what, format!("the server stopped answering: {info:?}")));
+        return Err(Finding::new(
+            "raw",
+            &what,
+            format!("the server stopped answering: {info:?}"),
+        ));
     }
-    Ok(if head.is_empty() { "raw closed".into() } else { format!("raw {}", head.trim()) })
+    Ok(if head.is_empty() {
+        "raw closed".into()
+    } else {
+        format!("raw {}", head.trim())
+    })
 }

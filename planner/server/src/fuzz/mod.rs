@@ -207,10 +207,15 @@ async fn fuzz_api(
         let _ = stopped.await;
     }));
     let auth = vec![("Authorization".to_string(), format!("Bearer {token}"))];
-    let client = TrinoClient::new(&format!("http://{addr}"), auth.clone(), options.case_deadline)
-        .map_err(|e| ServerError::Internal {
-            message: e.to_string(),
-        })?;
+    let client = TrinoClient::new(
+        &format!("http://{addr}"),
+        auth.clone(),
+        options.case_deadline,
+    )
+    .and_then(TrinoClient::without_pooling)
+    .map_err(|e| ServerError::Internal {
+        message: e.to_string(),
+    })?;
     // A live query whose id and slug the malformed requests reuse.
     let live = live_query(&client, &auth).await;
     let deadline = Instant::now() + options.duration;

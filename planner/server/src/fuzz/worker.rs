@@ -87,7 +87,10 @@ impl CompletionQueue for Sink {
 }
 
 /// Real task payloads of a few TPC-H queries over `catalog`.
-pub(super) async fn record_payloads(catalog: &str, exchange: &std::path::Path) -> Result<Vec<Bytes>, ServerError> {
+pub(super) async fn record_payloads(
+    catalog: &str,
+    exchange: &std::path::Path,
+) -> Result<Vec<Bytes>, ServerError> {
     let options = EngineOptions {
         catalog: Some(catalog.to_string()),
         settings: Vec::new(),
@@ -106,7 +109,10 @@ pub(super) async fn record_payloads(catalog: &str, exchange: &std::path::Path) -
     let backend = Backend {
         exchange_store: Arc::new(LocalFileSystem::new()),
         exchange_url: "file://".into(),
-        exchange_prefix: exchange.to_string_lossy().trim_start_matches('/').to_string(),
+        exchange_prefix: exchange
+            .to_string_lossy()
+            .trim_start_matches('/')
+            .to_string(),
         queue: queue as _,
         invoker: Arc::clone(&recorder) as _,
     };
@@ -115,7 +121,11 @@ pub(super) async fn record_payloads(catalog: &str, exchange: &std::path::Path) -
         let sql = squall_planner::tpch::query(q).unwrap_or("select 1");
         engine.sql(sql).await?;
     }
-    let payloads = recorder.payloads.lock().map(|p| p.clone()).unwrap_or_default();
+    let payloads = recorder
+        .payloads
+        .lock()
+        .map(|p| p.clone())
+        .unwrap_or_default();
     Ok(payloads)
 }
 
@@ -197,14 +207,25 @@ impl WorkerTarget {
         });
         let report = match tokio::time::timeout(deadline, run).await {
             Ok(Ok(report)) => report,
-            Ok(Err(e)) => return Err(Finding::new("worker", &what, format!("the worker panicked: {e}"))),
+            Ok(Err(e)) => {
+                return Err(Finding::new(
+                    "worker",
+                    &what,
+                    format!("the worker panicked: {e}"),
+                ));
+            }
             Err(_) => return Err(Finding::new("worker", &what, "no report in time".into())),
         };
-        check_report(&report, decodes, salvaged.as_ref()).map_err(|m| Finding::new("worker", &what, m))
+        check_report(&report, decodes, salvaged.as_ref())
+            .map_err(|m| Finding::new("worker", &what, m))
     }
 }
 
-fn check_report(report: &TaskReport, decodes: bool, salvaged: Option<&TaskIdentity>) -> Result<String, String> {
+fn check_report(
+    report: &TaskReport,
+    decodes: bool,
+    salvaged: Option<&TaskIdentity>,
+) -> Result<String, String> {
     if report.encode().is_err() {
         return Err(format!("the report does not encode: {report:?}"));
     }
@@ -220,9 +241,13 @@ fn check_report(report: &TaskReport, decodes: bool, salvaged: Option<&TaskIdenti
                     return Err(format!("an undecodable payload failed as {error:?}"));
                 }
                 if let Some(id) = salvaged
-                    && (id.query_id != report.query_id || id.stage != report.stage || id.task != report.task)
+                    && (id.query_id != report.query_id
+                        || id.stage != report.stage
+                        || id.task != report.task)
                 {
-                    return Err(format!("the report lost the salvaged identity {id:?}: {report:?}"));
+                    return Err(format!(
+                        "the report lost the salvaged identity {id:?}: {report:?}"
+                    ));
                 }
             }
             Ok(format!("worker failed: {}", error.kind))

@@ -44,7 +44,10 @@ fn ctrl_c_cancels_the_query_cleans_up_and_exits_130() {
             started.elapsed() < Duration::from_secs(120),
             "the query never wrote an exchange object"
         );
-        assert!(child.try_wait().unwrap().is_none(), "squall query ended early");
+        assert!(
+            child.try_wait().unwrap().is_none(),
+            "squall query ended early"
+        );
         std::thread::sleep(Duration::from_millis(20));
     }
     let interrupted = Instant::now();
@@ -60,7 +63,12 @@ fn ctrl_c_cancels_the_query_cleans_up_and_exits_130() {
         std::thread::sleep(Duration::from_millis(20));
     };
     let mut stderr = String::new();
-    child.stderr.take().unwrap().read_to_string(&mut stderr).unwrap();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut stderr)
+        .unwrap();
     assert_eq!(status.code(), Some(130), "{stderr}");
     assert!(stderr.contains("cancelling the query"), "{stderr}");
     assert_eq!(
@@ -114,8 +122,16 @@ async fn info_logs_carry_no_token_and_no_literals() {
     let status = child.wait().unwrap();
     assert!(status.success(), "{status}");
     let mut logs = String::new();
-    child.stderr.take().unwrap().read_to_string(&mut logs).unwrap();
-    assert!(logs.contains("query submitted") && logs.contains("sql_digest"), "{logs}");
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut logs)
+        .unwrap();
+    assert!(
+        logs.contains("query submitted") && logs.contains("sql_digest"),
+        "{logs}"
+    );
     assert!(logs.contains("query failed"), "{logs}");
     assert!(!logs.contains(secret), "a literal reached the log:\n{logs}");
     assert!(!logs.contains(token), "the token reached the log:\n{logs}");

@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use reqwest::{Method, StatusCode};
 use serde_json::Value;
-use squall_server::{ApiAuth, ApiOptions, EmbeddedOptions, QueryState, QueryService};
+use squall_server::{ApiAuth, ApiOptions, EmbeddedOptions, QueryService, QueryState};
 
 use crate::common::*;
 
@@ -54,7 +54,9 @@ async fn running_cap_queues_in_order_and_refuses_a_full_queue() {
     let (_, _, full) = call(
         &server,
         Method::GET,
-        post(&server, "select 4", &[]).await["nextUri"].as_str().unwrap(),
+        post(&server, "select 4", &[]).await["nextUri"]
+            .as_str()
+            .unwrap(),
         None,
         &[],
     )
@@ -94,7 +96,14 @@ async fn running_cap_queues_in_order_and_refuses_a_full_queue() {
     }
     assert_eq!(server.service.admission(), (0, 0));
     for doc in [&second, &third] {
-        let (_, _, d) = call(&server, Method::GET, doc["nextUri"].as_str().unwrap(), None, &[]).await;
+        let (_, _, d) = call(
+            &server,
+            Method::GET,
+            doc["nextUri"].as_str().unwrap(),
+            None,
+            &[],
+        )
+        .await;
         let next = d["nextUri"].as_str().unwrap().to_string();
         let (_, _, d) = call(&server, Method::GET, &next, None, &[]).await;
         assert_eq!(d["stats"]["state"], "FINISHED", "{d}");
@@ -244,7 +253,11 @@ async fn sessions_cannot_change_deployment_settings() {
     ] {
         let out = run_query(&server, sql, &[]).await;
         assert_trino_error(out.last(), "INVALID_SESSION_PROPERTY", "USER_ERROR");
-        assert!(out.headers.iter().all(|h| h.get("x-trino-set-session").is_none()));
+        assert!(
+            out.headers
+                .iter()
+                .all(|h| h.get("x-trino-set-session").is_none())
+        );
     }
 }
 
