@@ -15,6 +15,7 @@ trino.dbapi.connect(...):
   the client builds (Decimal, float NaN, date, datetime, bool, None, list);
 - checks that bad SQL raises TrinoUserError with the server's message;
 - checks SET SESSION lands in the client's session properties;
+- checks a session timeout fails a long query with EXCEEDED_TIME_LIMIT;
 - cancels a long query with cursor.cancel() from another thread and checks
   that it ends and the server reports it CANCELED;
 - stops the server with SIGTERM and checks it exits cleanly.
@@ -211,6 +212,22 @@ def run_checks(binary, catalog, host, port):
     cur.execute("select count(*) from orders")
     check(cur.fetchall() == [[15000]], "query with a session property")
     print("session: ok")
+
+    # A session timeout fails a long query with EXCEEDED_TIME_LIMIT, which
+    # the client raises as a query error (INSUFFICIENT_RESOURCES).
+    limited = trino.dbapi.connect(
+        host=host, port=port, user="tester", catalog="squall", schema="tpch",
+        session_properties={"squall.query.timeout_secs": "1"},
+    )
+    cur = limited.cursor()
+    try:
+        cur.execute(LONG)
+        cur.fetchall()
+        raise AssertionError("a query past its timeout succeeded")
+    except trino.exceptions.TrinoQueryError as e:
+        check(e.error_name == "EXCEEDED_TIME_LIMIT", f"timeout error {e.error_name}: {e.message}")
+        check("timeout of 1 s" in e.message, e.message)
+    print("timeout: ok")
 
     # cursor.cancel() from another thread ends a long query.
     cur = conn.cursor()
