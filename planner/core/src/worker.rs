@@ -30,6 +30,7 @@ use datafusion::execution::object_store::ObjectStoreUrl;
 use datafusion::execution::runtime_env::{RuntimeEnv, RuntimeEnvBuilder};
 use datafusion::physical_plan::ExecutionPlan;
 use datafusion::physical_plan::metrics::MetricValue;
+use datafusion::physical_plan::{ChildrenPropertiesMode, ReplaceChildrenOptions};
 use datafusion::prelude::{SessionConfig, SessionContext};
 use object_store::ObjectStoreExt;
 use object_store::path::Path;
@@ -41,6 +42,7 @@ use crate::config::SquallConfig;
 use crate::error::{Result, SquallError};
 use crate::exec::{BoundFilter, KeyFilterExec, ShuffleWriteExec};
 use crate::fault;
+use crate::key_ranges::{KeyRanges, push_into_scan, range_predicate};
 use crate::memory::PeakTrackingPool;
 use crate::scan::bind_task;
 use crate::seams::CompletionQueue;
@@ -143,7 +145,9 @@ async fn run_task(spec: &TaskSpec, env: &WorkerEnv, started: Instant) -> TaskRep
             let retryable = !out_of_memory
                 && !matches!(
                     e,
-                    SquallError::BadTaskPayload(_) | SquallError::Config(_) | SquallError::Stopped { .. }
+                    SquallError::BadTaskPayload(_)
+                        | SquallError::Config(_)
+                        | SquallError::Stopped { .. }
                 );
             let kind = match e {
                 SquallError::InjectedFault(_) => "injected",
@@ -180,7 +184,9 @@ async fn stop_requested(spec: &TaskSpec, env: &WorkerEnv) -> String {
 
 async fn watch_marker(marker: &ObjectLocation, env: &WorkerEnv, poll_ms: u64) -> String {
     let text = format!("{}/{}", marker.store_url.trim_end_matches('/'), marker.key);
-    let store = match ObjectStoreUrl::parse(&marker.store_url).and_then(|u| env.runtime.object_store(u)) {
+    let store = match ObjectStoreUrl::parse(&marker.store_url)
+        .and_then(|u| env.runtime.object_store(u))
+    {
         Ok(store) => store,
         Err(e) => {
             tracing::warn!(%e, marker = %text, "stop marker store unavailable; the task cannot be stopped early");
@@ -281,12 +287,13 @@ async fn execute(spec: &TaskSpec, env: &WorkerEnv) -> Result<(TaskOutcome, TaskM
     metrics.peak_memory_bytes = pool.peak() as u64;
     metrics.rows_out = output.partitions.iter().map(|p| p.rows).sum();
     metrics.bytes_out = output.partitions.iter().map(|p| p.len).sum();
-    metrics.row_groups = spec
+    let assigned: u64 = spec
         .scans
         .iter()
         .flat_map(|s| &s.files)
         .map(|f| f.row_groups.len() as u64)
         .sum();
+    metrics.row_groups = assigned.saturating_sub(metrics.row_groups_pruned);
     Ok((TaskOutcome::Succeeded { output }, metrics))
 }
 
@@ -298,7 +305,11 @@ async fn bind_filters(
     ctx: &TaskContext,
 ) -> Result<Arc<dyn ExecutionPlan>> {
     let mut loaded: HashMap<u32, BoundFilter> = HashMap::new();
+    let mut ranges: HashMap<u32, KeyRanges> = HashMap::new();
     for f in filters {
+        if let Some(bytes) = &f.ranges {
+            ranges.insert(f.source_stage, KeyRanges::decode(bytes)?);
+        }
         let bound = match &f.data {
             FilterData::Inline { bytes } => {
                 BoundFilter::Filter(Arc::new(KeyFilter::decode(bytes)?))
@@ -326,6 +337,7 @@ async fn bind_filters(
         };
         loaded.insert(f.source_stage, bound);
     }
+    let config = ctx.session_config().options();
     let bound = plan.transform_up(|node| {
         let Some(kf) = node.downcast_ref::<KeyFilterExec>() else {
             return Ok(Transformed::no(node));
@@ -336,9 +348,21 @@ async fn bind_filters(
                 kf.source_stage()
             )))
         })?;
-        Ok(Transformed::yes(
-            Arc::new(kf.bind(filter)) as Arc<dyn ExecutionPlan>
-        ))
+        let mut node = Arc::new(kf.bind(filter)) as Arc<dyn ExecutionPlan>;
+        // Rows outside the published keys' range cannot match: let the scan
+        // below skip the row groups (and pages) that hold only such rows.
+        let predicate = ranges
+            .get(&kf.source_stage())
+            .and_then(|r| range_predicate(kf.keys(), r));
+        if let Some(predicate) = predicate {
+            if let Some(input) = push_into_scan(kf.input(), predicate, config.as_ref())? {
+                node = node.replace_children(
+                    vec![input],
+                    ReplaceChildrenOptions::new(ChildrenPropertiesMode::Recompute),
+                )?;
+            }
+        }
+        Ok(Transformed::yes(node))
     })?;
     Ok(bound.data)
 }
@@ -377,6 +401,15 @@ fn collect_metrics(root: &dyn ExecutionPlan) -> TaskMetrics {
                         if name.as_ref() == "time_elapsed_scanning_total" =>
                     {
                         m.scan_ms += (time.value() / 1_000_000) as u64
+                    }
+                    (
+                        "DataSourceExec",
+                        MetricValue::PruningMetrics {
+                            name,
+                            pruning_metrics,
+                        },
+                    ) if name.as_ref() == "row_groups_pruned_statistics" => {
+                        m.row_groups_pruned += pruning_metrics.pruned() as u64
                     }
                     ("KeyFilterExec", MetricValue::Count { name, count }) => match name.as_ref() {
                         "rows_dropped" => m.bloom_rows_dropped += count.value() as u64,
@@ -477,6 +510,7 @@ mod tests {
                 ("squall.fault.task_delay_ms".into(), "60000".into()),
                 ("squall.task.stop_poll_ms".into(), "20".into()),
             ],
+            filters: vec![],
             stop_marker: Some(ObjectLocation {
                 store_url: "file://".into(),
                 key,
@@ -497,18 +531,34 @@ mod tests {
         let started = Instant::now();
         let task = tokio::spawn(async move { handle_task(&payload, &env).await });
         tokio::time::sleep(Duration::from_millis(300)).await;
-        assert!(!task.is_finished(), "the task ran before its delay was over");
+        assert!(
+            !task.is_finished(),
+            "the task ran before its delay was over"
+        );
         std::fs::write(&marker, b"").unwrap();
-        let report = tokio::time::timeout(Duration::from_secs(10), task).await.unwrap().unwrap();
+        let report = tokio::time::timeout(Duration::from_secs(10), task)
+            .await
+            .unwrap()
+            .unwrap();
         assert!(started.elapsed() < Duration::from_secs(10));
         let TaskOutcome::Failed { error } = &report.outcome else {
             panic!("a stopped task succeeded: {report:?}");
         };
         assert_eq!(error.kind, "stopped");
         assert!(!error.retryable);
-        assert!(error.message.contains("stage 2, task 3"), "{}", error.message);
-        assert!(sink.0.lock().unwrap().is_empty(), "a report sent to an ended query");
-        assert!(!dir.path().join("stop.out").exists(), "a stopped task wrote its output");
+        assert!(
+            error.message.contains("stage 2, task 3"),
+            "{}",
+            error.message
+        );
+        assert!(
+            sink.0.lock().unwrap().is_empty(),
+            "a report sent to an ended query"
+        );
+        assert!(
+            !dir.path().join("stop.out").exists(),
+            "a stopped task wrote its output"
+        );
     }
 
     #[tokio::test]
@@ -522,10 +572,17 @@ mod tests {
             queue: Arc::clone(&sink) as _,
         };
         let mut spec = slow_spec(&marker);
-        spec.settings.push(("squall.task.stop_poll_ms".into(), "0".into()));
-        let report = tokio::time::timeout(Duration::from_secs(10), handle_task(&spec.encode().unwrap(), &env))
-            .await
-            .unwrap();
-        assert!(matches!(&report.outcome, TaskOutcome::Failed { error } if error.kind == "stopped"), "{report:?}");
+        spec.settings
+            .push(("squall.task.stop_poll_ms".into(), "0".into()));
+        let report = tokio::time::timeout(
+            Duration::from_secs(10),
+            handle_task(&spec.encode().unwrap(), &env),
+        )
+        .await
+        .unwrap();
+        assert!(
+            matches!(&report.outcome, TaskOutcome::Failed { error } if error.kind == "stopped"),
+            "{report:?}"
+        );
     }
 }
