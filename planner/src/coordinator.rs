@@ -27,9 +27,12 @@ use datafusion::error::{DataFusionError, Result};
 use futures::{StreamExt, TryStreamExt};
 use object_store::path::Path;
 use object_store::{ObjectStore, ObjectStoreExt, PutPayload};
-use squall_core::bloom::{FilterSizing, Merged, decode_section, merge_sections};
+use squall_core::bloom::{
+    FilterSizing, Merged, Section, decode_section, merge_ranges, merge_sections,
+};
 use squall_core::exchange::{decode_partition, map_object_key, query_prefix};
 use squall_core::exec::{ReadMode, ShuffleReadExec};
+use squall_core::key_ranges::{ColumnRange, KeyRanges};
 use squall_core::scan::{Leaf, leaves};
 use squall_core::seams::{CompletionQueue, Invoker};
 use squall_core::task::{
@@ -301,7 +304,7 @@ async fn drive(
     for run in &runs {
         let stage = &job.staged.stages[run.index];
         let mut sp = StageProfile::new(stage.id, stage.layout.to_string(), run.tasks.len());
-        sp.row_groups_pruned = job.row_groups_pruned.get(run.index).copied().unwrap_or(0);
+        sp.row_groups_pruned += job.row_groups_pruned.get(run.index).copied().unwrap_or(0);
         for t in &run.tasks {
             sp.attempts += t.attempts as usize;
             if let Some((_, out, m)) = &t.accepted {
@@ -431,7 +434,12 @@ async fn launch_task(
     };
     let mut payload = spec.encode()?;
     let coords = [u64::from(stage.id), t as u64, u64::from(attempt)];
-    if squall_core::fault::happens(job.faults.corrupt_payload_rate, job.faults.seed, "corrupt_payload", &coords) {
+    if squall_core::fault::happens(
+        job.faults.corrupt_payload_rate,
+        job.faults.seed,
+        "corrupt_payload",
+        &coords,
+    ) {
         payload = squall_core::fault::corrupt_task_payload(&payload);
     }
     backend.invoker.invoke(payload).await?;
@@ -453,34 +461,36 @@ async fn build_filter(
     };
     let mut fetches = Vec::with_capacity(run.tasks.len());
     for t in &run.tasks {
-        // None: no accepted output or no section (never merged into a filter);
-        // Some(None): the task saw too many keys; Some(Some(range)): fetch it.
+        // None: no accepted output or no section (never merged into a filter).
         let want = t.accepted.as_ref().and_then(|(_, out, _)| {
             out.keys
-                .map(|k| (!k.overflow).then(|| (out.key.clone(), k.offset..k.offset + k.len)))
+                .map(|k| (out.key.clone(), k.offset..k.offset + k.len))
         });
         let store = Arc::clone(&backend.exchange_store);
         fetches.push(async move {
             match want {
                 None => Ok::<_, DataFusionError>(None),
-                Some(None) => Ok(Some(None)),
-                Some(Some((key, range))) => {
+                Some((key, range)) => {
                     let bytes = store
                         .get_range(&Path::from(key.as_str()), range)
                         .await
                         .map_err(|e| {
                             DataFusionError::External(format!("key section of {key}: {e}").into())
                         })?;
-                    Ok(Some(Some(decode_section(&bytes)?)))
+                    Ok(Some(decode_section(&bytes)?))
                 }
             }
         });
     }
-    let sections: Vec<Option<Option<Vec<u64>>>> = futures::future::try_join_all(fetches).await?;
-    fp.get_requests = sections
-        .iter()
-        .filter(|s| matches!(s, Some(Some(_))))
-        .count() as u64;
+    let sections: Vec<Option<Section>> = futures::future::try_join_all(fetches).await?;
+    fp.get_requests = sections.iter().filter(|s| s.is_some()).count() as u64;
+    let ranges = match merge_ranges(&sections).filter(|r| r.is_useful()) {
+        Some(r) => {
+            fp.ranges = Some(describe_ranges(&r));
+            Some(Bytes::from(r.encode()?))
+        }
+        None => None,
+    };
     let data = match merge_sections(&sections, job.filters.sizing)? {
         Merged::Skipped(reason) => {
             fp.kind = "none".into();
@@ -523,12 +533,27 @@ async fn build_filter(
         FilterBinding {
             source_stage: stage,
             data,
+            ranges,
         },
         fp,
     ))
 }
 
 /// Resolve every shuffle read of stage `si` for task `t`.
+/// `[min, max]` per key column, `*` where unbounded, for the profile.
+fn describe_ranges(r: &KeyRanges) -> String {
+    let cols: Vec<String> = r
+        .columns
+        .iter()
+        .map(|c| match c {
+            ColumnRange::Empty => "empty".to_string(),
+            ColumnRange::Range(min, max) => format!("[{min}, {max}]"),
+            ColumnRange::Unbounded => "*".to_string(),
+        })
+        .collect();
+    cols.join(" x ")
+}
+
 fn bind_inputs(
     job: &QueryJob,
     backend: &Backend,

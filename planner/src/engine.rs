@@ -407,6 +407,11 @@ fn job_task_count(staged: &StagedPlan, job: &QueryJob, i: usize) -> usize {
     }
 }
 
+/// Largest estimated build side (bytes) of a join planned as a broadcast.
+pub const BROADCAST_MAX_BYTES: usize = 16 * 1024 * 1024;
+/// Largest estimated build side (rows) of a join planned as a broadcast.
+pub const BROADCAST_MAX_ROWS: usize = 512 * 1024;
+
 /// Session config: squall defaults, the planning options distributed
 /// execution relies on, `SQUALL_*` environment variables, then `settings`.
 pub fn session_config(settings: &[(String, String)]) -> Result<SessionConfig> {
@@ -429,6 +434,15 @@ pub fn session_config(settings: &[(String, String)]) -> Result<SessionConfig> {
         // result with expressions that may land in other stages; as a join it
         // is an ordinary broadcast.
         opts.optimizer.enable_physical_uncorrelated_scalar_subquery = false;
+        // A partitioned join costs squall a shuffle of BOTH sides through the
+        // exchange; a broadcast (`CollectLeft`) join costs one read of the
+        // small side per probe task and none of the big side, which then
+        // joins right after its scan. So squall broadcasts build sides up to
+        // larger estimates than single-node DataFusion (1 MiB / 128 Ki rows),
+        // where a partitioned join only repartitions in memory. Bounded in
+        // absolute terms, so big build sides at any scale stay partitioned.
+        opts.optimizer.hash_join_single_partition_threshold = BROADCAST_MAX_BYTES;
+        opts.optimizer.hash_join_single_partition_threshold_rows = BROADCAST_MAX_ROWS;
     }
     for (k, v) in settings {
         config

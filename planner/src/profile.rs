@@ -41,6 +41,7 @@ pub struct QueryProfile {
 
 /// One join-key filter: who published it and what it became.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
 pub struct FilterProfile {
     /// The stage whose keys it holds.
     pub source: u32,
@@ -52,6 +53,9 @@ pub struct FilterProfile {
     pub bytes: u64,
     /// Why no filter was made, when none was.
     pub skipped: Option<String>,
+    /// The value range of the keys per key column (`[min, max]`, `*` when
+    /// unbounded), pushed into the filtered scans to prune row groups.
+    pub ranges: Option<String>,
     /// Time to fetch the key sections, merge them and ship the filter.
     pub build_ms: u64,
     pub get_requests: u64,
@@ -103,6 +107,7 @@ impl StageProfile {
         self.rows_in_exchange += m.rows_in_exchange;
         self.bytes_in_exchange += m.bytes_in_exchange;
         self.row_groups += m.row_groups;
+        self.row_groups_pruned += m.row_groups_pruned;
         self.scan_bytes += m.scan_bytes;
         self.get_requests += m.get_requests;
         self.put_requests += m.put_requests;
@@ -196,11 +201,16 @@ impl QueryProfile {
             );
         }
         for f in &self.filters {
+            let ranges = f
+                .ranges
+                .as_ref()
+                .map(|r| format!("; key range {r}"))
+                .unwrap_or_default();
             let _ = match &f.skipped {
-                Some(why) => writeln!(out, "key filter of s{}: none ({why})", f.source),
+                Some(why) => writeln!(out, "key filter of s{}: none ({why}){ranges}", f.source),
                 None => writeln!(
                     out,
-                    "key filter of s{}: {} of {} keys, {} bytes, built in {} ms",
+                    "key filter of s{}: {} of {} keys, {} bytes, built in {} ms{ranges}",
                     f.source, f.kind, f.keys, f.bytes, f.build_ms
                 ),
             };

@@ -30,6 +30,7 @@ use arrow::buffer::{BooleanBuffer, NullBuffer};
 use datafusion::common::hash_utils::{RandomState, create_hashes};
 
 use crate::error::{Result, SquallError};
+use crate::key_ranges::KeyRanges;
 
 /// Seed of the key hash; distinct from the repartitioning seed so filter bits
 /// are independent of which shuffle partition a key lands in.
@@ -37,6 +38,9 @@ const KEY_HASH_SEED: u64 = 0x5155_414c_4c5f_4b46;
 const FILTER_MAGIC: &[u8; 4] = b"SQKF";
 const SECTION_MAGIC: &[u8; 4] = b"SQKS";
 const FORMAT_VERSION: u8 = 1;
+/// Key sections carry the value ranges of the keys too (see [`crate::key_ranges`]).
+const SECTION_VERSION: u8 = 2;
+const SECTION_OVERFLOW: u8 = 1;
 const KIND_EXACT: u8 = 0;
 const KIND_BLOOM: u8 = 1;
 
@@ -57,19 +61,31 @@ pub fn non_null_keys(keys: &[ArrayRef]) -> Option<NullBuffer> {
     })
 }
 
-/// Collects the distinct key hashes one build task sees, up to a limit.
+/// Collects the distinct key hashes one build task sees, up to a limit, and
+/// the range of its keys (kept even past the limit).
 #[derive(Debug)]
 pub struct KeyCollector {
     hashes: HashSet<u64, BuildHasherDefault<PreHashed>>,
+    ranges: KeyRanges,
     max_keys: usize,
     overflow: bool,
     scratch: Vec<u64>,
 }
 
+/// One build task's key section, decoded.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Section {
+    /// The task's sorted distinct key hashes; `None` when it saw more than it may collect.
+    pub hashes: Option<Vec<u64>>,
+    pub ranges: KeyRanges,
+}
+
 impl KeyCollector {
-    pub fn new(max_keys: usize) -> Self {
+    /// A collector for keys of `columns` columns.
+    pub fn new(max_keys: usize, columns: usize) -> Self {
         Self {
             hashes: HashSet::default(),
+            ranges: KeyRanges::empty(columns),
             max_keys,
             overflow: false,
             scratch: Vec::new(),
@@ -78,6 +94,7 @@ impl KeyCollector {
 
     /// Add the keys of one batch (rows with a NULL key are skipped).
     pub fn insert(&mut self, keys: &[ArrayRef]) -> Result<()> {
+        self.ranges.observe(keys)?;
         if self.overflow {
             return Ok(());
         }
@@ -97,6 +114,8 @@ impl KeyCollector {
 
     /// Fold another collector (another partition of the same task) into this one.
     pub fn absorb(&mut self, other: KeyCollector) {
+        let ranges = std::mem::replace(&mut self.ranges, KeyRanges::empty(0));
+        self.ranges = ranges.merge(other.ranges);
         if self.overflow || other.overflow {
             self.overflow = true;
             self.hashes = HashSet::default();
@@ -109,46 +128,83 @@ impl KeyCollector {
         }
     }
 
-    /// The task's key section: `None` when it saw more than `max_keys` keys.
-    pub fn finish(self) -> Option<Vec<u8>> {
-        if self.overflow {
-            return None;
-        }
+    /// Whether the task saw more distinct keys than it may collect.
+    pub fn overflowed(&self) -> bool {
+        self.overflow
+    }
+
+    /// The task's key section: its distinct hashes (none past `max_keys`)
+    /// and the ranges of its keys.
+    pub fn finish(self) -> Result<Vec<u8>> {
         let mut sorted: Vec<u64> = self.hashes.into_iter().collect();
         sorted.sort_unstable();
-        let mut out = Vec::with_capacity(16 + 8 * sorted.len());
+        let ranges = self.ranges.encode()?;
+        let mut out = Vec::with_capacity(24 + 8 * sorted.len() + ranges.len());
         out.extend_from_slice(SECTION_MAGIC);
-        out.push(FORMAT_VERSION);
-        out.extend_from_slice(&[0; 3]);
+        out.push(SECTION_VERSION);
+        out.push(if self.overflow { SECTION_OVERFLOW } else { 0 });
+        out.extend_from_slice(&[0; 2]);
         out.extend_from_slice(&(sorted.len() as u64).to_le_bytes());
         for h in sorted {
             out.extend_from_slice(&h.to_le_bytes());
         }
-        Some(out)
+        out.extend_from_slice(&(ranges.len() as u64).to_le_bytes());
+        out.extend_from_slice(&ranges);
+        Ok(out)
     }
 }
 
-/// The sorted distinct hashes of one key section.
-pub fn decode_section(bytes: &[u8]) -> Result<Vec<u64>> {
+/// Decode one task's key section.
+pub fn decode_section(bytes: &[u8]) -> Result<Section> {
     let bad = |what: &str| SquallError::BadTaskPayload(format!("key section: {what}"));
     if bytes.len() < 16 || &bytes[..4] != SECTION_MAGIC {
         return Err(bad("not a key section"));
     }
-    if bytes[4] != FORMAT_VERSION {
+    if bytes[4] != SECTION_VERSION {
         return Err(bad(&format!(
-            "format version {} (expected {FORMAT_VERSION})",
+            "format version {} (expected {SECTION_VERSION})",
             bytes[4]
         )));
     }
+    let overflow = bytes[5] & SECTION_OVERFLOW != 0;
     let n = read_u64(bytes, 8)? as usize;
-    let body = &bytes[16..];
-    if body.len() != n.saturating_mul(8) {
-        return Err(bad(&format!("{} bytes for {n} keys", body.len())));
-    }
-    Ok(body
+    let ranges_at = n
+        .checked_mul(8)
+        .and_then(|b| b.checked_add(16))
+        .filter(|end| *end <= bytes.len())
+        .ok_or_else(|| bad(&format!("{} bytes for {n} keys", bytes.len())))?;
+    let ranges_len = read_u64(bytes, ranges_at)? as usize;
+    let ranges = bytes
+        .get(ranges_at + 8..)
+        .filter(|r| r.len() == ranges_len)
+        .ok_or_else(|| {
+            bad(&format!(
+                "ranges of {ranges_len} bytes do not end the section"
+            ))
+        })?;
+    let hashes = bytes[16..ranges_at]
         .chunks_exact(8)
         .map(|c| u64::from_le_bytes([c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]]))
-        .collect())
+        .collect();
+    Ok(Section {
+        hashes: (!overflow).then_some(hashes),
+        ranges: KeyRanges::decode(ranges)?,
+    })
+}
+
+/// The range of the keys of ALL tasks of a build stage, or `None` unless
+/// every task reported its section (a range from some tasks only would
+/// prune row groups that match keys of the others).
+pub fn merge_ranges(sections: &[Option<Section>]) -> Option<KeyRanges> {
+    let mut merged: Option<KeyRanges> = None;
+    for s in sections {
+        let r = s.as_ref()?.ranges.clone();
+        merged = Some(match merged {
+            Some(m) => m.merge(r),
+            None => r,
+        });
+    }
+    merged
 }
 
 /// How the filter of a build side is made.
@@ -172,14 +228,11 @@ pub enum Merged {
 
 /// Merge the key sections of ALL tasks of a build stage into one filter.
 ///
-/// `sections[i]` is task `i`'s section: `Some(Some(bytes))`, or `Some(None)`
-/// when that task saw more keys than it may collect. A task whose section is
-/// missing (`None`) makes this an error: a filter built from some tasks only
-/// would drop probe rows that match keys of the others.
-pub fn merge_sections(
-    sections: &[Option<Option<Vec<u64>>>],
-    sizing: FilterSizing,
-) -> Result<Merged> {
+/// `sections[i]` is task `i`'s section (whose `hashes` are `None` when that
+/// task saw more keys than it may collect). A task whose section is missing
+/// (`None`) makes this an error: a filter built from some tasks only would
+/// drop probe rows that match keys of the others.
+pub fn merge_sections(sections: &[Option<Section>], sizing: FilterSizing) -> Result<Merged> {
     if let Some(missing) = sections.iter().position(|s| s.is_none()) {
         return Err(SquallError::Plan(format!(
             "key filter: build task {missing} of {} has not reported its keys; a partial filter is never applied",
@@ -188,8 +241,8 @@ pub fn merge_sections(
     }
     let mut all = Vec::new();
     for (task, s) in sections.iter().enumerate() {
-        match s {
-            Some(Some(keys)) => all.extend_from_slice(keys),
+        match s.as_ref().and_then(|s| s.hashes.as_ref()) {
+            Some(keys) => all.extend_from_slice(keys),
             _ => {
                 return Ok(Merged::Skipped(format!(
                     "build task {task} saw more than {} distinct keys",
@@ -470,10 +523,17 @@ mod tests {
         Arc::new(Int64Array::from(v.to_vec()))
     }
 
-    fn section(keys: &[ArrayRef]) -> Option<Vec<u64>> {
-        let mut c = KeyCollector::new(SIZING.max_keys);
+    fn section(keys: &[ArrayRef]) -> Section {
+        let mut c = KeyCollector::new(SIZING.max_keys, keys.len());
         c.insert(keys).unwrap();
-        c.finish().map(|b| decode_section(&b).unwrap())
+        decode_section(&c.finish().unwrap()).unwrap()
+    }
+
+    fn no_keys(columns: usize) -> Section {
+        Section {
+            hashes: Some(vec![]),
+            ranges: KeyRanges::empty(columns),
+        }
     }
 
     #[test]
@@ -545,16 +605,33 @@ mod tests {
     #[test]
     fn partial_filters_are_never_built() {
         let a = section(&[ints(&[Some(1)])]);
-        let err = merge_sections(&[Some(a), None, Some(Some(vec![]))], SIZING).unwrap_err();
+        let sections = [Some(a), None, Some(no_keys(1))];
+        let err = merge_sections(&sections, SIZING).unwrap_err();
         assert!(err.to_string().contains("build task 1 of 3"), "{err}");
+        assert!(
+            merge_ranges(&sections).is_none(),
+            "no range from some tasks only"
+        );
     }
 
     #[test]
     fn overflow_and_too_many_keys_skip_the_filter() {
-        let mut c = KeyCollector::new(2);
+        let mut c = KeyCollector::new(2, 1);
         c.insert(&[ints(&[Some(1), Some(2), Some(3)])]).unwrap();
-        assert!(c.finish().is_none());
-        let merged = merge_sections(&[Some(None)], SIZING).unwrap();
+        c.insert(&[ints(&[Some(7)])]).unwrap();
+        assert!(c.overflowed());
+        let over = decode_section(&c.finish().unwrap()).unwrap();
+        assert!(over.hashes.is_none());
+        // Past the key limit the section still bounds the keys' range.
+        let range = merge_ranges(&[Some(over.clone())]).unwrap();
+        assert_eq!(
+            range.columns[0],
+            crate::key_ranges::ColumnRange::Range(
+                datafusion::common::ScalarValue::Int64(Some(1)),
+                datafusion::common::ScalarValue::Int64(Some(7))
+            )
+        );
+        let merged = merge_sections(&[Some(over)], SIZING).unwrap();
         assert!(matches!(merged, Merged::Skipped(_)));
         let small = FilterSizing {
             max_keys: 1,
@@ -570,7 +647,7 @@ mod tests {
     #[test]
     fn empty_build_side_drops_every_row() {
         let Merged::Filter(f) =
-            merge_sections(&[Some(Some(vec![])), Some(Some(vec![]))], SIZING).unwrap()
+            merge_sections(&[Some(no_keys(1)), Some(no_keys(1))], SIZING).unwrap()
         else {
             panic!("no filter")
         };
@@ -585,6 +662,12 @@ mod tests {
     #[test]
     fn garbage_is_rejected() {
         assert!(KeyFilter::decode(b"nope").is_err());
-        assert!(decode_section(b"SQKS\x01\0\0\0\x05\0\0\0\0\0\0\0").is_err());
+        assert!(decode_section(b"SQKS\x02\0\0\0\x05\0\0\0\0\0\0\0").is_err());
+        let mut good = KeyCollector::new(10, 1);
+        good.insert(&[ints(&[Some(4)])]).unwrap();
+        let mut bytes = good.finish().unwrap();
+        assert!(decode_section(&bytes).is_ok());
+        bytes.push(0);
+        assert!(decode_section(&bytes).is_err(), "trailing bytes");
     }
 }

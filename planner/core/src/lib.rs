@@ -24,6 +24,8 @@
 //! - [`memory`]: per-task memory accounting (peak) and limits (per task, per query on a worker).
 //! - [`activity`]: the tasks this worker process is running, per query.
 //! - [`fault`]: seeded fault injection shared by every backend.
+//! - [`key_ranges`]: the value ranges of published join keys, pushed into
+//!   probe scans as row-group pruning predicates.
 //! - [`error`]: the crate's error type.
 //!
 //! What this crate deliberately does not do: decide how a query is cut into
@@ -37,6 +39,7 @@ pub mod error;
 pub mod exchange;
 pub mod exec;
 pub mod fault;
+pub mod key_ranges;
 pub mod memory;
 pub mod scan;
 pub mod seams;

@@ -57,6 +57,14 @@ pub struct TaskSpec {
 pub struct FilterBinding {
     pub source_stage: u32,
     pub data: FilterData,
+    /// The published keys' value ranges ([`crate::key_ranges::KeyRanges`]
+    /// encoded), which the task pushes into its scans to prune row groups.
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        with = "opt_base64_bytes"
+    )]
+    pub ranges: Option<Bytes>,
 }
 
 /// Where a task finds a key filter's bytes (see [`crate::bloom::KeyFilter`]).
@@ -153,7 +161,8 @@ pub struct MapOutput {
 pub struct KeySection {
     pub offset: u64,
     pub len: u64,
-    /// The task saw more distinct keys than it may collect; no section bytes.
+    /// The task saw more distinct keys than it may collect: the section
+    /// holds the keys' ranges but no hashes.
     pub overflow: bool,
 }
 
@@ -198,6 +207,10 @@ pub struct TaskMetrics {
     /// row groups (DataFusion's scan timers, summed over partitions).
     #[serde(default)]
     pub scan_ms: u64,
+    /// Row groups of the task's assignment its scans skipped by statistics
+    /// at run time (against the published join keys' ranges); not in `row_groups`.
+    #[serde(default)]
+    pub row_groups_pruned: u64,
 }
 
 impl TaskSpec {
@@ -272,6 +285,24 @@ mod base64_bytes {
     }
 }
 
+mod opt_base64_bytes {
+    use bytes::Bytes;
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    pub fn serialize<S: Serializer>(v: &Option<Bytes>, s: S) -> Result<S::Ok, S::Error> {
+        match v {
+            Some(b) => super::base64_bytes::serialize(b, s),
+            None => s.serialize_none(),
+        }
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Bytes>, D::Error> {
+        #[derive(Deserialize)]
+        struct Wrapped(#[serde(with = "super::base64_bytes")] Bytes);
+        Ok(Option::<Wrapped>::deserialize(d)?.map(|w| w.0))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -304,6 +335,7 @@ mod tests {
                 data: FilterData::Inline {
                     bytes: Bytes::from_static(b"SQKF"),
                 },
+                ranges: Some(Bytes::from_static(b"\x00\x00\x00\x00")),
             }],
             stop_marker: None,
         }
@@ -320,7 +352,10 @@ mod tests {
         assert_eq!(back.stop_marker, None);
         // A spec from a coordinator that predates stop markers still decodes.
         let mut json: serde_json::Value = serde_json::from_slice(&s.encode().unwrap()).unwrap();
-        assert!(json.get("stop_marker").is_none(), "absent markers are not sent");
+        assert!(
+            json.get("stop_marker").is_none(),
+            "absent markers are not sent"
+        );
         json["stop_marker"] = serde_json::json!({"store_url": "s3://b", "key": "state/q1/stop"});
         let with_marker = TaskSpec::decode(json.to_string().as_bytes()).unwrap();
         assert_eq!(with_marker.stop_marker.unwrap().key, "state/q1/stop");

@@ -30,6 +30,7 @@ use datafusion::execution::object_store::ObjectStoreUrl;
 use datafusion::execution::runtime_env::{RuntimeEnv, RuntimeEnvBuilder};
 use datafusion::physical_plan::ExecutionPlan;
 use datafusion::physical_plan::metrics::MetricValue;
+use datafusion::physical_plan::{ChildrenPropertiesMode, ReplaceChildrenOptions};
 use datafusion::prelude::{SessionConfig, SessionContext};
 use futures::FutureExt;
 use object_store::ObjectStoreExt;
@@ -43,6 +44,7 @@ use crate::config::SquallConfig;
 use crate::error::{Result, SquallError};
 use crate::exec::{BoundFilter, KeyFilterExec, ShuffleWriteExec};
 use crate::fault;
+use crate::key_ranges::{KeyRanges, push_into_scan, range_predicate};
 use crate::memory::PeakTrackingPool;
 use crate::scan::bind_task;
 use crate::seams::CompletionQueue;
@@ -330,12 +332,13 @@ async fn execute(spec: &TaskSpec, env: &WorkerEnv) -> Result<(TaskOutcome, TaskM
     metrics.peak_memory_bytes = pool.peak() as u64;
     metrics.rows_out = output.partitions.iter().map(|p| p.rows).sum();
     metrics.bytes_out = output.partitions.iter().map(|p| p.len).sum();
-    metrics.row_groups = spec
+    let assigned: u64 = spec
         .scans
         .iter()
         .flat_map(|s| &s.files)
         .map(|f| f.row_groups.len() as u64)
         .sum();
+    metrics.row_groups = assigned.saturating_sub(metrics.row_groups_pruned);
     Ok((TaskOutcome::Succeeded { output }, metrics))
 }
 
@@ -347,7 +350,11 @@ async fn bind_filters(
     ctx: &TaskContext,
 ) -> Result<Arc<dyn ExecutionPlan>> {
     let mut loaded: HashMap<u32, BoundFilter> = HashMap::new();
+    let mut ranges: HashMap<u32, KeyRanges> = HashMap::new();
     for f in filters {
+        if let Some(bytes) = &f.ranges {
+            ranges.insert(f.source_stage, KeyRanges::decode(bytes)?);
+        }
         let bound = match &f.data {
             FilterData::Inline { bytes } => {
                 BoundFilter::Filter(Arc::new(KeyFilter::decode(bytes)?))
@@ -375,6 +382,7 @@ async fn bind_filters(
         };
         loaded.insert(f.source_stage, bound);
     }
+    let config = ctx.session_config().options();
     let bound = plan.transform_up(|node| {
         let Some(kf) = node.downcast_ref::<KeyFilterExec>() else {
             return Ok(Transformed::no(node));
@@ -385,9 +393,21 @@ async fn bind_filters(
                 kf.source_stage()
             )))
         })?;
-        Ok(Transformed::yes(
-            Arc::new(kf.bind(filter)) as Arc<dyn ExecutionPlan>
-        ))
+        let mut node = Arc::new(kf.bind(filter)) as Arc<dyn ExecutionPlan>;
+        // Rows outside the published keys' range cannot match: let the scan
+        // below skip the row groups (and pages) that hold only such rows.
+        let predicate = ranges
+            .get(&kf.source_stage())
+            .and_then(|r| range_predicate(kf.keys(), r));
+        if let Some(predicate) = predicate {
+            if let Some(input) = push_into_scan(kf.input(), predicate, config.as_ref())? {
+                node = node.replace_children(
+                    vec![input],
+                    ReplaceChildrenOptions::new(ChildrenPropertiesMode::Recompute),
+                )?;
+            }
+        }
+        Ok(Transformed::yes(node))
     })?;
     Ok(bound.data)
 }
@@ -426,6 +446,15 @@ fn collect_metrics(root: &dyn ExecutionPlan) -> TaskMetrics {
                         if name.as_ref() == "time_elapsed_scanning_total" =>
                     {
                         m.scan_ms += (time.value() / 1_000_000) as u64
+                    }
+                    (
+                        "DataSourceExec",
+                        MetricValue::PruningMetrics {
+                            name,
+                            pruning_metrics,
+                        },
+                    ) if name.as_ref() == "row_groups_pruned_statistics" => {
+                        m.row_groups_pruned += pruning_metrics.pruned() as u64
                     }
                     ("KeyFilterExec", MetricValue::Count { name, count }) => match name.as_ref() {
                         "rows_dropped" => m.bloom_rows_dropped += count.value() as u64,

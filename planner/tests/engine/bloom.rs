@@ -308,3 +308,73 @@ async fn filters_survive_crashed_build_and_probe_tasks() {
     assert!(retries > 0, "no task was retried");
     assert_eq!(count_files(crashy.exchange_root()), 0);
 }
+
+/// The published keys' range prunes the probe scan's row groups: a probe
+/// table sorted by its key (80 row groups of 25 rows) joined with a build
+/// side whose keys span 60 values; a build side with no keys prunes them all.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn key_ranges_prune_probe_row_groups() {
+    let dir = tempfile::tempdir().unwrap();
+    let n = 2000;
+    let k1: Vec<Option<i64>> = (0..n).map(Some).collect();
+    let k2: Vec<Option<&str>> = (0..n)
+        .map(|i| Some(["a", "b", "c"][(i % 3) as usize]))
+        .collect();
+    let v: Vec<i64> = (0..n).collect();
+    write_table(dir.path(), "sorted", &k1, &k2, &v);
+    let k1: Vec<Option<i64>> = (0..60)
+        .map(|i| if i % 10 == 7 { None } else { Some(500 + i) })
+        .collect();
+    let k2: Vec<Option<&str>> = (0..60).map(|_| Some("a")).collect();
+    write_table(dir.path(), "narrow", &k1, &k2, &(0..60).collect::<Vec<_>>());
+    write_table(dir.path(), "empty", &[], &[], &[]);
+
+    let on = engine(dir.path(), &with(&[("squall.bloom.exact_max_keys", "16")])).await;
+    let off = engine(dir.path(), &with(&[("squall.bloom.enabled", "false")])).await;
+    let reference = single_node(dir.path()).await;
+    let total = 80;
+    for (sql, pruned_at_least) in [
+        (
+            "select b.v, n.v from sorted b join narrow n on b.k1 = n.k1 order by 1, 2",
+            total - 8,
+        ),
+        (
+            "select count(*), sum(b.v) from sorted b where b.k1 in (select k1 from narrow)",
+            total - 8,
+        ),
+        (
+            "select b.v, n.v from sorted b join narrow n on b.k1 = n.k1 and b.k2 = n.k2 order by 1, 2",
+            total - 8,
+        ),
+        (
+            "select count(*) from sorted b join empty e on b.k1 = e.k1",
+            total,
+        ),
+    ] {
+        let expected = single_node_csv(&reference, sql).await;
+        for (side, e) in [("on", &on), ("off", &off)] {
+            let r = e.sql(sql).await.unwrap_or_else(|e| panic!("{sql}: {e}"));
+            let actual = squall_planner::tpch::run::to_csv(&r.schema, &r.batches).unwrap();
+            let c =
+                squall_planner::tpch::compare::compare_csv(&expected, &actual, Some(sql)).unwrap();
+            assert!(c.ok, "{side}: {sql}: {}", c.message);
+            let profile = r.profile.as_ref().unwrap();
+            if side == "on" {
+                assert!(
+                    profile.row_groups_pruned >= pruned_at_least,
+                    "{sql}: {} row groups pruned, expected at least {pruned_at_least}\n{}",
+                    profile.row_groups_pruned,
+                    profile.display()
+                );
+                assert!(profile.filters.iter().any(|f| f.ranges.is_some()), "{sql}");
+            } else {
+                assert_eq!(profile.row_groups_pruned, 0, "{sql}: nothing to prune by");
+            }
+        }
+    }
+    assert_eq!(
+        count_files(on.exchange_root()),
+        0,
+        "exchange objects left behind"
+    );
+}

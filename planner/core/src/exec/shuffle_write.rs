@@ -156,7 +156,9 @@ impl ShuffleWriteExec {
             let publish = self.publish_keys.clone();
             let max_keys = squall.bloom.max_keys;
             handles.push(tokio::spawn(async move {
-                let mut collector = publish.as_ref().map(|_| KeyCollector::new(max_keys));
+                let mut collector = publish
+                    .as_ref()
+                    .map(|k| KeyCollector::new(max_keys, k.len()));
                 while let Some(batch) = stream.next().await {
                     let batch = batch?;
                     rows_written.add(batch.num_rows());
@@ -201,17 +203,17 @@ impl ShuffleWriteExec {
         let mut key_section = None;
         if self.publish_keys.is_some() {
             let offset: u64 = chunks.iter().map(|c| c.len() as u64).sum();
-            let section = keys
-                .unwrap_or_else(|| KeyCollector::new(squall.bloom.max_keys))
-                .finish();
+            let columns = self.publish_keys.as_ref().map_or(0, |k| k.len());
+            let collector =
+                keys.unwrap_or_else(|| KeyCollector::new(squall.bloom.max_keys, columns));
+            let overflow = collector.overflowed();
+            let section = collector.finish().map_err(DataFusionError::from)?;
             key_section = Some(KeySection {
                 offset,
-                len: section.as_ref().map(|b| b.len() as u64).unwrap_or(0),
-                overflow: section.is_none(),
+                len: section.len() as u64,
+                overflow,
             });
-            if let Some(bytes) = section {
-                chunks.push(bytes::Bytes::from(bytes));
-            }
+            chunks.push(bytes::Bytes::from(section));
         }
         let bytes: usize = chunks.iter().map(|c| c.len()).sum();
         if !chunks.is_empty() {

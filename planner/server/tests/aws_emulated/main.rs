@@ -161,7 +161,10 @@ impl Served {
             base: line.trim().trim_start_matches("listening on ").to_string(),
             child,
         };
-        assert!(served.base.starts_with("http://127.0.0.1:"), "squall serve printed {line:?}");
+        assert!(
+            served.base.starts_with("http://127.0.0.1:"),
+            "squall serve printed {line:?}"
+        );
         served
     }
 }
@@ -177,11 +180,17 @@ impl Drop for Served {
 fn aws_path_on_emulated_lambda_s3_and_sqs() {
     let t = Instant::now();
     let stack = Stack::up();
-    eprintln!("aws_emulated: emulators up in {:.1}s", t.elapsed().as_secs_f64());
+    eprintln!(
+        "aws_emulated: emulators up in {:.1}s",
+        t.elapsed().as_secs_f64()
+    );
 
     let t = Instant::now();
     tpch_through_the_command(&stack);
-    eprintln!("aws_emulated: 22 TPC-H queries through `squall query --backend aws` in {:.1}s", t.elapsed().as_secs_f64());
+    eprintln!(
+        "aws_emulated: 22 TPC-H queries through `squall query --backend aws` in {:.1}s",
+        t.elapsed().as_secs_f64()
+    );
 
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
@@ -191,7 +200,10 @@ fn aws_path_on_emulated_lambda_s3_and_sqs() {
     runtime.block_on(async {
         let client = api::Client::new(&stack);
         let timed = |name: &str, t: Instant| {
-            eprintln!("aws_emulated: api function, {name}: {:.1}s", t.elapsed().as_secs_f64());
+            eprintln!(
+                "aws_emulated: api function, {name}: {:.1}s",
+                t.elapsed().as_secs_f64()
+            );
         };
         let t = Instant::now();
         api::malformed(&client).await;
@@ -214,19 +226,30 @@ fn aws_path_on_emulated_lambda_s3_and_sqs() {
     let serve = Served::start(&stack);
     runtime.block_on(api::served(&api::Client::at(&serve.base)));
     drop(serve);
-    eprintln!("aws_emulated: squall serve --backend aws: {:.1}s", t.elapsed().as_secs_f64());
+    eprintln!(
+        "aws_emulated: squall serve --backend aws: {:.1}s",
+        t.elapsed().as_secs_f64()
+    );
 
     // Queries end (and clean up) shortly after their clients see the end.
     let deadline = Instant::now() + Duration::from_secs(60);
     while stack.leftovers() != "0 0" && Instant::now() < deadline {
         std::thread::sleep(Duration::from_millis(500));
     }
-    assert_eq!(stack.leftovers(), "0 0", "exchange objects / query queues left behind");
+    assert_eq!(
+        stack.leftovers(),
+        "0 0",
+        "exchange objects / query queues left behind"
+    );
 
     // Bad SQL fails in planning, with the column named and exit code 1.
     let out = stack.squall(&["query", "--backend", "aws", "select nope from lineitem"]);
     assert_eq!(out.status.code(), Some(1));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("nope"), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("nope"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 }
 
 fn tpch_through_the_command(stack: &Stack) {
