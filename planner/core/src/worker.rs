@@ -399,13 +399,13 @@ async fn bind_filters(
         let predicate = ranges
             .get(&kf.source_stage())
             .and_then(|r| range_predicate(kf.keys(), r));
-        if let Some(predicate) = predicate {
-            if let Some(input) = push_into_scan(kf.input(), predicate, config.as_ref())? {
-                node = node.replace_children(
-                    vec![input],
-                    ReplaceChildrenOptions::new(ChildrenPropertiesMode::Recompute),
-                )?;
-            }
+        if let Some(predicate) = predicate
+            && let Some(input) = push_into_scan(kf.input(), predicate, config.as_ref())?
+        {
+            node = node.replace_children(
+                vec![input],
+                ReplaceChildrenOptions::new(ChildrenPropertiesMode::Recompute),
+            )?;
         }
         Ok(Transformed::yes(node))
     })?;
