@@ -266,8 +266,13 @@ impl ExecutionPlan for ShuffleReadExec {
                 let store = Arc::clone(&store);
                 let (gets, fetched, rows) = (gets.clone(), fetched.clone(), rows.clone());
                 async move {
+                    // A range no map task reports (past the end of u64) is an
+                    // error of the task's payload, not a panic.
+                    let end = r.offset.checked_add(r.len).ok_or_else(|| {
+                        read_error(stage, &r, "the byte range overflows".to_string())
+                    })?;
                     let bytes = store
-                        .get_range(&Path::from(r.key.as_str()), r.offset..r.offset + r.len)
+                        .get_range(&Path::from(r.key.as_str()), r.offset..end)
                         .await
                         .map_err(|e| read_error(stage, &r, e))?;
                     gets.add(1);
@@ -301,10 +306,8 @@ impl ExecutionPlan for ShuffleReadExec {
 fn read_error(stage: u32, r: &ObjectRange, e: impl fmt::Display) -> DataFusionError {
     DataFusionError::External(
         format!(
-            "reading stage {stage} output {} bytes {}..{}: {e}",
-            r.key,
-            r.offset,
-            r.offset + r.len
+            "reading stage {stage} output {} ({} bytes at {}): {e}",
+            r.key, r.len, r.offset
         )
         .into(),
     )
