@@ -10,7 +10,7 @@
 //!   of bigint, integer, decimal, double (NaN), real, varchar, boolean,
 //!   date, timestamp, array and null.
 //! - `malformed`: empty SQL (400), wrong methods (405), unknown query ids,
-//!   wrong slugs and unknown paths (404), garbage or out-of-range page
+//!   wrong slugs and unknown paths (404), unreadable paths (400), garbage or out-of-range page
 //!   tokens (400), bad session headers (400), bad SQL (FAILED with a
 //!   USER_ERROR); every error body Trino-shaped.
 //! - `auth`: with a token, no or wrong credentials get 401, bearer and basic

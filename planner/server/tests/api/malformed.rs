@@ -64,6 +64,16 @@ async fn bad_requests() {
     assert_eq!(status, StatusCode::BAD_REQUEST);
     assert_trino_error(&doc, "GENERIC_USER_ERROR", "USER_ERROR");
 
+    // A path the router matches but cannot read (bad percent-encoding).
+    for url in [
+        format!("{statement}/queued/%FF%FE/slug/1"),
+        format!("{}/v1/query/%C3%28", server.base),
+    ] {
+        let (status, _, doc) = call(&server, Method::GET, &url, None, &[]).await;
+        assert_eq!(status, StatusCode::BAD_REQUEST, "{url}");
+        assert_trino_error(&doc, "GENERIC_USER_ERROR", "USER_ERROR");
+    }
+
     let (status, _, doc) = call(
         &server,
         Method::GET,
