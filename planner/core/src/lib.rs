@@ -22,7 +22,8 @@
 //! - [`worker`]: running one task from its serialized bytes to its report.
 //! - [`seams`]: the small traits a backend implements: completion queue and invoker.
 //! - [`memory`]: per-task memory accounting (peak) and limits.
-//! - [`fault`]: seeded fault injection shared by every backend.
+//! - [`fault`]: seeded fault injection shared by every backend (wrappers of the seams).
+//! - [`recovery`]: retries with backoff, hedged reads, throttle retries (wrappers of the seams).
 //! - [`error`]: the crate's error type.
 //!
 //! What this crate deliberately does not do: decide how a query is cut into
@@ -36,6 +37,7 @@ pub mod exchange;
 pub mod exec;
 pub mod fault;
 pub mod memory;
+pub mod recovery;
 pub mod scan;
 pub mod seams;
 pub mod task;

@@ -198,6 +198,12 @@ pub struct TaskMetrics {
     /// row groups (DataFusion's scan timers, summed over partitions).
     #[serde(default)]
     pub scan_ms: u64,
+    /// Object-store requests sent again after a transient error, and reads
+    /// hedged because they were slow (`squall.store.*`).
+    #[serde(default)]
+    pub store_retries: u64,
+    #[serde(default)]
+    pub store_hedges: u64,
 }
 
 impl TaskSpec {
