@@ -48,7 +48,8 @@ pub struct QueryProfile {
 }
 
 /// One join-key filter: who published it and what it became.
-#[derive(Debug, Clone, Default, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
 pub struct FilterProfile {
     /// The stage whose keys it holds.
     pub source: u32,

@@ -506,6 +506,7 @@ mod tests {
                 ("squall.fault.task_delay_ms".into(), "60000".into()),
                 ("squall.task.stop_poll_ms".into(), "20".into()),
             ],
+            filters: vec![],
             stop_marker: Some(ObjectLocation {
                 store_url: "file://".into(),
                 key,
