@@ -41,10 +41,10 @@ impl FaultyInvoker {
 impl Invoker for FaultyInvoker {
     async fn invoke(&self, payload: Bytes) -> Result<()> {
         let id = TaskIdentity::salvage(&payload).unwrap_or_default();
-        let coords = [u64::from(id.stage), u64::from(id.task), u64::from(id.attempt)];
-        let key = hash_text(&[&id.query_id, &format!("{coords:?}")]);
-        let n = self.seen.next(key);
-        if happens(self.rate, self.seed, "invoke_throttle", &[coords[0], coords[1], coords[2], n]) {
+        let query = hash_text(&[&id.query_id]);
+        let coords = [query, u64::from(id.stage), u64::from(id.task), u64::from(id.attempt)];
+        let n = self.seen.next(hash_text(&[&format!("{coords:?}")]));
+        if happens(self.rate, self.seed, "invoke_throttle", &[coords[0], coords[1], coords[2], coords[3], n]) {
             return Err(SquallError::Throttled {
                 stage: id.stage,
                 task: id.task,
