@@ -38,12 +38,12 @@ use futures::{StreamExt, TryStreamExt};
 use object_store::path::Path;
 use object_store::{ObjectStore, ObjectStoreExt, PutPayload};
 use squall_core::bloom::{FilterSizing, Merged, decode_section, merge_sections};
+use squall_core::config::SquallConfig;
 use squall_core::exchange::{decode_partition, map_object_key, query_prefix};
 use squall_core::exec::{ReadMode, ShuffleReadExec};
-use squall_core::scan::{Leaf, leaves};
-use squall_core::config::SquallConfig;
 use squall_core::fault::{FaultyInvoker, hash_text};
 use squall_core::recovery::{Backoff, RetryingInvoker, StoreStats, layered_store};
+use squall_core::scan::{Leaf, leaves};
 use squall_core::seams::{CompletionQueue, Invoker};
 use squall_core::task::{
     FilterBinding, FilterData, InputBinding, MapOutput, ObjectLocation, ObjectRange,
@@ -371,7 +371,11 @@ async fn drive(
         }
     }
 
-    *silent = runs.iter().flat_map(|r| &r.tasks).map(TaskRun::silent).sum();
+    *silent = runs
+        .iter()
+        .flat_map(|r| &r.tasks)
+        .map(TaskRun::silent)
+        .sum();
     let final_run = &runs[final_index];
     let mut outputs = Vec::new();
     for t in &final_run.tasks {
@@ -586,7 +590,12 @@ async fn launch_task(
     };
     let mut payload = spec.encode()?;
     let coords = [u64::from(stage.id), t as u64, u64::from(attempt)];
-    if squall_core::fault::happens(job.faults.corrupt_payload_rate, job.faults.seed, "corrupt_payload", &coords) {
+    if squall_core::fault::happens(
+        job.faults.corrupt_payload_rate,
+        job.faults.seed,
+        "corrupt_payload",
+        &coords,
+    ) {
         payload = squall_core::fault::corrupt_task_payload(&payload);
     }
     backend.invoker.invoke(payload).await?;

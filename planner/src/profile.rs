@@ -166,11 +166,17 @@ impl QueryProfile {
             self.exchange_rows,
             self.messages
         );
-        if self.speculative + self.duplicates > 0 || self.invoke_throttles + self.store_retries + self.store_hedges > 0 {
+        if self.speculative + self.duplicates > 0
+            || self.invoke_throttles + self.store_retries + self.store_hedges > 0
+        {
             let _ = writeln!(
                 out,
                 "recovery: {} attempts beside silent ones, {} duplicate messages, {} throttled invocations, {} store retries, {} hedged reads",
-                self.speculative, self.duplicates, self.invoke_throttles, self.store_retries, self.store_hedges
+                self.speculative,
+                self.duplicates,
+                self.invoke_throttles,
+                self.store_retries,
+                self.store_hedges
             );
         }
         let _ = writeln!(

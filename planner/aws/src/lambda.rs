@@ -217,13 +217,19 @@ impl FunctionStarter {
                     Some(kind) => Err(format!("Lambda function {function} failed: {kind}")),
                     None => Ok(()),
                 },
-                Err(e) => Err(format!("invoking Lambda function {function}: {}", crate::error_chain(&e))),
+                Err(e) => Err(format!(
+                    "invoking Lambda function {function}: {}",
+                    crate::error_chain(&e)
+                )),
             }
         });
         match tokio::time::timeout(self.wait, &mut sent).await {
             Ok(Ok(Ok(()))) => Ok(Start::Accepted),
             Ok(Ok(Err(message))) => Err(message),
-            Ok(Err(join)) => Err(format!("invoking Lambda function {}: {join}", self.function)),
+            Ok(Err(join)) => Err(format!(
+                "invoking Lambda function {}: {join}",
+                self.function
+            )),
             Err(_) => Ok(Start::Pending(sent)),
         }
     }

@@ -49,8 +49,14 @@ pub enum SquallError {
         message: String,
     },
 
-    #[error("stage {stage}, task {task}: stopped because its query was cancelled or has ended ({marker} exists)")]
-    Stopped { stage: u32, task: u32, marker: String },
+    #[error(
+        "stage {stage}, task {task}: stopped because its query was cancelled or has ended ({marker} exists)"
+    )]
+    Stopped {
+        stage: u32,
+        task: u32,
+        marker: String,
+    },
 
     #[error("injected fault: {0}")]
     InjectedFault(String),

@@ -55,7 +55,13 @@ pub trait Invoker: Send + Sync {
     /// can; never waits for it. A backend that cannot reach one invocation
     /// (Lambda) leaves it to the query's stop marker, written when the query
     /// ends; whatever the attempt wrote is swept with the query's objects.
-    async fn stop_attempt(&self, _query_id: &str, _stage: u32, _task: u32, _attempt: u32) -> Result<()> {
+    async fn stop_attempt(
+        &self,
+        _query_id: &str,
+        _stage: u32,
+        _task: u32,
+        _attempt: u32,
+    ) -> Result<()> {
         Ok(())
     }
 

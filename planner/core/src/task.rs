@@ -326,7 +326,10 @@ mod tests {
         assert_eq!(back.stop_marker, None);
         // A spec from a coordinator that predates stop markers still decodes.
         let mut json: serde_json::Value = serde_json::from_slice(&s.encode().unwrap()).unwrap();
-        assert!(json.get("stop_marker").is_none(), "absent markers are not sent");
+        assert!(
+            json.get("stop_marker").is_none(),
+            "absent markers are not sent"
+        );
         json["stop_marker"] = serde_json::json!({"store_url": "s3://b", "key": "state/q1/stop"});
         let with_marker = TaskSpec::decode(json.to_string().as_bytes()).unwrap();
         assert_eq!(with_marker.stop_marker.unwrap().key, "state/q1/stop");

@@ -149,7 +149,9 @@ async fn run_task(spec: &TaskSpec, env: &WorkerEnv, started: Instant) -> TaskRep
             let retryable = !out_of_memory
                 && !matches!(
                     e,
-                    SquallError::BadTaskPayload(_) | SquallError::Config(_) | SquallError::Stopped { .. }
+                    SquallError::BadTaskPayload(_)
+                        | SquallError::Config(_)
+                        | SquallError::Stopped { .. }
                 );
             let kind = match e {
                 SquallError::InjectedFault(_) => "injected",
@@ -186,7 +188,9 @@ async fn stop_requested(spec: &TaskSpec, env: &WorkerEnv) -> String {
 
 async fn watch_marker(marker: &ObjectLocation, env: &WorkerEnv, poll_ms: u64) -> String {
     let text = format!("{}/{}", marker.store_url.trim_end_matches('/'), marker.key);
-    let store = match ObjectStoreUrl::parse(&marker.store_url).and_then(|u| env.runtime.object_store(u)) {
+    let store = match ObjectStoreUrl::parse(&marker.store_url)
+        .and_then(|u| env.runtime.object_store(u))
+    {
         Ok(store) => store,
         Err(e) => {
             tracing::warn!(%e, marker = %text, "stop marker store unavailable; the task cannot be stopped early");
@@ -241,10 +245,18 @@ async fn execute(spec: &TaskSpec, env: &WorkerEnv) -> Result<(TaskOutcome, TaskM
     if squall.fault.task_delay_ms > 0 {
         tokio::time::sleep(Duration::from_millis(squall.fault.task_delay_ms)).await;
     }
-    if fault::happens(squall.fault.task_hang_rate, squall.fault.seed, "task_hang", &coords) {
+    if fault::happens(
+        squall.fault.task_hang_rate,
+        squall.fault.seed,
+        "task_hang",
+        &coords,
+    ) {
         // A straggler: it runs only after a long time, unless it is stopped
         // first (its query ends, or another attempt of it is accepted).
-        tracing::info!(hang_ms = squall.fault.task_hang_ms, "task hangs (squall.fault.task_hang_rate)");
+        tracing::info!(
+            hang_ms = squall.fault.task_hang_ms,
+            "task hangs (squall.fault.task_hang_rate)"
+        );
         tokio::time::sleep(Duration::from_millis(squall.fault.task_hang_ms)).await;
     }
     // A pool of the task's own, to measure its peak (and limit it).
@@ -527,18 +539,34 @@ mod tests {
         let started = Instant::now();
         let task = tokio::spawn(async move { handle_task(&payload, &env).await });
         tokio::time::sleep(Duration::from_millis(300)).await;
-        assert!(!task.is_finished(), "the task ran before its delay was over");
+        assert!(
+            !task.is_finished(),
+            "the task ran before its delay was over"
+        );
         std::fs::write(&marker, b"").unwrap();
-        let report = tokio::time::timeout(Duration::from_secs(10), task).await.unwrap().unwrap();
+        let report = tokio::time::timeout(Duration::from_secs(10), task)
+            .await
+            .unwrap()
+            .unwrap();
         assert!(started.elapsed() < Duration::from_secs(10));
         let TaskOutcome::Failed { error } = &report.outcome else {
             panic!("a stopped task succeeded: {report:?}");
         };
         assert_eq!(error.kind, "stopped");
         assert!(!error.retryable);
-        assert!(error.message.contains("stage 2, task 3"), "{}", error.message);
-        assert!(sink.0.lock().unwrap().is_empty(), "a report sent to an ended query");
-        assert!(!dir.path().join("stop.out").exists(), "a stopped task wrote its output");
+        assert!(
+            error.message.contains("stage 2, task 3"),
+            "{}",
+            error.message
+        );
+        assert!(
+            sink.0.lock().unwrap().is_empty(),
+            "a report sent to an ended query"
+        );
+        assert!(
+            !dir.path().join("stop.out").exists(),
+            "a stopped task wrote its output"
+        );
     }
 
     #[tokio::test]
@@ -552,10 +580,17 @@ mod tests {
             queue: Arc::clone(&sink) as _,
         };
         let mut spec = slow_spec(&marker);
-        spec.settings.push(("squall.task.stop_poll_ms".into(), "0".into()));
-        let report = tokio::time::timeout(Duration::from_secs(10), handle_task(&spec.encode().unwrap(), &env))
-            .await
-            .unwrap();
-        assert!(matches!(&report.outcome, TaskOutcome::Failed { error } if error.kind == "stopped"), "{report:?}");
+        spec.settings
+            .push(("squall.task.stop_poll_ms".into(), "0".into()));
+        let report = tokio::time::timeout(
+            Duration::from_secs(10),
+            handle_task(&spec.encode().unwrap(), &env),
+        )
+        .await
+        .unwrap();
+        assert!(
+            matches!(&report.outcome, TaskOutcome::Failed { error } if error.kind == "stopped"),
+            "{report:?}"
+        );
     }
 }

@@ -202,7 +202,13 @@ impl Invoker for LocalInvoker {
         Ok(())
     }
 
-    async fn stop_attempt(&self, query_id: &str, stage: u32, task: u32, attempt: u32) -> Result<()> {
+    async fn stop_attempt(
+        &self,
+        query_id: &str,
+        stage: u32,
+        task: u32,
+        attempt: u32,
+    ) -> Result<()> {
         if let Ok(tasks) = self.tasks.lock()
             && let Some(list) = tasks.get(query_id)
         {

@@ -86,9 +86,16 @@ mod tests {
             floor: Duration::from_millis(2000),
             no_reference: Duration::from_millis(30_000),
         };
-        assert_eq!(d.deadline(Some(1000), Some(10)), Duration::from_millis(4000));
+        assert_eq!(
+            d.deadline(Some(1000), Some(10)),
+            Duration::from_millis(4000)
+        );
         assert_eq!(d.deadline(None, Some(1500)), Duration::from_millis(6000));
-        assert_eq!(d.deadline(Some(100), None), Duration::from_millis(2000), "the floor");
+        assert_eq!(
+            d.deadline(Some(100), None),
+            Duration::from_millis(2000),
+            "the floor"
+        );
         assert_eq!(d.deadline(None, None), Duration::from_millis(30_000));
         assert_eq!(median([5, 1, 3]), Some(3));
         assert_eq!(median([4, 1]), Some(4));

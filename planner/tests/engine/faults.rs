@@ -68,11 +68,25 @@ async fn run_22(kind: &str, engine: &Engine) -> QueryProfile {
     eprintln!(
         "faults {kind}: 22/22 right; {} tasks, {} retried, {} beside silent ones, {} duplicate messages, \
          {} throttles, {} store retries, {} hedged reads; {} ms of query time",
-        sum.tasks, sum.retries, sum.speculative, sum.duplicates, sum.invoke_throttles,
-        sum.store_retries, sum.store_hedges, sum.wall_ms
+        sum.tasks,
+        sum.retries,
+        sum.speculative,
+        sum.duplicates,
+        sum.invoke_throttles,
+        sum.store_retries,
+        sum.store_hedges,
+        sum.wall_ms
     );
-    assert_eq!(count_files(engine.exchange_root()), 0, "{kind}: exchange objects left behind");
-    assert_eq!(engine.open_queues(), 0, "{kind}: completion queues left behind");
+    assert_eq!(
+        count_files(engine.exchange_root()),
+        0,
+        "{kind}: exchange objects left behind"
+    );
+    assert_eq!(
+        engine.open_queues(),
+        0,
+        "{kind}: completion queues left behind"
+    );
     assert_eq!(engine.running_tasks(), 0, "{kind}: tasks still running");
     sum
 }
@@ -81,7 +95,12 @@ async fn run_22(kind: &str, engine: &Engine) -> QueryProfile {
 async fn tpch_with_20_percent_of_tasks_crashing() {
     let engine = faulty_engine(&[("squall.fault.task_crash_rate", "0.2")]).await;
     let p = run_22("crash", &engine).await;
-    assert!(p.retries > p.tasks / 10, "{} retries of {} tasks", p.retries, p.tasks);
+    assert!(
+        p.retries > p.tasks / 10,
+        "{} retries of {} tasks",
+        p.retries,
+        p.tasks
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -160,15 +179,28 @@ async fn tpch_with_every_fault_at_once() {
     ])
     .await;
     let p = run_22("all", &engine).await;
-    assert!(p.retries > 0 && p.speculative > 0, "retries {}, speculative {}", p.retries, p.speculative);
+    assert!(
+        p.retries > 0 && p.speculative > 0,
+        "retries {}, speculative {}",
+        p.retries,
+        p.speculative
+    );
 }
 
 /// Runs `sql` expecting a failure; returns its message after checking that
 /// nothing is left behind.
 async fn failure(engine: &Engine, sql: &str) -> String {
     let err = engine.sql(sql).await.unwrap_err().to_string();
-    assert_eq!(count_files(engine.exchange_root()), 0, "exchange objects left behind: {err}");
-    assert_eq!(engine.open_queues(), 0, "completion queues left behind: {err}");
+    assert_eq!(
+        count_files(engine.exchange_root()),
+        0,
+        "exchange objects left behind: {err}"
+    );
+    assert_eq!(
+        engine.open_queues(),
+        0,
+        "completion queues left behind: {err}"
+    );
     err
 }
 
@@ -183,7 +215,10 @@ async fn spent_retries_fail_cleanly_naming_stage_task_and_cause() {
     ])
     .await;
     let err = failure(&engine, sql).await;
-    assert!(err.contains("stage s") && err.contains(", task ") && err.contains("2 attempt"), "{err}");
+    assert!(
+        err.contains("stage s") && err.contains(", task ") && err.contains("2 attempt"),
+        "{err}"
+    );
     assert!(err.contains("503 Slow Down"), "{err}");
 
     // Every invocation is throttled: the invoke retries are spent.
@@ -194,7 +229,10 @@ async fn spent_retries_fail_cleanly_naming_stage_task_and_cause() {
     ])
     .await;
     let err = failure(&engine, sql).await;
-    assert!(err.contains("invoking task ") && err.contains("throttled 3 times"), "{err}");
+    assert!(
+        err.contains("invoking task ") && err.contains("throttled 3 times"),
+        "{err}"
+    );
 
     // Every completion message is lost: the attempts are spent on duplicates,
     // and the query fails after the silence timeout, naming what it waits for.
@@ -207,5 +245,8 @@ async fn spent_retries_fail_cleanly_naming_stage_task_and_cause() {
     ])
     .await;
     let err = failure(&engine, sql).await;
-    assert!(err.contains("no task reported") && err.contains("stage s") && err.contains("2 attempt"), "{err}");
+    assert!(
+        err.contains("no task reported") && err.contains("stage s") && err.contains("2 attempt"),
+        "{err}"
+    );
 }

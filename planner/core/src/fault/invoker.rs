@@ -8,7 +8,7 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use bytes::Bytes;
 
-use super::{Occurrences, hash_text, happens};
+use super::{Occurrences, happens, hash_text};
 use crate::config::FaultOptions;
 use crate::error::{Result, SquallError};
 use crate::seams::Invoker;
@@ -42,9 +42,19 @@ impl Invoker for FaultyInvoker {
     async fn invoke(&self, payload: Bytes) -> Result<()> {
         let id = TaskIdentity::salvage(&payload).unwrap_or_default();
         let query = hash_text(&[&id.query_id]);
-        let coords = [query, u64::from(id.stage), u64::from(id.task), u64::from(id.attempt)];
+        let coords = [
+            query,
+            u64::from(id.stage),
+            u64::from(id.task),
+            u64::from(id.attempt),
+        ];
         let n = self.seen.next(hash_text(&[&format!("{coords:?}")]));
-        if happens(self.rate, self.seed, "invoke_throttle", &[coords[0], coords[1], coords[2], coords[3], n]) {
+        if happens(
+            self.rate,
+            self.seed,
+            "invoke_throttle",
+            &[coords[0], coords[1], coords[2], coords[3], n],
+        ) {
             return Err(SquallError::Throttled {
                 stage: id.stage,
                 task: id.task,
@@ -59,8 +69,16 @@ impl Invoker for FaultyInvoker {
         self.inner.cancel(query_id).await
     }
 
-    async fn stop_attempt(&self, query_id: &str, stage: u32, task: u32, attempt: u32) -> Result<()> {
-        self.inner.stop_attempt(query_id, stage, task, attempt).await
+    async fn stop_attempt(
+        &self,
+        query_id: &str,
+        stage: u32,
+        task: u32,
+        attempt: u32,
+    ) -> Result<()> {
+        self.inner
+            .stop_attempt(query_id, stage, task, attempt)
+            .await
     }
 
     fn stop_marker(&self, query_id: &str) -> Option<ObjectLocation> {

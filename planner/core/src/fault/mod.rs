@@ -95,9 +95,13 @@ pub fn corrupt_task_payload(payload: &[u8]) -> Bytes {
         Ok(serde_json::Value::Object(mut fields)) => {
             fields.insert(
                 "plan".into(),
-                serde_json::Value::String("%% corrupted by squall.fault.corrupt_payload_rate %%".into()),
+                serde_json::Value::String(
+                    "%% corrupted by squall.fault.corrupt_payload_rate %%".into(),
+                ),
             );
-            serde_json::to_vec(&fields).map(Bytes::from).unwrap_or_else(|_| Bytes::copy_from_slice(payload))
+            serde_json::to_vec(&fields)
+                .map(Bytes::from)
+                .unwrap_or_else(|_| Bytes::copy_from_slice(payload))
         }
         _ => Bytes::copy_from_slice(payload),
     }
@@ -112,10 +116,24 @@ mod tests {
         let payload = br#"{"protocol":1,"query_id":"q1","stage":2,"task":3,"attempt":0,"plan":"AAE=","reply_to":"r"}"#;
         let bad = corrupt_task_payload(payload);
         let err = crate::task::TaskSpec::decode(&bad).unwrap_err();
-        assert!(matches!(err, crate::error::SquallError::BadTaskPayload(_)), "{err}");
+        assert!(
+            matches!(err, crate::error::SquallError::BadTaskPayload(_)),
+            "{err}"
+        );
         let id = crate::task::TaskIdentity::salvage(&bad).unwrap();
-        assert_eq!((id.query_id.as_str(), id.stage, id.task, id.reply_to.as_str()), ("q1", 2, 3, "r"));
-        assert_eq!(corrupt_task_payload(b"not json"), Bytes::from_static(b"not json"));
+        assert_eq!(
+            (
+                id.query_id.as_str(),
+                id.stage,
+                id.task,
+                id.reply_to.as_str()
+            ),
+            ("q1", 2, 3, "r")
+        );
+        assert_eq!(
+            corrupt_task_payload(b"not json"),
+            Bytes::from_static(b"not json")
+        );
     }
 
     #[test]

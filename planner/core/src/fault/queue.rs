@@ -15,7 +15,7 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 
-use super::{Occurrences, draw, hash_text, happens};
+use super::{Occurrences, draw, happens, hash_text};
 use crate::config::FaultOptions;
 use crate::error::Result;
 use crate::seams::CompletionQueue;
@@ -83,7 +83,12 @@ impl CompletionQueue for FaultyQueue {
             self.later(address, body, delay);
             return Ok(());
         }
-        if happens(o.message_duplicate_rate, o.seed, "message_duplicate", &coords) {
+        if happens(
+            o.message_duplicate_rate,
+            o.seed,
+            "message_duplicate",
+            &coords,
+        ) {
             tracing::info!("completion message duplicated (squall.fault.message_duplicate_rate)");
             let after = delay.mul_f64(draw(o.seed, "message_duplicate_after", &coords));
             self.later(address, body.clone(), after);
@@ -151,12 +156,20 @@ mod tests {
         for m in &got {
             *counts.entry(m.clone()).or_insert(0) += 1;
         }
-        let lost = (0..200).filter(|t| !counts.contains_key(&format!("m{t}"))).count();
+        let lost = (0..200)
+            .filter(|t| !counts.contains_key(&format!("m{t}")))
+            .count();
         let doubled = counts.values().filter(|n| **n == 2).count();
         assert!((5..40).contains(&lost), "{lost} of 200 lost at 10%");
-        assert!((5..40).contains(&doubled), "{doubled} of 200 duplicated at 10%");
+        assert!(
+            (5..40).contains(&doubled),
+            "{doubled} of 200 duplicated at 10%"
+        );
         let order: Vec<usize> = got.iter().map(|m| m[1..].parse().unwrap()).collect();
-        assert!(order.windows(2).any(|w| w[0] > w[1]), "nothing arrived out of order");
+        assert!(
+            order.windows(2).any(|w| w[0] > w[1]),
+            "nothing arrived out of order"
+        );
         // The same seed loses and duplicates the same messages.
         let mut again = deliveries(&options).await;
         let mut first = got.clone();

@@ -28,7 +28,7 @@ use object_store::{
     PutMultipartOptions, PutOptions, PutPayload, PutResult, Result,
 };
 
-use super::{Occurrences, draw, hash_text, happens};
+use super::{Occurrences, draw, happens, hash_text};
 use crate::config::FaultOptions;
 
 /// The error an injected store fault carries (inside `object_store::Error::Generic`).
@@ -255,9 +255,16 @@ mod tests {
         let failed = ra.iter().filter(|ok| !**ok).count();
         assert!((5..50).contains(&failed), "{failed} of 80 failed at 30%");
         // Some object failed once and then answered: a retry draws again.
-        assert!(ra.chunks(4).any(|c| !c[0] && c.iter().any(|ok| *ok)), "{ra:?}");
+        assert!(
+            ra.chunks(4).any(|c| !c[0] && c.iter().any(|ok| *ok)),
+            "{ra:?}"
+        );
         let other = FaultyStore::wrap(Arc::clone(&inner), &options(0.3, 0.0), &[1, 2, 4]);
-        assert_ne!(outcomes(&other, 4).await, ra, "another scope, the same faults");
+        assert_ne!(
+            outcomes(&other, 4).await,
+            ra,
+            "another scope, the same faults"
+        );
         let err = a.get(&Path::from("k0")).await;
         if let Err(e) = err {
             assert!(e.to_string().contains("503 Slow Down"), "{e}");
@@ -273,9 +280,17 @@ mod tests {
         let mut landed = 0;
         for i in 0..40 {
             let path = Path::from(format!("p{i}"));
-            assert!(always.put(&path, PutPayload::from_static(b"x")).await.is_err());
+            assert!(
+                always
+                    .put(&path, PutPayload::from_static(b"x"))
+                    .await
+                    .is_err()
+            );
             landed += usize::from(inner.head(&path).await.is_ok());
         }
-        assert!((5..35).contains(&landed), "{landed} of 40 failed PUTs were stored");
+        assert!(
+            (5..35).contains(&landed),
+            "{landed} of 40 failed PUTs were stored"
+        );
     }
 }

@@ -26,7 +26,9 @@ impl Backoff {
     /// The cap of the wait before retry `n`: `min(max, first × 2^n)`.
     pub fn cap(&self, n: u32) -> Duration {
         let factor = 2u32.saturating_pow(n.min(31));
-        self.first.saturating_mul(factor).min(self.max.max(self.first))
+        self.first
+            .saturating_mul(factor)
+            .min(self.max.max(self.first))
     }
 
     /// The wait before retry `n`, drawn from `[cap / 2, cap)`.
@@ -58,7 +60,11 @@ mod tests {
         assert_eq!(caps, [100, 200, 400, 800, 1000, 1000]);
         assert_eq!(b.cap(200), Duration::from_millis(1000));
         let waits: Vec<Duration> = (0..200).map(|_| b.delay(2)).collect();
-        assert!(waits.iter().all(|w| *w >= Duration::from_millis(200) && *w < Duration::from_millis(400)));
+        assert!(
+            waits
+                .iter()
+                .all(|w| *w >= Duration::from_millis(200) && *w < Duration::from_millis(400))
+        );
         assert!(waits.iter().any(|w| *w != waits[0]), "no jitter");
     }
 }

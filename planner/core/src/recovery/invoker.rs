@@ -79,8 +79,16 @@ impl Invoker for RetryingInvoker {
         self.inner.cancel(query_id).await
     }
 
-    async fn stop_attempt(&self, query_id: &str, stage: u32, task: u32, attempt: u32) -> Result<()> {
-        self.inner.stop_attempt(query_id, stage, task, attempt).await
+    async fn stop_attempt(
+        &self,
+        query_id: &str,
+        stage: u32,
+        task: u32,
+        attempt: u32,
+    ) -> Result<()> {
+        self.inner
+            .stop_attempt(query_id, stage, task, attempt)
+            .await
     }
 
     fn stop_marker(&self, query_id: &str) -> Option<ObjectLocation> {
@@ -131,8 +139,16 @@ mod tests {
         for task in 0..40 {
             invoker.invoke(payload(task)).await.unwrap();
         }
-        assert_eq!(started.0.lock().unwrap().len(), 40, "every task started once");
-        assert!((5..100).contains(&invoker.throttles()), "{}", invoker.throttles());
+        assert_eq!(
+            started.0.lock().unwrap().len(),
+            40,
+            "every task started once"
+        );
+        assert!(
+            (5..100).contains(&invoker.throttles()),
+            "{}",
+            invoker.throttles()
+        );
     }
 
     #[tokio::test]
@@ -141,7 +157,10 @@ mod tests {
         let backoff = Backoff::new(Duration::from_millis(1), Duration::from_millis(2));
         let invoker = RetryingInvoker::new(faulty(1.0, &started), 3, backoff);
         let err = invoker.invoke(payload(7)).await.unwrap_err().to_string();
-        assert!(err.contains("task 1/7") && err.contains("throttled 4 times"), "{err}");
+        assert!(
+            err.contains("task 1/7") && err.contains("throttled 4 times"),
+            "{err}"
+        );
         assert_eq!(invoker.throttles(), 4);
         assert!(started.0.lock().unwrap().is_empty());
     }

@@ -57,7 +57,11 @@ impl fmt::Debug for LayeredRegistry {
 
 /// The registry's key of a URL: scheme and authority (as DataFusion's own).
 fn key(url: &Url) -> String {
-    format!("{}://{}", url.scheme(), &url[url::Position::BeforeHost..url::Position::AfterPort])
+    format!(
+        "{}://{}",
+        url.scheme(),
+        &url[url::Position::BeforeHost..url::Position::AfterPort]
+    )
 }
 
 impl ObjectStoreRegistry for LayeredRegistry {
@@ -84,7 +88,12 @@ impl ObjectStoreRegistry for LayeredRegistry {
         if let Some(store) = self.wrapped.lock().ok().and_then(|w| w.get(&k).cloned()) {
             return Ok(store);
         }
-        let store = layered_store(self.inner.get_store(url)?, &self.config, &self.scope, &self.stats);
+        let store = layered_store(
+            self.inner.get_store(url)?,
+            &self.config,
+            &self.scope,
+            &self.stats,
+        );
         if let Ok(mut wrapped) = self.wrapped.lock() {
             return Ok(Arc::clone(wrapped.entry(k).or_insert(store)));
         }
@@ -101,10 +110,17 @@ mod tests {
     #[test]
     fn every_store_is_wrapped_once_per_url() {
         let inner: Arc<dyn ObjectStoreRegistry> = Arc::new(DefaultObjectStoreRegistry::new());
-        let registry = LayeredRegistry::new(Arc::clone(&inner), &SquallConfig::default(), &[1], Arc::default());
+        let registry = LayeredRegistry::new(
+            Arc::clone(&inner),
+            &SquallConfig::default(),
+            &[1],
+            Arc::default(),
+        );
         let url = Url::parse("file:///tmp/x").unwrap();
         let a = registry.get_store(&url).unwrap();
-        let b = registry.get_store(&Url::parse("file:///other").unwrap()).unwrap();
+        let b = registry
+            .get_store(&Url::parse("file:///other").unwrap())
+            .unwrap();
         assert!(Arc::ptr_eq(&a, &b), "one wrapper per store URL");
         assert!(a.to_string().starts_with("ResilientStore("), "{a}");
         assert!(!Arc::ptr_eq(&a, &inner.get_store(&url).unwrap()));

@@ -211,8 +211,12 @@ impl ObjectStore for ResilientStore {
         let inner = Arc::clone(&self.inner);
         let path = location.clone();
         self.run("PUT", location, false, move || {
-            let (inner, path, payload, opts) =
-                (Arc::clone(&inner), path.clone(), payload.clone(), opts.clone());
+            let (inner, path, payload, opts) = (
+                Arc::clone(&inner),
+                path.clone(),
+                payload.clone(),
+                opts.clone(),
+            );
             Box::pin(async move { inner.put_opts(&path, payload, opts).await })
         })
         .await
@@ -356,9 +360,16 @@ mod tests {
         }
     }
 
-    async fn store(script: Scripted, policy: StorePolicy) -> (Arc<Scripted>, ResilientStore, Arc<StoreStats>) {
+    async fn store(
+        script: Scripted,
+        policy: StorePolicy,
+    ) -> (Arc<Scripted>, ResilientStore, Arc<StoreStats>) {
         let inner = Arc::new(script);
-        inner.memory.put(&Path::from("k"), PutPayload::from_static(b"value")).await.unwrap();
+        inner
+            .memory
+            .put(&Path::from("k"), PutPayload::from_static(b"value"))
+            .await
+            .unwrap();
         let stats = Arc::new(StoreStats::default());
         let store = ResilientStore::new(Arc::clone(&inner) as _, policy, Arc::clone(&stats));
         (inner, store, stats)
@@ -369,7 +380,13 @@ mod tests {
         let script = Scripted::default();
         *script.failures.lock().unwrap() = vec![slow_down(), slow_down()];
         let (inner, s, stats) = store(script, policy(3, 0)).await;
-        let bytes = s.get(&Path::from("k")).await.unwrap().bytes().await.unwrap();
+        let bytes = s
+            .get(&Path::from("k"))
+            .await
+            .unwrap()
+            .bytes()
+            .await
+            .unwrap();
         assert_eq!(&bytes[..], b"value");
         assert_eq!((inner.gets.load(Ordering::SeqCst), stats.retries()), (3, 2));
 
@@ -378,7 +395,11 @@ mod tests {
         let (inner, s, stats) = store(script, policy(3, 0)).await;
         let err = s.get(&Path::from("k")).await.unwrap_err();
         assert!(err.to_string().contains("503 Slow Down"), "{err}");
-        assert_eq!((inner.gets.load(Ordering::SeqCst), stats.retries()), (4, 3), "1 try + 3 retries");
+        assert_eq!(
+            (inner.gets.load(Ordering::SeqCst), stats.retries()),
+            (4, 3),
+            "1 try + 3 retries"
+        );
     }
 
     #[tokio::test]
@@ -408,10 +429,19 @@ mod tests {
         // The first GET takes 5 s; the hedge, sent after 20 ms, answers at once.
         *script.delays.lock().unwrap() = vec![Duration::ZERO, Duration::from_secs(5)];
         let (inner, s, stats) = store(script, policy(0, 20)).await;
-        let bytes = s.get(&Path::from("k")).await.unwrap().bytes().await.unwrap();
+        let bytes = s
+            .get(&Path::from("k"))
+            .await
+            .unwrap()
+            .bytes()
+            .await
+            .unwrap();
         assert_eq!(&bytes[..], b"value");
         assert_eq!(inner.gets.load(Ordering::SeqCst), 2);
-        assert_eq!((stats.hedges(), stats.hedge_wins.load(Ordering::SeqCst)), (1, 1));
+        assert_eq!(
+            (stats.hedges(), stats.hedge_wins.load(Ordering::SeqCst)),
+            (1, 1)
+        );
 
         // A fast read is never duplicated.
         let (inner, s, stats) = store(Scripted::default(), policy(0, 1000)).await;

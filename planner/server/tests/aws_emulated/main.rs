@@ -165,7 +165,10 @@ impl Served {
             base: line.trim().trim_start_matches("listening on ").to_string(),
             child,
         };
-        assert!(served.base.starts_with("http://127.0.0.1:"), "squall serve printed {line:?}");
+        assert!(
+            served.base.starts_with("http://127.0.0.1:"),
+            "squall serve printed {line:?}"
+        );
         served
     }
 }
@@ -181,15 +184,24 @@ impl Drop for Served {
 fn aws_path_on_emulated_lambda_s3_and_sqs() {
     let t = Instant::now();
     let stack = Stack::up();
-    eprintln!("aws_emulated: emulators up in {:.1}s", t.elapsed().as_secs_f64());
+    eprintln!(
+        "aws_emulated: emulators up in {:.1}s",
+        t.elapsed().as_secs_f64()
+    );
 
     let t = Instant::now();
     tpch_through_the_command(&stack);
-    eprintln!("aws_emulated: 22 TPC-H queries through `squall query --backend aws` in {:.1}s", t.elapsed().as_secs_f64());
+    eprintln!(
+        "aws_emulated: 22 TPC-H queries through `squall query --backend aws` in {:.1}s",
+        t.elapsed().as_secs_f64()
+    );
 
     let t = Instant::now();
     tpch_under_faults(&stack);
-    eprintln!("aws_emulated: 4 TPC-H queries under injected faults in {:.1}s", t.elapsed().as_secs_f64());
+    eprintln!(
+        "aws_emulated: 4 TPC-H queries under injected faults in {:.1}s",
+        t.elapsed().as_secs_f64()
+    );
 
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
@@ -199,7 +211,10 @@ fn aws_path_on_emulated_lambda_s3_and_sqs() {
     runtime.block_on(async {
         let client = api::Client::new(&stack);
         let timed = |name: &str, t: Instant| {
-            eprintln!("aws_emulated: api function, {name}: {:.1}s", t.elapsed().as_secs_f64());
+            eprintln!(
+                "aws_emulated: api function, {name}: {:.1}s",
+                t.elapsed().as_secs_f64()
+            );
         };
         let t = Instant::now();
         api::malformed(&client).await;
@@ -222,19 +237,30 @@ fn aws_path_on_emulated_lambda_s3_and_sqs() {
     let serve = Served::start(&stack);
     runtime.block_on(api::served(&api::Client::at(&serve.base)));
     drop(serve);
-    eprintln!("aws_emulated: squall serve --backend aws: {:.1}s", t.elapsed().as_secs_f64());
+    eprintln!(
+        "aws_emulated: squall serve --backend aws: {:.1}s",
+        t.elapsed().as_secs_f64()
+    );
 
     // Queries end (and clean up) shortly after their clients see the end.
     let deadline = Instant::now() + Duration::from_secs(60);
     while stack.leftovers() != "0 0" && Instant::now() < deadline {
         std::thread::sleep(Duration::from_millis(500));
     }
-    assert_eq!(stack.leftovers(), "0 0", "exchange objects / query queues left behind");
+    assert_eq!(
+        stack.leftovers(),
+        "0 0",
+        "exchange objects / query queues left behind"
+    );
 
     // Bad SQL fails in planning, with the column named and exit code 1.
     let out = stack.squall(&["query", "--backend", "aws", "select nope from lineitem"]);
     assert_eq!(out.status.code(), Some(1));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("nope"), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("nope"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 }
 
 /// Q1, Q3, Q6 and Q10 with crashing tasks, failing S3 requests, and
@@ -261,7 +287,11 @@ fn tpch_under_faults(stack: &Stack) {
         args.push(sql);
         let out = stack.squall(&args);
         if !out.status.success() {
-            failures.push(format!("q{q:02} under faults: exit {:?}: {}", out.status.code(), String::from_utf8_lossy(&out.stderr)));
+            failures.push(format!(
+                "q{q:02} under faults: exit {:?}: {}",
+                out.status.code(),
+                String::from_utf8_lossy(&out.stderr)
+            ));
             continue;
         }
         let expected = squall_planner::tpch::expected_answer(0.1, q).expect("answer");
@@ -273,7 +303,11 @@ fn tpch_under_faults(stack: &Stack) {
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
     let log = std::fs::read_to_string(stack.lambda_log()).unwrap_or_default();
-    for seen in ["task crashed", "completion message lost", "completion message duplicated"] {
+    for seen in [
+        "task crashed",
+        "completion message lost",
+        "completion message duplicated",
+    ] {
         assert!(log.contains(seen), "the workers' log shows no '{seen}'");
     }
 }
