@@ -214,22 +214,13 @@ impl Engine {
             if options.cancel.is_cancelled() {
                 return Err(DataFusionError::Execution("query was cancelled".into()));
             }
-            let query_id = options
-                .query_id
-                .clone()
-                .filter(|_| single)
-                .unwrap_or_else(new_query_id);
+            let query_id = options.query_id.clone().filter(|_| single).unwrap_or_else(new_query_id);
             last = Some(self.statement(statement, options, &query_id).await?);
         }
         last.ok_or_else(|| DataFusionError::Plan("no SQL statement given".into()))
     }
 
-    async fn statement(
-        &self,
-        statement: Statement,
-        options: &RunOptions,
-        query_id: &str,
-    ) -> Result<QueryResult> {
+    async fn statement(&self, statement: Statement, options: &RunOptions, query_id: &str) -> Result<QueryResult> {
         let mut state = self.ctx.state();
         for (k, v) in &options.settings {
             state
@@ -242,9 +233,7 @@ impl Engine {
         match plan {
             LogicalPlan::Explain(explain) => {
                 let input = explain.plan.as_ref().clone();
-                let (staged, job) = self
-                    .prepare(state.clone(), &input, options, query_id)
-                    .await?;
+                let (staged, job) = self.prepare(state.clone(), &input, options, query_id).await?;
                 let counts: Vec<usize> = (0..staged.stages.len())
                     .map(|i| job_task_count(&staged, &job, i))
                     .collect();
@@ -252,9 +241,7 @@ impl Engine {
             }
             LogicalPlan::Analyze(analyze) => {
                 let input = analyze.input.as_ref().clone();
-                let (staged, job) = self
-                    .prepare(state.clone(), &input, options, query_id)
-                    .await?;
+                let (staged, job) = self.prepare(state.clone(), &input, options, query_id).await?;
                 let counts: Vec<usize> = (0..staged.stages.len())
                     .map(|i| job_task_count(&staged, &job, i))
                     .collect();

@@ -61,9 +61,7 @@ impl WorkerFunction {
         let report = handle_task(&payload, &self.env).await;
         let (status, error) = match &report.outcome {
             TaskOutcome::Succeeded { .. } => ("succeeded", None),
-            TaskOutcome::Failed { error } if error.kind == "stopped" => {
-                ("stopped", Some(error.message.clone()))
-            }
+            TaskOutcome::Failed { error } if error.kind == "stopped" => ("stopped", Some(error.message.clone())),
             TaskOutcome::Failed { error } => ("failed", Some(error.message.clone())),
         };
         serde_json::json!({
@@ -197,11 +195,7 @@ pub async fn run_recorded(store: &StateStore, request: CoordinatorRequest) -> Re
         Arc::clone(&done),
         poll,
     ));
-    let catalog = request.catalog.clone().or_else(|| {
-        std::env::var("SQUALL_DEFAULT_CATALOG")
-            .ok()
-            .filter(|c| !c.is_empty())
-    });
+    let catalog = request.catalog.clone().or_else(|| std::env::var("SQUALL_DEFAULT_CATALOG").ok().filter(|c| !c.is_empty()));
     let outcome = async {
         let engine = aws_engine(EngineOptions {
             catalog,

@@ -525,14 +525,8 @@ fn write_profile(
                 obj.insert("rows".into(), r.rows.into());
                 obj.insert("check".into(), r.check.clone().into());
                 obj.insert("oracle".into(), r.oracle.clone().into());
-                let cost = r
-                    .profile
-                    .as_ref()
-                    .map(|p| squall_planner::cost::profile_cost(p, config));
-                obj.insert(
-                    "cost".into(),
-                    serde_json::to_value(cost).unwrap_or_default(),
-                );
+                let cost = r.profile.as_ref().map(|p| squall_planner::cost::profile_cost(p, config));
+                obj.insert("cost".into(), serde_json::to_value(cost).unwrap_or_default());
             }
             v
         })

@@ -31,8 +31,5 @@ fn bench_runner_python_tests() {
     );
     // unittest reports on stderr; nothing may be skipped here.
     assert!(stderr.contains("\nOK"), "stderr:\n{stderr}");
-    assert!(
-        !stderr.contains("skipped="),
-        "a test was skipped:\n{stderr}"
-    );
+    assert!(!stderr.contains("skipped="), "a test was skipped:\n{stderr}");
 }

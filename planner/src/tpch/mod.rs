@@ -6,9 +6,9 @@
 
 pub mod ab;
 pub mod compare;
+pub mod driver;
 #[path = "gen.rs"]
 pub mod datagen;
-pub mod driver;
 pub mod run;
 
 macro_rules! queries {

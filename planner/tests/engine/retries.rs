@@ -72,20 +72,10 @@ async fn exhausted_retries_fail_with_stage_and_task() {
 async fn undecodable_payloads_fail_the_query_naming_stage_and_task() {
     let data = sf001_small_groups();
     let engine = engine(&data.path, &[("squall.fault.corrupt_payload_rate", "1.0")]).await;
-    let err = engine
-        .sql("select count(*) from nation")
-        .await
-        .unwrap_err()
-        .to_string();
+    let err = engine.sql("select count(*) from nation").await.unwrap_err().to_string();
     // Not retried: a payload that does not decode will not decode next time either.
-    assert!(
-        err.contains("stage s") && err.contains("task 0") && err.contains("1 attempt"),
-        "{err}"
-    );
-    assert!(
-        err.contains("could not be decoded") && err.contains("bad_payload"),
-        "{err}"
-    );
+    assert!(err.contains("stage s") && err.contains("task 0") && err.contains("1 attempt"), "{err}");
+    assert!(err.contains("could not be decoded") && err.contains("bad_payload"), "{err}");
     assert_eq!(count_files(engine.exchange_root()), 0);
     assert_eq!(engine.open_queues(), 0);
 }
