@@ -51,7 +51,7 @@ use squall_core::task::{
 };
 
 use crate::profile::{FilterProfile, QueryProfile, StageProfile};
-use deadlines::{Deadlines, median};
+use deadlines::{Deadlines, relaunch_overdue, waiting_for};
 
 mod deadlines;
 use crate::stages::{StagedPlan, TaskLayout};
@@ -455,73 +455,6 @@ async fn launch_ready(
         }
     }
     Ok(())
-}
-
-/// Launch another attempt of every task that is overdue (see `deadlines`),
-/// beside the attempts still silent, while it has attempts left.
-async fn relaunch_overdue(
-    job: &QueryJob,
-    backend: &Backend,
-    address: &str,
-    runs: &mut [StageRun],
-    profile: &mut QueryProfile,
-    deadlines: &Deadlines,
-) -> Result<()> {
-    let run_times = |run: &StageRun| -> Vec<u64> {
-        run.tasks
-            .iter()
-            .filter_map(|t| t.accepted.as_ref().map(|(_, _, m)| m.wall_ms))
-            .collect()
-    };
-    let query_median = median(runs.iter().flat_map(run_times));
-    let mut overdue = Vec::new();
-    for (si, run) in runs.iter().enumerate() {
-        if !run.launched || run.finished.is_some() {
-            continue;
-        }
-        let deadline = deadlines.deadline(median(run_times(run)), query_median);
-        for (t, task) in run.tasks.iter().enumerate() {
-            if task.accepted.is_some() || task.attempts >= job.max_attempts {
-                continue;
-            }
-            let since = task.launched.max(run.progressed);
-            if since.is_some_and(|s| s.elapsed() > deadline) {
-                overdue.push((si, t, deadline));
-            }
-        }
-    }
-    for (si, t, deadline) in overdue {
-        let attempt = runs[si].tasks[t].attempts;
-        tracing::info!(
-            stage = job.staged.stages[si].id,
-            task = t,
-            attempt,
-            deadline_ms = deadline.as_millis() as u64,
-            "task overdue; launching another attempt beside it"
-        );
-        launch_task(job, backend, address, runs, si, t, attempt).await?;
-        runs[si].tasks[t].attempts += 1;
-        runs[si].tasks[t].launched = Some(Instant::now());
-        profile.speculative += 1;
-    }
-    Ok(())
-}
-
-/// The tasks a query still waits for, for an error message.
-fn waiting_for(job: &QueryJob, runs: &[StageRun]) -> String {
-    let mut waiting = Vec::new();
-    for run in runs.iter().filter(|r| r.launched) {
-        for (t, task) in run.tasks.iter().enumerate() {
-            if task.accepted.is_none() {
-                waiting.push(format!(
-                    "stage s{}, task {t} ({} attempt(s), none reported success)",
-                    job.staged.stages[run.index].id, task.attempts
-                ));
-            }
-        }
-    }
-    waiting.truncate(5);
-    waiting.join("; ")
 }
 
 async fn launch_task(
