@@ -571,7 +571,8 @@ mod tests {
     fn bloom_has_no_false_negatives_and_about_the_target_rate() {
         let build: Vec<i64> = (0..50_000).map(|i| i * 3).collect();
         let arr: ArrayRef = Arc::new(Int64Array::from(build));
-        let Merged::Filter(f) = merge_sections(&[Some(section(std::slice::from_ref(&arr)))], SIZING).unwrap()
+        let Merged::Filter(f) =
+            merge_sections(&[Some(section(std::slice::from_ref(&arr)))], SIZING).unwrap()
         else {
             panic!("no filter")
         };

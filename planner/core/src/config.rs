@@ -50,12 +50,11 @@ config_namespace! {
         pub silence_timeout_secs: u64, default = 900
         /// A running attempt gets a duplicate (a new attempt; the first one
         /// accepted wins) once it and its stage's progress are older than this
-        /// many times the median run time of the query's finished tasks
-        /// (its own stage's when any has finished).
+        /// many times the median run time of its stage's finished tasks.
         pub speculation_multiplier: f64, default = 4.0
         /// ...but never before this many milliseconds: the floor of that deadline.
         pub speculation_min_ms: u64, default = 2000
-        /// Deadline of an attempt while no task of its query has finished yet
+        /// Deadline of an attempt while no task of its stage has finished yet
         /// (nothing to compare it with), in milliseconds.
         pub attempt_timeout_ms: u64, default = 30_000
         /// Throttled invocations (Lambda TooManyRequests) are retried this many

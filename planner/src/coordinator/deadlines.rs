@@ -13,11 +13,17 @@
 //! launch, or the last task of it accepted) are older than
 //!
 //! ```text
-//! deadline = max(speculation_min_ms, speculation_multiplier × reference)
-//! reference = median run time of the stage's accepted tasks
-//!           | median run time of the query's accepted tasks (none in this stage yet)
-//!           | attempt_timeout_ms                       (none in the query yet)
+//! deadline = max(speculation_min_ms, speculation_multiplier × median run time
+//!                                     of the stage's accepted tasks)
+//!          | max(attempt_timeout_ms, speculation_multiplier × median run time
+//!                                     of the query's accepted tasks)   (none in this stage yet)
 //! ```
+//!
+//! Only a stage's own tasks say how long its tasks should take: a
+//! one-task final aggregation or a big join can legitimately run far longer
+//! than the scans before it, and duplicating it would only double its work
+//! (on two cores, or on the bill). Until a task of the stage is accepted,
+//! its attempts get `attempt_timeout_ms`.
 //!
 //! Run times are what the tasks report (`wall_ms`), so time spent waiting
 //! for a worker slot or a cold start does not shrink the deadline; counting
@@ -60,11 +66,15 @@ impl Deadlines {
     /// The deadline of an attempt, from the median run times (ms) of its
     /// stage's and its query's accepted tasks.
     pub fn deadline(&self, stage_median_ms: Option<u64>, query_median_ms: Option<u64>) -> Duration {
-        match stage_median_ms.or(query_median_ms) {
+        match stage_median_ms {
             Some(ms) => Duration::from_millis(ms)
                 .mul_f64(self.multiplier)
                 .max(self.floor),
-            None => self.no_reference.max(self.floor),
+            None => {
+                let query =
+                    Duration::from_millis(query_median_ms.unwrap_or(0)).mul_f64(self.multiplier);
+                self.no_reference.max(self.floor).max(query)
+            }
         }
     }
 }
@@ -151,7 +161,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn deadlines_follow_the_stage_then_the_query_with_a_floor() {
+    fn deadlines_follow_the_stage_else_the_attempt_timeout() {
         let d = Deadlines {
             multiplier: 4.0,
             floor: Duration::from_millis(2000),
@@ -161,7 +171,12 @@ mod tests {
             d.deadline(Some(1000), Some(10)),
             Duration::from_millis(4000)
         );
-        assert_eq!(d.deadline(None, Some(1500)), Duration::from_millis(6000));
+        assert_eq!(
+            d.deadline(None, Some(1500)),
+            Duration::from_millis(30_000),
+            "no task of the stage accepted yet"
+        );
+        assert_eq!(d.deadline(None, Some(9000)), Duration::from_millis(36_000));
         assert_eq!(
             d.deadline(Some(100), None),
             Duration::from_millis(2000),
