@@ -24,6 +24,7 @@ use async_trait::async_trait;
 use aws_sdk_lambda::primitives::Blob;
 use aws_sdk_lambda::types::InvocationType;
 use bytes::Bytes;
+use futures::{StreamExt, TryStreamExt};
 use object_store::path::Path;
 use object_store::{ObjectStore, ObjectStoreExt, PutPayload};
 use serde::{Deserialize, Serialize};
@@ -158,6 +159,20 @@ impl Invoker for LambdaInvoker {
         if let Some(state) = &self.state {
             // The error names the marker's key.
             state.write_stop(query_id).await?;
+        }
+        // The query has ended: its spilled task payloads are of no more use
+        // (an attempt still queued in Lambda finds its payload gone and
+        // reports a failure nobody waits for).
+        if let Some((store, _, prefix)) = &self.payloads {
+            let folder = format!("{}/{query_id}/", prefix.trim_matches('/'));
+            let folder = Path::from(folder.trim_start_matches('/'));
+            let locations = store.list(Some(&folder)).map_ok(|m| m.location).boxed();
+            let deleted: Vec<_> = store.delete_stream(locations).collect().await;
+            for r in deleted {
+                if let Err(e) = r {
+                    tracing::warn!(%e, query_id, "deleting a spilled task payload failed");
+                }
+            }
         }
         Ok(())
     }

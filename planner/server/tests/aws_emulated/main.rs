@@ -124,8 +124,9 @@ impl Stack {
                 "import boto3,os\n\
                  s3=boto3.client('s3'); sqs=boto3.client('sqs')\n\
                  objs=s3.list_objects_v2(Bucket='squall-local',Prefix='exchange/').get('KeyCount',0)\n\
+                 spilled=s3.list_objects_v2(Bucket='squall-local',Prefix='payloads/').get('KeyCount',0)\n\
                  qs=sqs.list_queues(QueueNamePrefix=os.environ['SQUALL_QUEUE_PREFIX']).get('QueueUrls',[])\n\
-                 print(objs, len(qs))",
+                 print(objs, spilled, len(qs))",
             ])
             .envs(self.env.iter().cloned())
             .output()
@@ -244,13 +245,13 @@ fn aws_path_on_emulated_lambda_s3_and_sqs() {
 
     // Queries end (and clean up) shortly after their clients see the end.
     let deadline = Instant::now() + Duration::from_secs(60);
-    while stack.leftovers() != "0 0" && Instant::now() < deadline {
+    while stack.leftovers() != "0 0 0" && Instant::now() < deadline {
         std::thread::sleep(Duration::from_millis(500));
     }
     assert_eq!(
         stack.leftovers(),
-        "0 0",
-        "exchange objects / query queues left behind"
+        "0 0 0",
+        "exchange objects / spilled task payloads / query queues left behind"
     );
 
     // Bad SQL fails in planning, with the column named and exit code 1.
@@ -276,6 +277,8 @@ fn tpch_under_faults(stack: &Stack) {
         "squall.task.max_attempts=8",
         "squall.task.speculation_min_ms=1000",
         "squall.task.attempt_timeout_ms=5000",
+        // Every task payload travels through S3 (and must be gone afterwards).
+        "squall.inline_payload_bytes=256",
     ];
     let mut failures = Vec::new();
     for q in [1, 3, 6, 10] {
