@@ -6,8 +6,18 @@
 //!  loop  ----+-- CompletionQueue::receive(query queue)
 //!            +-- accept first successful attempt of a task; ignore duplicates and stale attempts
 //!            +-- failed attempt -> new attempt (up to squall.task.max_attempts)
+//!            +-- silent attempt past its deadline -> another attempt beside it (deadlines.rs)
 //!  end: read the final stage's outputs, delete every exchange object and the queue
 //! ```
+//!
+//! Recovery, and fault injection when `squall.fault.*` asks for it, wrap the
+//! backend's seams for the query: its exchange store retries and hedges
+//! requests, and its invoker retries throttled invocations
+//! (`squall_core::recovery`). Completion messages may come twice, late, out
+//! of order or never: the first accepted attempt of a task wins, later
+//! reports of it are counted as duplicates and ignored, a failure of an
+//! attempt that was already superseded is ignored, and a task that stays
+//! silent gets a new attempt once it is overdue.
 //!
 //! A stage's shuffle reads are *resolved* here: when all of its inputs have
 //! an accepted attempt per task, each of its tasks gets an [`InputBinding`]
@@ -30,9 +40,12 @@ use object_store::{ObjectStore, ObjectStoreExt, PutPayload};
 use squall_core::bloom::{
     FilterSizing, Merged, Section, decode_section, merge_ranges, merge_sections,
 };
+use squall_core::config::SquallConfig;
 use squall_core::exchange::{decode_partition, map_object_key, query_prefix};
 use squall_core::exec::{ReadMode, ShuffleReadExec};
+use squall_core::fault::{FaultyInvoker, hash_text};
 use squall_core::key_ranges::{ColumnRange, KeyRanges};
+use squall_core::recovery::{Backoff, RetryingInvoker, StoreStats, layered_store};
 use squall_core::scan::{Leaf, leaves};
 use squall_core::seams::{CompletionQueue, Invoker};
 use squall_core::task::{
@@ -41,6 +54,9 @@ use squall_core::task::{
 };
 
 use crate::profile::{FilterProfile, QueryProfile, StageProfile};
+use deadlines::{Deadlines, relaunch_overdue, waiting_for};
+
+mod deadlines;
 use crate::stages::{StagedPlan, TaskLayout};
 
 /// The seams of one backend, plus where exchange objects live.
@@ -77,6 +93,9 @@ pub struct QueryJob {
     pub filters: FilterShipping,
     /// Injected faults the coordinator itself applies (`corrupt_payload_rate`).
     pub faults: squall_core::config::FaultOptions,
+    /// The query's settings: store retries and hedging, throttle retries,
+    /// attempt deadlines, and the faults injected at the seams.
+    pub config: SquallConfig,
 }
 
 /// How the coordinator turns build-side key sections into a filter and ships it.
@@ -129,6 +148,8 @@ struct StageRun {
     launched: bool,
     accepted: usize,
     started: Option<Instant>,
+    /// When the stage last moved: its launch, or the last task accepted.
+    progressed: Option<Instant>,
     finished: Option<Instant>,
     /// For a stage that publishes join keys: its filter, once built.
     filter: Option<FilterBinding>,
@@ -139,24 +160,66 @@ struct TaskRun {
     attempts: u32,
     accepted: Option<(u32, MapOutput, TaskMetrics)>,
     failures: u32,
+    /// When the latest attempt was launched.
+    launched: Option<Instant>,
+    /// Attempts that have reported (succeeded or failed).
+    reported: Vec<u32>,
+}
+
+impl TaskRun {
+    /// Attempts launched that never reported (stopped, lost, still running).
+    fn silent(&self) -> usize {
+        (self.attempts as usize).saturating_sub(self.reported.len())
+    }
 }
 
 /// Run `job` to completion on `backend`.
 pub async fn run_query(job: QueryJob, backend: &Backend) -> Result<QueryOutput> {
     let started = Instant::now();
+    // The query's view of the seams: recovery, and injected faults if asked for.
+    let store_stats = Arc::new(StoreStats::default());
+    let invoker = Arc::new(RetryingInvoker::new(
+        FaultyInvoker::wrap(Arc::clone(&backend.invoker), &job.config.fault),
+        job.config.task.invoke_retries,
+        Backoff::new(
+            Duration::from_millis(job.config.task.invoke_backoff_ms),
+            Duration::from_secs(5),
+        ),
+    ));
+    let backend = &Backend {
+        exchange_store: layered_store(
+            Arc::clone(&backend.exchange_store),
+            &job.config,
+            &[hash_text(&[&job.query_id])],
+            &store_stats,
+        ),
+        invoker: Arc::clone(&invoker) as _,
+        ..backend.clone()
+    };
     let address = backend.queue.create(&job.query_id).await?;
-    let result = drive(&job, backend, &address, started).await;
+    let mut silent = 0;
+    let mut result = drive(&job, backend, &address, started, &mut silent).await;
     // Stop whatever still runs (stragglers, duplicates, or everything on
     // cancel or failure) before deleting what the query wrote.
     if let Err(e) = backend.invoker.cancel(&job.query_id).await {
         tracing::warn!(%e, query_id = %job.query_id, "stopping tasks failed");
     }
     cleanup(&job.query_id, backend, &address).await;
-    if result.is_err() {
+    if result.is_err() || silent > 0 {
         // A stopped task may still finish a write it had started (a blocking
-        // file write or an S3 PUT in flight is not interrupted): sweep again.
-        tokio::time::sleep(Duration::from_millis(500)).await;
+        // file write or an S3 PUT in flight is not interrupted), and a task
+        // told by a stop marker stops only at its next look: sweep again.
+        let marker_poll = match backend.invoker.stop_marker(&job.query_id) {
+            Some(_) => Duration::from_millis(job.config.task.stop_poll_ms),
+            None => Duration::ZERO,
+        };
+        tokio::time::sleep(Duration::from_millis(500) + marker_poll).await;
         cleanup(&job.query_id, backend, &address).await;
+    }
+    if let Ok(out) = &mut result {
+        out.profile.invoke_throttles = invoker.throttles();
+        out.profile.store_retries += store_stats.retries();
+        out.profile.store_hedges += store_stats.hedges();
     }
     result
 }
@@ -166,6 +229,7 @@ async fn drive(
     backend: &Backend,
     address: &str,
     started: Instant,
+    silent: &mut usize,
 ) -> Result<QueryOutput> {
     let mut runs = Vec::with_capacity(job.staged.stages.len());
     for (index, stage) in job.staged.stages.iter().enumerate() {
@@ -177,6 +241,7 @@ async fn drive(
             launched: false,
             accepted: 0,
             started: None,
+            progressed: None,
             finished: None,
             filter: None,
         });
@@ -196,6 +261,7 @@ async fn drive(
         .map(|(i, s)| (s.id, i))
         .collect();
 
+    let deadlines = Deadlines::from_options(&job.config.task);
     launch_ready(job, backend, address, &mut runs, &mut profile).await?;
     let final_index = runs.len().saturating_sub(1);
     let mut last_message = Instant::now();
@@ -209,12 +275,14 @@ async fn drive(
             }
             bodies = backend.queue.receive(address, Duration::from_millis(500)) => bodies?,
         };
+        relaunch_overdue(job, backend, address, &mut runs, &mut profile, &deadlines).await?;
         if bodies.is_empty() {
             if last_message.elapsed() > job.silence_timeout {
                 return Err(DataFusionError::Execution(format!(
-                    "query {}: no task reported for {}s (squall.task.silence_timeout_secs)",
+                    "query {}: no task reported for {}s (squall.task.silence_timeout_secs); waiting for {}",
                     job.query_id,
-                    job.silence_timeout.as_secs()
+                    job.silence_timeout.as_secs(),
+                    waiting_for(job, &runs)
                 )));
             }
             continue;
@@ -242,6 +310,9 @@ async fn drive(
                 let Some(task) = run.tasks.get_mut(report.task as usize) else {
                     continue;
                 };
+                if !task.reported.contains(&report.attempt) {
+                    task.reported.push(report.attempt);
+                }
                 if task.accepted.is_some() {
                     profile.duplicates += 1;
                     continue;
@@ -250,7 +321,18 @@ async fn drive(
                     TaskOutcome::Succeeded { output } => {
                         task.accepted = Some((report.attempt, output, report.metrics));
                         run.accepted += 1;
+                        run.progressed = Some(Instant::now());
                         job.progress.done(&job.progress.completed_tasks);
+                        // The first accepted attempt wins: stop the others.
+                        for other in (0..task.attempts).filter(|a| !task.reported.contains(a)) {
+                            if let Err(e) = backend
+                                .invoker
+                                .stop_attempt(&job.query_id, report.stage, report.task, other)
+                                .await
+                            {
+                                tracing::warn!(%e, stage = report.stage, task = report.task, attempt = other, "stopping a superseded attempt failed");
+                            }
+                        }
                         if run.accepted == run.tasks.len() {
                             run.finished = Some(Instant::now());
                             job.progress.done(&job.progress.completed_stages);
@@ -277,6 +359,7 @@ async fn drive(
                 profile.retries += 1;
                 launch_task(job, backend, address, &runs, si, t, attempt).await?;
                 runs[si].tasks[t].attempts += 1;
+                runs[si].tasks[t].launched = Some(Instant::now());
             } else if runs[si].finished.is_some() {
                 let stage = &job.staged.stages[si];
                 if stage.publishes_filter() && runs[si].filter.is_none() {
@@ -291,6 +374,11 @@ async fn drive(
         }
     }
 
+    *silent = runs
+        .iter()
+        .flat_map(|r| &r.tasks)
+        .map(TaskRun::silent)
+        .sum();
     let final_run = &runs[final_index];
     let mut outputs = Vec::new();
     for t in &final_run.tasks {
@@ -309,6 +397,8 @@ async fn drive(
             sp.attempts += t.attempts as usize;
             if let Some((_, out, m)) = &t.accepted {
                 sp.add_task(out, m);
+                profile.store_retries += m.store_retries;
+                profile.store_hedges += m.store_hedges;
             }
         }
         sp.wall_ms = match (run.started, run.finished) {
@@ -358,9 +448,11 @@ async fn launch_ready(
     for i in ready {
         runs[i].launched = true;
         runs[i].started = Some(Instant::now());
+        runs[i].progressed = runs[i].started;
         for t in 0..runs[i].tasks.len() {
             launch_task(job, backend, address, runs, i, t, 0).await?;
             runs[i].tasks[t].attempts = 1;
+            runs[i].tasks[t].launched = Some(Instant::now());
             profile.tasks_launched += 1;
             job.progress.done(&job.progress.launched_tasks);
         }

@@ -394,6 +394,7 @@ impl Engine {
             progress: Arc::clone(&options.progress),
             filters: FilterShipping::from_options(&squall.bloom),
             faults: squall.fault.clone(),
+            config: squall.clone(),
         };
         Ok((staged, job))
     }

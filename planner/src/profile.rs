@@ -18,6 +18,14 @@ pub struct QueryProfile {
     pub tasks_launched: usize,
     pub retries: usize,
     pub duplicates: usize,
+    /// Attempts launched beside a silent or straggling one (deadlines).
+    pub speculative: usize,
+    /// Invocations refused as throttled and retried after a backoff.
+    pub invoke_throttles: u64,
+    /// Object-store requests sent again after a transient error, and reads
+    /// hedged because they were slow (coordinator and accepted tasks).
+    pub store_retries: u64,
+    pub store_hedges: u64,
     pub messages: usize,
     /// Bytes and rows written to exchange objects by non-final stages.
     pub exchange_bytes: u64,
@@ -162,6 +170,19 @@ impl QueryProfile {
             self.exchange_rows,
             self.messages
         );
+        if self.speculative + self.duplicates > 0
+            || self.invoke_throttles + self.store_retries + self.store_hedges > 0
+        {
+            let _ = writeln!(
+                out,
+                "recovery: {} attempts beside silent ones, {} duplicate messages, {} throttled invocations, {} store retries, {} hedged reads",
+                self.speculative,
+                self.duplicates,
+                self.invoke_throttles,
+                self.store_retries,
+                self.store_hedges
+            );
+        }
         let _ = writeln!(
             out,
             "{:>6} {:<28} {:>6} {:>8} {:>10} {:>8} {:>12} {:>12} {:>12} {:>9} {:>11} {:>6} {:>6} {:>10}",

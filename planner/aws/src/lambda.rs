@@ -1,9 +1,11 @@
 //! Task invocation through Lambda: one asynchronous (`Event`) invocation per
 //! task, sent from a detached tokio task so launching a stage never waits on
 //! the Invoke API (`cargo lambda watch` answers `Event` invocations only when
-//! the function returns). An invocation that fails (throttled, function
-//! missing) becomes a failure report on the task's completion queue, so the
-//! coordinator retries it like any failed attempt. A payload over `squall.inline_payload_bytes` (Lambda's async limit
+//! the function returns). A throttled invocation (429 TooManyRequests) is
+//! sent again after an exponential backoff with jitter, up to 6 times; an
+//! invocation that still fails (throttled, function missing) becomes a
+//! failure report on the task's completion queue, so the coordinator retries
+//! it like any failed attempt. A payload over `squall.inline_payload_bytes` (Lambda's async limit
 //! is 1 MB; the default keeps well below it) is stored in S3 under
 //! `squall.payload_location` and the invocation carries only its location.
 //!
@@ -22,10 +24,12 @@ use async_trait::async_trait;
 use aws_sdk_lambda::primitives::Blob;
 use aws_sdk_lambda::types::InvocationType;
 use bytes::Bytes;
+use futures::{StreamExt, TryStreamExt};
 use object_store::path::Path;
 use object_store::{ObjectStore, ObjectStoreExt, PutPayload};
 use serde::{Deserialize, Serialize};
 use squall_core::error::{Result, SquallError};
+use squall_core::recovery::Backoff;
 use squall_core::seams::{CompletionQueue, Invoker};
 use squall_core::task::{
     ObjectLocation, PROTOCOL_VERSION, TaskFailure, TaskIdentity, TaskMetrics, TaskOutcome,
@@ -34,6 +38,9 @@ use squall_core::task::{
 
 use crate::env::AwsEnv;
 use crate::state::StateStore;
+
+/// Retries of an invocation Lambda throttled (429 TooManyRequests).
+const THROTTLE_RETRIES: u32 = 6;
 
 /// What a worker invocation carries when the task itself is in S3.
 #[derive(Debug, Serialize, Deserialize)]
@@ -124,7 +131,22 @@ impl Invoker for LambdaInvoker {
         let queue = Arc::clone(&self.queue);
         let function = self.function.clone();
         tokio::spawn(async move {
-            if let Err(e) = request.send().await {
+            // Lambda answers a burst beyond the account's concurrency with
+            // 429 TooManyRequests: wait and ask again (bounded) rather than
+            // spend one of the task's attempts on it.
+            let backoff = Backoff::new(Duration::from_millis(100), Duration::from_secs(5));
+            let mut result = request.clone().send().await;
+            for retry in 0..THROTTLE_RETRIES {
+                match &result {
+                    Err(e) if crate::error_chain(e).contains("TooManyRequests") => {
+                        tracing::info!(query_id = %id.query_id, stage = id.stage, task = id.task, retry, "invocation throttled; retrying");
+                        tokio::time::sleep(backoff.delay(retry)).await;
+                        result = request.clone().send().await;
+                    }
+                    _ => break,
+                }
+            }
+            if let Err(e) = result {
                 let message = format!("invoking Lambda {function}: {}", crate::error_chain(&e));
                 tracing::warn!(query_id = %id.query_id, stage = id.stage, task = id.task, %message, "invocation failed");
                 report_failure(&*queue, &id, message).await;
@@ -137,6 +159,20 @@ impl Invoker for LambdaInvoker {
         if let Some(state) = &self.state {
             // The error names the marker's key.
             state.write_stop(query_id).await?;
+        }
+        // The query has ended: its spilled task payloads are of no more use
+        // (an attempt still queued in Lambda finds its payload gone and
+        // reports a failure nobody waits for).
+        if let Some((store, _, prefix)) = &self.payloads {
+            let folder = format!("{}/{query_id}/", prefix.trim_matches('/'));
+            let folder = Path::from(folder.trim_start_matches('/'));
+            let locations = store.list(Some(&folder)).map_ok(|m| m.location).boxed();
+            let deleted: Vec<_> = store.delete_stream(locations).collect().await;
+            for r in deleted {
+                if let Err(e) = r {
+                    tracing::warn!(%e, query_id, "deleting a spilled task payload failed");
+                }
+            }
         }
         Ok(())
     }

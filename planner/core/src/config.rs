@@ -39,12 +39,31 @@ config_namespace! {
 }
 
 config_namespace! {
-    /// Task retries.
+    /// Task retries, deadlines and speculative duplicates.
     pub struct TaskOptions {
-        /// Attempts per task before the query fails (1 = no retry).
+        /// Attempts per task before the query fails (1 = no retry). Failed,
+        /// silent and speculative attempts all count.
         pub max_attempts: usize, default = 4
-        /// Seconds without any completion message before the query fails.
+        /// Seconds without any completion message before the query fails,
+        /// naming the tasks it still waits for (the last resort once a task's
+        /// attempts are spent).
         pub silence_timeout_secs: u64, default = 900
+        /// A running attempt gets a duplicate (a new attempt; the first one
+        /// accepted wins) once it and its stage's progress are older than this
+        /// many times the median run time of its stage's finished tasks.
+        pub speculation_multiplier: f64, default = 4.0
+        /// ...but never before this many milliseconds: the floor of that deadline.
+        pub speculation_min_ms: u64, default = 2000
+        /// Deadline of an attempt while no task of its stage has finished yet
+        /// (nothing to compare it with), in milliseconds.
+        pub attempt_timeout_ms: u64, default = 30_000
+        /// Throttled invocations (Lambda TooManyRequests) are retried this many
+        /// times with exponential backoff and jitter before the query fails;
+        /// a throttle is not a failed attempt (the task never ran).
+        pub invoke_retries: u32, default = 8
+        /// First backoff of a throttled invocation, in milliseconds (doubles
+        /// per retry, up to 5 s, with jitter).
+        pub invoke_backoff_ms: u64, default = 100
         /// Memory one task may reserve (0 = no limit beyond the worker's).
         /// Operators that can spill do; others fail the query with a clear error.
         pub memory_limit_bytes: usize, default = 0
@@ -95,7 +114,29 @@ config_namespace! {
 }
 
 config_namespace! {
+    /// Object-store requests: bounded retries and hedged reads, for the
+    /// coordinator and every task, on every backend.
+    pub struct StoreOptions {
+        /// Retries of a request that failed with a transient error (a 503
+        /// SlowDown, a timeout, an I/O error); 0 = none. Errors an HTTP
+        /// client has already retried (S3 through object_store) are not
+        /// retried again.
+        pub max_retries: u32, default = 3
+        /// First backoff in milliseconds; doubles per retry, with jitter.
+        pub retry_backoff_ms: u64, default = 50
+        /// Largest backoff in milliseconds.
+        pub retry_max_backoff_ms: u64, default = 2000
+        /// A read (GET, ranged GET, HEAD) with no answer after this many
+        /// milliseconds is sent again and the first answer wins (hedged
+        /// requests, as Starling does against S3's latency tail); 0 = never.
+        pub hedge_after_ms: u64, default = 500
+    }
+}
+
+config_namespace! {
     /// Seeded fault injection, off by default (rates are probabilities in 0..1).
+    /// Every backend applies it at the same seams: the worker, the object
+    /// store, the completion queue and the invoker.
     pub struct FaultOptions {
         /// Seed that makes injected faults reproducible.
         pub seed: u64, default = 0
@@ -104,6 +145,30 @@ config_namespace! {
         /// Every task attempt waits this many milliseconds before it runs (a slow
         /// worker); a stop marker still stops it while it waits.
         pub task_delay_ms: u64, default = 0
+        /// Probability that a task attempt hangs (a straggler) for
+        /// `task_hang_ms` before it runs, unless it is stopped.
+        pub task_hang_rate: f64, default = 0.0
+        /// How long a hanging attempt hangs, in milliseconds.
+        pub task_hang_ms: u64, default = 300_000
+        /// Probability that an object-store request (GET, ranged GET, HEAD,
+        /// PUT) fails with a 503 SlowDown (a PUT half the time after it was stored).
+        pub store_error_rate: f64, default = 0.0
+        /// Probability that an object-store request takes `store_slow_ms` longer.
+        pub store_slow_rate: f64, default = 0.0
+        /// Extra latency of a slow object-store request, in milliseconds.
+        pub store_slow_ms: u64, default = 2000
+        /// Probability that a completion message is delivered twice (the second
+        /// copy late, so it arrives out of order).
+        pub message_duplicate_rate: f64, default = 0.0
+        /// Probability that a completion message is lost.
+        pub message_loss_rate: f64, default = 0.0
+        /// Probability that a completion message arrives `message_delay_ms` late
+        /// (behind later ones).
+        pub message_delay_rate: f64, default = 0.0
+        /// Delay of a late completion message, in milliseconds.
+        pub message_delay_ms: u64, default = 1000
+        /// Probability that an invocation is throttled (Lambda TooManyRequests).
+        pub invoke_throttle_rate: f64, default = 0.0
         /// Probability that the coordinator sends a task payload whose plan the
         /// worker cannot decode (its identity fields stay readable, so the
         /// worker still reports the failure to the right query and task).
@@ -187,7 +252,7 @@ extensions_options! {
         pub scan: ScanOptions, default = ScanOptions::default()
         /// Exchange.
         pub shuffle: ShuffleOptions, default = ShuffleOptions::default()
-        /// Retries.
+        /// Retries, deadlines and speculative duplicates.
         pub task: TaskOptions, default = TaskOptions::default()
         /// Limits of one query (timeout, memory).
         pub query: QueryOptions, default = QueryOptions::default()
@@ -195,6 +260,8 @@ extensions_options! {
         pub server: ServerOptions, default = ServerOptions::default()
         /// Where SQL may read and write.
         pub catalog: CatalogOptions, default = CatalogOptions::default()
+        /// Object-store request retries and hedging.
+        pub store: StoreOptions, default = StoreOptions::default()
         /// Join-key filters.
         pub bloom: BloomOptions, default = BloomOptions::default()
         /// Fault injection.

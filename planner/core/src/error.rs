@@ -35,6 +35,13 @@ pub enum SquallError {
         message: String,
     },
 
+    #[error("invoking task {stage}/{task}: throttled: {message}")]
+    Throttled {
+        stage: u32,
+        task: u32,
+        message: String,
+    },
+
     #[error("stage {stage}, task {task}: {message}")]
     Task {
         stage: u32,

@@ -23,7 +23,8 @@
 //! - [`seams`]: the small traits a backend implements: completion queue and invoker.
 //! - [`memory`]: per-task memory accounting (peak) and limits (per task, per query on a worker).
 //! - [`activity`]: the tasks this worker process is running, per query.
-//! - [`fault`]: seeded fault injection shared by every backend.
+//! - [`fault`]: seeded fault injection shared by every backend (wrappers of the seams).
+//! - [`recovery`]: retries with backoff, hedged reads, throttle retries (wrappers of the seams).
 //! - [`key_ranges`]: the value ranges of published join keys, pushed into
 //!   probe scans as row-group pruning predicates.
 //! - [`error`]: the crate's error type.
@@ -41,6 +42,7 @@ pub mod exec;
 pub mod fault;
 pub mod key_ranges;
 pub mod memory;
+pub mod recovery;
 pub mod scan;
 pub mod seams;
 pub mod task;

@@ -33,6 +33,8 @@ pub trait CompletionQueue: Send + Sync {
 
 /// Starts a task from its serialized [`crate::task::TaskSpec`] bytes.
 /// Returns once the task is accepted for execution, not when it finishes.
+/// An invocation refused because of throttling returns
+/// [`crate::SquallError::Throttled`], which callers may retry after a backoff.
 #[async_trait]
 pub trait Invoker: Send + Sync {
     async fn invoke(&self, payload: Bytes) -> Result<()>;
@@ -45,6 +47,21 @@ pub trait Invoker: Send + Sync {
     /// cannot reach running tasks directly (Lambda) creates the query's
     /// [`Invoker::stop_marker`] here instead.
     async fn cancel(&self, _query_id: &str) -> Result<()> {
+        Ok(())
+    }
+
+    /// Stop one attempt of a task, when another attempt of the same task was
+    /// accepted (the loser of a speculative duplicate), as far as the backend
+    /// can; never waits for it. A backend that cannot reach one invocation
+    /// (Lambda) leaves it to the query's stop marker, written when the query
+    /// ends; whatever the attempt wrote is swept with the query's objects.
+    async fn stop_attempt(
+        &self,
+        _query_id: &str,
+        _stage: u32,
+        _task: u32,
+        _attempt: u32,
+    ) -> Result<()> {
         Ok(())
     }
 

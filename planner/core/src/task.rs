@@ -211,6 +211,12 @@ pub struct TaskMetrics {
     /// at run time (against the published join keys' ranges); not in `row_groups`.
     #[serde(default)]
     pub row_groups_pruned: u64,
+    /// Object-store requests sent again after a transient error, and reads
+    /// hedged because they were slow (`squall.store.*`).
+    #[serde(default)]
+    pub store_retries: u64,
+    #[serde(default)]
+    pub store_hedges: u64,
 }
 
 impl TaskSpec {

@@ -46,6 +46,7 @@ use crate::exec::{BoundFilter, KeyFilterExec, ShuffleWriteExec};
 use crate::fault;
 use crate::key_ranges::{KeyRanges, push_into_scan, range_predicate};
 use crate::memory::PeakTrackingPool;
+use crate::recovery::{LayeredRegistry, StoreStats};
 use crate::scan::bind_task;
 use crate::seams::CompletionQueue;
 use crate::task::{
@@ -65,10 +66,15 @@ pub struct WorkerEnv {
 /// Run the task in `payload`, send its report, and return the report.
 pub async fn handle_task(payload: &[u8], env: &WorkerEnv) -> TaskReport {
     let started = Instant::now();
+    let mut queue = Arc::clone(&env.queue);
     let (report, reply_to) = match TaskSpec::decode(payload) {
         Ok(spec) => {
             let _running = RunningTask::start(&spec.query_id);
             let span = info_span!("task", query_id = %spec.query_id, stage = spec.stage, task = spec.task, attempt = spec.attempt);
+            if let Ok(config) = session_config(&spec.settings) {
+                let faults = SquallConfig::from_session(&config).fault;
+                queue = fault::FaultyQueue::wrap(queue, &faults, &coordinates(&spec));
+            }
             let report = run_task(&spec, env, started).instrument(span).await;
             (report, spec.reply_to.clone())
         }
@@ -102,7 +108,7 @@ pub async fn handle_task(payload: &[u8], env: &WorkerEnv) -> TaskReport {
     }
     match report.encode() {
         Ok(body) => {
-            if let Err(e) = env.queue.send(&reply_to, body).await {
+            if let Err(e) = queue.send(&reply_to, body).await {
                 tracing::error!(%e, "sending task report failed");
             }
         }
@@ -258,11 +264,35 @@ pub fn session_config(settings: &[(String, String)]) -> Result<SessionConfig> {
     Ok(config)
 }
 
+/// A task's coordinates for fault decisions: stage, task, attempt.
+fn coordinates(spec: &TaskSpec) -> [u64; 3] {
+    [
+        u64::from(spec.stage),
+        u64::from(spec.task),
+        u64::from(spec.attempt),
+    ]
+}
+
 async fn execute(spec: &TaskSpec, env: &WorkerEnv) -> Result<(TaskOutcome, TaskMetrics)> {
     let config = session_config(&spec.settings)?;
     let squall = SquallConfig::from_session(&config);
+    let coords = coordinates(spec);
     if squall.fault.task_delay_ms > 0 {
         tokio::time::sleep(Duration::from_millis(squall.fault.task_delay_ms)).await;
+    }
+    if fault::happens(
+        squall.fault.task_hang_rate,
+        squall.fault.seed,
+        "task_hang",
+        &coords,
+    ) {
+        // A straggler: it runs only after a long time, unless it is stopped
+        // first (its query ends, or another attempt of it is accepted).
+        tracing::info!(
+            hang_ms = squall.fault.task_hang_ms,
+            "task hangs (squall.fault.task_hang_rate)"
+        );
+        tokio::time::sleep(Duration::from_millis(squall.fault.task_hang_ms)).await;
     }
     // A pool of the task's own, to measure its peak (and limit it).
     let pool = Arc::new(PeakTrackingPool::for_task(
@@ -271,8 +301,18 @@ async fn execute(spec: &TaskSpec, env: &WorkerEnv) -> Result<(TaskOutcome, TaskM
         squall.query.memory_limit_bytes,
         squall.task.memory_limit_bytes,
     ));
+    // Every store the task opens (data, exchange, filters) retries and
+    // hedges its requests, and carries the injected store faults if any.
+    let store_stats = Arc::new(StoreStats::default());
+    let registry = LayeredRegistry::new(
+        Arc::clone(&env.runtime.object_store_registry),
+        &squall,
+        &coords,
+        Arc::clone(&store_stats),
+    );
     let runtime = RuntimeEnvBuilder::from_runtime_env(&env.runtime)
         .with_memory_pool(Arc::clone(&pool) as _)
+        .with_object_store_registry(Arc::new(registry))
         .build_arc()?;
     let ctx = SessionContext::new_with_config_rt(config, runtime);
     let task_ctx = ctx.task_ctx();
@@ -303,11 +343,6 @@ async fn execute(spec: &TaskSpec, env: &WorkerEnv) -> Result<(TaskOutcome, TaskM
     let input = bind_filters(input, &spec.filters, &task_ctx).await?;
     let writer = root.with_input(input).with_output(spec.output.clone());
 
-    let coords = [
-        u64::from(spec.stage),
-        u64::from(spec.task),
-        u64::from(spec.attempt),
-    ];
     let crash = fault::happens(
         squall.fault.task_crash_rate,
         squall.fault.seed,
@@ -330,6 +365,8 @@ async fn execute(spec: &TaskSpec, env: &WorkerEnv) -> Result<(TaskOutcome, TaskM
 
     let mut metrics = collect_metrics(&writer);
     metrics.peak_memory_bytes = pool.peak() as u64;
+    metrics.store_retries = store_stats.retries();
+    metrics.store_hedges = store_stats.hedges();
     metrics.rows_out = output.partitions.iter().map(|p| p.rows).sum();
     metrics.bytes_out = output.partitions.iter().map(|p| p.len).sum();
     let assigned: u64 = spec

@@ -4,7 +4,10 @@
 //!
 //! Workers run concurrently up to `squall.worker_slots` tasks; more
 //! invocations wait for a free slot, as Lambda invocations wait for
-//! concurrency.
+//! concurrency. A new attempt of a task whose earlier attempt still runs (a
+//! duplicate of a straggler or of a silent task) does not wait for a slot:
+//! on Lambda it would run beside the straggler, and stragglers holding every
+//! slot must not keep their own duplicates from starting.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -112,7 +115,15 @@ pub struct LocalInvoker {
     slots: Arc<Semaphore>,
     running: Arc<std::sync::atomic::AtomicUsize>,
     /// Tasks of each query that have not finished, to stop them on cancel.
-    tasks: Arc<Mutex<HashMap<String, Vec<tokio::task::JoinHandle<()>>>>>,
+    tasks: Arc<Mutex<HashMap<String, Vec<Running>>>>,
+}
+
+/// One invoked attempt: (stage, task, attempt) and its tokio task.
+struct Running {
+    stage: u32,
+    task: u32,
+    attempt: u32,
+    handle: tokio::task::JoinHandle<()>,
 }
 
 impl LocalInvoker {
@@ -138,9 +149,17 @@ impl Invoker for LocalInvoker {
         let slots = Arc::clone(&self.slots);
         let running = Arc::clone(&self.running);
         running.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-        let query_id = squall_core::task::TaskIdentity::salvage(&payload)
-            .map(|id| id.query_id)
-            .unwrap_or_default();
+        let id = squall_core::task::TaskIdentity::salvage(&payload).unwrap_or_default();
+        let beside_earlier = self.tasks.lock().is_ok_and(|tasks| {
+            tasks.get(&id.query_id).is_some_and(|list| {
+                list.iter().any(|r| {
+                    r.stage == id.stage
+                        && r.task == id.task
+                        && r.attempt < id.attempt
+                        && !r.handle.is_finished()
+                })
+            })
+        });
         // Counts the task as finished however it ends, aborted included.
         struct Finished(Arc<std::sync::atomic::AtomicUsize>);
         impl Drop for Finished {
@@ -151,7 +170,11 @@ impl Invoker for LocalInvoker {
         let finished = Finished(running);
         let handle = tokio::spawn(async move {
             let _finished = finished;
-            let permit = slots.acquire_owned().await;
+            let permit = if beside_earlier {
+                None
+            } else {
+                slots.acquire_owned().await.ok()
+            };
             // A panic inside a task must not take the process down silently:
             // run it as its own tokio task and report the panic as a failure.
             let env2 = env.clone();
@@ -167,9 +190,33 @@ impl Invoker for LocalInvoker {
             drop(permit);
         });
         if let Ok(mut tasks) = self.tasks.lock() {
-            let list = tasks.entry(query_id).or_default();
-            list.retain(|h| !h.is_finished());
-            list.push(handle);
+            let list = tasks.entry(id.query_id).or_default();
+            list.retain(|r| !r.handle.is_finished());
+            list.push(Running {
+                stage: id.stage,
+                task: id.task,
+                attempt: id.attempt,
+                handle,
+            });
+        }
+        Ok(())
+    }
+
+    async fn stop_attempt(
+        &self,
+        query_id: &str,
+        stage: u32,
+        task: u32,
+        attempt: u32,
+    ) -> Result<()> {
+        if let Ok(tasks) = self.tasks.lock()
+            && let Some(list) = tasks.get(query_id)
+        {
+            for r in list {
+                if (r.stage, r.task, r.attempt) == (stage, task, attempt) {
+                    r.handle.abort();
+                }
+            }
         }
         Ok(())
     }
@@ -180,11 +227,11 @@ impl Invoker for LocalInvoker {
             .lock()
             .map(|mut t| t.remove(query_id).unwrap_or_default())
             .unwrap_or_default();
-        for h in &handles {
-            h.abort();
+        for r in &handles {
+            r.handle.abort();
         }
-        for h in handles {
-            let _ = h.await;
+        for r in handles {
+            let _ = r.handle.await;
         }
         Ok(())
     }

@@ -10,6 +10,11 @@
 //! - `retries`: injected task failures are retried, answers stay right, and
 //!   no exchange object or queue is left behind; an undecodable task payload
 //!   fails the query at once, naming its stage and task.
+//! - `faults`: the 22 queries under each injected fault kind (task crashes
+//!   and hangs, store errors and slow requests, duplicated, late and lost
+//!   messages, throttled invocations, all at once): right answers, the
+//!   recovery seen in the profiles, nothing left behind; clean failures
+//!   naming stage, task and cause once retries are spent.
 //! - `cancel`: cancelling a running query stops its tasks and cleans up.
 //! - `limits`: the statement timeout stops the workers and cleans up; the
 //!   per-query memory limit fails a join (naming stage and task) and lets a
@@ -31,6 +36,7 @@ mod bloom;
 mod cancel;
 
 mod concurrency;
+mod faults;
 mod limits;
 mod many_tasks;
 mod retries;

@@ -1,13 +1,32 @@
 //! Seeded fault injection, shared by every backend (`squall.fault.*`).
 //!
-//! Decisions are a pure function of the seed and the task's coordinates, so
-//! a failing run can be replayed exactly.
+//! Faults are injected by *wrapping the seams* every backend shares, so the
+//! embedded and the aws backends run exactly the same injection code:
 //!
-//! | setting | where it acts |
-//! |---|---|
-//! | `squall.fault.task_crash_rate` | the worker fails the attempt, before or after writing its output |
-//! | `squall.fault.task_delay_ms` | the worker waits before running (a slow worker) |
-//! | `squall.fault.corrupt_payload_rate` | the coordinator sends a payload whose plan does not decode ([`corrupt_task_payload`]) |
+//! | setting | seam | what happens |
+//! |---|---|---|
+//! | `task_crash_rate` | worker | the attempt fails, before or after writing its output |
+//! | `task_hang_rate`, `task_hang_ms` | worker | the attempt hangs (a straggler) until stopped |
+//! | `task_delay_ms` | worker | every attempt waits before it runs (a slow worker) |
+//! | `store_error_rate` | object store ([`FaultyStore`]) | a request fails with a 503 SlowDown |
+//! | `store_slow_rate`, `store_slow_ms` | object store ([`FaultyStore`]) | a request answers late |
+//! | `message_duplicate_rate`, `message_loss_rate`, `message_delay_rate` | completion queue ([`FaultyQueue`]) | a report arrives twice, never, or late (reordered) |
+//! | `invoke_throttle_rate` | invoker ([`FaultyInvoker`]) | an invocation is refused as throttled |
+//! | `corrupt_payload_rate` | coordinator | a payload whose plan does not decode ([`corrupt_task_payload`]) |
+//!
+//! Decisions are a pure function of the seed and coordinates (stage, task,
+//! attempt; for requests also the object, the range and how many times that
+//! same request was made), so a failing run can be replayed exactly, and a
+//! retried request draws again instead of meeting the same fault forever.
+//! What this module does not do: recover. That is [`crate::recovery`].
+
+mod invoker;
+mod queue;
+mod store;
+
+pub use invoker::FaultyInvoker;
+pub use queue::FaultyQueue;
+pub use store::{FaultyStore, InjectedStoreError};
 
 use bytes::Bytes;
 
@@ -28,6 +47,37 @@ fn mix(mut z: u64) -> u64 {
     z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
     z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
     z ^ (z >> 31)
+}
+
+/// A stable 64-bit hash of some text (FNV-1a), to turn names (object keys,
+/// query ids) into coordinates.
+pub fn hash_text(parts: &[&str]) -> u64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for part in parts {
+        for b in part.bytes().chain(std::iter::once(0xff)) {
+            h ^= u64::from(b);
+            h = h.wrapping_mul(0x0000_0100_0000_01b3);
+        }
+    }
+    h
+}
+
+/// Counts how often each request key has been seen, so that a retried
+/// request draws a fresh decision (reproducibly: the n-th time of a request).
+#[derive(Debug, Default)]
+pub(crate) struct Occurrences(std::sync::Mutex<std::collections::HashMap<u64, u64>>);
+
+impl Occurrences {
+    pub(crate) fn next(&self, key: u64) -> u64 {
+        match self.0.lock() {
+            Ok(mut seen) => {
+                let n = seen.entry(key).or_insert(0);
+                *n += 1;
+                *n - 1
+            }
+            Err(_) => 0,
+        }
+    }
 }
 
 /// Whether an event with probability `rate` happens at these coordinates.

@@ -1,0 +1,190 @@
+//! Deadlines of running task attempts: when the coordinator stops waiting
+//! for an attempt and launches another one beside it.
+//!
+//! A completion message can be lost, a Lambda can crash without a word, and
+//! a task can straggle (a slow host, a stuck request). All three look the
+//! same from the coordinator: an attempt that has not reported. Its answer
+//! is the same too: a new attempt of the task, launched *beside* the silent
+//! one (which may still finish); whichever is accepted first wins, and the
+//! other is stopped ([`squall_core::seams::Invoker::stop_attempt`]) and its
+//! objects swept with the query's.
+//!
+//! An attempt is overdue when both it and its stage's last progress (its
+//! launch, or the last task of it accepted) are older than
+//!
+//! ```text
+//! deadline = max(speculation_min_ms, speculation_multiplier × median run time
+//!                                     of the stage's accepted tasks)
+//!          | max(attempt_timeout_ms, speculation_multiplier × median run time
+//!                                     of the query's accepted tasks)   (none in this stage yet)
+//! ```
+//!
+//! Only a stage's own tasks say how long its tasks should take: a
+//! one-task final aggregation or a big join can legitimately run far longer
+//! than the scans before it, and duplicating it would only double its work
+//! (on two cores, or on the bill). Until a task of the stage is accepted,
+//! its attempts get `attempt_timeout_ms`.
+//!
+//! Run times are what the tasks report (`wall_ms`), so time spent waiting
+//! for a worker slot or a cold start does not shrink the deadline; counting
+//! from the stage's last progress keeps the tail of a stage that is still
+//! moving (tasks queued behind busy slots) from being duplicated, while a
+//! stage that stalls on one task gets a duplicate of it one deadline later.
+//! With the defaults (×4, 2 s floor) a lost message in a stage of 100 ms
+//! tasks costs about 2 s, not `silence_timeout_secs`.
+//!
+//! Duplicates count against `squall.task.max_attempts`; once a task's
+//! attempts are spent the query waits for them up to
+//! `squall.task.silence_timeout_secs` and then fails, naming the tasks.
+
+use std::time::{Duration, Instant};
+
+use datafusion::error::Result;
+use squall_core::config::TaskOptions;
+
+use super::{Backend, QueryJob, StageRun};
+use crate::profile::QueryProfile;
+
+/// How long a running attempt may stay silent.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Deadlines {
+    pub multiplier: f64,
+    pub floor: Duration,
+    /// The deadline while no task of the query has finished.
+    pub no_reference: Duration,
+}
+
+impl Deadlines {
+    pub fn from_options(o: &TaskOptions) -> Self {
+        Self {
+            multiplier: o.speculation_multiplier.max(1.0),
+            floor: Duration::from_millis(o.speculation_min_ms),
+            no_reference: Duration::from_millis(o.attempt_timeout_ms),
+        }
+    }
+
+    /// The deadline of an attempt, from the median run times (ms) of its
+    /// stage's and its query's accepted tasks.
+    pub fn deadline(&self, stage_median_ms: Option<u64>, query_median_ms: Option<u64>) -> Duration {
+        match stage_median_ms {
+            Some(ms) => Duration::from_millis(ms)
+                .mul_f64(self.multiplier)
+                .max(self.floor),
+            None => {
+                let query =
+                    Duration::from_millis(query_median_ms.unwrap_or(0)).mul_f64(self.multiplier);
+                self.no_reference.max(self.floor).max(query)
+            }
+        }
+    }
+}
+
+/// Launch another attempt of every task that is overdue (see `deadlines`),
+/// beside the attempts still silent, while it has attempts left.
+pub(super) async fn relaunch_overdue(
+    job: &QueryJob,
+    backend: &Backend,
+    address: &str,
+    runs: &mut [StageRun],
+    profile: &mut QueryProfile,
+    deadlines: &Deadlines,
+) -> Result<()> {
+    let run_times = |run: &StageRun| -> Vec<u64> {
+        run.tasks
+            .iter()
+            .filter_map(|t| t.accepted.as_ref().map(|(_, _, m)| m.wall_ms))
+            .collect()
+    };
+    let query_median = median(runs.iter().flat_map(run_times));
+    let mut overdue = Vec::new();
+    for (si, run) in runs.iter().enumerate() {
+        if !run.launched || run.finished.is_some() {
+            continue;
+        }
+        let deadline = deadlines.deadline(median(run_times(run)), query_median);
+        for (t, task) in run.tasks.iter().enumerate() {
+            if task.accepted.is_some() || task.attempts >= job.max_attempts {
+                continue;
+            }
+            let since = task.launched.max(run.progressed);
+            if since.is_some_and(|s| s.elapsed() > deadline) {
+                overdue.push((si, t, deadline));
+            }
+        }
+    }
+    for (si, t, deadline) in overdue {
+        let attempt = runs[si].tasks[t].attempts;
+        tracing::info!(
+            stage = job.staged.stages[si].id,
+            task = t,
+            attempt,
+            deadline_ms = deadline.as_millis() as u64,
+            "task overdue; launching another attempt beside it"
+        );
+        super::launch_task(job, backend, address, runs, si, t, attempt).await?;
+        runs[si].tasks[t].attempts += 1;
+        runs[si].tasks[t].launched = Some(Instant::now());
+        profile.speculative += 1;
+    }
+    Ok(())
+}
+
+/// The tasks a query still waits for, for an error message.
+pub(super) fn waiting_for(job: &QueryJob, runs: &[StageRun]) -> String {
+    let mut waiting = Vec::new();
+    for run in runs.iter().filter(|r| r.launched) {
+        for (t, task) in run.tasks.iter().enumerate() {
+            if task.accepted.is_none() {
+                waiting.push(format!(
+                    "stage s{}, task {t} ({} attempt(s), none reported success)",
+                    job.staged.stages[run.index].id, task.attempts
+                ));
+            }
+        }
+    }
+    waiting.truncate(5);
+    waiting.join("; ")
+}
+
+/// The median of some values (the upper one of an even count).
+pub fn median(values: impl IntoIterator<Item = u64>) -> Option<u64> {
+    let mut v: Vec<u64> = values.into_iter().collect();
+    if v.is_empty() {
+        return None;
+    }
+    v.sort_unstable();
+    Some(v[v.len() / 2])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn deadlines_follow_the_stage_else_the_attempt_timeout() {
+        let d = Deadlines {
+            multiplier: 4.0,
+            floor: Duration::from_millis(2000),
+            no_reference: Duration::from_millis(30_000),
+        };
+        assert_eq!(
+            d.deadline(Some(1000), Some(10)),
+            Duration::from_millis(4000)
+        );
+        assert_eq!(
+            d.deadline(None, Some(1500)),
+            Duration::from_millis(30_000),
+            "no task of the stage accepted yet"
+        );
+        assert_eq!(d.deadline(None, Some(9000)), Duration::from_millis(36_000));
+        assert_eq!(
+            d.deadline(Some(100), None),
+            Duration::from_millis(2000),
+            "the floor"
+        );
+        assert_eq!(d.deadline(None, None), Duration::from_millis(30_000));
+        assert_eq!(median([5, 1, 3]), Some(3));
+        assert_eq!(median([4, 1]), Some(4));
+        assert_eq!(median(Vec::<u64>::new()), None);
+    }
+}
