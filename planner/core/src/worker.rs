@@ -134,10 +134,16 @@ async fn run_task(spec: &TaskSpec, env: &WorkerEnv, started: Instant) -> TaskRep
         }
     };
     if let Err(e) = &result {
-        // Error texts can quote data values; they go to the coordinator, and
-        // to the log only at debug level.
-        tracing::info!(error_kind = failure_kind(e), "task failed");
-        tracing::debug!(error = %e, "task failed");
+        // An execution error's text can quote data values (a failed cast, a
+        // bad literal): it goes to the coordinator, and to the log only at
+        // debug level. The other kinds name squall's own conditions.
+        let kind = failure_kind(e);
+        if kind == "execution" {
+            tracing::info!(error_kind = kind, "task failed");
+            tracing::debug!(error = %e, "task failed");
+        } else {
+            tracing::info!(error_kind = kind, error = %e, "task failed");
+        }
     } else {
         tracing::info!("task succeeded");
     }
