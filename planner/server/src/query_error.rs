@@ -16,6 +16,7 @@
 //! | not implemented | `NOT_SUPPORTED` (13) |
 //! | divide by zero | `DIVISION_BY_ZERO` (8) |
 //! | cast error | `INVALID_CAST_ARGUMENT` (9) |
+//! | invalid input syntax (an unreadable literal) | `GENERIC_USER_ERROR` (0) |
 //! | cancelled | `USER_CANCELED` (3) |
 //! | exceeded the timeout (`squall.query.timeout_secs`) | `EXCEEDED_TIME_LIMIT` (131075, `INSUFFICIENT_RESOURCES`) |
 //! | resources exhausted, a task's `memory_limit` failure | `EXCEEDED_LOCAL_MEMORY_LIMIT` (131079, `INSUFFICIENT_RESOURCES`) |
@@ -199,6 +200,9 @@ fn classify_runtime_message(m: &str) -> ErrorCode {
         DIVISION_BY_ZERO
     } else if lower.contains("cast error") || lower.contains("cannot cast") {
         INVALID_CAST_ARGUMENT
+    } else if lower.contains("invalid input syntax") {
+        // A literal the engine cannot read (`interval '1-x' year`).
+        GENERIC_USER_ERROR
     } else {
         GENERIC_INTERNAL_ERROR
     }
@@ -258,6 +262,10 @@ mod tests {
         let e =
             DataFusionError::Execution("stage 2 task 0: Arrow error: Divide by zero error".into());
         assert_eq!(QueryError::from_datafusion(&e).code, DIVISION_BY_ZERO);
+        let e = DataFusionError::Execution(
+            "Parser error: Invalid input syntax for type interval: \"1-x YEAR\"".into(),
+        );
+        assert_eq!(QueryError::from_datafusion(&e).code, GENERIC_USER_ERROR);
         let e = squall_planner::limits::timeout_error("q1", std::time::Duration::from_secs(5));
         let q = QueryError::from_datafusion(&e);
         assert_eq!(q.code, EXCEEDED_TIME_LIMIT);
