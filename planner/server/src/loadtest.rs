@@ -4,7 +4,8 @@
 //! ```text
 //! TPC-H data (generated if missing) ──> expected answers (carried at SF 0.1/1, else single-node DataFusion)
 //! squall API on 127.0.0.1:0 (embedded engine, bearer token, admission as configured)
-//!   client 1..N: loop until the deadline { pick a query (seeded), POST, follow nextUri, compare }
+//!   client 1..N: loop until the deadline { pick a query (seeded), POST, follow nextUri, compare;
+//!                                          after an error, wait 100 ms }
 //! report: completed, wrong (must be 0), errors by kind, latency p50/p90/p99/max, queries/s
 //! ```
 //!
@@ -32,6 +33,9 @@ use crate::embedded::{EmbeddedOptions, EmbeddedService};
 use crate::error::ServerError;
 use crate::router::{ApiOptions, router};
 use crate::seeded::SplitMix64;
+
+/// How long a client waits after an error before its next query.
+const ERROR_BACKOFF: Duration = Duration::from_millis(100);
 
 /// What to run.
 #[derive(Debug, Clone)]
@@ -219,7 +223,12 @@ pub async fn run(options: &LoadOptions) -> Result<LoadReport, ServerError> {
             let mut outcomes = Vec::new();
             while Instant::now() < deadline {
                 let Some(&q) = rng.pick(&queries) else { break };
-                outcomes.push(one_query(&client, q, &expected, query_deadline).await);
+                let outcome = one_query(&client, q, &expected, query_deadline).await;
+                if matches!(outcome, Outcome::Error(..)) {
+                    // A refused or failed query: back off a little, as a client would.
+                    tokio::time::sleep(ERROR_BACKOFF).await;
+                }
+                outcomes.push(outcome);
             }
             outcomes
         }));
