@@ -46,7 +46,7 @@ use datafusion::physical_expr::PhysicalExpr;
 use datafusion::physical_expr::expressions::Column;
 use datafusion::physical_plan::aggregates::AggregateExec;
 use datafusion::physical_plan::filter::FilterExec;
-use datafusion::physical_plan::joins::{HashJoinExec, PartitionMode};
+use datafusion::physical_plan::joins::HashJoinExec;
 use datafusion::physical_plan::projection::ProjectionExec;
 use datafusion::physical_plan::sorts::sort::SortExec;
 use datafusion::physical_plan::{
@@ -77,7 +77,9 @@ type Keys = Vec<Arc<dyn PhysicalExpr>>;
 struct Candidate {
     placement: FilterPlacement,
     source_keys: Keys,
-    target_keys: Keys,
+    /// Every stage that may apply the filter, with the keys as columns of
+    /// what it writes (both inputs of an inner join the keys pass through).
+    targets: Vec<(u32, Keys)>,
 }
 
 /// Place key filters on `staged` (in place) as `options` allow; returns what was placed.
@@ -98,14 +100,19 @@ pub fn place_key_filters(
         let mut joins = Vec::new();
         collect_joins(&stage.plan, &mut joins);
         for join in joins {
-            if let Some(c) = candidate(staged, stage.id, join, options, &base) {
-                let taken = candidates.iter().any(|o| {
-                    o.placement.source == c.placement.source
-                        || o.placement.target == c.placement.target
-                        || o.placement.target == c.placement.source
-                        || o.placement.source == c.placement.target
-                });
-                if !taken {
+            if let Some(mut c) = candidate(staged, stage.id, join, options, &base) {
+                // A stage publishes one key set and applies one filter.
+                let busy = |id: u32| {
+                    candidates.iter().any(|o| {
+                        o.placement.source == id || o.targets.iter().any(|(t, _)| *t == id)
+                    })
+                };
+                if busy(c.placement.source) {
+                    continue;
+                }
+                c.targets.retain(|(t, _)| !busy(*t));
+                if let Some((first, _)) = c.targets.first() {
+                    c.placement.target = *first;
                     candidates.push(c);
                 }
             }
@@ -114,17 +121,34 @@ pub fn place_key_filters(
     let mut placed = Vec::with_capacity(candidates.len());
     for c in candidates {
         let source = index_of(staged, c.placement.source)?;
-        let target = index_of(staged, c.placement.target)?;
         let writer = writer_of(&staged.stages[source].plan)?;
         staged.stages[source].plan = Arc::new(
             writer
                 .with_input(Arc::clone(writer.input()))
                 .with_published_keys(Some(c.source_keys)),
         );
-        // Move the filter as far upstream as the keys can be followed: through
-        // projections, filters, sorts and aggregations grouped by the keys,
-        // into the stage feeding the target when that is the target's only input.
-        let (mut target, mut keys) = (target, c.target_keys);
+        for (target_id, keys) in c.targets {
+            let target = index_of(staged, target_id)?;
+            let mut placement = c.placement.clone();
+            placement.target_est_rows = staged.stages[target].est_rows;
+            placed.push(apply_filter(staged, target, keys, placement)?);
+        }
+    }
+    Ok(placed)
+}
+
+/// Apply the filter of `placement.source` in stage index `target` (keys over
+/// what it writes), moved as far upstream as the keys can be followed:
+/// through projections, filters, sorts and aggregations grouped by the keys,
+/// into the stage feeding the target when that is the target's only input.
+fn apply_filter(
+    staged: &mut StagedPlan,
+    target: usize,
+    keys: Keys,
+    mut placement: FilterPlacement,
+) -> Result<FilterPlacement> {
+    let (mut target, mut keys) = (target, keys);
+    {
         loop {
             let writer = writer_of(&staged.stages[target].plan)?;
             let Some((upstream, upstream_keys)) = follow_to_read(writer.input(), &keys) else {
@@ -143,15 +167,13 @@ pub fn place_key_filters(
             target = u;
             keys = upstream_keys;
         }
-        let writer = writer_of(&staged.stages[target].plan)?;
-        let filtered = sink_filter(writer.input(), &keys, c.placement.source)?;
-        staged.stages[target].plan = Arc::new(writer.with_input(filtered));
-        staged.stages[target].filter_inputs.push(c.placement.source);
-        let mut placement = c.placement;
-        placement.target = staged.stages[target].id;
-        placed.push(placement);
     }
-    Ok(placed)
+    let writer = writer_of(&staged.stages[target].plan)?;
+    let filtered = sink_filter(writer.input(), &keys, placement.source)?;
+    staged.stages[target].plan = Arc::new(writer.with_input(filtered));
+    staged.stages[target].filter_inputs.push(placement.source);
+    placement.target = staged.stages[target].id;
+    Ok(placement)
 }
 
 fn candidate(
@@ -161,16 +183,10 @@ fn candidate(
     o: &BloomOptions,
     base: &HashMap<u32, Option<usize>>,
 ) -> Option<Candidate> {
-    if *join.partition_mode() != PartitionMode::Partitioned
-        || join.null_equality() != NullEquality::NullEqualsNothing
-        || join.null_aware
-    {
+    if join.null_equality() != NullEquality::NullEqualsNothing || join.null_aware {
         return None;
     }
-    let left = hash_read(join.left())?;
-    let right = hash_read(join.right())?;
     let est = |id: u32| staged.stage(id).and_then(|s| s.est_rows);
-    let (left_rows, right_rows) = (est(left), est(right));
     let (left_keys, right_keys): (Keys, Keys) = join
         .on()
         .iter()
@@ -195,26 +211,134 @@ fn candidate(
         _ => false,
     };
     let jt = *join.join_type();
-    let (source, target, source_keys, target_keys, source_rows, target_rows) =
-        if right_side_filterable(jt) && worth(left, left_rows, right_rows) {
-            (left, right, left_keys, right_keys, left_rows, right_rows)
-        } else if left_side_filterable(jt) && worth(right, right_rows, left_rows) {
-            (right, left, right_keys, left_keys, right_rows, left_rows)
-        } else {
+    // One side publishes (it must be a whole stage's output, read hashed or
+    // broadcast); the other side's keys are followed to the stages feeding it.
+    let orient = |source_side: &Arc<dyn ExecutionPlan>,
+                  source_keys: &Keys,
+                  target_side: &Arc<dyn ExecutionPlan>,
+                  target_keys: &Keys|
+     -> Option<Candidate> {
+        let source = stage_read(source_side)?;
+        let targets: Vec<(u32, Keys)> = follow_targets(target_side, target_keys)
+            .into_iter()
+            .filter(|(t, _)| *t != source)
+            .collect();
+        let target_rows = targets.iter().filter_map(|(t, _)| est(*t)).max();
+        let source_rows = est(source);
+        if targets.is_empty() || !worth(source, source_rows, target_rows) {
             return None;
-        };
-    Some(Candidate {
-        placement: FilterPlacement {
-            source,
-            target,
-            join_stage,
-            join_type: jt.to_string(),
-            source_est_rows: source_rows,
-            target_est_rows: target_rows,
-        },
-        source_keys,
-        target_keys,
+        }
+        Some(Candidate {
+            placement: FilterPlacement {
+                source,
+                target: targets[0].0,
+                join_stage,
+                join_type: jt.to_string(),
+                source_est_rows: source_rows,
+                target_est_rows: target_rows,
+            },
+            source_keys: source_keys.clone(),
+            targets,
+        })
+    };
+    let left_first = right_side_filterable(jt)
+        .then(|| orient(join.left(), &left_keys, join.right(), &right_keys))
+        .flatten();
+    left_first.or_else(|| {
+        left_side_filterable(jt)
+            .then(|| orient(join.right(), &right_keys, join.left(), &left_keys))
+            .flatten()
     })
+}
+
+/// The stages feeding `plan` whose rows may be filtered by `keys` (over
+/// `plan`'s output), with the keys as columns of what each writes: hash
+/// shuffle reads reached through [`map_through`] and through both inputs
+/// of inner joins the keys pass through.
+fn follow_targets(plan: &Arc<dyn ExecutionPlan>, keys: &Keys) -> Vec<(u32, Keys)> {
+    if let Some(r) = plan.downcast_ref::<ShuffleReadExec>() {
+        return if r.mode() == ReadMode::Hash {
+            vec![(r.stage(), keys.clone())]
+        } else {
+            vec![]
+        };
+    }
+    if let Some(join) = plan.downcast_ref::<HashJoinExec>() {
+        let (left, right) = through_inner_join(join, keys);
+        let mut out = Vec::new();
+        if let Some(k) = left {
+            out.extend(follow_targets(join.left(), &k));
+        }
+        if let Some(k) = right {
+            out.extend(follow_targets(join.right(), &k));
+        }
+        return out;
+    }
+    match map_through(plan, keys) {
+        Some((child, child_keys)) => follow_targets(&child, &child_keys),
+        None => vec![],
+    }
+}
+
+/// `keys` (over an inner join's output) as columns of its left and of its
+/// right input, where they can be: a key that is a column of one input is
+/// also, through the join condition, the paired column of the other. For
+/// other joins (whose output keeps unmatched rows, or only one side) nothing.
+fn through_inner_join(join: &HashJoinExec, keys: &Keys) -> (Option<Keys>, Option<Keys>) {
+    // (A residual filter only removes more output rows: it does not matter.)
+    if *join.join_type() != JoinType::Inner
+        || join.null_equality() != NullEquality::NullEqualsNothing
+    {
+        return (None, None);
+    }
+    let left_len = join.left().schema().fields().len();
+    let col = |e: &Arc<dyn PhysicalExpr>| e.downcast_ref::<Column>().map(|c| c.index());
+    let mut left_keys = Some(Keys::new());
+    let mut right_keys = Some(Keys::new());
+    for k in keys {
+        let Some(out) = col(k) else {
+            return (None, None);
+        };
+        // Output column -> column of left ++ right.
+        let joined = match join.projection.as_ref() {
+            Some(p) => match p.get(out) {
+                Some(i) => *i,
+                None => return (None, None),
+            },
+            None => out,
+        };
+        let (own_left, own_right) = if joined < left_len {
+            let c = Arc::new(Column::new(
+                join.left().schema().field(joined).name(),
+                joined,
+            )) as Arc<dyn PhysicalExpr>;
+            let paired = join
+                .on()
+                .iter()
+                .find(|(l, _)| col(l) == Some(joined))
+                .map(|(_, r)| Arc::clone(r));
+            (Some(c), paired)
+        } else {
+            let i = joined - left_len;
+            let c = Arc::new(Column::new(join.right().schema().field(i).name(), i))
+                as Arc<dyn PhysicalExpr>;
+            let paired = join
+                .on()
+                .iter()
+                .find(|(_, r)| col(r) == Some(i))
+                .map(|(l, _)| Arc::clone(l));
+            (paired, Some(c))
+        };
+        match (own_left, left_keys.as_mut()) {
+            (Some(c), Some(v)) => v.push(c),
+            _ => left_keys = None,
+        }
+        match (own_right, right_keys.as_mut()) {
+            (Some(c), Some(v)) => v.push(c),
+            _ => right_keys = None,
+        }
+    }
+    (left_keys, right_keys)
 }
 
 /// `keys` (over `plan`'s output) as columns of `plan`'s single child, when a
@@ -292,6 +416,28 @@ fn sink_filter(
             ReplaceChildrenOptions::new(ChildrenPropertiesMode::Recompute),
         );
     }
+    // Below an inner join, on its probe (right) side when the keys reach it,
+    // else on its build side: rows dropped there never meet the other side.
+    if let Some(join) = plan.downcast_ref::<HashJoinExec>() {
+        let (left, right) = through_inner_join(join, keys);
+        let children = match (left, right) {
+            (_, Some(k)) => Some(vec![
+                Arc::clone(join.left()),
+                sink_filter(join.right(), &k, source)?,
+            ]),
+            (Some(k), None) => Some(vec![
+                sink_filter(join.left(), &k, source)?,
+                Arc::clone(join.right()),
+            ]),
+            (None, None) => None,
+        };
+        if let Some(children) = children {
+            return Arc::clone(plan).replace_children(
+                children,
+                ReplaceChildrenOptions::new(ChildrenPropertiesMode::Recompute),
+            );
+        }
+    }
     Ok(Arc::new(KeyFilterExec::new(
         Arc::clone(plan),
         source,
@@ -344,17 +490,18 @@ fn left_side_filterable(t: JoinType) -> bool {
     )
 }
 
-/// The upstream stage of a join input that is a hash-mode shuffle read, or a
-/// full sort of one (same rows, same schema: the join keys mean the same).
-fn hash_read(plan: &Arc<dyn ExecutionPlan>) -> Option<u32> {
+/// The upstream stage of a join input that is a whole stage's output (a
+/// hash or broadcast shuffle read), or a full sort of one (same rows, same
+/// schema: the join keys mean the same).
+fn stage_read(plan: &Arc<dyn ExecutionPlan>) -> Option<u32> {
     if let Some(sort) = plan.downcast_ref::<SortExec>()
         && sort.fetch().is_none()
         && sort.input().schema() == plan.schema()
     {
-        return hash_read(sort.input());
+        return stage_read(sort.input());
     }
     plan.downcast_ref::<ShuffleReadExec>()
-        .filter(|r| r.mode() == ReadMode::Hash)
+        .filter(|r| matches!(r.mode(), ReadMode::Hash | ReadMode::Broadcast))
         .map(|r| r.stage())
 }
 

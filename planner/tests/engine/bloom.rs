@@ -48,10 +48,14 @@ async fn tpch_same_answers_with_filters_on_and_off() {
     )
     .await;
     let off = engine(&data.path, &with(&[("squall.bloom.enabled", "false")])).await;
+    // Broadcast joins as planned by default, filters wherever allowed: build
+    // sides read by broadcast publish too, and filters pass through inner joins.
+    let broadcast = engine(&data.path, &FORCE[2..]).await;
     let reference = single_node(&data.path).await;
     let mut failures = Vec::new();
     let (mut filtered_queries, mut dropped, mut kinds) =
         (0, 0u64, std::collections::BTreeSet::new());
+    let mut broadcast_filtered = 0;
     for q in 1..=22 {
         let sql = squall_planner::tpch::query(q).unwrap();
         let r_on = on
@@ -62,6 +66,13 @@ async fn tpch_same_answers_with_filters_on_and_off() {
             .sql(sql)
             .await
             .unwrap_or_else(|e| panic!("q{q} without filters: {e}"));
+        let r_broadcast = broadcast
+            .sql(sql)
+            .await
+            .unwrap_or_else(|e| panic!("q{q} with broadcast joins and filters: {e}"));
+        if !r_broadcast.profile.as_ref().unwrap().filters.is_empty() {
+            broadcast_filtered += 1;
+        }
         let p_on = r_on.profile.clone().unwrap();
         let p_off = r_off.profile.clone().unwrap();
         assert!(
@@ -75,7 +86,11 @@ async fn tpch_same_answers_with_filters_on_and_off() {
         kinds.extend(p_on.filters.iter().map(|f| f.kind.clone()));
         let answer = squall_planner::tpch::expected_answer(0.1, q).unwrap();
         let df = single_node_csv(&reference, sql).await;
-        for (name, r) in [("on", &r_on), ("off", &r_off)] {
+        for (name, r) in [
+            ("on", &r_on),
+            ("off", &r_off),
+            ("on, broadcast joins", &r_broadcast),
+        ] {
             let actual = squall_planner::tpch::run::to_csv(&r.schema, &r.batches).unwrap();
             for (oracle, expected) in [("answers", answer), ("DataFusion", df.as_str())] {
                 let c = squall_planner::tpch::compare::compare_csv(expected, &actual, Some(sql))
@@ -92,6 +107,10 @@ async fn tpch_same_answers_with_filters_on_and_off() {
         "filters placed in only {filtered_queries} queries"
     );
     assert!(dropped > 0, "no row was ever dropped by a filter");
+    assert!(
+        broadcast_filtered >= 5,
+        "filters placed in only {broadcast_filtered} queries with broadcast joins"
+    );
     assert!(
         kinds.contains("bloom") && kinds.contains("exact"),
         "filter kinds used: {kinds:?}"
@@ -185,6 +204,19 @@ async fn join_semantics_with_null_keys_multi_keys_and_empty_sides() {
         ]),
     )
     .await;
+    // The same with joins broadcast as planned by default (build sides read
+    // by broadcast publish, filters pass through inner joins).
+    let broadcast = engine(
+        data.path(),
+        &[
+            ("squall.bloom.min_size_ratio", "0"),
+            ("squall.bloom.max_source_fraction", "1.0"),
+            ("squall.bloom.min_drop_ratio", "0"),
+            ("squall.scan.target_task_bytes", "1"),
+            ("squall.bloom.exact_max_keys", "16"),
+        ],
+    )
+    .await;
     let reference = single_node(data.path()).await;
     // (SQL, whether a filter must be placed; None where join reordering decides)
     let cases: &[(&str, Option<bool>)] = &[
@@ -249,6 +281,17 @@ async fn join_semantics_with_null_keys_multi_keys_and_empty_sides() {
             "select b.k2, count(*) from big b join small s on b.k2 = s.k2 group by 1 order by 1",
             Some(true),
         ),
+        // A semi join over an inner join: the subquery's keys filter both inputs.
+        (
+            "select b.v, s.v from big b join small s on b.k1 = s.k1 \
+             where b.k1 in (select k1 from small where v < 20) order by 1, 2",
+            Some(true),
+        ),
+        (
+            "select b.v, s.v from big b join small s on b.k1 = s.k1 \
+             where s.k1 not in (select k1 from small where v < 20 and k1 is not null) order by 1, 2",
+            None,
+        ),
     ];
     let mut failures = Vec::new();
     let mut placed_any = 0;
@@ -260,6 +303,15 @@ async fn join_semantics_with_null_keys_multi_keys_and_empty_sides() {
         let c = squall_planner::tpch::compare::compare_csv(&expected, &actual, Some(sql)).unwrap();
         if !c.ok {
             failures.push(format!("{sql}: {}", c.message));
+        }
+        let b = broadcast
+            .sql(sql)
+            .await
+            .unwrap_or_else(|e| panic!("{sql} (broadcast joins): {e}"));
+        let b_csv = squall_planner::tpch::run::to_csv(&b.schema, &b.batches).unwrap();
+        let c = squall_planner::tpch::compare::compare_csv(&expected, &b_csv, Some(sql)).unwrap();
+        if !c.ok {
+            failures.push(format!("{sql} (broadcast joins): {}", c.message));
         }
         let placed = !r.profile.as_ref().unwrap().filters.is_empty();
         placed_any += usize::from(placed);
