@@ -54,6 +54,8 @@ pub struct ScanUnits {
 pub struct RowGroupUnit {
     pub path: String,
     pub file_size: u64,
+    /// The file's modification time as listed (ns since the epoch; 0 unknown).
+    pub last_modified_ns: i64,
     pub row_group_count: usize,
     pub row_group: usize,
     pub bytes: u64,
@@ -153,6 +155,11 @@ pub async fn scan_units(
                 out.units.push(RowGroupUnit {
                     path: path.clone(),
                     file_size: file.object_meta.size,
+                    last_modified_ns: file
+                        .object_meta
+                        .last_modified
+                        .timestamp_nanos_opt()
+                        .unwrap_or(0),
                     row_group_count: count,
                     row_group: i,
                     bytes: rg.compressed_size().max(0) as u64,
@@ -208,6 +215,7 @@ pub fn assign_tasks(
             _ => files.push(FileRowGroups {
                 path: unit.path.clone(),
                 size: unit.file_size,
+                last_modified_ns: unit.last_modified_ns,
                 row_group_count: unit.row_group_count,
                 row_groups: vec![unit.row_group],
             }),
@@ -311,6 +319,7 @@ mod tests {
             s.units.push(RowGroupUnit {
                 path: p.to_string(),
                 file_size: 1000,
+                last_modified_ns: 0,
                 row_group_count: 10,
                 row_group: i,
                 bytes: *b,

@@ -13,6 +13,7 @@
 
 use std::sync::Arc;
 
+use arrow::temporal_conversions::timestamp_ns_to_datetime;
 use datafusion::datasource::listing::PartitionedFile;
 use datafusion::datasource::physical_plan::parquet::ParquetAccessPlan;
 use datafusion::datasource::physical_plan::{FileGroup, FileScanConfigBuilder, ParquetSource};
@@ -212,8 +213,11 @@ fn file_groups(files: &[FileRowGroups], partitions: usize) -> Vec<FileGroup> {
                     plan.scan(chunk[i].1);
                     i += 1;
                 }
-                pieces
-                    .push(PartitionedFile::new(file.path.clone(), file.size).with_extension(plan));
+                let mut piece = PartitionedFile::new(file.path.clone(), file.size);
+                if let Some(t) = timestamp_ns_to_datetime(file.last_modified_ns) {
+                    piece.object_meta.last_modified = t.and_utc();
+                }
+                pieces.push(piece.with_extension(plan));
             }
             FileGroup::new(pieces)
         })
@@ -228,9 +232,24 @@ mod tests {
         FileRowGroups {
             path: path.into(),
             size: 100,
+            last_modified_ns: 0,
             row_group_count: count,
             row_groups: rgs.to_vec(),
         }
+    }
+
+    #[test]
+    fn files_keep_their_listed_modification_time() {
+        // With the size, it keys the worker's cache of footers: a file
+        // rewritten in place must not be read with its old footer.
+        let mut file = f("a", 2, &[0, 1]);
+        file.last_modified_ns = 1_700_000_000_123_456_789;
+        let groups = file_groups(&[file], 1);
+        let meta = &groups[0].files()[0].object_meta;
+        assert_eq!(
+            meta.last_modified.timestamp_nanos_opt(),
+            Some(1_700_000_000_123_456_789)
+        );
     }
 
     #[test]

@@ -94,6 +94,10 @@ pub struct FileRowGroups {
     /// Object path within the scan's object store (no leading slash).
     pub path: String,
     pub size: u64,
+    /// Modification time as the coordinator listed it (ns since the epoch;
+    /// 0 unknown): with `size`, what keys the worker's cache of file metadata.
+    #[serde(default)]
+    pub last_modified_ns: i64,
     /// Number of row groups in the whole file.
     pub row_group_count: usize,
     /// The row groups this task reads, ascending.
@@ -325,6 +329,7 @@ mod tests {
                 files: vec![FileRowGroups {
                     path: "data/lineitem/part-0.parquet".into(),
                     size: 10,
+                    last_modified_ns: 1_700_000_000_000_000_000,
                     row_group_count: 4,
                     row_groups: vec![1, 3],
                 }],
