@@ -185,8 +185,10 @@ config_namespace! {
         /// Publish join-key filters.
         pub enabled: bool, default = true
         /// Filter a side only when its estimated rows are at least this many
-        /// times the estimated rows of the side publishing the filter.
-        pub min_size_ratio: f64, default = 2.0
+        /// times the estimated rows of the side publishing the filter (1.0
+        /// measured 2-3% faster than 2.0 over TPC-H SF1: estimates of filtered
+        /// build sides run high, e.g. Q12's lineitem side).
+        pub min_size_ratio: f64, default = 1.0
         /// No filter from a side estimated above this many rows.
         pub max_build_rows: usize, default = 16_000_000
         /// Filter only from a side estimated at most this fraction of the rows
