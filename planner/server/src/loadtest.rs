@@ -22,17 +22,13 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use datafusion::prelude::SessionContext;
-use squall_core::config::SquallConfig;
 use squall_planner::tpch;
 use squall_planner::{Engine, EngineOptions};
-use tokio::sync::oneshot;
 
-use crate::auth::ApiAuth;
 use crate::client::{TrinoClient, rows_to_csv};
-use crate::embedded::{EmbeddedOptions, EmbeddedService};
 use crate::error::ServerError;
-use crate::router::{ApiOptions, router};
 use crate::seeded::SplitMix64;
+use crate::serve::LoopbackServer;
 
 /// How long a client waits after an error before its next query.
 const ERROR_BACKOFF: Duration = Duration::from_millis(100);
@@ -175,30 +171,8 @@ pub async fn run(options: &LoadOptions) -> Result<LoadReport, ServerError> {
         settings: options.settings.clone(),
     })
     .await?;
-    let squall = SquallConfig::from_session(&engine.context().copied_config());
-    let service = Arc::new(EmbeddedService::new(
-        Arc::new(engine),
-        EmbeddedOptions::from_config(&squall),
-    ));
-    let token = uuid::Uuid::new_v4().simple().to_string();
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-        .await
-        .map_err(|source| ServerError::Io {
-            context: "binding 127.0.0.1:0".into(),
-            source,
-        })?;
-    let addr = listener.local_addr().map_err(|source| ServerError::Io {
-        context: "reading the bound address".into(),
-        source,
-    })?;
-    let (stop, stopped) = oneshot::channel::<()>();
-    let app = router(
-        service.clone(),
-        ApiOptions::new(ApiAuth::Token(token.clone())),
-    );
-    let server = tokio::spawn(crate::serve::serve(listener, app, async {
-        let _ = stopped.await;
-    }));
+    let server = LoopbackServer::start(engine).await?;
+    let (addr, token, service) = (server.addr, server.token.clone(), server.service.clone());
 
     let client = TrinoClient::new(
         &format!("http://{addr}"),
@@ -272,8 +246,7 @@ pub async fn run(options: &LoadOptions) -> Result<LoadReport, ServerError> {
     }
     report.elapsed = started.elapsed();
     report.latencies_ms.sort_by(f64::total_cmp);
-    let _ = stop.send(());
-    let _ = server.await;
+    server.stop().await;
     Ok(report)
 }
 

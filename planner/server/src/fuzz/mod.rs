@@ -25,17 +25,13 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use squall_core::config::SquallConfig;
 use squall_planner::tpch;
 use squall_planner::{Engine, EngineOptions};
-use tokio::sync::oneshot;
 
-use crate::auth::ApiAuth;
 use crate::client::TrinoClient;
-use crate::embedded::{EmbeddedOptions, EmbeddedService};
 use crate::error::ServerError;
-use crate::router::{ApiOptions, router};
 use crate::seeded::SplitMix64;
+use crate::serve::LoopbackServer;
 
 /// What to fuzz, for how long.
 #[derive(Debug, Clone)]
@@ -185,27 +181,8 @@ async fn fuzz_api(
         settings,
     })
     .await?;
-    let squall = SquallConfig::from_session(&engine.context().copied_config());
-    let service = Arc::new(EmbeddedService::new(
-        Arc::new(engine),
-        EmbeddedOptions::from_config(&squall),
-    ));
-    let token = uuid::Uuid::new_v4().simple().to_string();
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-        .await
-        .map_err(|source| ServerError::Io {
-            context: "binding 127.0.0.1:0".into(),
-            source,
-        })?;
-    let addr = listener.local_addr().map_err(|source| ServerError::Io {
-        context: "reading the bound address".into(),
-        source,
-    })?;
-    let (stop, stopped) = oneshot::channel::<()>();
-    let app = router(service, ApiOptions::new(ApiAuth::Token(token.clone())));
-    let server = tokio::spawn(crate::serve::serve(listener, app, async {
-        let _ = stopped.await;
-    }));
+    let server = LoopbackServer::start(engine).await?;
+    let (addr, token) = (server.addr, server.token.clone());
     let auth = vec![("Authorization".to_string(), format!("Bearer {token}"))];
     let client = TrinoClient::new(
         &format!("http://{addr}"),
@@ -246,8 +223,7 @@ async fn fuzz_api(
             report.record("api", case);
         }
     }
-    let _ = stop.send(());
-    let _ = server.await;
+    server.stop().await;
     Ok(())
 }
 
