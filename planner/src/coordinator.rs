@@ -36,27 +36,25 @@ use bytes::Bytes;
 use datafusion::error::{DataFusionError, Result};
 use futures::{StreamExt, TryStreamExt};
 use object_store::path::Path;
-use object_store::{ObjectStore, ObjectStoreExt, PutPayload};
-use squall_core::bloom::{
-    FilterSizing, Merged, Section, decode_section, merge_ranges, merge_sections,
-};
+use object_store::{ObjectStore, ObjectStoreExt};
+use squall_core::bloom::FilterSizing;
 use squall_core::config::SquallConfig;
 use squall_core::exchange::{decode_partition, map_object_key, query_prefix};
 use squall_core::exec::{ReadMode, ShuffleReadExec};
 use squall_core::fault::{FaultyInvoker, hash_text};
-use squall_core::key_ranges::{ColumnRange, KeyRanges};
 use squall_core::recovery::{Backoff, RetryingInvoker, StoreStats, layered_store};
 use squall_core::scan::{Leaf, leaves};
 use squall_core::seams::{CompletionQueue, Invoker};
 use squall_core::task::{
-    FilterBinding, FilterData, InputBinding, MapOutput, ObjectLocation, ObjectRange,
-    PROTOCOL_VERSION, ScanAssignment, TaskMetrics, TaskOutcome, TaskReport, TaskSpec,
+    FilterBinding, InputBinding, MapOutput, ObjectLocation, ObjectRange, PROTOCOL_VERSION,
+    ScanAssignment, TaskMetrics, TaskOutcome, TaskReport, TaskSpec,
 };
 
-use crate::profile::{FilterProfile, QueryProfile, StageProfile};
+use crate::profile::{QueryProfile, StageProfile};
 use deadlines::{Deadlines, relaunch_overdue, waiting_for};
 
 mod deadlines;
+mod filters;
 use crate::stages::{StagedPlan, TaskLayout};
 
 /// The seams of one backend, plus where exchange objects live.
@@ -363,7 +361,8 @@ async fn drive(
             } else if runs[si].finished.is_some() {
                 let stage = &job.staged.stages[si];
                 if stage.publishes_filter() && runs[si].filter.is_none() {
-                    let (binding, fp) = build_filter(job, backend, &runs[si], stage.id).await?;
+                    let (binding, fp) =
+                        filters::build_filter(job, backend, &runs[si], stage.id).await?;
                     profile.s3_get += fp.get_requests;
                     profile.s3_put += fp.put_requests;
                     profile.filters.push(fp);
@@ -536,114 +535,6 @@ async fn launch_task(
     }
     backend.invoker.invoke(payload).await?;
     Ok(())
-}
-
-/// Merge the key sections of every task of the finished stage `run` into its
-/// join-key filter, and decide how tasks receive it (inline or one object).
-async fn build_filter(
-    job: &QueryJob,
-    backend: &Backend,
-    run: &StageRun,
-    stage: u32,
-) -> Result<(FilterBinding, FilterProfile)> {
-    let started = Instant::now();
-    let mut fp = FilterProfile {
-        source: stage,
-        ..Default::default()
-    };
-    let mut fetches = Vec::with_capacity(run.tasks.len());
-    for t in &run.tasks {
-        // None: no accepted output or no section (never merged into a filter).
-        let want = t.accepted.as_ref().and_then(|(_, out, _)| {
-            out.keys
-                .map(|k| (out.key.clone(), k.offset..k.offset + k.len))
-        });
-        let store = Arc::clone(&backend.exchange_store);
-        fetches.push(async move {
-            match want {
-                None => Ok::<_, DataFusionError>(None),
-                Some((key, range)) => {
-                    let bytes = store
-                        .get_range(&Path::from(key.as_str()), range)
-                        .await
-                        .map_err(|e| {
-                            DataFusionError::External(format!("key section of {key}: {e}").into())
-                        })?;
-                    Ok(Some(decode_section(&bytes)?))
-                }
-            }
-        });
-    }
-    let sections: Vec<Option<Section>> = futures::future::try_join_all(fetches).await?;
-    fp.get_requests = sections.iter().filter(|s| s.is_some()).count() as u64;
-    let ranges = match merge_ranges(&sections).filter(|r| r.is_useful()) {
-        Some(r) => {
-            fp.ranges = Some(describe_ranges(&r));
-            Some(Bytes::from(r.encode()?))
-        }
-        None => None,
-    };
-    let data = match merge_sections(&sections, job.filters.sizing)? {
-        Merged::Skipped(reason) => {
-            fp.kind = "none".into();
-            fp.skipped = Some(reason.clone());
-            FilterData::Skipped { reason }
-        }
-        Merged::Filter(filter) => {
-            fp.kind = filter.kind().into();
-            fp.keys = filter.keys();
-            let bytes = Bytes::from(filter.encode());
-            fp.bytes = bytes.len() as u64;
-            if bytes.len() <= job.filters.inline_max_bytes {
-                FilterData::Inline { bytes }
-            } else {
-                let key = format!(
-                    "{}/s{stage}/filter",
-                    query_prefix(&backend.exchange_prefix, &job.query_id)
-                );
-                let len = bytes.len() as u64;
-                backend
-                    .exchange_store
-                    .put(&Path::from(key.as_str()), PutPayload::from(bytes))
-                    .await
-                    .map_err(|e| {
-                        DataFusionError::External(format!("writing key filter {key}: {e}").into())
-                    })?;
-                fp.put_requests = 1;
-                FilterData::Object {
-                    location: ObjectLocation {
-                        store_url: backend.exchange_url.clone(),
-                        key,
-                    },
-                    len,
-                }
-            }
-        }
-    };
-    fp.build_ms = started.elapsed().as_millis() as u64;
-    Ok((
-        FilterBinding {
-            source_stage: stage,
-            data,
-            ranges,
-        },
-        fp,
-    ))
-}
-
-/// Resolve every shuffle read of stage `si` for task `t`.
-/// `[min, max]` per key column, `*` where unbounded, for the profile.
-fn describe_ranges(r: &KeyRanges) -> String {
-    let cols: Vec<String> = r
-        .columns
-        .iter()
-        .map(|c| match c {
-            ColumnRange::Empty => "empty".to_string(),
-            ColumnRange::Range(min, max) => format!("[{min}, {max}]"),
-            ColumnRange::Unbounded => "*".to_string(),
-        })
-        .collect();
-    cols.join(" x ")
 }
 
 fn bind_inputs(
