@@ -22,7 +22,7 @@
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use arrow::datatypes::SchemaRef;
 use async_trait::async_trait;
@@ -345,21 +345,9 @@ impl QueryService for AwsService {
         Ok(status)
     }
 
-    async fn wait(
-        &self,
-        id: &str,
-        seen: QueryState,
-        max_wait: Duration,
-    ) -> Result<QueryStatus, ServerError> {
-        let deadline = Instant::now() + max_wait;
-        loop {
-            let status = self.status(id).await?;
-            let now = Instant::now();
-            if status.state != seen || now >= deadline {
-                return Ok(status);
-            }
-            tokio::time::sleep((deadline - now).min(self.poll)).await;
-        }
+    /// Query state lives in S3: read it every `squall.state_poll_ms`.
+    fn poll_interval(&self) -> Duration {
+        self.poll
     }
 
     async fn page(&self, id: &str, token: u64) -> Result<Page, ServerError> {
@@ -375,15 +363,7 @@ impl QueryService for AwsService {
                 });
             }
         };
-        let n = usize::try_from(token)
-            .ok()
-            .filter(|&n| n < index.pages.len());
-        let Some(n) = n else {
-            return Err(ServerError::InvalidToken {
-                query_id: id.to_string(),
-                token: token.to_string(),
-            });
-        };
+        let n = crate::service::page_number(id, token, index.pages.len())?;
         let batch = self
             .state
             .read_page(id, schema, &index.pages[n])

@@ -500,15 +500,7 @@ impl QueryService for EmbeddedService {
                 });
             }
         };
-        let index = usize::try_from(token)
-            .ok()
-            .filter(|&i| i < outcome.pages.len());
-        let Some(index) = index else {
-            return Err(ServerError::InvalidToken {
-                query_id: id.to_string(),
-                token: token.to_string(),
-            });
-        };
+        let index = crate::service::page_number(id, token, outcome.pages.len())?;
         let next = index + 1;
         if next == outcome.pages.len() {
             lock(&entry.drained_at).get_or_insert_with(Instant::now);

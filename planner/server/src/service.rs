@@ -157,11 +157,17 @@ pub trait QueryService: Send + Sync {
     /// The query's status now.
     async fn status(&self, id: &str) -> Result<QueryStatus, ServerError>;
 
+    /// How often the default [`QueryService::wait`] looks at the status.
+    fn poll_interval(&self) -> Duration {
+        Duration::from_millis(100)
+    }
+
     /// The status once the state differs from `seen`, or after `max_wait`.
     ///
     /// The router long-polls with this, so a client polling a running query
     /// is answered about once per `max_wait`, not in a busy loop. The default
-    /// polls [`QueryService::status`]; backends that can be notified override it.
+    /// polls [`QueryService::status`] every [`QueryService::poll_interval`];
+    /// backends that can be notified override it.
     async fn wait(
         &self,
         id: &str,
@@ -175,7 +181,7 @@ pub trait QueryService: Send + Sync {
             if status.state != seen || now >= deadline {
                 return Ok(status);
             }
-            tokio::time::sleep((deadline - now).min(Duration::from_millis(100))).await;
+            tokio::time::sleep((deadline - now).min(self.poll_interval())).await;
         }
     }
 
@@ -201,4 +207,15 @@ pub fn check_one_statement(sql: &str) -> Result<(), DataFusionError> {
             "a request holds one statement, got {n}; send them one at a time"
         ))),
     }
+}
+
+/// The page a `nextUri` token names, when the query has that many pages.
+pub fn page_number(id: &str, token: u64, pages: usize) -> Result<usize, ServerError> {
+    usize::try_from(token)
+        .ok()
+        .filter(|&n| n < pages)
+        .ok_or_else(|| ServerError::InvalidToken {
+            query_id: id.to_string(),
+            token: token.to_string(),
+        })
 }
