@@ -35,15 +35,4 @@ pub mod state;
 pub use engine::aws_engine;
 pub use env::AwsEnv;
 
-/// An error and all of its sources, `: `-separated. AWS SDK errors display
-/// only their top line; the cause (endpoint, credentials, throttling) is below.
-pub fn error_chain(e: &dyn std::error::Error) -> String {
-    let mut text = e.to_string();
-    let mut source = e.source();
-    while let Some(s) = source {
-        text.push_str(": ");
-        text.push_str(&s.to_string());
-        source = s.source();
-    }
-    text
-}
+pub use squall_core::error::error_chain;

@@ -84,3 +84,16 @@ impl From<SquallError> for DataFusionError {
 pub fn external(e: impl std::fmt::Display) -> DataFusionError {
     DataFusionError::External(e.to_string().into())
 }
+
+/// An error and all of its sources, `: `-separated (SDK and HTTP client
+/// errors display only their top line; the cause is below it).
+pub fn error_chain(e: &dyn std::error::Error) -> String {
+    let mut text = e.to_string();
+    let mut source = e.source();
+    while let Some(s) = source {
+        text.push_str(": ");
+        text.push_str(&s.to_string());
+        source = s.source();
+    }
+    text
+}

@@ -251,17 +251,7 @@ impl TrinoClient {
     }
 }
 
-/// An error and its sources, `: `-separated.
-pub fn error_chain(e: &dyn std::error::Error) -> String {
-    let mut text = e.to_string();
-    let mut source = e.source();
-    while let Some(s) = source {
-        text.push_str(": ");
-        text.push_str(&s.to_string());
-        source = s.source();
-    }
-    text
-}
+pub use squall_core::error::error_chain;
 
 /// Checks a Trino `error` object: message, errorName, errorType, errorCode, failureInfo.
 pub fn check_error(e: &Value) -> Result<(), String> {

@@ -247,45 +247,8 @@ pub fn assert_trino_error(doc: &Value, name: &str, error_type: &str) {
     assert!(e["failureInfo"]["type"].is_string(), "{doc}");
 }
 
-/// JSON rows as CSV (header from the columns; NULL as an empty field).
-pub fn rows_to_csv(columns: &[Value], rows: &[Value]) -> String {
-    let field = |s: &str| {
-        if s.contains([',', '"', '\n', '\r']) {
-            format!("\"{}\"", s.replace('"', "\"\""))
-        } else {
-            s.to_string()
-        }
-    };
-    let mut out = String::new();
-    let names: Vec<String> = columns
-        .iter()
-        .map(|c| field(c["name"].as_str().unwrap_or("")))
-        .collect();
-    out.push_str(&names.join(","));
-    out.push('\n');
-    for row in rows {
-        let cells: Vec<String> = row
-            .as_array()
-            .expect("row is an array")
-            .iter()
-            .map(|v| match v {
-                Value::Null => String::new(),
-                Value::String(s) => field(s),
-                Value::Bool(b) => b.to_string(),
-                Value::Number(n) => n.to_string(),
-                other => field(&other.to_string()),
-            })
-            .collect();
-        // A lone empty field is written `""`, as CSV writers do, so the line is not blank.
-        if cells.len() == 1 && cells[0].is_empty() {
-            out.push_str("\"\"");
-        } else {
-            out.push_str(&cells.join(","));
-        }
-        out.push('\n');
-    }
-    out
-}
+/// JSON rows as CSV, as the load test checks them.
+pub use squall_server::client::rows_to_csv;
 
 /// Polls `cond` every 20 ms for up to `secs` seconds.
 pub async fn eventually(secs: u64, mut cond: impl FnMut() -> bool) -> bool {
