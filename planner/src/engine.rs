@@ -10,6 +10,11 @@
 //!
 //! `EXPLAIN` returns the staged plan with task counts; `EXPLAIN ANALYZE`
 //! runs the query and returns its profile. DDL and `SET` run in the session.
+//!
+//! Planning (and DDL, whose statements DataFusion runs itself) is CPU work:
+//! it runs on the CPU executor ([`squall_core::executor`]); the
+//! coordinator's loop stays on the caller's runtime, where cancels, timers
+//! and task reports are never kept waiting by a busy plan.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -23,6 +28,7 @@ use datafusion::prelude::{SessionConfig, SessionContext};
 use datafusion::sql::parser::{DFParser, Statement};
 use object_store::local::LocalFileSystem;
 use squall_core::config::SquallConfig;
+use squall_core::executor::{join_error_text, spawn_cpu};
 use squall_core::scan::{Leaf, leaves};
 use squall_core::worker::WorkerEnv;
 
@@ -80,7 +86,7 @@ pub struct Engine {
     ctx: SessionContext,
     backend: Backend,
     local: Option<LocalParts>,
-    footers: FooterCache,
+    footers: Arc<FooterCache>,
     exchange_root: std::path::PathBuf,
     _exchange_tmp: Option<tempfile::TempDir>,
     /// Where SQL may name locations (`squall.catalog.allowed_roots`).
@@ -147,7 +153,7 @@ impl Engine {
             ctx,
             backend,
             local: Some(LocalParts { queue, invoker }),
-            footers: FooterCache::default(),
+            footers: Arc::default(),
             exchange_root,
             _exchange_tmp: tmp,
             roots,
@@ -173,7 +179,7 @@ impl Engine {
             ctx,
             backend,
             local: None,
-            footers: FooterCache::default(),
+            footers: Arc::default(),
             exchange_root: std::path::PathBuf::new(),
             _exchange_tmp: None,
             roots,
@@ -271,7 +277,11 @@ impl Engine {
         query_id: &str,
     ) -> Result<QueryResult> {
         let cancel = &options.cancel;
-        let plan = until_cancelled(cancel, state.statement_to_plan(statement)).await?;
+        let plan = on_cpu(cancel, {
+            let state = state.clone();
+            async move { state.statement_to_plan(statement).await }
+        })
+        .await?;
         self.roots.check_plan(&plan)?;
         if let LogicalPlan::Statement(datafusion::logical_expr::Statement::SetVariable(set)) = &plan
         {
@@ -280,11 +290,7 @@ impl Engine {
         match plan {
             LogicalPlan::Explain(explain) => {
                 let input = explain.plan.as_ref().clone();
-                let (staged, job) = until_cancelled(
-                    cancel,
-                    self.prepare(state.clone(), &input, options, query_id),
-                )
-                .await?;
+                let (staged, job) = self.prepare(state.clone(), input, options, query_id).await?;
                 let counts: Vec<usize> = (0..staged.stages.len())
                     .map(|i| job_task_count(&staged, &job, i))
                     .collect();
@@ -292,11 +298,7 @@ impl Engine {
             }
             LogicalPlan::Analyze(analyze) => {
                 let input = analyze.input.as_ref().clone();
-                let (staged, job) = until_cancelled(
-                    cancel,
-                    self.prepare(state.clone(), &input, options, query_id),
-                )
-                .await?;
+                let (staged, job) = self.prepare(state.clone(), input, options, query_id).await?;
                 let counts: Vec<usize> = (0..staged.stages.len())
                     .map(|i| job_task_count(&staged, &job, i))
                     .collect();
@@ -310,9 +312,13 @@ impl Engine {
             | LogicalPlan::Statement(_)
             | LogicalPlan::Dml(_)
             | LogicalPlan::Copy(_) => {
-                let df = until_cancelled(cancel, self.ctx.execute_logical_plan(plan)).await?;
-                let schema = Arc::new(df.schema().as_arrow().clone());
-                let batches = until_cancelled(cancel, df.collect()).await?;
+                let ctx = self.ctx.clone();
+                let (schema, batches) = on_cpu(cancel, async move {
+                    let df = ctx.execute_logical_plan(plan).await?;
+                    let schema = Arc::new(df.schema().as_arrow().clone());
+                    Ok((schema, df.collect().await?))
+                })
+                .await?;
                 Ok(QueryResult {
                     schema,
                     batches,
@@ -320,8 +326,7 @@ impl Engine {
                 })
             }
             plan => {
-                let (staged, job) =
-                    until_cancelled(cancel, self.prepare(state, &plan, options, query_id)).await?;
+                let (staged, job) = self.prepare(state, plan, options, query_id).await?;
                 let schema = staged
                     .final_stage()
                     .and_then(|s| s.plan.children().first().map(|c| c.schema()))
@@ -336,7 +341,50 @@ impl Engine {
         }
     }
 
-    /// Plan a logical plan into a staged plan and a ready-to-run job.
+    /// Plan a logical plan into a staged plan and a ready-to-run job, on
+    /// the CPU executor, unless the query is cancelled first.
+    async fn prepare(
+        &self,
+        state: SessionState,
+        plan: LogicalPlan,
+        options: &RunOptions,
+        query_id: &str,
+    ) -> Result<(StagedPlan, QueryJob)> {
+        let planner = Planner {
+            runtime: self.ctx.runtime_env(),
+            footers: Arc::clone(&self.footers),
+        };
+        let (options, query_id) = (options.clone(), query_id.to_string());
+        let cancel = options.cancel.clone();
+        on_cpu(&cancel, async move {
+            planner.prepare(state, &plan, &options, &query_id).await
+        })
+        .await
+    }
+}
+
+/// Runs planning `work` on the CPU executor ([`squall_core::executor`]),
+/// away from the caller's runtime, unless `cancel` fires first (then the
+/// work is aborted and the error is "cancelled").
+async fn on_cpu<T: Send + 'static>(
+    cancel: &CancellationToken,
+    work: impl std::future::Future<Output = Result<T>> + Send + 'static,
+) -> Result<T> {
+    until_cancelled(cancel, async {
+        spawn_cpu(work).await.map_err(|e| {
+            DataFusionError::Internal(format!("planning failed: {}", join_error_text(e)))
+        })?
+    })
+    .await
+}
+
+/// What planning needs of an engine, owned, so that it can run on the CPU executor.
+struct Planner {
+    runtime: Arc<datafusion::execution::runtime_env::RuntimeEnv>,
+    footers: Arc<FooterCache>,
+}
+
+impl Planner {
     async fn prepare(
         &self,
         mut state: SessionState,
@@ -351,7 +399,7 @@ impl Engine {
         let mut staged = split_stages(physical, partitions)?;
         place_key_filters(&mut staged, &squall.bloom)?;
 
-        let runtime = self.ctx.runtime_env();
+        let runtime = Arc::clone(&self.runtime);
         let min_tasks = if squall.scan.min_tasks > 0 {
             squall.scan.min_tasks
         } else {

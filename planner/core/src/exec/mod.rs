@@ -13,9 +13,13 @@
 //! ```
 
 mod key_filter;
+mod pacing;
 mod shuffle_read;
 mod shuffle_write;
 
 pub use key_filter::{BoundFilter, CHECK_ROWS, KeyFilterExec};
+pub use pacing::{
+    CountRowsExec, PAIRS_PER_SLICE, PaceExec, YIELD_AFTER, pace_joins, pace_joins_with,
+};
 pub use shuffle_read::{ReadMode, ShuffleReadExec};
 pub use shuffle_write::ShuffleWriteExec;

@@ -21,7 +21,8 @@ use datafusion::error::{DataFusionError, Result};
 use datafusion::execution::TaskContext;
 use datafusion::execution::object_store::ObjectStoreUrl;
 use datafusion::physical_expr::{EquivalenceProperties, LexOrdering, PhysicalExpr};
-use datafusion::physical_plan::execution_plan::{Boundedness, EmissionType};
+use datafusion::physical_plan::coop::make_cooperative;
+use datafusion::physical_plan::execution_plan::{Boundedness, EmissionType, SchedulingType};
 use datafusion::physical_plan::metrics::{ExecutionPlanMetricsSet, MetricBuilder, MetricsSet};
 use datafusion::physical_plan::stream::RecordBatchStreamAdapter;
 use datafusion::physical_plan::{
@@ -146,12 +147,16 @@ impl ShuffleReadExec {
                 Partitioning::UnknownPartitioning(planned.partition_count().max(1))
             }
         };
+        // Its stream spends tokio's cooperative budget (as DataFusion's own
+        // leaves do), so the plan above it yields every few batches even
+        // when every range is already in memory.
         PlanProperties::new(
             eq,
             partitioning,
             EmissionType::Incremental,
             Boundedness::Bounded,
         )
+        .with_scheduling_type(SchedulingType::Cooperative)
     }
 
     pub fn stage(&self) -> u32 {
@@ -292,10 +297,10 @@ impl ExecutionPlan for ShuffleReadExec {
             })
             .buffered(concurrency)
             .try_flatten();
-        Ok(Box::pin(RecordBatchStreamAdapter::new(
+        Ok(make_cooperative(Box::pin(RecordBatchStreamAdapter::new(
             Arc::clone(&self.schema),
             batches,
-        )))
+        ))))
     }
 
     fn metrics(&self) -> Option<MetricsSet> {
