@@ -57,8 +57,11 @@ use futures::{Stream, StreamExt};
 pub const YIELD_AFTER: Duration = Duration::from_millis(10);
 
 /// Most (build row, probe row) pairs one probe slice of a nested-loop join
-/// costs: a few milliseconds of filter evaluation.
-pub const PAIRS_PER_SLICE: usize = 1 << 22;
+/// costs: a few milliseconds of filter evaluation (DataFusion's nested-loop
+/// join evaluates some 10⁸ pairs a second per core). A slice has at least
+/// one probe row, so a build side of more rows than this costs more per
+/// slice: one probe row against all of it.
+pub const PAIRS_PER_SLICE: usize = 1 << 18;
 
 /// `plan` with every join paced (see the module docs).
 pub fn pace_joins(plan: Arc<dyn ExecutionPlan>) -> Result<Arc<dyn ExecutionPlan>> {
