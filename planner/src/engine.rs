@@ -290,7 +290,9 @@ impl Engine {
         match plan {
             LogicalPlan::Explain(explain) => {
                 let input = explain.plan.as_ref().clone();
-                let (staged, job) = self.prepare(state.clone(), input, options, query_id).await?;
+                let (staged, job) = self
+                    .prepare(state.clone(), input, options, query_id)
+                    .await?;
                 let counts: Vec<usize> = (0..staged.stages.len())
                     .map(|i| job_task_count(&staged, &job, i))
                     .collect();
@@ -298,7 +300,9 @@ impl Engine {
             }
             LogicalPlan::Analyze(analyze) => {
                 let input = analyze.input.as_ref().clone();
-                let (staged, job) = self.prepare(state.clone(), input, options, query_id).await?;
+                let (staged, job) = self
+                    .prepare(state.clone(), input, options, query_id)
+                    .await?;
                 let counts: Vec<usize> = (0..staged.stages.len())
                     .map(|i| job_task_count(&staged, &job, i))
                     .collect();

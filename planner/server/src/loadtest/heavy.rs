@@ -101,17 +101,21 @@ pub(crate) fn spawn_clients(
         ("X-Trino-User".to_string(), "loadtest-heavy".to_string()),
         (
             "X-Trino-Session".to_string(),
-            format!("squall.query.timeout_secs={}", options.timeout.as_secs().max(1)),
+            format!(
+                "squall.query.timeout_secs={}",
+                options.timeout.as_secs().max(1)
+            ),
         ),
     ];
     if let Some(auth) = client.headers().iter().find(|(k, _)| k == "Authorization") {
         headers.push(auth.clone());
     }
-    let timing_out = TrinoClient::new(client.base(), headers, Duration::from_secs(60)).map_err(
-        |e| ServerError::Internal {
-            message: e.to_string(),
-        },
-    )?;
+    let timing_out =
+        TrinoClient::new(client.base(), headers, Duration::from_secs(60)).map_err(|e| {
+            ServerError::Internal {
+                message: e.to_string(),
+            }
+        })?;
     Ok((0..options.clients)
         .map(|i| {
             let cancels = i % 2 == 0;
@@ -264,9 +268,6 @@ pub fn comparison(alone: &LoadReport, mixed: &LoadReport) -> String {
         "short queries", "completed", "wrong", "p50 ms", "p99 ms", "idle s"
     );
     out.push_str(&line("without heavy clients", alone));
-    out.push_str(&line(
-        &format!("with {} heavy", mixed.heavy.clients),
-        mixed,
-    ));
+    out.push_str(&line(&format!("with {} heavy", mixed.heavy.clients), mixed));
     out
 }

@@ -158,7 +158,11 @@ async fn the_kill_endpoint_stops_a_running_query() {
         .await,
         "tasks still running after the kill"
     );
-    assert_eq!(count_files(engine.exchange_root()), 0, "exchange objects left");
+    assert_eq!(
+        count_files(engine.exchange_root()),
+        0,
+        "exchange objects left"
+    );
     // Killing it again is a no-op; an unknown query is 404.
     let (status, _, _) = call(&server, Method::DELETE, &kill, None, &[]).await;
     assert_eq!(status, StatusCode::NO_CONTENT);

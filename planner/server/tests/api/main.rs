@@ -36,7 +36,8 @@
 //!   session settings that may not change, locations outside the allowed roots.
 //! - `cli_process`: Ctrl-C in `squall query` (exit 130, no exchange objects
 //!   left); `squall serve` logs at info without the token or SQL literals.
-//! - `load_and_fuzz`: short runs of the load test (every answer right) and
+//! - `load_and_fuzz`: short runs of the load test (every answer right, also
+//!   beside heavy clients whose statements are cancelled or time out) and
 //!   of the API and worker fuzzers (no finding).
 
 // Test code: a failed expectation panics (the workspace denies these lints

@@ -55,7 +55,9 @@ async fn paced_joins_give_the_same_rows() {
         "select count(*), sum(x * y) from a, b where x < 5",
         "select count(*) from a join b on x = y",
     ] {
-        let unpaced = collect(plan(&ctx, sql).await, ctx.task_ctx()).await.unwrap();
+        let unpaced = collect(plan(&ctx, sql).await, ctx.task_ctx())
+            .await
+            .unwrap();
         // 7 pairs per slice: probe batches cut into slices of one row.
         let paced = pace_joins_with(plan(&ctx, sql).await, 7).unwrap();
         let shown = displayable(paced.as_ref()).indent(true).to_string();
@@ -77,7 +79,10 @@ async fn a_nested_loop_join_slices_its_probe_side_by_the_build_rows() {
     let shown = displayable(paced.as_ref()).indent(true).to_string();
     assert!(shown.contains("NestedLoopJoinExec"), "{shown}");
     assert!(shown.contains("CountRowsExec"), "{shown}");
-    assert!(shown.contains("probe slices of at most 100000 pairs"), "{shown}");
+    assert!(
+        shown.contains("probe slices of at most 100000 pairs"),
+        "{shown}"
+    );
     let out = collect(paced, ctx.task_ctx()).await.unwrap();
     assert_eq!(
         out[0]
