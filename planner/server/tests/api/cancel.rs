@@ -163,6 +163,13 @@ async fn the_kill_endpoint_stops_a_running_query() {
         0,
         "exchange objects left"
     );
+    // The query's memory (the join's build side) is given back.
+    let pool = engine.context().runtime_env().memory_pool.clone();
+    assert!(
+        eventually(30, || pool.reserved() == 0).await,
+        "{} bytes still reserved after the kill",
+        pool.reserved()
+    );
     // Killing it again is a no-op; an unknown query is 404.
     let (status, _, _) = call(&server, Method::DELETE, &kill, None, &[]).await;
     assert_eq!(status, StatusCode::NO_CONTENT);
