@@ -4,7 +4,7 @@
 //! hands the job to the coordinator over the configured backend.
 //!
 //! ```text
-//! SQL -> LogicalPlan -> physical plan -> stages (stages.rs) -> key filters (bloom.rs) -> tasks (split.rs)
+//! SQL -> LogicalPlan -> physical plan -> stages (stages.rs) -> key filters (key_filter.rs) -> tasks (split.rs)
 //!     -> coordinator (run_query) -> result batches + profile
 //! ```
 //!
@@ -18,20 +18,18 @@ use arrow::array::{RecordBatch, StringArray};
 use arrow::datatypes::{DataType, Field, Schema, SchemaRef};
 use datafusion::error::{DataFusionError, Result};
 use datafusion::execution::SessionState;
+use datafusion::execution::runtime_env::{RuntimeEnv, RuntimeEnvBuilder};
 use datafusion::logical_expr::LogicalPlan;
 use datafusion::prelude::{SessionConfig, SessionContext};
 use datafusion::sql::parser::{DFParser, Statement};
-use object_store::local::LocalFileSystem;
 use squall_core::config::SquallConfig;
 use squall_core::scan::{Leaf, leaves};
-use squall_core::worker::WorkerEnv;
 
-use crate::backend::local::{LocalInvoker, LocalQueue};
-use crate::bloom::place_key_filters;
+use crate::backend::Backend;
+use crate::backend::local::LocalBackend;
 use crate::catalog::register_catalog;
-use crate::coordinator::{
-    Backend, FilterShipping, QueryJob, QueryProgress, changed_settings, run_query,
-};
+use crate::coordinator::{FilterShipping, QueryJob, QueryProgress, run_query};
+use crate::key_filter::place_key_filters;
 use crate::limits::{
     Deadline, apply_session_settings, check_session_setting, statement_timeout, timeout_error,
     until_cancelled,
@@ -40,6 +38,7 @@ use crate::locations::AllowedRoots;
 use crate::profile::QueryProfile;
 use crate::split::{FooterCache, assign_tasks, scan_units};
 use crate::stages::{StagedPlan, TaskLayout, split_stages};
+use crate::task_settings::changed_settings;
 pub use tokio_util::sync::CancellationToken;
 
 /// How to build an engine.
@@ -79,18 +78,11 @@ pub struct QueryResult {
 pub struct Engine {
     ctx: SessionContext,
     backend: Backend,
-    local: Option<LocalParts>,
+    /// The embedded backend's own parts, when it runs on that backend.
+    local: Option<LocalBackend>,
     footers: FooterCache,
-    exchange_root: std::path::PathBuf,
-    _exchange_tmp: Option<tempfile::TempDir>,
     /// Where SQL may name locations (`squall.catalog.allowed_roots`).
     roots: AllowedRoots,
-}
-
-/// What only the embedded backend has: its queue and invoker, for inspection.
-struct LocalParts {
-    queue: Arc<LocalQueue>,
-    invoker: Arc<LocalInvoker>,
 }
 
 impl Engine {
@@ -98,68 +90,27 @@ impl Engine {
     pub async fn local(options: EngineOptions) -> Result<Self> {
         let config = session_config(&options.settings)?;
         let squall = SquallConfig::from_session(&config);
-        let roots =
-            AllowedRoots::from_setting(&squall.catalog.allowed_roots, options.catalog.as_deref())?;
-        let ctx = SessionContext::new_with_config(config);
-        if let Some(catalog) = &options.catalog {
-            register_catalog(&ctx, catalog).await?;
-        }
-
-        let (exchange_root, tmp) = if squall.exchange_location.is_empty() {
-            let tmp = tempfile::Builder::new()
-                .prefix("squall-exchange-")
-                .tempdir()
-                .map_err(|e| DataFusionError::External(format!("exchange folder: {e}").into()))?;
-            (tmp.path().to_path_buf(), Some(tmp))
-        } else {
-            let dir = std::path::PathBuf::from(
-                squall
-                    .exchange_location
-                    .strip_prefix("file://")
-                    .unwrap_or(&squall.exchange_location),
-            );
-            std::fs::create_dir_all(&dir).map_err(|e| {
-                DataFusionError::External(format!("exchange folder {}: {e}", dir.display()).into())
-            })?;
-            (dir, None)
-        };
-        let exchange_root = exchange_root
-            .canonicalize()
-            .map_err(|e| DataFusionError::External(format!("exchange folder: {e}").into()))?;
-
-        let queue = Arc::new(LocalQueue::new());
-        let env = WorkerEnv {
-            runtime: ctx.runtime_env(),
-            queue: Arc::clone(&queue) as _,
-        };
-        let invoker = Arc::new(LocalInvoker::new(env, squall.resolved_slots()));
-        let backend = Backend {
-            exchange_store: Arc::new(LocalFileSystem::new().with_automatic_cleanup(true)),
-            exchange_url: "file://".to_string(),
-            exchange_prefix: exchange_root
-                .to_string_lossy()
-                .trim_start_matches('/')
-                .to_string(),
-            queue: Arc::clone(&queue) as _,
-            invoker: Arc::clone(&invoker) as _,
-        };
-        Ok(Self {
-            ctx,
-            backend,
-            local: Some(LocalParts { queue, invoker }),
-            footers: FooterCache::default(),
-            exchange_root,
-            _exchange_tmp: tmp,
-            roots,
-        })
+        let runtime = RuntimeEnvBuilder::new().build_arc()?;
+        let local = LocalBackend::create(&squall, Arc::clone(&runtime))?;
+        Self::build(options, runtime, local.backend.clone(), Some(local)).await
     }
 
-    /// An engine over another backend. `runtime` must resolve the object
-    /// store URLs of the catalog and of the exchange.
+    /// An engine over another backend (the aws one is `squall_aws::aws_engine`).
+    /// `runtime` must resolve the object store URLs of the catalog and of the
+    /// exchange.
     pub async fn with_backend(
         options: EngineOptions,
-        runtime: Arc<datafusion::execution::runtime_env::RuntimeEnv>,
+        runtime: Arc<RuntimeEnv>,
         backend: Backend,
+    ) -> Result<Self> {
+        Self::build(options, runtime, backend, None).await
+    }
+
+    async fn build(
+        options: EngineOptions,
+        runtime: Arc<RuntimeEnv>,
+        backend: Backend,
+        local: Option<LocalBackend>,
     ) -> Result<Self> {
         let config = session_config(&options.settings)?;
         let squall = SquallConfig::from_session(&config);
@@ -172,10 +123,8 @@ impl Engine {
         Ok(Self {
             ctx,
             backend,
-            local: None,
+            local,
             footers: FooterCache::default(),
-            exchange_root: std::path::PathBuf::new(),
-            _exchange_tmp: None,
             roots,
         })
     }
@@ -185,9 +134,12 @@ impl Engine {
         &self.ctx
     }
 
-    /// Folder holding exchange objects.
+    /// Embedded backend: the folder holding exchange objects (empty on others).
     pub fn exchange_root(&self) -> &std::path::Path {
-        &self.exchange_root
+        self.local
+            .as_ref()
+            .map(|l| l.exchange_root())
+            .unwrap_or(std::path::Path::new(""))
     }
 
     /// Embedded backend: completion queues currently open (one per running query).

@@ -8,7 +8,9 @@
 //!
 //! - [`engine`]: the embedded entry point — SQL in, batches and a profile out.
 //! - [`stages`]: cutting a DataFusion physical plan into stages.
-//! - [`bloom`]: placing join-key filters between the two sides of hash joins.
+//! - [`key_filter`]: placing join-key filters between the two sides of hash joins
+//!   (the filters themselves are `squall_core::key_filter`; building one from a
+//!   finished stage is `coordinator::key_filter`).
 //! - [`split`]: splitting scan stages into tasks by Parquet row groups.
 //! - [`coordinator`]: the backend-agnostic loop that drives a staged query.
 //! - [`backend`]: backends behind the seams; [`backend::local`] is the embedded one.
@@ -17,16 +19,16 @@
 //! - [`redact`]: SQL as logs show it (literals replaced, a digest).
 //! - [`limits`]: settings a session may change, lower-only limits, the statement timeout.
 //! - [`profile`]: per-query, per-stage figures.
+//! - [`task_settings`]: the session settings sent to every task.
 //! - [`cost`]: the modelled AWS cost of a profiled query, at list prices.
 //! - [`paging`]: cutting a result into the pages a client reads.
-//! - [`tpch`]: data generation, the 22 queries, and answer checking.
 
 pub mod backend;
-pub mod bloom;
 pub mod catalog;
 pub mod coordinator;
 pub mod cost;
 pub mod engine;
+pub mod key_filter;
 pub mod limits;
 pub mod locations;
 pub mod paging;
@@ -34,7 +36,7 @@ pub mod profile;
 pub mod redact;
 pub mod split;
 pub mod stages;
-pub mod tpch;
+pub mod task_settings;
 
 pub use coordinator::QueryProgress;
 pub use engine::{CancellationToken, Engine, EngineOptions, QueryResult, RunOptions};

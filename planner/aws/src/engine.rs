@@ -11,7 +11,7 @@ use datafusion::error::{DataFusionError, Result};
 use datafusion::execution::object_store::ObjectStoreUrl;
 use datafusion::execution::runtime_env::{RuntimeEnv, RuntimeEnvBuilder};
 use squall_core::config::SquallConfig;
-use squall_planner::coordinator::Backend;
+use squall_planner::backend::Backend;
 use squall_planner::engine::session_config;
 use squall_planner::{Engine, EngineOptions};
 
@@ -55,7 +55,10 @@ pub async fn aws_engine(options: EngineOptions) -> Result<Engine> {
         &squall.worker_function,
         squall.inline_payload_bytes,
         payloads,
-    );
+    )
+    .with_answer_wait(std::time::Duration::from_millis(
+        squall.task.invoke_answer_ms,
+    ));
     // With a state location, tasks still running when their query ends stop.
     if !squall.state_location.is_empty() {
         invoker = invoker.with_stop_markers(StateStore::at(&env, &squall.state_location)?);

@@ -20,7 +20,7 @@ use object_store::ObjectStoreExt;
 use object_store::path::Path;
 use serde::{Deserialize, Serialize};
 use squall_core::config::SquallConfig;
-use squall_core::task::TaskOutcome;
+use squall_core::task::{FailureKind, TaskOutcome};
 use squall_core::worker::{WorkerEnv, handle_task};
 use squall_planner::paging::{PageLimits, paginate};
 use squall_planner::{CancellationToken, EngineOptions, QueryProgress, RunOptions};
@@ -61,7 +61,7 @@ impl WorkerFunction {
         let report = handle_task(&payload, &self.env).await;
         let (status, error) = match &report.outcome {
             TaskOutcome::Succeeded { .. } => ("succeeded", None),
-            TaskOutcome::Failed { error } if error.kind == "stopped" => {
+            TaskOutcome::Failed { error } if error.kind == FailureKind::Stopped => {
                 ("stopped", Some(error.message.clone()))
             }
             TaskOutcome::Failed { error } => ("failed", Some(error.message.clone())),

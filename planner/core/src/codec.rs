@@ -28,7 +28,8 @@ use datafusion_proto::physical_plan::{
 use datafusion_proto::protobuf;
 use prost::Message;
 
-use crate::exec::{KeyFilterExec, ReadMode, ShuffleReadExec, ShuffleWriteExec};
+use crate::exec::{ReadMode, ShuffleReadExec, ShuffleWriteExec};
+use crate::key_filter::KeyFilterExec;
 use crate::task::{InputBinding, ObjectLocation};
 
 /// Extension codec for squall's execution nodes.

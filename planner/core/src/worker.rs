@@ -38,19 +38,20 @@ use object_store::path::Path;
 use tracing::{Instrument, info_span};
 
 use crate::activity::RunningTask;
-use crate::bloom::KeyFilter;
 use crate::codec::decode_plan;
 use crate::config::SquallConfig;
 use crate::error::{Result, SquallError};
-use crate::exec::{BoundFilter, KeyFilterExec, ShuffleWriteExec};
+use crate::exec::ShuffleWriteExec;
 use crate::fault;
-use crate::key_ranges::{KeyRanges, push_into_scan, range_predicate};
+use crate::key_filter::KeyFilter;
+use crate::key_filter::{BoundFilter, KeyFilterExec};
+use crate::key_filter::{KeyRanges, push_into_scan, range_predicate};
 use crate::memory::PeakTrackingPool;
 use crate::recovery::{LayeredRegistry, StoreStats};
 use crate::scan::bind_task;
 use crate::seams::CompletionQueue;
 use crate::task::{
-    FilterBinding, FilterData, ObjectLocation, PROTOCOL_VERSION, TaskFailure, TaskIdentity,
+    FailureKind, FilterBinding, FilterData, ObjectLocation, PROTOCOL_VERSION, TaskIdentity,
     TaskMetrics, TaskOutcome, TaskReport, TaskSpec,
 };
 
@@ -81,19 +82,10 @@ pub async fn handle_task(payload: &[u8], env: &WorkerEnv) -> TaskReport {
         Err(e) => {
             let id = TaskIdentity::salvage(payload).unwrap_or_default();
             let kind = match e {
-                SquallError::ProtocolVersion { .. } => "protocol",
-                _ => "bad_payload",
+                SquallError::ProtocolVersion { .. } => FailureKind::Protocol,
+                _ => FailureKind::BadPayload,
             };
-            let report = failure_report(
-                &id.query_id,
-                id.stage,
-                id.task,
-                id.attempt,
-                kind,
-                e.to_string(),
-                false,
-                started,
-            );
+            let report = failure_report(&id, kind, e.to_string(), false, started);
             (report, id.reply_to)
         }
     };
@@ -101,7 +93,7 @@ pub async fn handle_task(payload: &[u8], env: &WorkerEnv) -> TaskReport {
         tracing::error!(error = ?report.outcome, "task report has no reply address; dropped");
         return report;
     }
-    if matches!(&report.outcome, TaskOutcome::Failed { error } if error.kind == "stopped") {
+    if report.failure_kind() == Some(FailureKind::Stopped) {
         // The stop marker exists once the query has ended: its queue is gone
         // or going, and nobody reads this report.
         return report;
@@ -138,11 +130,11 @@ async fn run_task(spec: &TaskSpec, env: &WorkerEnv, started: Instant) -> TaskRep
         // bad literal): it goes to the coordinator, and to the log only at
         // debug level. The other kinds name squall's own conditions.
         let kind = failure_kind(e);
-        if kind == "execution" {
-            tracing::info!(error_kind = kind, "task failed");
+        if kind == FailureKind::Execution {
+            tracing::info!(error_kind = %kind, "task failed");
             tracing::debug!(error = %e, "task failed");
         } else {
-            tracing::info!(error_kind = kind, error = %e, "task failed");
+            tracing::info!(error_kind = %kind, error = %e, "task failed");
         }
     } else {
         tracing::info!("task succeeded");
@@ -175,16 +167,14 @@ async fn run_task(spec: &TaskSpec, env: &WorkerEnv, started: Instant) -> TaskRep
                         | SquallError::Stopped { .. }
                 );
             let kind = failure_kind(&e);
-            failure_report(
-                &spec.query_id,
-                spec.stage,
-                spec.task,
-                spec.attempt,
-                kind,
-                e.to_string(),
-                retryable,
-                started,
-            )
+            let id = TaskIdentity {
+                query_id: spec.query_id.clone(),
+                stage: spec.stage,
+                task: spec.task,
+                attempt: spec.attempt,
+                reply_to: String::new(),
+            };
+            failure_report(&id, kind, e.to_string(), retryable, started)
         }
     }
 }
@@ -199,19 +189,21 @@ fn panic_text(panic: &Box<dyn std::any::Any + Send>) -> String {
 }
 
 /// The short class of a task's failure, as its report names it.
-fn failure_kind(e: &SquallError) -> &'static str {
+fn failure_kind(e: &SquallError) -> FailureKind {
     match e {
-        SquallError::Task { message, .. } if message.starts_with("the task panicked") => "panic",
-        SquallError::InjectedFault(_) => "injected",
-        SquallError::Config(_) => "config",
-        SquallError::Stopped { .. } => "stopped",
-        SquallError::BadTaskPayload(_) => "bad_payload",
+        SquallError::Task { message, .. } if message.starts_with("the task panicked") => {
+            FailureKind::Panic
+        }
+        SquallError::InjectedFault(_) => FailureKind::Injected,
+        SquallError::Config(_) => FailureKind::Config,
+        SquallError::Stopped { .. } => FailureKind::Stopped,
+        SquallError::BadTaskPayload(_) => FailureKind::BadPayload,
         SquallError::DataFusion(d)
             if matches!(d.find_root(), DataFusionError::ResourcesExhausted(_)) =>
         {
-            "memory_limit"
+            FailureKind::MemoryLimit
         }
-        _ => "execution",
+        _ => FailureKind::Execution,
     }
 }
 
@@ -517,35 +509,16 @@ fn collect_metrics(root: &dyn ExecutionPlan) -> TaskMetrics {
     m
 }
 
-#[allow(clippy::too_many_arguments)]
 fn failure_report(
-    query_id: &str,
-    stage: u32,
-    task: u32,
-    attempt: u32,
-    kind: &str,
+    id: &TaskIdentity,
+    kind: FailureKind,
     message: String,
     retryable: bool,
     started: Instant,
 ) -> TaskReport {
-    TaskReport {
-        protocol: PROTOCOL_VERSION,
-        query_id: query_id.to_string(),
-        stage,
-        task,
-        attempt,
-        outcome: TaskOutcome::Failed {
-            error: TaskFailure {
-                kind: kind.to_string(),
-                message,
-                retryable,
-            },
-        },
-        metrics: TaskMetrics {
-            wall_ms: started.elapsed().as_millis() as u64,
-            ..Default::default()
-        },
-    }
+    let mut report = TaskReport::failed(id, kind, message, retryable);
+    report.metrics.wall_ms = started.elapsed().as_millis() as u64;
+    report
 }
 
 #[cfg(test)]
@@ -632,7 +605,7 @@ mod tests {
         let TaskOutcome::Failed { error } = &report.outcome else {
             panic!("a stopped task succeeded: {report:?}");
         };
-        assert_eq!(error.kind, "stopped");
+        assert_eq!(error.kind, FailureKind::Stopped);
         assert!(!error.retryable);
         assert!(
             error.message.contains("stage 2, task 3"),
@@ -669,7 +642,7 @@ mod tests {
         .await
         .unwrap();
         assert!(
-            matches!(&report.outcome, TaskOutcome::Failed { error } if error.kind == "stopped"),
+            report.failure_kind() == Some(FailureKind::Stopped),
             "{report:?}"
         );
     }

@@ -19,7 +19,7 @@
 //! - `limits`: the statement timeout stops the workers and cleans up; the
 //!   per-query memory limit fails a join (naming stage and task) and lets a
 //!   sort spill; locations outside the allowed roots are refused.
-//! - `bloom`: join-key filters on and off, join semantics with NULL keys,
+//! - `key_filter`: join-key filters on and off, join semantics with NULL keys,
 //!   multi-column keys and empty build sides, filters under task crashes.
 //! - `sql`: statements beyond TPC-H (SET, EXPLAIN, VALUES, empty results, errors).
 //!
@@ -32,8 +32,8 @@
 
 mod common;
 
-mod bloom;
 mod cancel;
+mod key_filter;
 
 mod concurrency;
 mod faults;

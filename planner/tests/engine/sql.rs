@@ -43,7 +43,7 @@ async fn set_explain_and_errors() {
         .sql("explain select l_returnflag, count(*) from lineitem group by 1")
         .await
         .unwrap();
-    let text = squall_planner::tpch::run::to_csv(&r.schema, &r.batches).unwrap();
+    let text = squall_tpch::run::to_csv(&r.schema, &r.batches).unwrap();
     assert!(text.contains("Stage s1"), "{text}");
     assert!(text.contains("ShuffleWriteExec: hash="), "{text}");
     assert!(
@@ -55,7 +55,7 @@ async fn set_explain_and_errors() {
         .sql("explain analyze select count(*) from orders")
         .await
         .unwrap();
-    let text = squall_planner::tpch::run::to_csv(&r.schema, &r.batches).unwrap();
+    let text = squall_tpch::run::to_csv(&r.schema, &r.batches).unwrap();
     assert!(text.contains("profile") && text.contains("stage"), "{text}");
 
     let err = engine

@@ -3,8 +3,9 @@
 //! A stage plan is an ordinary DataFusion plan whose root is a
 //! [`ShuffleWriteExec`] and whose leaves are Parquet scans or
 //! [`ShuffleReadExec`]s. The only other node of squall's own is
-//! [`KeyFilterExec`], which applies a join-key filter published by another
-//! stage just below the writer.
+//! `key_filter::KeyFilterExec`, which applies a join-key filter published by
+//! another stage just below the writer; it lives with the rest of the key
+//! filters in [`crate::key_filter`].
 //!
 //! ```text
 //!   stage 2:  ShuffleWriteExec(hash k, 4)          stage 3: ShuffleWriteExec(passthrough)
@@ -12,10 +13,8 @@
 //!                 DataSourceExec(parquet)   ---->             ShuffleReadExec(stage 2, hash)
 //! ```
 
-mod key_filter;
 mod shuffle_read;
 mod shuffle_write;
 
-pub use key_filter::{BoundFilter, CHECK_ROWS, KeyFilterExec};
 pub use shuffle_read::{ReadMode, ShuffleReadExec};
 pub use shuffle_write::ShuffleWriteExec;

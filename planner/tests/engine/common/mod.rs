@@ -6,10 +6,10 @@ use std::sync::{Arc, Mutex, OnceLock};
 use arrow::datatypes::SchemaRef;
 use datafusion::prelude::{SessionConfig, SessionContext};
 use squall_planner::catalog::register_catalog;
-use squall_planner::tpch::compare::compare_csv;
-use squall_planner::tpch::datagen::{GenOptions, generate};
-use squall_planner::tpch::run::to_csv;
 use squall_planner::{Engine, EngineOptions};
+use squall_tpch::compare::compare_csv;
+use squall_tpch::datagen::{GenOptions, generate};
+use squall_tpch::run::to_csv;
 
 /// A generated data set that lives as long as the test binary.
 pub struct DataSet {
@@ -35,7 +35,7 @@ pub fn sf01() -> &'static DataSet {
     static D: OnceLock<DataSet> = OnceLock::new();
     static LOCK: Mutex<()> = Mutex::new(());
     let _g = LOCK.lock();
-    D.get_or_init(|| make(0.1, squall_planner::tpch::datagen::DEFAULT_ROW_GROUP_ROWS))
+    D.get_or_init(|| make(0.1, squall_tpch::datagen::DEFAULT_ROW_GROUP_ROWS))
 }
 
 /// TPC-H SF 0.01 with 2,000-row row groups: many row groups per table.
