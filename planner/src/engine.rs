@@ -11,12 +11,13 @@
 //! `EXPLAIN` returns the staged plan with task counts; `EXPLAIN ANALYZE`
 //! runs the query and returns its profile. DDL and `SET` run in the session.
 
+use crate::error::PlannerError;
 use std::sync::Arc;
 use std::time::Duration;
 
 use arrow::array::{RecordBatch, StringArray};
 use arrow::datatypes::{DataType, Field, Schema, SchemaRef};
-use datafusion::error::{DataFusionError, Result};
+use datafusion::error::Result;
 use datafusion::execution::SessionState;
 use datafusion::execution::runtime_env::{RuntimeEnv, RuntimeEnvBuilder};
 use datafusion::logical_expr::LogicalPlan;
@@ -31,8 +32,8 @@ use crate::catalog::register_catalog;
 use crate::coordinator::{FilterShipping, QueryJob, QueryProgress, run_query};
 use crate::key_filter::place_key_filters;
 use crate::limits::{
-    Deadline, apply_session_settings, check_session_setting, statement_timeout, timeout_error,
-    until_cancelled,
+    Deadline, apply_session_settings, check_session_setting, setting_error, statement_timeout,
+    timeout_error, until_cancelled,
 };
 use crate::locations::AllowedRoots;
 use crate::profile::QueryProfile;
@@ -172,13 +173,13 @@ impl Engine {
     pub async fn sql_with(&self, sql: &str, options: &RunOptions) -> Result<QueryResult> {
         let statements = DFParser::parse_sql(sql)?;
         if statements.is_empty() {
-            return Err(DataFusionError::Plan("no SQL statement given".into()));
+            return Err(PlannerError::NoStatement.into());
         }
         let single = statements.len() == 1;
         let mut last = None;
         for statement in statements {
             if options.cancel.is_cancelled() {
-                return Err(DataFusionError::Execution("query was cancelled".into()));
+                return Err(PlannerError::Cancelled { query_id: None }.into());
             }
             let query_id = options
                 .query_id
@@ -187,7 +188,7 @@ impl Engine {
                 .unwrap_or_else(new_query_id);
             last = Some(self.statement(statement, options, &query_id).await?);
         }
-        last.ok_or_else(|| DataFusionError::Plan("no SQL statement given".into()))
+        last.ok_or_else(|| PlannerError::NoStatement.into())
     }
 
     /// One statement under its limits: the session's settings checked and
@@ -277,7 +278,7 @@ impl Engine {
                 let schema = staged
                     .final_stage()
                     .and_then(|s| s.plan.children().first().map(|c| c.schema()))
-                    .ok_or_else(|| DataFusionError::Internal("empty staged plan".into()))?;
+                    .ok_or_else(|| PlannerError::Internal("empty staged plan".into()))?;
                 let out = run_query(job, &self.backend).await?;
                 Ok(QueryResult {
                     schema,
@@ -401,7 +402,7 @@ pub fn session_config(settings: &[(String, String)]) -> Result<SessionConfig> {
         config
             .options_mut()
             .set(k, v)
-            .map_err(|e| DataFusionError::Configuration(format!("{k}={v}: {e}")))?;
+            .map_err(|e| setting_error(k, v, e))?;
     }
     Ok(config)
 }

@@ -37,11 +37,12 @@
 //! set and applies at most one filter; the two sides of a join are disjoint
 //! subtrees, so the added start-after edges never form a cycle.
 
+use crate::error::PlannerError;
 use std::collections::HashMap;
 use std::sync::Arc;
 
 use datafusion::common::{JoinType, NullEquality};
-use datafusion::error::{DataFusionError, Result};
+use datafusion::error::Result;
 use datafusion::physical_expr::PhysicalExpr;
 use datafusion::physical_expr::expressions::Column;
 use datafusion::physical_plan::aggregates::AggregateExec;
@@ -520,15 +521,18 @@ fn index_of(staged: &StagedPlan, id: u32) -> Result<usize> {
         .stages
         .iter()
         .position(|s| s.id == id)
-        .ok_or_else(|| DataFusionError::Internal(format!("key filter names unknown stage s{id}")))
+        .ok_or_else(|| {
+            PlannerError::Internal(format!("key filter names unknown stage s{id}")).into()
+        })
 }
 
 fn writer_of(plan: &Arc<dyn ExecutionPlan>) -> Result<&ShuffleWriteExec> {
     plan.downcast_ref::<ShuffleWriteExec>().ok_or_else(|| {
-        DataFusionError::Internal(format!(
+        PlannerError::Internal(format!(
             "stage root is {}, not ShuffleWriteExec",
             plan.name()
         ))
+        .into()
     })
 }
 

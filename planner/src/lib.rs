@@ -7,6 +7,7 @@
 //! # Layout
 //!
 //! - [`engine`]: the embedded entry point — SQL in, batches and a profile out.
+//! - [`error`]: [`PlannerError`], the crate's one error type.
 //! - [`stages`]: cutting a DataFusion physical plan into stages.
 //! - [`key_filter`]: placing join-key filters between the two sides of hash joins
 //!   (the filters themselves are `squall_core::key_filter`; building one from a
@@ -28,6 +29,7 @@ pub mod catalog;
 pub mod coordinator;
 pub mod cost;
 pub mod engine;
+pub mod error;
 pub mod key_filter;
 pub mod limits;
 pub mod locations;
@@ -40,3 +42,4 @@ pub mod task_settings;
 
 pub use coordinator::QueryProgress;
 pub use engine::{CancellationToken, Engine, EngineOptions, QueryResult, RunOptions};
+pub use error::PlannerError;

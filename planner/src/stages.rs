@@ -33,11 +33,12 @@
 //!                    SortPreservingMergeExec <- ShuffleReadExec(stage 2, gather)
 //! ```
 
+use crate::error::PlannerError;
 use std::fmt::Write as _;
 use std::sync::Arc;
 
 use datafusion::common::JoinType;
-use datafusion::error::{DataFusionError, Result};
+use datafusion::error::Result;
 use datafusion::physical_plan::coalesce_partitions::CoalescePartitionsExec;
 use datafusion::physical_plan::empty::EmptyExec;
 use datafusion::physical_plan::joins::{
@@ -383,11 +384,12 @@ fn emits_unmatched_left(t: &JoinType) -> bool {
 fn single_child(plan: &Arc<dyn ExecutionPlan>) -> Result<&Arc<dyn ExecutionPlan>> {
     match plan.children().as_slice() {
         [c] => Ok(c),
-        other => Err(DataFusionError::Internal(format!(
+        other => Err(PlannerError::Internal(format!(
             "{} has {} children, expected one",
             plan.name(),
             other.len()
-        ))),
+        ))
+        .into()),
     }
 }
 

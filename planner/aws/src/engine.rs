@@ -7,7 +7,7 @@
 
 use std::sync::Arc;
 
-use datafusion::error::{DataFusionError, Result};
+use datafusion::error::Result;
 use datafusion::execution::object_store::ObjectStoreUrl;
 use datafusion::execution::runtime_env::{RuntimeEnv, RuntimeEnvBuilder};
 use squall_core::config::SquallConfig;
@@ -16,6 +16,7 @@ use squall_planner::engine::session_config;
 use squall_planner::{Engine, EngineOptions};
 
 use crate::env::AwsEnv;
+use crate::error::AwsError;
 use crate::lambda::LambdaInvoker;
 use crate::s3::{S3Registry, split_s3_url};
 use crate::sqs::SqsQueue;
@@ -34,9 +35,13 @@ pub async fn aws_engine(options: EngineOptions) -> Result<Engine> {
     let env = AwsEnv::load().await;
     let squall = SquallConfig::from_session(&session_config(&options.settings)?);
     if squall.exchange_location.is_empty() {
-        return Err(DataFusionError::Configuration(
-            "the aws backend needs squall.exchange_location (SQUALL_EXCHANGE_LOCATION), e.g. s3://bucket/exchange".into(),
-        ));
+        return Err(AwsError::MissingSetting {
+            setting: "squall.exchange_location",
+            variable: "SQUALL_EXCHANGE_LOCATION",
+            why: "the aws backend writes exchange objects there",
+            example: "s3://bucket/exchange",
+        }
+        .into());
     }
     let runtime = aws_runtime(&env)?;
     let (exchange_url, exchange_prefix) = split_s3_url(&squall.exchange_location)?;

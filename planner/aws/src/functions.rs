@@ -28,6 +28,7 @@ use tokio::sync::Notify;
 
 use crate::engine::{aws_engine, aws_runtime};
 use crate::env::AwsEnv;
+use crate::error::AwsError;
 use crate::lambda::PayloadPointer;
 use crate::sqs::SqsQueue;
 use crate::state::{ErrorKind, QueryRecord, RecordedError, RecordedProgress, StateStore};
@@ -83,21 +84,18 @@ impl WorkerFunction {
                 .env
                 .runtime
                 .object_store(ObjectStoreUrl::parse(&url)?)?;
+            let unreadable = |source| AwsError::Object {
+                what: "task payload",
+                location: pointer.payload_location.clone(),
+                source,
+            };
             let bytes = store
                 .get(&Path::from(key.as_str()))
                 .await
-                .map_err(|e| {
-                    DataFusionError::External(
-                        format!("task payload {}: {e}", pointer.payload_location).into(),
-                    )
-                })?
+                .map_err(unreadable)?
                 .bytes()
                 .await
-                .map_err(|e| {
-                    DataFusionError::External(
-                        format!("task payload {}: {e}", pointer.payload_location).into(),
-                    )
-                })?;
+                .map_err(unreadable)?;
             return Ok(bytes);
         }
         serde_json::to_vec(&event)

@@ -53,6 +53,7 @@ use squall_planner::profile::QueryProfile;
 
 use crate::engine::aws_runtime;
 use crate::env::AwsEnv;
+use crate::error::AwsError;
 use crate::s3::split_s3_url;
 
 /// Where a query is in its life.
@@ -193,9 +194,12 @@ pub struct ResultIndex {
 
 impl ResultIndex {
     pub fn decode_schema(&self) -> Result<SchemaRef> {
-        let bytes = STANDARD.decode(&self.schema).map_err(|e| {
-            DataFusionError::External(format!("result schema is not base64: {e}").into())
-        })?;
+        let bytes = STANDARD
+            .decode(&self.schema)
+            .map_err(|e| AwsError::Corrupt {
+                what: "result schema",
+                message: format!("not base64: {e}"),
+            })?;
         Ok(StreamReader::try_new(Cursor::new(bytes), None)?.schema())
     }
 }
@@ -299,8 +303,13 @@ pub struct StateStore {
     prefix: String,
 }
 
-fn store_err(what: &str, key: &Path, e: impl std::fmt::Display) -> DataFusionError {
-    DataFusionError::External(format!("{what} {key}: {e}").into())
+fn store_err(what: &'static str, key: &Path, source: object_store::Error) -> DataFusionError {
+    AwsError::Object {
+        what,
+        location: key.to_string(),
+        source,
+    }
+    .into()
 }
 
 impl StateStore {
@@ -313,9 +322,13 @@ impl StateStore {
     /// The state store at `location` (`s3://bucket/prefix`).
     pub fn at(env: &AwsEnv, location: &str) -> Result<Self> {
         if location.is_empty() {
-            return Err(DataFusionError::Configuration(
-                "squall.state_location (SQUALL_STATE_LOCATION) is not set: the aws backend keeps query state there, e.g. s3://bucket/state".into(),
-            ));
+            return Err(AwsError::MissingSetting {
+                setting: "squall.state_location",
+                variable: "SQUALL_STATE_LOCATION",
+                why: "the aws backend keeps query state there",
+                example: "s3://bucket/state",
+            }
+            .into());
         }
         let runtime = aws_runtime(env)?;
         let (url, prefix) = split_s3_url(location)?;
@@ -338,7 +351,10 @@ impl StateStore {
 
     pub async fn write_record(&self, record: &QueryRecord) -> Result<()> {
         let key = self.key(&record.query_id, "status.json");
-        let body = serde_json::to_vec(record).map_err(|e| store_err("encoding", &key, e))?;
+        let body = serde_json::to_vec(record).map_err(|e| AwsError::Corrupt {
+            what: "encoding a query record",
+            message: format!("{key}: {e}"),
+        })?;
         self.store
             .put(&key, PutPayload::from(body))
             .await
@@ -354,7 +370,10 @@ impl StateStore {
             Err(object_store::Error::NotFound { .. }) => return Ok(None),
             Err(e) => return Err(store_err("reading", &key, e)),
         };
-        let record = serde_json::from_slice(&bytes).map_err(|e| store_err("decoding", &key, e))?;
+        let record = serde_json::from_slice(&bytes).map_err(|e| AwsError::Corrupt {
+            what: "decoding a query record",
+            message: format!("{key}: {e}"),
+        })?;
         Ok(Some(record))
     }
 

@@ -50,7 +50,7 @@ except ImportError:
     sys.exit(3)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-QUERIES = os.path.join(HERE, "..", "..", "src", "tpch", "queries")
+QUERIES = os.path.join(HERE, "..", "..", "..", "bench", "tpch", "queries")
 LONG = "select count(*) from lineitem a, lineitem b where a.l_orderkey + b.l_partkey < 0"
 
 

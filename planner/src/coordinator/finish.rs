@@ -1,6 +1,7 @@
 //! The end of a query: reading the final stage's outputs, and deleting
 //! every exchange object and the completion queue however the query ended.
 
+use crate::error::PlannerError;
 use std::sync::Arc;
 
 use arrow::record_batch::RecordBatch;
@@ -23,18 +24,21 @@ pub(super) async fn read_outputs(
         if out.partitions.iter().all(|p| p.len == 0) {
             continue;
         }
+        let unreadable = |source| {
+            DataFusionError::from(PlannerError::Object {
+                what: "reading result object",
+                location: out.key.clone(),
+                source,
+            })
+        };
         let bytes = backend
             .exchange_store
             .get(&Path::from(out.key.as_str()))
             .await
-            .map_err(|e| {
-                DataFusionError::External(format!("reading result object {}: {e}", out.key).into())
-            })?
+            .map_err(unreadable)?
             .bytes()
             .await
-            .map_err(|e| {
-                DataFusionError::External(format!("reading result object {}: {e}", out.key).into())
-            })?;
+            .map_err(unreadable)?;
         for p in &out.partitions {
             if p.len == 0 {
                 continue;

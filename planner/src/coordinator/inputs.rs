@@ -2,6 +2,7 @@
 //! each task gets an [`InputBinding`] per read naming exactly the accepted
 //! map objects and the byte ranges it reads from each.
 
+use crate::error::PlannerError;
 use datafusion::error::{DataFusionError, Result};
 use squall_core::exec::{ReadMode, ShuffleReadExec};
 use squall_core::scan::{Leaf, leaves};
@@ -30,11 +31,11 @@ pub(super) fn bind_inputs(
             .iter()
             .position(|s| s.id == read.stage())
             .ok_or_else(|| {
-                DataFusionError::Internal(format!(
+                DataFusionError::from(PlannerError::Internal(format!(
                     "stage {} reads unknown stage {}",
                     stage.id,
                     read.stage()
-                ))
+                )))
             })?;
         let outputs: Vec<&MapOutput> = runs[upstream]
             .tasks

@@ -4,6 +4,7 @@
 //! filter inline in the task payloads or as one object under the query's
 //! prefix, with the merged key ranges alongside.
 
+use crate::error::PlannerError;
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -48,8 +49,10 @@ pub(super) async fn build_filter(
                     let bytes = store
                         .get_range(&Path::from(key.as_str()), range)
                         .await
-                        .map_err(|e| {
-                            DataFusionError::External(format!("key section of {key}: {e}").into())
+                        .map_err(|source| PlannerError::Object {
+                            what: "key section of",
+                            location: key.clone(),
+                            source,
                         })?;
                     Ok(Some(decode_section(&bytes)?))
                 }
@@ -88,8 +91,10 @@ pub(super) async fn build_filter(
                     .exchange_store
                     .put(&Path::from(key.as_str()), PutPayload::from(bytes))
                     .await
-                    .map_err(|e| {
-                        DataFusionError::External(format!("writing key filter {key}: {e}").into())
+                    .map_err(|source| PlannerError::Object {
+                        what: "writing key filter",
+                        location: key.clone(),
+                        source,
                     })?;
                 fp.put_requests = 1;
                 FilterData::Object {

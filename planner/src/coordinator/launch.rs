@@ -4,6 +4,7 @@
 //! filters. A stage's invocations go out concurrently, at most
 //! `squall.task.launch_concurrency` at once.
 
+use crate::error::PlannerError;
 use std::time::Instant;
 
 use datafusion::error::{DataFusionError, Result};
@@ -109,10 +110,10 @@ pub(super) async fn launch_task(
             .position(|s| s.id == *source)
             .and_then(|j| runs[j].filter.clone())
             .ok_or_else(|| {
-                DataFusionError::Internal(format!(
+                DataFusionError::from(PlannerError::Internal(format!(
                     "stage s{} launched before the key filter of s{source}",
                     stage.id
-                ))
+                )))
             })?;
         filters.push(binding);
     }

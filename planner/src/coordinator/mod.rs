@@ -29,6 +29,7 @@
 //! builds a finished stage's join-key filter, [`deadlines`] relaunches
 //! silent attempts, and [`finish`] reads the result and cleans up.
 
+use crate::error::PlannerError;
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -39,7 +40,7 @@ use tracing::Instrument;
 
 use arrow::record_batch::RecordBatch;
 use bytes::Bytes;
-use datafusion::error::{DataFusionError, Result};
+use datafusion::error::Result;
 use squall_core::config::SquallConfig;
 use squall_core::fault::{FaultyInvoker, hash_text};
 use squall_core::key_filter::FilterSizing;
@@ -270,19 +271,19 @@ async fn drive(
     {
         let bodies = tokio::select! {
             _ = job.cancel.cancelled() => {
-                return Err(DataFusionError::Execution(format!("query {} was cancelled", job.query_id)));
+                return Err(PlannerError::Cancelled { query_id: Some(job.query_id.clone()) }.into());
             }
             bodies = backend.queue.receive(address, Duration::from_millis(500)) => bodies?,
         };
         relaunch_overdue(job, backend, address, &mut runs, &mut profile, &deadlines).await?;
         if bodies.is_empty() {
             if last_message.elapsed() > job.silence_timeout {
-                return Err(DataFusionError::Execution(format!(
-                    "query {}: no task reported for {}s (squall.task.silence_timeout_secs); waiting for {}",
-                    job.query_id,
-                    job.silence_timeout.as_secs(),
-                    waiting_for(job, &runs)
-                )));
+                return Err(PlannerError::Silent {
+                    query_id: job.query_id.clone(),
+                    silence: job.silence_timeout,
+                    waiting_for: waiting_for(job, &runs),
+                }
+                .into());
             }
             continue;
         }
@@ -344,10 +345,14 @@ async fn drive(
                             continue;
                         }
                         if !error.retryable || task.attempts >= job.max_attempts {
-                            return Err(DataFusionError::Execution(format!(
-                                "stage s{}, task {} failed after {} attempt(s): {} ({})",
-                                report.stage, report.task, task.attempts, error.message, error.kind
-                            )));
+                            return Err(PlannerError::TaskFailed {
+                                stage: report.stage,
+                                task: report.task,
+                                attempts: task.attempts,
+                                kind: error.kind,
+                                message: error.message.clone(),
+                            }
+                            .into());
                         }
                         tracing::info!(stage = report.stage, task = report.task, attempt = task.attempts, kind = %error.kind, "retrying task");
                         retry = Some((report.task as usize, task.attempts));
