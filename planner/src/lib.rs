@@ -20,6 +20,7 @@
 //! - [`redact`]: SQL as logs show it (literals replaced, a digest).
 //! - [`limits`]: settings a session may change, lower-only limits, the statement timeout.
 //! - [`profile`]: per-query, per-stage figures.
+//! - [`query_record`]: a query's state, progress and failure, the same on every backend.
 //! - [`task_settings`]: the session settings sent to every task.
 //! - [`cost`]: the modelled AWS cost of a profiled query, at list prices.
 //! - [`paging`]: cutting a result into the pages a client reads.
@@ -35,6 +36,7 @@ pub mod limits;
 pub mod locations;
 pub mod paging;
 pub mod profile;
+pub mod query_record;
 pub mod redact;
 pub mod split;
 pub mod stages;

@@ -9,7 +9,6 @@ use std::sync::Arc;
 
 use datafusion::error::Result;
 use datafusion::execution::object_store::ObjectStoreUrl;
-use datafusion::execution::runtime_env::{RuntimeEnv, RuntimeEnvBuilder};
 use squall_core::config::SquallConfig;
 use squall_planner::backend::Backend;
 use squall_planner::engine::session_config;
@@ -18,16 +17,9 @@ use squall_planner::{Engine, EngineOptions};
 use crate::env::AwsEnv;
 use crate::error::AwsError;
 use crate::lambda::LambdaInvoker;
-use crate::s3::{S3Registry, split_s3_url};
+use crate::s3::{aws_runtime, split_s3_url};
 use crate::sqs::SqsQueue;
 use crate::state::StateStore;
-
-/// A runtime whose object-store registry resolves any `s3://bucket`.
-pub fn aws_runtime(env: &AwsEnv) -> Result<Arc<RuntimeEnv>> {
-    RuntimeEnvBuilder::new()
-        .with_object_store_registry(Arc::new(S3Registry::new(env.clone())))
-        .build_arc()
-}
 
 /// An engine on the aws backend, configured by `squall.*` settings
 /// (environment first, then `options.settings`).

@@ -26,12 +26,13 @@ use squall_planner::paging::{PageLimits, paginate};
 use squall_planner::{CancellationToken, EngineOptions, QueryProgress, RunOptions};
 use tokio::sync::Notify;
 
-use crate::engine::{aws_engine, aws_runtime};
+use crate::engine::aws_engine;
 use crate::env::AwsEnv;
 use crate::error::AwsError;
 use crate::lambda::PayloadPointer;
+use crate::s3::aws_runtime;
 use crate::sqs::SqsQueue;
-use crate::state::{ErrorKind, QueryRecord, RecordedError, RecordedProgress, StateStore};
+use crate::state::{ErrorKind, ProgressRecord, QueryFailure, QueryRecord, StateStore};
 
 /// The worker function's state across invocations of one Lambda environment.
 pub struct WorkerFunction {
@@ -181,7 +182,7 @@ pub async fn run_recorded(store: &StateStore, request: CoordinatorRequest) -> Re
         return Ok(record);
     }
     if store.cancel_requested(&id).await? {
-        record.fail(RecordedError::canceled());
+        record.fail(QueryFailure::canceled());
         store.write_record(&record).await?;
         return Ok(record);
     }
@@ -226,11 +227,11 @@ pub async fn run_recorded(store: &StateStore, request: CoordinatorRequest) -> Re
     if let Err(e) = watcher.await {
         tracing::warn!(%e, query_id = %id, "progress watcher failed");
     }
-    record.progress = RecordedProgress::of(&progress);
+    record.progress = ProgressRecord::of(&progress);
     let canceled = cancel.is_cancelled() || store.cancel_requested(&id).await.unwrap_or(false);
     match outcome {
-        Ok(_) if canceled => record.fail(RecordedError::canceled()),
-        Err(_) if canceled => record.fail(RecordedError::canceled()),
+        Ok(_) if canceled => record.fail(QueryFailure::canceled()),
+        Err(_) if canceled => record.fail(QueryFailure::canceled()),
         Ok(result) => {
             let limits = PageLimits {
                 rows: request.page_rows.unwrap_or(PageLimits::default().rows),
@@ -246,7 +247,7 @@ pub async fn run_recorded(store: &StateStore, request: CoordinatorRequest) -> Re
                     record.profile = result.profile;
                     record.finish(index);
                 }
-                Err(e) => record.fail(RecordedError::new(
+                Err(e) => record.fail(QueryFailure::new(
                     ErrorKind::Internal,
                     format!("storing the result of query {id}: {e}"),
                 )),
@@ -256,7 +257,7 @@ pub async fn run_recorded(store: &StateStore, request: CoordinatorRequest) -> Re
             // The message can quote the SQL's literals: only at debug level.
             tracing::info!(query_id = %id, "query failed");
             tracing::debug!(query_id = %id, error = %e, "query failed");
-            record.fail(RecordedError::from_datafusion(&e));
+            record.fail(QueryFailure::from_datafusion(&e));
         }
     }
     store.write_record(&record).await?;
@@ -289,7 +290,7 @@ async fn watch(
                 Err(e) => tracing::warn!(%e, query_id = %id, "looking for a cancel request failed"),
             }
         }
-        let now = RecordedProgress::of(&progress);
+        let now = ProgressRecord::of(&progress);
         if now != record.progress && !cancel.is_cancelled() {
             record.progress = now;
             if let Err(e) = store.write_record(&record).await {

@@ -144,3 +144,10 @@ pub fn split_s3_url(location: &str) -> Result<(String, String)> {
         prefix.trim_matches('/').to_string(),
     ))
 }
+
+/// A runtime whose object-store registry resolves any `s3://bucket`.
+pub fn aws_runtime(env: &AwsEnv) -> Result<Arc<datafusion::execution::runtime_env::RuntimeEnv>> {
+    datafusion::execution::runtime_env::RuntimeEnvBuilder::new()
+        .with_object_store_registry(Arc::new(S3Registry::new(env.clone())))
+        .build_arc()
+}
