@@ -17,7 +17,6 @@
 //! - [`backend`]: backends behind the seams; [`backend::local`] is the embedded one.
 //! - [`catalog`]: folders of Parquet tables.
 //! - [`locations`]: the roots SQL may name locations under (`squall.catalog.allowed_roots`).
-//! - [`redact`]: SQL as logs show it (literals replaced, a digest).
 //! - [`limits`]: settings a session may change, lower-only limits, the statement timeout.
 //! - [`profile`]: per-query, per-stage figures.
 //! - [`query_record`]: a query's state, progress and failure, the same on every backend.
@@ -37,7 +36,6 @@ pub mod locations;
 pub mod paging;
 pub mod profile;
 pub mod query_record;
-pub mod redact;
 pub mod split;
 pub mod stages;
 pub mod task_settings;

@@ -29,6 +29,7 @@
 //! - [`aws`]: [`AwsService`], the trait over query state in S3 and the coordinator function.
 //! - [`paging`]: cutting a result into pages bounded by rows and bytes
 //!   (`squall_planner::paging`, shared with the coordinator function).
+//! - [`redact`]: SQL as the logs show it (literals replaced, a digest).
 //! - [`query_error`]: Trino error names, codes and types, and how engine errors map to them.
 //! - [`types`]: Arrow types as Trino types (`decimal(15,2)`, `varchar`, typeSignature).
 //! - [`encoding`]: Arrow values as Trino's JSON value encodings.
@@ -49,6 +50,7 @@ pub mod error;
 pub use squall_planner::paging;
 pub mod protocol;
 pub mod query_error;
+pub mod redact;
 pub mod router;
 pub mod serve;
 pub mod service;
