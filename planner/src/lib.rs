@@ -9,6 +9,8 @@
 //! - [`engine`]: the embedded entry point — SQL in, batches and a profile out.
 //! - [`stages`]: cutting a DataFusion physical plan into stages.
 //! - [`bloom`]: placing join-key filters between the two sides of hash joins.
+//! - [`plan_check`]: stage plans keep the properties they were planned with,
+//!   across the cut and through the task codec.
 //! - [`split`]: splitting scan stages into tasks by Parquet row groups.
 //! - [`coordinator`]: the backend-agnostic loop that drives a staged query.
 //! - [`backend`]: backends behind the seams; [`backend::local`] is the embedded one.
@@ -30,6 +32,7 @@ pub mod engine;
 pub mod limits;
 pub mod locations;
 pub mod paging;
+pub mod plan_check;
 pub mod profile;
 pub mod redact;
 pub mod split;

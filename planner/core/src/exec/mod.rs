@@ -4,7 +4,9 @@
 //! [`ShuffleWriteExec`] and whose leaves are Parquet scans or
 //! [`ShuffleReadExec`]s. The only other node of squall's own is
 //! [`KeyFilterExec`], which applies a join-key filter published by another
-//! stage just below the writer.
+//! stage just below the writer. A read reports the [`BoundaryProperties`]
+//! of the node it replaced, so the operators above it keep what they were
+//! planned with.
 //!
 //! ```text
 //!   stage 2:  ShuffleWriteExec(hash k, 4)          stage 3: ShuffleWriteExec(passthrough)
@@ -12,10 +14,12 @@
 //!                 DataSourceExec(parquet)   ---->             ShuffleReadExec(stage 2, hash)
 //! ```
 
+mod boundary;
 mod key_filter;
 mod shuffle_read;
 mod shuffle_write;
 
+pub use boundary::{BoundaryProperties, Keeps};
 pub use key_filter::{BoundFilter, CHECK_ROWS, KeyFilterExec};
 pub use shuffle_read::{ReadMode, ShuffleReadExec};
 pub use shuffle_write::ShuffleWriteExec;

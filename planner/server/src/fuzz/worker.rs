@@ -38,6 +38,8 @@ const KINDS: &[&str] = &[
     "execution",
     "config",
     "memory_limit",
+    "plan",
+    "internal",
     "injected",
     "stopped",
     "panic",
