@@ -213,10 +213,14 @@ impl Lost {
             .and_then(|r| staged.consumers(*r).next())
             .map(|s| format!("stage s{}", s.id))
             .unwrap_or_else(|| "a stage".to_string());
+        let over = if reads.is_empty() {
+            String::new()
+        } else {
+            format!(" over the read of {}", reads.join(", "))
+        };
         DataFusionError::Plan(format!(
-            "{stage}: {} over the read of {} no longer has the properties it was planned with: {}",
+            "{stage}: {}{over} no longer has what it was planned with: {}",
             self.node,
-            reads.join(", "),
             self.lost.join("; ")
         ))
     }
