@@ -16,18 +16,20 @@
 //! So the read carries these properties, captured from the replaced node at
 //! the cut ([`BoundaryProperties::capture`]) with what the exchange destroys
 //! taken out, and the plan codec ships them to the workers. What an exchange
-//! destroys:
+//! destroys ([`super::ReadMode::keeps`]):
 //!
-//! | read mode  | orderings                      | per-partition constants |
-//! |------------|--------------------------------|-------------------------|
-//! | hash       | lost (map outputs are concatenated) | kept as DataFusion's repartition keeps them |
-//! | gather     | kept (one upstream partition per read partition) | kept |
-//! | broadcast  | lost (everything concatenated) | lost when the input had several partitions |
+//! | read mode  | orderings                                        |
+//! |------------|--------------------------------------------------|
+//! | hash       | lost: a task's partition concatenates map outputs |
+//! | gather     | kept: one upstream partition per read partition  |
+//! | broadcast  | lost: everything is concatenated                 |
 //!
-//! Equivalence classes, constants the same in every partition, and
-//! constraints hold of every row wherever it goes, so every mode keeps them.
-//! An ordering a read cannot keep is the planner's to re-establish (a sort
-//! above the read); this module only describes.
+//! A constant of each partition (DataFusion's heterogeneous constant) is
+//! kept only when the input had a single partition, where it is a constant
+//! of every row. Equivalence classes, constants the same in every
+//! partition, and constraints hold of every row wherever it goes, so every
+//! mode keeps them. An ordering a read cannot keep is the planner's to
+//! re-establish (a sort above the read); this module only describes.
 
 use std::fmt;
 use std::sync::Arc;
@@ -130,3 +132,7 @@ impl fmt::Display for BoundaryProperties {
         )
     }
 }
+
+#[cfg(test)]
+#[path = "boundary/tests.rs"]
+mod tests;

@@ -62,23 +62,17 @@ impl ReadMode {
     /// What a read in this mode keeps of the properties of an input with
     /// `input_partitions` partitions (see [`BoundaryProperties`]).
     pub fn keeps(self, input_partitions: usize) -> Keeps {
-        match self {
-            // Each task's partition concatenates the map outputs of every
-            // upstream task: no order survives, and a constant of one input
-            // partition is a constant of the output only if there was one.
-            Self::Hash => Keeps {
-                orderings: false,
-                partition_constants: input_partitions <= 1,
-            },
-            // Each read partition is one partition of one map output, in order.
-            Self::Gather => Keeps {
-                orderings: true,
-                partition_constants: true,
-            },
-            Self::Broadcast => Keeps {
-                orderings: false,
-                partition_constants: input_partitions <= 1,
-            },
+        Keeps {
+            // Only a gather reads each upstream partition (of one map
+            // output) as a partition of its own, in order; a hash read
+            // concatenates the map outputs of every upstream task, a
+            // broadcast concatenates everything.
+            orderings: self == Self::Gather,
+            // A constant of each input partition is a constant of every
+            // output partition only if there was one input partition (then
+            // it is a constant of all rows); a read's partitions mix rows of
+            // several input partitions, or of parts of them.
+            partition_constants: input_partitions <= 1,
         }
     }
 
