@@ -4,7 +4,8 @@
 //! hands the job to the coordinator over the configured backend.
 //!
 //! ```text
-//! SQL -> LogicalPlan -> physical plan -> stages (stages.rs) -> key filters (key_filter.rs) -> tasks (split.rs)
+//! SQL -> LogicalPlan -> physical plan -> stages (stages.rs) -> key filters (key_filter.rs)
+//!     -> encoded and checked stage plans (plan_check.rs) -> tasks (split.rs)
 //!     -> coordinator (run_query) -> result batches + profile
 //! ```
 //!
@@ -18,8 +19,8 @@ use std::time::Duration;
 use arrow::array::{RecordBatch, StringArray};
 use arrow::datatypes::{DataType, Field, Schema, SchemaRef};
 use datafusion::error::Result;
-use datafusion::execution::SessionState;
 use datafusion::execution::runtime_env::{RuntimeEnv, RuntimeEnvBuilder};
+use datafusion::execution::{SessionState, TaskContext};
 use datafusion::logical_expr::LogicalPlan;
 use datafusion::prelude::{SessionConfig, SessionContext};
 use datafusion::sql::parser::{DFParser, Statement};
@@ -36,6 +37,7 @@ use crate::limits::{
     timeout_error, until_cancelled,
 };
 use crate::locations::AllowedRoots;
+use crate::plan_check::encode_checked;
 use crate::profile::QueryProfile;
 use crate::split::{FooterCache, assign_tasks, scan_units};
 use crate::stages::{StagedPlan, TaskLayout, split_stages};
@@ -289,20 +291,44 @@ impl Engine {
         }
     }
 
-    /// Plan a logical plan into a staged plan and a ready-to-run job.
-    async fn prepare(
+    /// The staged plan one query would run with (key filters placed), in
+    /// this session, without running it.
+    pub async fn plan_stages(&self, sql: &str) -> Result<StagedPlan> {
+        let state = self.ctx.state();
+        let plan = state.create_logical_plan(sql).await?;
+        self.roots.check_plan(&plan)?;
+        let (staged, _) = self.stages(state, &plan).await?;
+        Ok(staged)
+    }
+
+    /// Plan a logical plan with DataFusion and cut it into stages; returns
+    /// them with the state they were planned in.
+    async fn stages(
         &self,
         mut state: SessionState,
         plan: &LogicalPlan,
-        options: &RunOptions,
-        query_id: &str,
-    ) -> Result<(StagedPlan, QueryJob)> {
+    ) -> Result<(StagedPlan, SessionState)> {
         let squall = SquallConfig::from_session(state.config());
         let partitions = squall.resolved_shuffle_partitions();
         state.config_mut().options_mut().execution.target_partitions = partitions;
         let physical = state.create_physical_plan(plan).await?;
         let mut staged = split_stages(physical, partitions)?;
         place_key_filters(&mut staged, &squall.bloom)?;
+        Ok((staged, state))
+    }
+
+    /// Plan a logical plan into a staged plan and a ready-to-run job.
+    async fn prepare(
+        &self,
+        state: SessionState,
+        plan: &LogicalPlan,
+        options: &RunOptions,
+        query_id: &str,
+    ) -> Result<(StagedPlan, QueryJob)> {
+        let (staged, state) = self.stages(state, plan).await?;
+        let squall = SquallConfig::from_session(state.config());
+        // What the workers will decode must be what was planned (plan_check).
+        let stage_plans = encode_checked(&staged, &TaskContext::from(&state))?;
 
         let runtime = self.ctx.runtime_env();
         let min_tasks = if squall.scan.min_tasks > 0 {
@@ -338,6 +364,7 @@ impl Engine {
         let job = QueryJob {
             query_id: query_id.to_string(),
             staged: staged.clone(),
+            stage_plans,
             scan_tasks,
             settings: changed_settings(state.config()),
             max_attempts: squall.task.max_attempts.max(1) as u32,

@@ -98,6 +98,10 @@ pub enum PlannerError {
     /// A Parquet footer that cannot be read.
     #[error("reading Parquet footer of {file}: {message}")]
     Footer { file: String, message: String },
+    /// A stage plan that would not run as planned in a worker: a property
+    /// lost at the cut or through the task codec (`plan_check`).
+    #[error("{stage}: {message}")]
+    StagePlan { stage: String, message: String },
     /// A staged plan that breaks an invariant the planner keeps (a bug).
     #[error("{0}")]
     Internal(String),
@@ -109,6 +113,7 @@ impl From<PlannerError> for DataFusionError {
             PlannerError::Catalog { .. }
             | PlannerError::Table { .. }
             | PlannerError::OutsideRoots { .. }
+            | PlannerError::StagePlan { .. }
             | PlannerError::NoStatement => DataFusionError::Plan(e.to_string()),
             PlannerError::Setting { .. } | PlannerError::EngineOnlySetting { .. } => {
                 DataFusionError::Configuration(e.to_string())

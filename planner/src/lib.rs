@@ -12,6 +12,8 @@
 //! - [`key_filter`]: placing join-key filters between the two sides of hash joins
 //!   (the filters themselves are `squall_core::key_filter`; building one from a
 //!   finished stage is `coordinator::key_filter`).
+//! - [`plan_check`]: stage plans keep the properties they were planned with,
+//!   across the cut and through the task codec.
 //! - [`split`]: splitting scan stages into tasks by Parquet row groups.
 //! - [`coordinator`]: the backend-agnostic loop that drives a staged query.
 //! - [`backend`]: backends behind the seams; [`backend::local`] is the embedded one.
@@ -34,6 +36,7 @@ pub mod key_filter;
 pub mod limits;
 pub mod locations;
 pub mod paging;
+pub mod plan_check;
 pub mod profile;
 pub mod query_record;
 pub mod split;

@@ -203,6 +203,11 @@ pub enum FailureKind {
     Config,
     /// The task needs more memory than its limit (never retried).
     MemoryLimit,
+    /// The decoded plan cannot be made runnable (never retried: the same
+    /// plan fails again).
+    Plan,
+    /// A DataFusion internal error: a broken invariant (never retried).
+    Internal,
     /// A fault injected by `squall.fault.*`.
     Injected,
     /// The query's stop marker stopped the task (its query has ended).
@@ -214,12 +219,14 @@ pub enum FailureKind {
 }
 
 impl FailureKind {
-    pub const ALL: [FailureKind; 9] = [
+    pub const ALL: [FailureKind; 11] = [
         Self::BadPayload,
         Self::Protocol,
         Self::Execution,
         Self::Config,
         Self::MemoryLimit,
+        Self::Plan,
+        Self::Internal,
         Self::Injected,
         Self::Stopped,
         Self::Panic,
@@ -234,6 +241,8 @@ impl FailureKind {
             Self::Execution => "execution",
             Self::Config => "config",
             Self::MemoryLimit => "memory_limit",
+            Self::Plan => "plan",
+            Self::Internal => "internal",
             Self::Injected => "injected",
             Self::Stopped => "stopped",
             Self::Panic => "panic",

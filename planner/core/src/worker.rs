@@ -10,7 +10,11 @@
 //!
 //! A worker never panics on bad input: a payload that does not decode, a
 //! wrong protocol version, a plan that does not bind — each becomes a failure
-//! report naming the stage and task (as far as they could be read).
+//! report naming the stage and task (as far as they could be read). Failures
+//! another attempt cannot fix are reported not retryable, so the query fails
+//! at once: a bad payload or setting, a plan that cannot be built (`plan`),
+//! an internal DataFusion error (`internal`: a broken invariant), a task over
+//! its memory limit (`memory_limit`).
 //!
 //! A task whose spec names a stop marker (the aws backend, where nothing can
 //! reach into a running Lambda invocation) looks for that object when it
@@ -153,20 +157,19 @@ async fn run_task(spec: &TaskSpec, env: &WorkerEnv, started: Instant) -> TaskRep
             }
         }
         Err(e) => {
-            let out_of_memory = matches!(
-                &e,
-                SquallError::DataFusion(d) if matches!(d.find_root(), DataFusionError::ResourcesExhausted(_))
-            );
-            // Another attempt cannot fix a bad payload, a bad setting, a
-            // stopped query, or a task that needs more memory than its limit.
-            let retryable = !out_of_memory
-                && !matches!(
-                    e,
-                    SquallError::BadTaskPayload(_)
-                        | SquallError::Config(_)
-                        | SquallError::Stopped { .. }
-                );
             let kind = failure_kind(&e);
+            // Another attempt cannot fix a bad payload, a bad setting, a
+            // stopped query, a plan that cannot be built, a broken internal
+            // invariant, or a task that needs more memory than its limit.
+            let retryable = !matches!(
+                kind,
+                FailureKind::BadPayload
+                    | FailureKind::Config
+                    | FailureKind::Stopped
+                    | FailureKind::Plan
+                    | FailureKind::Internal
+                    | FailureKind::MemoryLimit
+            );
             let id = TaskIdentity {
                 query_id: spec.query_id.clone(),
                 stage: spec.stage,
@@ -198,12 +201,45 @@ fn failure_kind(e: &SquallError) -> FailureKind {
         SquallError::Config(_) => FailureKind::Config,
         SquallError::Stopped { .. } => FailureKind::Stopped,
         SquallError::BadTaskPayload(_) => FailureKind::BadPayload,
-        SquallError::DataFusion(d)
-            if matches!(d.find_root(), DataFusionError::ResourcesExhausted(_)) =>
-        {
-            FailureKind::MemoryLimit
-        }
+        SquallError::TaskPlan { .. } => FailureKind::Plan,
+        SquallError::DataFusion(d) => match d.find_root() {
+            DataFusionError::ResourcesExhausted(_) => FailureKind::MemoryLimit,
+            // DataFusion's internal errors are broken invariants (an
+            // operator given an input it was not planned for): the same
+            // plan breaks them again.
+            DataFusionError::Internal(_) => FailureKind::Internal,
+            _ => FailureKind::Execution,
+        },
         _ => FailureKind::Execution,
+    }
+}
+
+/// A failure while making the decoded plan runnable: a fault of the plan
+/// (not retried) unless it came from reading a store (retried).
+fn plan_failure(spec: &TaskSpec, e: SquallError) -> SquallError {
+    let transient = match &e {
+        SquallError::ObjectStore(_) | SquallError::Exchange { .. } | SquallError::Io(_) => true,
+        SquallError::DataFusion(d) => matches!(
+            d.find_root(),
+            DataFusionError::ObjectStore(_) | DataFusionError::IoError(_)
+        ),
+        _ => false,
+    };
+    let bad_payload = match &e {
+        SquallError::BadTaskPayload(_) => true,
+        SquallError::DataFusion(DataFusionError::External(inner)) => matches!(
+            inner.downcast_ref::<SquallError>(),
+            Some(SquallError::BadTaskPayload(_))
+        ),
+        _ => false,
+    };
+    if transient || bad_payload {
+        return e;
+    }
+    SquallError::TaskPlan {
+        stage: spec.stage,
+        task: spec.task,
+        message: e.to_string(),
     }
 }
 
@@ -337,8 +373,11 @@ async fn execute(spec: &TaskSpec, env: &WorkerEnv) -> Result<(TaskOutcome, TaskM
         &spec.scans,
         &spec.inputs,
         squall.scan.task_partitions,
-    )?;
-    let input = bind_filters(input, &spec.filters, &task_ctx).await?;
+    )
+    .map_err(|e| plan_failure(spec, e.into()))?;
+    let input = bind_filters(input, &spec.filters, &task_ctx)
+        .await
+        .map_err(|e| plan_failure(spec, e))?;
     let writer = root.with_input(input).with_output(spec.output.clone());
 
     let crash = fault::happens(
@@ -522,128 +561,5 @@ fn failure_report(
 }
 
 #[cfg(test)]
-mod tests {
-    use std::sync::Mutex;
-
-    use async_trait::async_trait;
-    use bytes::Bytes;
-
-    use super::*;
-
-    /// A completion queue that keeps what it is sent.
-    #[derive(Default)]
-    struct Sink(Mutex<Vec<(String, String)>>);
-
-    #[async_trait]
-    impl CompletionQueue for Sink {
-        async fn create(&self, query_id: &str) -> Result<String> {
-            Ok(query_id.to_string())
-        }
-        async fn send(&self, address: &str, body: String) -> Result<()> {
-            self.0.lock().unwrap().push((address.to_string(), body));
-            Ok(())
-        }
-        async fn receive(&self, _: &str, _: Duration) -> Result<Vec<String>> {
-            Ok(vec![])
-        }
-        async fn delete(&self, _: &str) -> Result<()> {
-            Ok(())
-        }
-    }
-
-    fn slow_spec(marker: &std::path::Path) -> TaskSpec {
-        let key = marker.to_string_lossy().trim_start_matches('/').to_string();
-        TaskSpec {
-            protocol: PROTOCOL_VERSION,
-            query_id: "q1".into(),
-            stage: 2,
-            task: 3,
-            attempt: 0,
-            plan: Bytes::from_static(b"never decoded: the task is stopped first"),
-            scans: vec![],
-            inputs: vec![],
-            output: ObjectLocation {
-                store_url: "file://".into(),
-                key: format!("{key}.out"),
-            },
-            reply_to: "reply".into(),
-            settings: vec![
-                ("squall.fault.task_delay_ms".into(), "60000".into()),
-                ("squall.task.stop_poll_ms".into(), "20".into()),
-            ],
-            filters: vec![],
-            stop_marker: Some(ObjectLocation {
-                store_url: "file://".into(),
-                key,
-            }),
-        }
-    }
-
-    #[tokio::test]
-    async fn a_stop_marker_stops_a_running_task() {
-        let dir = tempfile::tempdir().unwrap();
-        let marker = dir.path().join("stop");
-        let sink = Arc::new(Sink::default());
-        let env = WorkerEnv {
-            runtime: Arc::new(RuntimeEnv::default()),
-            queue: Arc::clone(&sink) as _,
-        };
-        let payload = slow_spec(&marker).encode().unwrap();
-        let started = Instant::now();
-        let task = tokio::spawn(async move { handle_task(&payload, &env).await });
-        tokio::time::sleep(Duration::from_millis(300)).await;
-        assert!(
-            !task.is_finished(),
-            "the task ran before its delay was over"
-        );
-        std::fs::write(&marker, b"").unwrap();
-        let report = tokio::time::timeout(Duration::from_secs(10), task)
-            .await
-            .unwrap()
-            .unwrap();
-        assert!(started.elapsed() < Duration::from_secs(10));
-        let TaskOutcome::Failed { error } = &report.outcome else {
-            panic!("a stopped task succeeded: {report:?}");
-        };
-        assert_eq!(error.kind, FailureKind::Stopped);
-        assert!(!error.retryable);
-        assert!(
-            error.message.contains("stage 2, task 3"),
-            "{}",
-            error.message
-        );
-        assert!(
-            sink.0.lock().unwrap().is_empty(),
-            "a report sent to an ended query"
-        );
-        assert!(
-            !dir.path().join("stop.out").exists(),
-            "a stopped task wrote its output"
-        );
-    }
-
-    #[tokio::test]
-    async fn a_task_started_after_the_stop_does_not_run() {
-        let dir = tempfile::tempdir().unwrap();
-        let marker = dir.path().join("stop");
-        std::fs::write(&marker, b"").unwrap();
-        let sink = Arc::new(Sink::default());
-        let env = WorkerEnv {
-            runtime: Arc::new(RuntimeEnv::default()),
-            queue: Arc::clone(&sink) as _,
-        };
-        let mut spec = slow_spec(&marker);
-        spec.settings
-            .push(("squall.task.stop_poll_ms".into(), "0".into()));
-        let report = tokio::time::timeout(
-            Duration::from_secs(10),
-            handle_task(&spec.encode().unwrap(), &env),
-        )
-        .await
-        .unwrap();
-        assert!(
-            report.failure_kind() == Some(FailureKind::Stopped),
-            "{report:?}"
-        );
-    }
-}
+#[path = "worker/tests.rs"]
+mod tests;

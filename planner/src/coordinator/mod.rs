@@ -69,6 +69,9 @@ use crate::stages::StagedPlan;
 pub struct QueryJob {
     pub query_id: String,
     pub staged: StagedPlan,
+    /// Per stage (same order): its plan encoded for the workers, as checked
+    /// at planning (`plan_check::encode_checked`).
+    pub stage_plans: Vec<Bytes>,
     /// Per stage (same order as `staged.stages`): scan assignments per task.
     /// Empty for stages without scans.
     pub scan_tasks: Vec<Vec<Vec<ScanAssignment>>>,
@@ -232,11 +235,20 @@ async fn drive(
     silent: &mut usize,
 ) -> Result<QueryOutput> {
     let mut runs = Vec::with_capacity(job.staged.stages.len());
-    for (index, stage) in job.staged.stages.iter().enumerate() {
+    if job.stage_plans.len() != job.staged.stages.len() {
+        return Err(PlannerError::Internal(format!(
+            "query {}: {} encoded stage plans for {} stages",
+            job.query_id,
+            job.stage_plans.len(),
+            job.staged.stages.len()
+        ))
+        .into());
+    }
+    for (index, stage_plan) in job.stage_plans.iter().enumerate() {
         let tasks = task_count(job, index);
         runs.push(StageRun {
             index,
-            stage_plan: squall_core::codec::encode_plan(Arc::clone(&stage.plan))?,
+            stage_plan: stage_plan.clone(),
             tasks: (0..tasks).map(|_| TaskRun::default()).collect(),
             launched: false,
             accepted: 0,

@@ -6,6 +6,8 @@
 //! `key_filter::KeyFilterExec`, which applies a join-key filter published by
 //! another stage just below the writer; it lives with the rest of the key
 //! filters in [`crate::key_filter`].
+//! A read reports the [`BoundaryProperties`] of the node it replaced, so
+//! the operators above it keep what they were planned with.
 //!
 //! ```text
 //!   stage 2:  ShuffleWriteExec(hash k, 4)          stage 3: ShuffleWriteExec(passthrough)
@@ -13,8 +15,10 @@
 //!                 DataSourceExec(parquet)   ---->             ShuffleReadExec(stage 2, hash)
 //! ```
 
+mod boundary;
 mod shuffle_read;
 mod shuffle_write;
 
+pub use boundary::{BoundaryProperties, Keeps};
 pub use shuffle_read::{ReadMode, ShuffleReadExec};
 pub use shuffle_write::ShuffleWriteExec;
