@@ -199,6 +199,16 @@ pub async fn until_cancelled<T>(
     }
 }
 
+/// A setting that `config` refused.
+pub fn setting_error(key: &str, value: &str, e: impl std::fmt::Display) -> DataFusionError {
+    PlannerError::Setting {
+        key: key.to_string(),
+        value: value.to_string(),
+        message: e.to_string(),
+    }
+    .into()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -267,14 +277,4 @@ mod tests {
             .unwrap_err();
         assert!(matches!(err, DataFusionError::Configuration(_)), "{err}");
     }
-}
-
-/// A setting that `config` refused.
-pub fn setting_error(key: &str, value: &str, e: impl std::fmt::Display) -> DataFusionError {
-    PlannerError::Setting {
-        key: key.to_string(),
-        value: value.to_string(),
-        message: e.to_string(),
-    }
-    .into()
 }

@@ -24,8 +24,6 @@ use squall_worker_fuzz::{Case, Finding};
 
 use crate::client::{TrinoClient, check_error};
 
-/// How one case ended, for counting.
-
 /// One SQL case: a mutant of a TPC-H query run to its end.
 pub(super) async fn sql_case(
     client: &TrinoClient,
