@@ -1,6 +1,6 @@
 """Engine processes the runner drives: one long-lived process per engine,
 one command per line in, one JSON line per reply out (see
-`planner/src/tpch/driver.rs` for squall's side and `peer_driver.py` for the
+`bench/tpch/src/driver.rs` for squall's side and `peer_driver.py` for the
 peers'), and the process's peak resident memory from the kernel's accounting.
 
 Peak memory (Linux): writing `5` to /proc/PID/clear_refs resets the

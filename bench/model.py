@@ -64,7 +64,7 @@ sys.path.insert(0, HERE)
 
 import stats  # noqa: E402
 
-QUERIES = os.path.join(HERE, "..", "planner", "src", "tpch", "queries")
+QUERIES = os.path.join(HERE, "tpch", "queries")
 
 PARAMETERS = {
     # S3 GET first-byte latency: lognormal, median and spread; plus a rare

@@ -23,7 +23,7 @@ import sys
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-QUERIES = os.path.join(HERE, "..", "planner", "src", "tpch", "queries")
+QUERIES = os.path.join(HERE, "tpch", "queries")
 TABLES = ["nation", "region", "part", "supplier", "partsupp", "customer", "orders", "lineitem"]
 
 

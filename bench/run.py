@@ -15,8 +15,8 @@ Protocol
     engine, then N timed rounds; each round runs every engine once, the
     order rotating per round and per query, so machine drift hits all alike;
   * every run's answer (warm-up included) is checked cell by cell against the
-    expected answer with bench/compare.py, the same code for every engine
-    (squall also checks itself with its Rust port; both must pass). A wrong
+    expected answer by `squall tpch check`, the one answer checker, the same
+    code for every engine (squall's driver also checks its own answers). A wrong
     answer or an error makes the query a failure for that engine, never a time;
   * time: the engine's own clock around planning + execution + collecting the
     result (no process round trip, no CSV conversion); the median of N;
@@ -42,12 +42,11 @@ import tempfile
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
-import compare  # noqa: E402
 import engines as eng  # noqa: E402
 import report  # noqa: E402
 import stats  # noqa: E402
 
-QUERIES = os.path.join(HERE, "..", "planner", "src", "tpch", "queries")
+QUERIES = os.path.join(HERE, "tpch", "queries")
 
 FIELDS = [
     "engine", "query", "check", "median_ms", "min_ms", "max_ms", "runs_ms", "rows",
@@ -61,25 +60,38 @@ FIELDS = [
 ]
 
 
-def query_sql(q):
-    with open(os.path.join(QUERIES, f"q{q:02d}.sql")) as f:
-        return f.read()
+def query_path(q):
+    return os.path.join(QUERIES, f"q{q:02d}.sql")
 
 
-def check_run(reply, expected_path, actual_path, sql):
+def check_answer(squall, expected_path, actual_path, query_file):
+    """'ok', 'MISMATCH: ...' or 'ERROR: ...' from `squall tpch check`."""
+    cmd = [squall, "tpch", "check", expected_path, actual_path]
+    if query_file:
+        cmd += ["--query", query_file]
+    try:
+        out = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+    except (OSError, subprocess.TimeoutExpired) as e:
+        return f"ERROR: comparing answers: {e}"
+    line = (out.stdout.strip().splitlines() or [""])[-1]
+    if out.returncode == 0 and line == "ok":
+        return "ok"
+    if out.returncode == 1 and line.startswith("MISMATCH"):
+        return line
+    err = out.stderr.strip().splitlines()
+    return f"ERROR: comparing answers: {err[-1] if err else line or out.returncode}"
+
+
+def check_run(squall, reply, expected_path, actual_path, query_file):
     """'ok' or a failure message, for one run's reply and written answer."""
     if "error" in reply:
         return f"ERROR: {reply['error']}"
     own = reply.get("check")
     if own is not None and own != "ok":
         return own if own.startswith(("ERROR", "MISMATCH")) else f"MISMATCH: {own}"
-    try:
-        ok, msg, _ = compare.compare(expected_path, actual_path, sql)
-    except (OSError, ValueError) as e:
-        return f"ERROR: comparing answers: {e}"
-    if ok:
-        return "ok"
-    return f"MISMATCH: {msg}"
+    if not os.path.exists(actual_path):
+        return f"ERROR: no answer written to {actual_path}"
+    return check_answer(squall, expected_path, actual_path, query_file)
 
 
 def rotate(items, k):
@@ -186,7 +198,7 @@ def run_bench(args):
         order = [n for n in names]
         print(f"{'query':>5} " + " ".join(f"{n:>20}" for n in order), flush=True)
         for qi, q in enumerate(queries):
-            sql = query_sql(q)
+            qfile = query_path(q)
             expected = os.path.join(work, f"expected-q{q:02d}.csv")
             reply = oracle.ask(f"expected {q} {expected}")
             if "error" in reply:
@@ -215,7 +227,7 @@ def run_bench(args):
                         dead[n] = str(e)
                         checks[n] = f"ERROR: {e}"
                         continue
-                    c = check_run(r, expected, actual, sql)
+                    c = check_run(args.squall, r, expected, actual, qfile)
                     if c != "ok" and checks[n] == "ok":
                         checks[n] = c
                     if rnd > 0 and "wall_ms" in r:

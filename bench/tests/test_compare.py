@@ -1,4 +1,6 @@
-"""The cell-by-cell answer comparison every engine is checked with (bench/compare.py)."""
+"""The cell-by-cell answer comparison every engine is checked with: `squall
+tpch check` (the one answer checker), through bench/run.py's check_answer.
+Needs SQUALL_BIN (the cargo test that runs these sets it)."""
 import os
 import sys
 import tempfile
@@ -7,7 +9,7 @@ import unittest
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, ".."))
 
-import compare  # noqa: E402
+import run  # noqa: E402
 
 ROOT = os.path.join(HERE, "..", "..")
 
@@ -27,11 +29,19 @@ class Compare(unittest.TestCase):
     def tearDown(self):
         self.tmp.cleanup()
 
-    def cmp(self, expected, actual, sql=None, **kw):
+    def squall(self):
+        binary = os.environ.get("SQUALL_BIN")
+        if not binary:
+            self.fail("set SQUALL_BIN to a squall binary (cargo test sets it)")
+        return binary
+
+    def cmp(self, expected, actual, sql=None):
         e = write(self.dir, "e.csv", expected)
         a = write(self.dir, "a.csv", actual)
-        ok, msg, _ = compare.compare(e, a, sql, **kw)
-        return ok, msg
+        q = write(self.dir, "q.sql", sql) if sql is not None else None
+        msg = run.check_answer(self.squall(), e, a, q)
+        self.assertFalse(msg.startswith("ERROR"), msg)
+        return msg == "ok", msg
 
     def test_equal_within_tolerances(self):
         exp = "k,money,avg,d,n\na,10.00,0.050144597,1995-03-15,1478493\n"
@@ -69,11 +79,14 @@ class Compare(unittest.TestCase):
         self.assertTrue(ok)
 
     def test_carried_answer_equals_itself(self):
-        answer = os.path.join(ROOT, "planner", "src", "tpch", "answers", "sf1", "q01.csv")
-        with open(os.path.join(ROOT, "planner", "src", "tpch", "queries", "q01.sql")) as f:
-            sql = f.read()
-        ok, msg, _ = compare.compare(answer, answer, sql)
-        self.assertTrue(ok, msg)
+        answer = os.path.join(ROOT, "bench", "tpch", "answers", "sf1", "q01.csv")
+        query = os.path.join(ROOT, "bench", "tpch", "queries", "q01.sql")
+        self.assertEqual(run.check_answer(self.squall(), answer, answer, query), "ok")
+
+    def test_unreadable_answer_is_an_error(self):
+        e = write(self.dir, "e.csv", "k\na\n")
+        msg = run.check_answer(self.squall(), e, os.path.join(self.dir, "none.csv"), None)
+        self.assertTrue(msg.startswith("ERROR"), msg)
 
 
 if __name__ == "__main__":

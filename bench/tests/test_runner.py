@@ -50,17 +50,26 @@ class CheckRun(unittest.TestCase):
             for p, text in ((exp, "k,v\na,1.00\n"), (good, "k,v\na,1.001\n"), (bad, "k,v\na,2.00\n")):
                 with open(p, "w") as f:
                     f.write(text)
-            sql = "select k, v from t order by k"
-            self.assertEqual(run.check_run({"wall_ms": 1}, exp, good, sql), "ok")
-            self.assertTrue(run.check_run({"wall_ms": 1}, exp, bad, sql).startswith("MISMATCH"))
-            self.assertTrue(run.check_run({"error": "boom"}, exp, good, sql).startswith("ERROR: boom"))
+            sql = os.path.join(d, "q.sql")
+            with open(sql, "w") as f:
+                f.write("select k, v from t order by k")
+            binary = os.environ.get("SQUALL_BIN")
+            if not binary:
+                self.fail("set SQUALL_BIN to a squall binary (cargo test sets it)")
+
+            def check(reply, actual):
+                return run.check_run(binary, reply, exp, actual, sql)
+
+            self.assertEqual(check({"wall_ms": 1}, good), "ok")
+            self.assertTrue(check({"wall_ms": 1}, bad).startswith("MISMATCH"))
+            self.assertTrue(check({"error": "boom"}, good).startswith("ERROR: boom"))
             # squall's own check must pass too, and the runner's too.
-            self.assertTrue(run.check_run({"check": "MISMATCH: x"}, exp, good, sql).startswith("MISMATCH"))
-            self.assertEqual(run.check_run({"check": "ok"}, exp, good, sql), "ok")
-            self.assertTrue(run.check_run({"check": "ok"}, exp, bad, sql).startswith("MISMATCH"))
+            self.assertTrue(check({"check": "MISMATCH: x"}, good).startswith("MISMATCH"))
+            self.assertEqual(check({"check": "ok"}, good), "ok")
+            self.assertTrue(check({"check": "ok"}, bad).startswith("MISMATCH"))
             # No answer written is an error, not a pass.
             missing = os.path.join(d, "none.csv")
-            self.assertTrue(run.check_run({"wall_ms": 1}, exp, missing, sql).startswith("ERROR"))
+            self.assertTrue(check({"wall_ms": 1}, missing).startswith("ERROR"))
 
     def test_rotation_alternates_engines(self):
         e = ["squall", "datafusion", "duckdb"]

@@ -19,7 +19,7 @@ features() {
 
 workspace="$(features --workspace -e normal,build,dev)"
 status=0
-for package in squall-worker-function squall-coordinator-function squall-api-function squall-server; do
+for package in squall-worker-function squall-coordinator-function squall-api-function squall-cli; do
     extra="$(comm -13 <(echo "$workspace") <(features -p "$package" -e normal,build))"
     if [[ -n "$extra" ]]; then
         echo "check-feature-unify: $package alone resolves features the workspace build does not:" >&2

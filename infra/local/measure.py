@@ -108,7 +108,7 @@ def per_task(args):
               "where l_shipdate <= date '1998-09-02' group by 1, 2 order by 1, 2",
         "q6": "select sum(l_extendedprice * l_discount) from lineitem where l_shipdate >= date '1994-01-01' "
               "and l_shipdate < date '1995-01-01' and l_discount between 0.05 and 0.07 and l_quantity < 24",
-        "q3": open(os.path.join(args.root, "planner/src/tpch/queries/q03.sql")).read(),
+        "q3": open(os.path.join(args.root, "bench/tpch/queries/q03.sql")).read(),
     }
     print()
     print("| query | tasks | stages | embedded wall (ms) | emulated wall (ms) | overhead per task (ms) |")

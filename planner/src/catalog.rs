@@ -2,6 +2,7 @@
 //! tables of Parquet files. Each table is a DataFusion listing table; its
 //! schema comes from the files' footers.
 
+use crate::error::PlannerError;
 use std::path::{Path, PathBuf};
 
 use datafusion::error::{DataFusionError, Result};
@@ -15,12 +16,14 @@ pub async fn register_catalog(ctx: &SessionContext, location: &str) -> Result<Ve
     }
     let dir = local_dir(location)?;
     let entries = std::fs::read_dir(&dir).map_err(|e| {
-        DataFusionError::Plan(format!("catalog {}: cannot list: {e}", dir.display()))
+        DataFusionError::from(PlannerError::Catalog {
+            location: dir.display().to_string(),
+            message: format!("cannot list: {e}"),
+        })
     })?;
     let mut tables = Vec::new();
     for entry in entries {
-        let entry =
-            entry.map_err(|e| DataFusionError::Plan(format!("catalog {}: {e}", dir.display())))?;
+        let entry = entry.map_err(|e| catalog_error(&dir.display().to_string(), e))?;
         let path = entry.path();
         let name = entry.file_name().to_string_lossy().to_string();
         if name.starts_with('.') || name.starts_with('_') {
@@ -33,9 +36,7 @@ pub async fn register_catalog(ctx: &SessionContext, location: &str) -> Result<Ve
             let url = format!("{}/", path.display());
             ctx.register_parquet(&name, &url, ParquetReadOptions::default())
                 .await
-                .map_err(|e| {
-                    DataFusionError::Plan(format!("table {name} at {}: {e}", path.display()))
-                })?;
+                .map_err(|e| table_error(&name, &path.display().to_string(), e))?;
             tables.push(name);
         } else if let Some(stem) = name.strip_suffix(".parquet") {
             ctx.register_parquet(
@@ -44,9 +45,7 @@ pub async fn register_catalog(ctx: &SessionContext, location: &str) -> Result<Ve
                 ParquetReadOptions::default(),
             )
             .await
-            .map_err(|e| {
-                DataFusionError::Plan(format!("table {stem} at {}: {e}", path.display()))
-            })?;
+            .map_err(|e| table_error(stem, &path.display().to_string(), e))?;
             tables.push(stem.to_string());
         }
     }
@@ -68,7 +67,7 @@ async fn register_object_store_catalog(ctx: &SessionContext, rest: &str) -> Resu
             Some(&prefix_path)
         })
         .await
-        .map_err(|e| DataFusionError::Plan(format!("catalog s3://{rest}: cannot list: {e}")))?;
+        .map_err(|e| catalog_error(&format!("s3://{rest}"), format!("cannot list: {e}")))?;
     let mut tables = Vec::new();
     for table_prefix in listing.common_prefixes {
         let Some(name) = table_prefix.filename().map(str::to_string) else {
@@ -80,13 +79,14 @@ async fn register_object_store_catalog(ctx: &SessionContext, rest: &str) -> Resu
         let table_url = format!("s3://{bucket}/{table_prefix}/");
         ctx.register_parquet(&name, &table_url, ParquetReadOptions::default())
             .await
-            .map_err(|e| DataFusionError::Plan(format!("table {name} at {table_url}: {e}")))?;
+            .map_err(|e| table_error(&name, &table_url, e))?;
         tables.push(name);
     }
     if tables.is_empty() {
-        return Err(DataFusionError::Plan(format!(
-            "catalog s3://{rest}: no tables (sub-folders of Parquet files) found"
-        )));
+        return Err(catalog_error(
+            &format!("s3://{rest}"),
+            "no tables (sub-folders of Parquet files) found",
+        ));
     }
     tables.sort();
     Ok(tables)
@@ -105,19 +105,34 @@ fn has_parquet(dir: &Path) -> bool {
 pub fn local_dir(location: &str) -> Result<PathBuf> {
     let path = location.strip_prefix("file://").unwrap_or(location);
     if location.contains("://") && !location.starts_with("file://") {
-        return Err(DataFusionError::Plan(format!(
-            "catalog {location}: only local folders are supported by the embedded backend"
-        )));
+        return Err(catalog_error(
+            location,
+            "only local folders are supported by the embedded backend",
+        ));
     }
     let path = PathBuf::from(path);
     let path = path
         .canonicalize()
-        .map_err(|e| DataFusionError::Plan(format!("catalog {}: {e}", path.display())))?;
+        .map_err(|e| catalog_error(&path.display().to_string(), e))?;
     if !path.is_dir() {
-        return Err(DataFusionError::Plan(format!(
-            "catalog {}: not a folder",
-            path.display()
-        )));
+        return Err(catalog_error(&path.display().to_string(), "not a folder"));
     }
     Ok(path)
+}
+
+fn catalog_error(location: &str, message: impl std::fmt::Display) -> DataFusionError {
+    PlannerError::Catalog {
+        location: location.to_string(),
+        message: message.to_string(),
+    }
+    .into()
+}
+
+fn table_error(table: &str, location: &str, message: impl std::fmt::Display) -> DataFusionError {
+    PlannerError::Table {
+        table: table.to_string(),
+        location: location.to_string(),
+        message: message.to_string(),
+    }
+    .into()
 }

@@ -4,7 +4,8 @@
 //! hands the job to the coordinator over the configured backend.
 //!
 //! ```text
-//! SQL -> LogicalPlan -> physical plan -> stages (stages.rs) -> key filters (bloom.rs) -> tasks (split.rs)
+//! SQL -> LogicalPlan -> physical plan -> stages (stages.rs) -> key filters (key_filter.rs)
+//!     -> encoded and checked stage plans (plan_check.rs) -> tasks (split.rs)
 //!     -> coordinator (run_query) -> result batches + profile
 //! ```
 //!
@@ -16,36 +17,37 @@
 //! coordinator's loop stays on the caller's runtime, where cancels, timers
 //! and task reports are never kept waiting by a busy plan.
 
+use crate::error::PlannerError;
 use std::sync::Arc;
 use std::time::Duration;
 
 use arrow::array::{RecordBatch, StringArray};
 use arrow::datatypes::{DataType, Field, Schema, SchemaRef};
-use datafusion::error::{DataFusionError, Result};
-use datafusion::execution::SessionState;
+use datafusion::error::Result;
+use datafusion::execution::runtime_env::{RuntimeEnv, RuntimeEnvBuilder};
+use datafusion::execution::{SessionState, TaskContext};
 use datafusion::logical_expr::LogicalPlan;
 use datafusion::prelude::{SessionConfig, SessionContext};
 use datafusion::sql::parser::{DFParser, Statement};
-use object_store::local::LocalFileSystem;
 use squall_core::config::SquallConfig;
 use squall_core::executor::{join_error_text, spawn_cpu};
 use squall_core::scan::{Leaf, leaves};
-use squall_core::worker::WorkerEnv;
 
-use crate::backend::local::{LocalInvoker, LocalQueue};
-use crate::bloom::place_key_filters;
+use crate::backend::Backend;
+use crate::backend::local::LocalBackend;
 use crate::catalog::register_catalog;
-use crate::coordinator::{
-    Backend, FilterShipping, QueryJob, QueryProgress, changed_settings, run_query,
-};
+use crate::coordinator::{FilterShipping, QueryJob, QueryProgress, run_query};
+use crate::key_filter::place_key_filters;
 use crate::limits::{
-    Deadline, apply_session_settings, check_session_setting, statement_timeout, timeout_error,
-    until_cancelled,
+    Deadline, apply_session_settings, check_session_setting, setting_error, statement_timeout,
+    timeout_error, until_cancelled,
 };
 use crate::locations::AllowedRoots;
+use crate::plan_check::encode_checked;
 use crate::profile::QueryProfile;
 use crate::split::{FooterCache, assign_tasks, scan_units};
 use crate::stages::{StagedPlan, TaskLayout, split_stages};
+use crate::task_settings::changed_settings;
 pub use tokio_util::sync::CancellationToken;
 
 /// How to build an engine.
@@ -85,18 +87,11 @@ pub struct QueryResult {
 pub struct Engine {
     ctx: SessionContext,
     backend: Backend,
-    local: Option<LocalParts>,
+    /// The embedded backend's own parts, when it runs on that backend.
+    local: Option<LocalBackend>,
     footers: Arc<FooterCache>,
-    exchange_root: std::path::PathBuf,
-    _exchange_tmp: Option<tempfile::TempDir>,
     /// Where SQL may name locations (`squall.catalog.allowed_roots`).
     roots: AllowedRoots,
-}
-
-/// What only the embedded backend has: its queue and invoker, for inspection.
-struct LocalParts {
-    queue: Arc<LocalQueue>,
-    invoker: Arc<LocalInvoker>,
 }
 
 impl Engine {
@@ -104,68 +99,27 @@ impl Engine {
     pub async fn local(options: EngineOptions) -> Result<Self> {
         let config = session_config(&options.settings)?;
         let squall = SquallConfig::from_session(&config);
-        let roots =
-            AllowedRoots::from_setting(&squall.catalog.allowed_roots, options.catalog.as_deref())?;
-        let ctx = SessionContext::new_with_config(config);
-        if let Some(catalog) = &options.catalog {
-            register_catalog(&ctx, catalog).await?;
-        }
-
-        let (exchange_root, tmp) = if squall.exchange_location.is_empty() {
-            let tmp = tempfile::Builder::new()
-                .prefix("squall-exchange-")
-                .tempdir()
-                .map_err(|e| DataFusionError::External(format!("exchange folder: {e}").into()))?;
-            (tmp.path().to_path_buf(), Some(tmp))
-        } else {
-            let dir = std::path::PathBuf::from(
-                squall
-                    .exchange_location
-                    .strip_prefix("file://")
-                    .unwrap_or(&squall.exchange_location),
-            );
-            std::fs::create_dir_all(&dir).map_err(|e| {
-                DataFusionError::External(format!("exchange folder {}: {e}", dir.display()).into())
-            })?;
-            (dir, None)
-        };
-        let exchange_root = exchange_root
-            .canonicalize()
-            .map_err(|e| DataFusionError::External(format!("exchange folder: {e}").into()))?;
-
-        let queue = Arc::new(LocalQueue::new());
-        let env = WorkerEnv {
-            runtime: ctx.runtime_env(),
-            queue: Arc::clone(&queue) as _,
-        };
-        let invoker = Arc::new(LocalInvoker::new(env, squall.resolved_slots()));
-        let backend = Backend {
-            exchange_store: Arc::new(LocalFileSystem::new().with_automatic_cleanup(true)),
-            exchange_url: "file://".to_string(),
-            exchange_prefix: exchange_root
-                .to_string_lossy()
-                .trim_start_matches('/')
-                .to_string(),
-            queue: Arc::clone(&queue) as _,
-            invoker: Arc::clone(&invoker) as _,
-        };
-        Ok(Self {
-            ctx,
-            backend,
-            local: Some(LocalParts { queue, invoker }),
-            footers: Arc::default(),
-            exchange_root,
-            _exchange_tmp: tmp,
-            roots,
-        })
+        let runtime = RuntimeEnvBuilder::new().build_arc()?;
+        let local = LocalBackend::create(&squall, Arc::clone(&runtime))?;
+        Self::build(options, runtime, local.backend.clone(), Some(local)).await
     }
 
-    /// An engine over another backend. `runtime` must resolve the object
-    /// store URLs of the catalog and of the exchange.
+    /// An engine over another backend (the aws one is `squall_aws::aws_engine`).
+    /// `runtime` must resolve the object store URLs of the catalog and of the
+    /// exchange.
     pub async fn with_backend(
         options: EngineOptions,
-        runtime: Arc<datafusion::execution::runtime_env::RuntimeEnv>,
+        runtime: Arc<RuntimeEnv>,
         backend: Backend,
+    ) -> Result<Self> {
+        Self::build(options, runtime, backend, None).await
+    }
+
+    async fn build(
+        options: EngineOptions,
+        runtime: Arc<RuntimeEnv>,
+        backend: Backend,
+        local: Option<LocalBackend>,
     ) -> Result<Self> {
         let config = session_config(&options.settings)?;
         let squall = SquallConfig::from_session(&config);
@@ -178,10 +132,8 @@ impl Engine {
         Ok(Self {
             ctx,
             backend,
-            local: None,
+            local,
             footers: Arc::default(),
-            exchange_root: std::path::PathBuf::new(),
-            _exchange_tmp: None,
             roots,
         })
     }
@@ -191,9 +143,12 @@ impl Engine {
         &self.ctx
     }
 
-    /// Folder holding exchange objects.
+    /// Embedded backend: the folder holding exchange objects (empty on others).
     pub fn exchange_root(&self) -> &std::path::Path {
-        &self.exchange_root
+        self.local
+            .as_ref()
+            .map(|l| l.exchange_root())
+            .unwrap_or(std::path::Path::new(""))
     }
 
     /// Embedded backend: completion queues currently open (one per running query).
@@ -226,13 +181,13 @@ impl Engine {
     pub async fn sql_with(&self, sql: &str, options: &RunOptions) -> Result<QueryResult> {
         let statements = DFParser::parse_sql(sql)?;
         if statements.is_empty() {
-            return Err(DataFusionError::Plan("no SQL statement given".into()));
+            return Err(PlannerError::NoStatement.into());
         }
         let single = statements.len() == 1;
         let mut last = None;
         for statement in statements {
             if options.cancel.is_cancelled() {
-                return Err(DataFusionError::Execution("query was cancelled".into()));
+                return Err(PlannerError::Cancelled { query_id: None }.into());
             }
             let query_id = options
                 .query_id
@@ -241,7 +196,7 @@ impl Engine {
                 .unwrap_or_else(new_query_id);
             last = Some(self.statement(statement, options, &query_id).await?);
         }
-        last.ok_or_else(|| DataFusionError::Plan("no SQL statement given".into()))
+        last.ok_or_else(|| PlannerError::NoStatement.into())
     }
 
     /// One statement under its limits: the session's settings checked and
@@ -334,7 +289,7 @@ impl Engine {
                 let schema = staged
                     .final_stage()
                     .and_then(|s| s.plan.children().first().map(|c| c.schema()))
-                    .ok_or_else(|| DataFusionError::Internal("empty staged plan".into()))?;
+                    .ok_or_else(|| PlannerError::Internal("empty staged plan".into()))?;
                 let out = run_query(job, &self.backend).await?;
                 Ok(QueryResult {
                     schema,
@@ -343,6 +298,16 @@ impl Engine {
                 })
             }
         }
+    }
+
+    /// The staged plan one query would run with (key filters placed), in
+    /// this session, without running it.
+    pub async fn plan_stages(&self, sql: &str) -> Result<StagedPlan> {
+        let state = self.ctx.state();
+        let plan = state.create_logical_plan(sql).await?;
+        self.roots.check_plan(&plan)?;
+        let (staged, _) = stages(state, &plan).await?;
+        Ok(staged)
     }
 
     /// Plan a logical plan into a staged plan and a ready-to-run job, on
@@ -376,32 +341,42 @@ async fn on_cpu<T: Send + 'static>(
 ) -> Result<T> {
     until_cancelled(cancel, async {
         spawn_cpu(work).await.map_err(|e| {
-            DataFusionError::Internal(format!("planning failed: {}", join_error_text(e)))
+            PlannerError::Internal(format!("planning failed: {}", join_error_text(e)))
         })?
     })
     .await
 }
 
+/// Plan a logical plan with DataFusion and cut it into stages; returns
+/// them with the state they were planned in.
+async fn stages(mut state: SessionState, plan: &LogicalPlan) -> Result<(StagedPlan, SessionState)> {
+    let squall = SquallConfig::from_session(state.config());
+    let partitions = squall.resolved_shuffle_partitions();
+    state.config_mut().options_mut().execution.target_partitions = partitions;
+    let physical = state.create_physical_plan(plan).await?;
+    let mut staged = split_stages(physical, partitions)?;
+    place_key_filters(&mut staged, &squall.bloom)?;
+    Ok((staged, state))
+}
+
 /// What planning needs of an engine, owned, so that it can run on the CPU executor.
 struct Planner {
-    runtime: Arc<datafusion::execution::runtime_env::RuntimeEnv>,
+    runtime: Arc<RuntimeEnv>,
     footers: Arc<FooterCache>,
 }
 
 impl Planner {
     async fn prepare(
         &self,
-        mut state: SessionState,
+        state: SessionState,
         plan: &LogicalPlan,
         options: &RunOptions,
         query_id: &str,
     ) -> Result<(StagedPlan, QueryJob)> {
+        let (staged, state) = stages(state, plan).await?;
         let squall = SquallConfig::from_session(state.config());
-        let partitions = squall.resolved_shuffle_partitions();
-        state.config_mut().options_mut().execution.target_partitions = partitions;
-        let physical = state.create_physical_plan(plan).await?;
-        let mut staged = split_stages(physical, partitions)?;
-        place_key_filters(&mut staged, &squall.bloom)?;
+        // What the workers will decode must be what was planned (plan_check).
+        let stage_plans = encode_checked(&staged, &TaskContext::from(&state))?;
 
         let runtime = Arc::clone(&self.runtime);
         let min_tasks = if squall.scan.min_tasks > 0 {
@@ -437,6 +412,7 @@ impl Planner {
         let job = QueryJob {
             query_id: query_id.to_string(),
             staged: staged.clone(),
+            stage_plans,
             scan_tasks,
             settings: changed_settings(state.config()),
             max_attempts: squall.task.max_attempts.max(1) as u32,
@@ -501,7 +477,7 @@ pub fn session_config(settings: &[(String, String)]) -> Result<SessionConfig> {
         config
             .options_mut()
             .set(k, v)
-            .map_err(|e| DataFusionError::Configuration(format!("{k}={v}: {e}")))?;
+            .map_err(|e| setting_error(k, v, e))?;
     }
     Ok(config)
 }

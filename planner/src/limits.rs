@@ -16,6 +16,7 @@
 //! What this module does not do: admission (the HTTP API's service queues
 //! queries) or per-task memory accounting (`squall_core::memory`).
 
+use crate::error::PlannerError;
 use std::time::Duration;
 
 use datafusion::error::{DataFusionError, Result};
@@ -65,10 +66,10 @@ pub fn check_session_setting(key: &str) -> Result<()> {
         }
     });
     if refused {
-        return Err(DataFusionError::Configuration(format!(
-            "setting {key} cannot be changed by a session; it is set where the engine runs \
-             (--config or the SQUALL_* environment)"
-        )));
+        return Err(PlannerError::EngineOnlySetting {
+            key: key.to_string(),
+        }
+        .into());
     }
     Ok(())
 }
@@ -92,7 +93,7 @@ pub fn apply_session_settings(
         config
             .options_mut()
             .set(k, v)
-            .map_err(|e| DataFusionError::Configuration(format!("{k}={v}: {e}")))?;
+            .map_err(|e| setting_error(k, v, e))?;
     }
     for (key, engine_value) in engine {
         let session_value = limit_value(config, &key);
@@ -101,7 +102,7 @@ pub fn apply_session_settings(
             config
                 .options_mut()
                 .set(&key, &effective.to_string())
-                .map_err(|e| DataFusionError::Configuration(format!("{key}: {e}")))?;
+                .map_err(|e| setting_error(&key, &effective.to_string(), e))?;
         }
     }
     Ok(())
@@ -135,10 +136,11 @@ pub fn statement_timeout(config: &SessionConfig) -> Option<Duration> {
 /// timeout") is what the HTTP API maps to Trino's EXCEEDED_TIME_LIMIT, also
 /// when it has travelled as text (the aws query state).
 pub fn timeout_error(query_id: &str, timeout: Duration) -> DataFusionError {
-    DataFusionError::Execution(format!(
-        "query {query_id} exceeded the timeout of {} s (squall.query.timeout_secs); its tasks were stopped",
-        timeout.as_secs()
-    ))
+    PlannerError::TimedOut {
+        query_id: query_id.to_string(),
+        timeout,
+    }
+    .into()
 }
 
 /// Whether an error is [`timeout_error`]'s.
@@ -193,8 +195,18 @@ pub async fn until_cancelled<T>(
 ) -> Result<T> {
     tokio::select! {
         r = work => r,
-        _ = cancel.cancelled() => Err(DataFusionError::Execution("query was cancelled".into())),
+        _ = cancel.cancelled() => Err(PlannerError::Cancelled { query_id: None }.into()),
     }
+}
+
+/// A setting that `config` refused.
+pub fn setting_error(key: &str, value: &str, e: impl std::fmt::Display) -> DataFusionError {
+    PlannerError::Setting {
+        key: key.to_string(),
+        value: value.to_string(),
+        message: e.to_string(),
+    }
+    .into()
 }
 
 #[cfg(test)]

@@ -22,6 +22,7 @@
 //! Schemes other than local paths, `file://` and `s3://` are refused unless
 //! the roots are `*`.
 
+use crate::error::PlannerError;
 use std::path::{Component, Path, PathBuf};
 
 use datafusion::common::tree_node::TreeNodeRecursion;
@@ -101,10 +102,12 @@ impl AllowedRoots {
                 .collect::<Vec<_>>()
                 .join(", ")
         };
-        Err(DataFusionError::Plan(format!(
-            "{what} location {location:?} is outside the allowed roots ({listed}); \
-             see squall.catalog.allowed_roots"
-        )))
+        Err(PlannerError::OutsideRoots {
+            what: what.to_string(),
+            location: location.to_string(),
+            roots: listed,
+        }
+        .into())
     }
 
     /// Checks every location `plan` reads or writes by name.

@@ -10,6 +10,7 @@
 //! What this module does not do: decide which stages exist (see `stages`) or
 //! read any data pages.
 
+use crate::error::PlannerError;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
@@ -20,7 +21,7 @@ use datafusion::common::pruning::PruningStatistics;
 use datafusion::datasource::physical_plan::FileSource;
 use datafusion::datasource::physical_plan::ParquetSource;
 use datafusion::datasource::source::DataSourceExec;
-use datafusion::error::{DataFusionError, Result};
+use datafusion::error::Result;
 use datafusion::execution::runtime_env::RuntimeEnv;
 use datafusion::physical_optimizer::pruning::{PruningPredicate, PruningPredicateBuilder};
 use futures::FutureExt;
@@ -89,10 +90,9 @@ impl FooterCache {
             .with_prefetch_hint(Some(512 * 1024))
             .load_and_finish(reader, meta.size)
             .await
-            .map_err(|e| {
-                DataFusionError::External(
-                    format!("reading Parquet footer of {}: {e}", meta.location).into(),
-                )
+            .map_err(|e| PlannerError::Footer {
+                file: meta.location.to_string(),
+                message: e.to_string(),
             })?;
         let metadata = Arc::new(metadata);
         if let Ok(mut entries) = self.entries.lock() {
@@ -111,7 +111,7 @@ pub async fn scan_units(
 ) -> Result<ScanUnits> {
     let (config, source) = scan
         .downcast_to_file_source::<ParquetSource>()
-        .ok_or_else(|| DataFusionError::Internal("not a Parquet scan".into()))?;
+        .ok_or_else(|| PlannerError::Internal("not a Parquet scan".into()))?;
     let file_schema = Arc::clone(config.file_schema());
     let predicate: Option<Arc<PruningPredicate>> = match (prune, source.filter()) {
         (true, Some(p)) => PruningPredicateBuilder::new()

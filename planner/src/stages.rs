@@ -21,6 +21,14 @@
 //! null-aware anti join (`NOT IN`), whose answer depends on whether the whole
 //! probe side holds a NULL, runs as one task that gathers the probe side.
 //!
+//! A read reports the properties of the node it replaced — orderings,
+//! equivalence classes, constants, constraints — as far as its exchange keeps
+//! them ([`BoundaryProperties`]); an order the exchange loses (a hash read
+//! concatenates map outputs, a broadcast concatenates everything) is restored
+//! by a sort above the read. Every node rebuilt above a cut is then checked
+//! against the node DataFusion planned: one that lost a property it was
+//! planned with fails planning, naming its stage (see `plan_check`).
+//!
 //! How many tasks a stage gets is decided from its leaves ([`TaskLayout`]).
 //! Example, TPC-H Q1 with 2 shuffle partitions:
 //!
@@ -33,11 +41,13 @@
 //!                    SortPreservingMergeExec <- ShuffleReadExec(stage 2, gather)
 //! ```
 
+use crate::error::PlannerError;
 use std::fmt::Write as _;
 use std::sync::Arc;
 
 use datafusion::common::JoinType;
 use datafusion::error::{DataFusionError, Result};
+use datafusion::physical_expr::LexOrdering;
 use datafusion::physical_plan::coalesce_partitions::CoalescePartitionsExec;
 use datafusion::physical_plan::empty::EmptyExec;
 use datafusion::physical_plan::joins::{
@@ -51,8 +61,10 @@ use datafusion::physical_plan::{
     ChildrenPropertiesMode, ExecutionPlan, ExecutionPlanProperties, Partitioning,
     ReplaceChildrenOptions, StatisticsArgs, StatisticsContext, displayable,
 };
-use squall_core::exec::{ReadMode, ShuffleReadExec, ShuffleWriteExec};
+use squall_core::exec::{BoundaryProperties, ReadMode, ShuffleReadExec, ShuffleWriteExec};
 use squall_core::scan::{Leaf, leaves};
+
+use crate::plan_check::{lost_properties, unmet_requirements};
 
 /// A query cut into stages, upstream stages first; the last one is final.
 #[derive(Debug, Clone)]
@@ -158,21 +170,65 @@ impl StagedPlan {
 
 /// Cut `plan` into stages. `shuffle_partitions` is the partition count used
 /// when a join must be re-planned as a partitioned join.
+///
+/// Every node rebuilt over a cut must keep the properties DataFusion planned
+/// it with; one that does not fails planning, naming its stage.
 pub fn split_stages(plan: Arc<dyn ExecutionPlan>, shuffle_partitions: usize) -> Result<StagedPlan> {
     let mut cutter = Cutter {
         stages: Vec::new(),
         shuffle_partitions: shuffle_partitions.max(1),
+        lost: Vec::new(),
     };
     let root = cutter.rewrite(plan)?;
     cutter.add_stage(root, None, None)?;
-    Ok(StagedPlan {
+    let staged = StagedPlan {
         stages: cutter.stages,
-    })
+    };
+    if let Some(first) = cutter.lost.first() {
+        return Err(first.error(&staged));
+    }
+    Ok(staged)
 }
 
 struct Cutter {
     stages: Vec<Stage>,
     shuffle_partitions: usize,
+    /// Nodes whose rebuilt properties lost something they were planned with.
+    lost: Vec<Lost>,
+}
+
+/// A node that lost properties when the plan was cut below it.
+struct Lost {
+    node: String,
+    /// Upstream stages read below the rebuilt node.
+    reads: Vec<u32>,
+    lost: Vec<String>,
+}
+
+impl Lost {
+    fn error(&self, staged: &StagedPlan) -> DataFusionError {
+        let reads: Vec<String> = self.reads.iter().map(|s| format!("s{s}")).collect();
+        let stage = self
+            .reads
+            .first()
+            .and_then(|r| staged.consumers(*r).next())
+            .map(|s| format!("stage s{}", s.id))
+            .unwrap_or_else(|| "a stage".to_string());
+        let over = if reads.is_empty() {
+            String::new()
+        } else {
+            format!(" over the read of {}", reads.join(", "))
+        };
+        PlannerError::StagePlan {
+            stage,
+            message: format!(
+                "{}{over} no longer has what it was planned with: {}",
+                self.node,
+                self.lost.join("; ")
+            ),
+        }
+        .into()
+    }
 }
 
 impl Cutter {
@@ -213,32 +269,31 @@ impl Cutter {
             )
         {
             let est = estimated_rows(rep.input());
+            let input_partitions = rep.input().output_partitioning().partition_count();
             let input = self.rewrite(Arc::clone(rep.input()))?;
             let partitioning = rep.partitioning().clone();
             let stage = self.add_stage(input, Some(partitioning.clone()), est)?;
-            let read: Arc<dyn ExecutionPlan> = Arc::new(ShuffleReadExec::new(
+            let carried = BoundaryProperties::capture(
+                rep.properties().equivalence_properties(),
+                ReadMode::Hash.keeps(input_partitions),
+            );
+            let read: Arc<dyn ExecutionPlan> = Arc::new(ShuffleReadExec::try_new(
                 stage,
                 ReadMode::Hash,
                 rep.schema(),
                 partitioning,
-                None,
-            ));
-            // A sort-preserving repartition merges sorted inputs; the read
-            // does not, so restore the order per partition.
-            if rep.preserve_order()
-                && let Some(ordering) = rep.properties().output_ordering()
-            {
-                return Ok(Arc::new(
-                    SortExec::new(ordering.clone(), read).with_preserve_partitioning(true),
-                ));
-            }
-            return Ok(read);
+                carried,
+            )?);
+            // A sort-preserving repartition (or one of a single input
+            // partition) keeps an order; the read concatenates map outputs,
+            // so restore the order per partition.
+            return restore_order(read, rep.properties().output_ordering());
         }
 
         if plan.is::<CoalescePartitionsExec>() || plan.is::<SortPreservingMergeExec>() {
             let child = Arc::clone(single_child(&plan)?);
             let read = self.cut(child, ReadMode::Gather)?;
-            return replace(plan, vec![read]);
+            return self.replace(plan, vec![read]);
         }
 
         if let Some(join) = plan.downcast_ref::<HashJoinExec>()
@@ -251,14 +306,14 @@ impl Cutter {
                     // must see the whole probe side.
                     let left = self.broadcast(Arc::clone(join.left()))?;
                     let right = self.cut(Arc::clone(join.right()), ReadMode::Gather)?;
-                    return replace(plan, vec![left, right]);
+                    return self.replace(plan, vec![left, right]);
                 }
                 let partitioned = self.partitioned_join(join)?;
                 return self.rewrite(partitioned);
             }
             let left = self.broadcast(Arc::clone(join.left()))?;
             let right = self.rewrite(Arc::clone(join.right()))?;
-            return replace(plan, vec![left, right]);
+            return self.replace(plan, vec![left, right]);
         }
 
         if plan.is::<NestedLoopJoinExec>() || plan.is::<CrossJoinExec>() {
@@ -272,7 +327,7 @@ impl Cutter {
                     self.rewrite(c)?
                 });
             }
-            return replace(plan, new_children);
+            return self.replace(plan, new_children);
         }
 
         if plan.is::<ScalarSubqueryExec>() {
@@ -286,7 +341,7 @@ impl Cutter {
                     self.broadcast(c)?
                 });
             }
-            return replace(plan, new_children);
+            return self.replace(plan, new_children);
         }
 
         let children: Vec<Arc<dyn ExecutionPlan>> = plan.children().into_iter().cloned().collect();
@@ -297,10 +352,44 @@ impl Cutter {
             .into_iter()
             .map(|c| self.rewrite(c))
             .collect::<Result<Vec<_>>>()?;
-        replace(plan, new_children)
+        self.replace(plan, new_children)
     }
 
-    /// Make `child` a stage of its own and return the read that replaces it.
+    /// `plan` over its rewritten children. The children must still meet its
+    /// requirements (distribution, ordering), and its properties must still
+    /// give what it was planned with (every ordering, equivalence, constant,
+    /// constraint); what it lost is recorded, to fail planning once the
+    /// stage that holds it is known.
+    fn replace(
+        &mut self,
+        plan: Arc<dyn ExecutionPlan>,
+        children: Vec<Arc<dyn ExecutionPlan>>,
+    ) -> Result<Arc<dyn ExecutionPlan>> {
+        let rebuilt = Arc::clone(&plan).replace_children(
+            children,
+            ReplaceChildrenOptions::new(ChildrenPropertiesMode::Recompute),
+        )?;
+        let mut lost = unmet_requirements(&rebuilt)?;
+        lost.extend(lost_properties(plan.properties(), rebuilt.properties())?);
+        if !lost.is_empty() {
+            let reads = leaves(&rebuilt)
+                .iter()
+                .filter_map(|l| match l {
+                    Leaf::ShuffleRead(r) => Some(r.stage()),
+                    _ => None,
+                })
+                .collect();
+            self.lost.push(Lost {
+                node: plan.name().to_string(),
+                reads,
+                lost,
+            });
+        }
+        Ok(rebuilt)
+    }
+
+    /// Make `child` a stage of its own and return the read that replaces it,
+    /// carrying what `mode` keeps of `child`'s properties.
     fn cut(
         &mut self,
         child: Arc<dyn ExecutionPlan>,
@@ -308,27 +397,33 @@ impl Cutter {
     ) -> Result<Arc<dyn ExecutionPlan>> {
         let schema = child.schema();
         let partitions = child.output_partitioning().partition_count();
-        let ordering = child.output_ordering().cloned();
+        let carried =
+            BoundaryProperties::capture(child.equivalence_properties(), mode.keeps(partitions));
         let est = estimated_rows(&child);
         let rewritten = self.rewrite(child)?;
         let stage = self.add_stage(rewritten, None, est)?;
-        Ok(Arc::new(ShuffleReadExec::new(
+        Ok(Arc::new(ShuffleReadExec::try_new(
             stage,
             mode,
             schema,
             Partitioning::UnknownPartitioning(partitions.max(1)),
-            ordering,
-        )))
+            carried,
+        )?))
     }
 
     /// A replicated input: computed once by its own stage, read whole by every task.
     fn broadcast(&mut self, child: Arc<dyn ExecutionPlan>) -> Result<Arc<dyn ExecutionPlan>> {
+        let ordering = child.output_ordering().cloned();
         // A coalesce directly above is what the broadcast read does anyway.
-        if child.is::<CoalescePartitionsExec>() && child.fetch().is_none() {
+        let read = if child.is::<CoalescePartitionsExec>() && child.fetch().is_none() {
             let inner = Arc::clone(single_child(&child)?);
-            return self.cut(inner, ReadMode::Broadcast);
-        }
-        self.cut(child, ReadMode::Broadcast)
+            self.cut(inner, ReadMode::Broadcast)?
+        } else {
+            self.cut(child, ReadMode::Broadcast)?
+        };
+        // The read concatenates every map output: an order of a
+        // single-partition input is restored above it.
+        restore_order(read, ordering.as_ref())
     }
 
     /// Re-plan a `CollectLeft` join as a partitioned join with a shuffle on each side.
@@ -383,22 +478,27 @@ fn emits_unmatched_left(t: &JoinType) -> bool {
 fn single_child(plan: &Arc<dyn ExecutionPlan>) -> Result<&Arc<dyn ExecutionPlan>> {
     match plan.children().as_slice() {
         [c] => Ok(c),
-        other => Err(DataFusionError::Internal(format!(
+        other => Err(PlannerError::Internal(format!(
             "{} has {} children, expected one",
             plan.name(),
             other.len()
-        ))),
+        ))
+        .into()),
     }
 }
 
-fn replace(
-    plan: Arc<dyn ExecutionPlan>,
-    children: Vec<Arc<dyn ExecutionPlan>>,
+/// `read`, or a sort of each of its partitions when the node it replaced
+/// reported an `ordering` the read does not keep.
+fn restore_order(
+    read: Arc<dyn ExecutionPlan>,
+    ordering: Option<&LexOrdering>,
 ) -> Result<Arc<dyn ExecutionPlan>> {
-    plan.replace_children(
-        children,
-        ReplaceChildrenOptions::new(ChildrenPropertiesMode::Recompute),
-    )
+    match ordering {
+        Some(o) if !read.equivalence_properties().ordering_satisfy(o.clone())? => Ok(Arc::new(
+            SortExec::new(o.clone(), read).with_preserve_partitioning(true),
+        )),
+        _ => Ok(read),
+    }
 }
 
 /// Decide how a stage (given its plan below the writer) divides into tasks.

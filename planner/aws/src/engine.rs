@@ -7,26 +7,19 @@
 
 use std::sync::Arc;
 
-use datafusion::error::{DataFusionError, Result};
+use datafusion::error::Result;
 use datafusion::execution::object_store::ObjectStoreUrl;
-use datafusion::execution::runtime_env::{RuntimeEnv, RuntimeEnvBuilder};
 use squall_core::config::SquallConfig;
-use squall_planner::coordinator::Backend;
+use squall_planner::backend::Backend;
 use squall_planner::engine::session_config;
 use squall_planner::{Engine, EngineOptions};
 
 use crate::env::AwsEnv;
+use crate::error::AwsError;
 use crate::lambda::LambdaInvoker;
-use crate::s3::{S3Registry, split_s3_url};
+use crate::s3::{aws_runtime, split_s3_url};
 use crate::sqs::SqsQueue;
 use crate::state::StateStore;
-
-/// A runtime whose object-store registry resolves any `s3://bucket`.
-pub fn aws_runtime(env: &AwsEnv) -> Result<Arc<RuntimeEnv>> {
-    RuntimeEnvBuilder::new()
-        .with_object_store_registry(Arc::new(S3Registry::new(env.clone())))
-        .build_arc()
-}
 
 /// An engine on the aws backend, configured by `squall.*` settings
 /// (environment first, then `options.settings`).
@@ -34,9 +27,13 @@ pub async fn aws_engine(options: EngineOptions) -> Result<Engine> {
     let env = AwsEnv::load().await;
     let squall = SquallConfig::from_session(&session_config(&options.settings)?);
     if squall.exchange_location.is_empty() {
-        return Err(DataFusionError::Configuration(
-            "the aws backend needs squall.exchange_location (SQUALL_EXCHANGE_LOCATION), e.g. s3://bucket/exchange".into(),
-        ));
+        return Err(AwsError::MissingSetting {
+            setting: "squall.exchange_location",
+            variable: "SQUALL_EXCHANGE_LOCATION",
+            why: "the aws backend writes exchange objects there",
+            example: "s3://bucket/exchange",
+        }
+        .into());
     }
     let runtime = aws_runtime(&env)?;
     let (exchange_url, exchange_prefix) = split_s3_url(&squall.exchange_location)?;
@@ -55,7 +52,10 @@ pub async fn aws_engine(options: EngineOptions) -> Result<Engine> {
         &squall.worker_function,
         squall.inline_payload_bytes,
         payloads,
-    );
+    )
+    .with_answer_wait(std::time::Duration::from_millis(
+        squall.task.invoke_answer_ms,
+    ));
     // With a state location, tasks still running when their query ends stop.
     if !squall.state_location.is_empty() {
         invoker = invoker.with_stop_markers(StateStore::at(&env, &squall.state_location)?);

@@ -20,17 +20,19 @@ use object_store::ObjectStoreExt;
 use object_store::path::Path;
 use serde::{Deserialize, Serialize};
 use squall_core::config::SquallConfig;
-use squall_core::task::TaskOutcome;
+use squall_core::task::{FailureKind, TaskOutcome};
 use squall_core::worker::{WorkerEnv, handle_task};
 use squall_planner::paging::{PageLimits, paginate};
 use squall_planner::{CancellationToken, EngineOptions, QueryProgress, RunOptions};
 use tokio::sync::Notify;
 
-use crate::engine::{aws_engine, aws_runtime};
+use crate::engine::aws_engine;
 use crate::env::AwsEnv;
+use crate::error::AwsError;
 use crate::lambda::PayloadPointer;
+use crate::s3::aws_runtime;
 use crate::sqs::SqsQueue;
-use crate::state::{ErrorKind, QueryRecord, RecordedError, RecordedProgress, StateStore};
+use crate::state::{ErrorKind, ProgressRecord, QueryFailure, QueryRecord, StateStore};
 
 /// The worker function's state across invocations of one Lambda environment.
 pub struct WorkerFunction {
@@ -61,7 +63,7 @@ impl WorkerFunction {
         let report = handle_task(&payload, &self.env).await;
         let (status, error) = match &report.outcome {
             TaskOutcome::Succeeded { .. } => ("succeeded", None),
-            TaskOutcome::Failed { error } if error.kind == "stopped" => {
+            TaskOutcome::Failed { error } if error.kind == FailureKind::Stopped => {
                 ("stopped", Some(error.message.clone()))
             }
             TaskOutcome::Failed { error } => ("failed", Some(error.message.clone())),
@@ -83,21 +85,18 @@ impl WorkerFunction {
                 .env
                 .runtime
                 .object_store(ObjectStoreUrl::parse(&url)?)?;
+            let unreadable = |source| AwsError::Object {
+                what: "task payload",
+                location: pointer.payload_location.clone(),
+                source,
+            };
             let bytes = store
                 .get(&Path::from(key.as_str()))
                 .await
-                .map_err(|e| {
-                    DataFusionError::External(
-                        format!("task payload {}: {e}", pointer.payload_location).into(),
-                    )
-                })?
+                .map_err(unreadable)?
                 .bytes()
                 .await
-                .map_err(|e| {
-                    DataFusionError::External(
-                        format!("task payload {}: {e}", pointer.payload_location).into(),
-                    )
-                })?;
+                .map_err(unreadable)?;
             return Ok(bytes);
         }
         serde_json::to_vec(&event)
@@ -183,7 +182,7 @@ pub async fn run_recorded(store: &StateStore, request: CoordinatorRequest) -> Re
         return Ok(record);
     }
     if store.cancel_requested(&id).await? {
-        record.fail(RecordedError::canceled());
+        record.fail(QueryFailure::canceled());
         store.write_record(&record).await?;
         return Ok(record);
     }
@@ -228,11 +227,11 @@ pub async fn run_recorded(store: &StateStore, request: CoordinatorRequest) -> Re
     if let Err(e) = watcher.await {
         tracing::warn!(%e, query_id = %id, "progress watcher failed");
     }
-    record.progress = RecordedProgress::of(&progress);
+    record.progress = ProgressRecord::of(&progress);
     let canceled = cancel.is_cancelled() || store.cancel_requested(&id).await.unwrap_or(false);
     match outcome {
-        Ok(_) if canceled => record.fail(RecordedError::canceled()),
-        Err(_) if canceled => record.fail(RecordedError::canceled()),
+        Ok(_) if canceled => record.fail(QueryFailure::canceled()),
+        Err(_) if canceled => record.fail(QueryFailure::canceled()),
         Ok(result) => {
             let limits = PageLimits {
                 rows: request.page_rows.unwrap_or(PageLimits::default().rows),
@@ -248,7 +247,7 @@ pub async fn run_recorded(store: &StateStore, request: CoordinatorRequest) -> Re
                     record.profile = result.profile;
                     record.finish(index);
                 }
-                Err(e) => record.fail(RecordedError::new(
+                Err(e) => record.fail(QueryFailure::new(
                     ErrorKind::Internal,
                     format!("storing the result of query {id}: {e}"),
                 )),
@@ -258,7 +257,7 @@ pub async fn run_recorded(store: &StateStore, request: CoordinatorRequest) -> Re
             // The message can quote the SQL's literals: only at debug level.
             tracing::info!(query_id = %id, "query failed");
             tracing::debug!(query_id = %id, error = %e, "query failed");
-            record.fail(RecordedError::from_datafusion(&e));
+            record.fail(QueryFailure::from_datafusion(&e));
         }
     }
     store.write_record(&record).await?;
@@ -291,7 +290,7 @@ async fn watch(
                 Err(e) => tracing::warn!(%e, query_id = %id, "looking for a cancel request failed"),
             }
         }
-        let now = RecordedProgress::of(&progress);
+        let now = ProgressRecord::of(&progress);
         if now != record.progress && !cancel.is_cancelled() {
             record.progress = now;
             if let Err(e) = store.write_record(&record).await {

@@ -1,11 +1,17 @@
 //! Task invocation through Lambda: one asynchronous (`Event`) invocation per
-//! task, sent from a detached tokio task so launching a stage never waits on
-//! the Invoke API (`cargo lambda watch` answers `Event` invocations only when
-//! the function returns). A throttled invocation (429 TooManyRequests) is
-//! sent again after an exponential backoff with jitter, up to 6 times; an
-//! invocation that still fails (throttled, function missing) becomes a
-//! failure report on the task's completion queue, so the coordinator retries
-//! it like any failed attempt. A payload over `squall.inline_payload_bytes` (Lambda's async limit
+//! task. [`Invoker::invoke`] waits up to `squall.task.invoke_answer_ms` for
+//! Lambda's answer: accepted is `Ok`; a throttle (429 TooManyRequests) is
+//! [`SquallError::Throttled`], which the coordinator's one throttle-retry
+//! layer (`squall_core::recovery::RetryingInvoker`, driven by
+//! `squall.task.invoke_retries`) waits out and sends again, without spending
+//! one of the task's attempts (so does a 5xx of the Invoke API or a dropped
+//! connection; the SDK itself does not retry); any other refusal (a missing
+//! function, a bad request) is [`SquallError::Invoke`] and fails the query.
+//! An answer that takes longer (`cargo lambda watch` answers `Event`
+//! invocations only when the function returns) counts as accepted: the
+//! request completes in the background, and if it fails after all the
+//! failure becomes a report on the task's completion queue, so the
+//! coordinator retries it like any failed attempt. A payload over `squall.inline_payload_bytes` (Lambda's async limit
 //! is 1 MB; the default keeps well below it) is stored in S3 under
 //! `squall.payload_location` and the invocation carries only its location.
 //!
@@ -29,18 +35,11 @@ use object_store::path::Path;
 use object_store::{ObjectStore, ObjectStoreExt, PutPayload};
 use serde::{Deserialize, Serialize};
 use squall_core::error::{Result, SquallError};
-use squall_core::recovery::Backoff;
 use squall_core::seams::{CompletionQueue, Invoker};
-use squall_core::task::{
-    ObjectLocation, PROTOCOL_VERSION, TaskFailure, TaskIdentity, TaskMetrics, TaskOutcome,
-    TaskReport,
-};
+use squall_core::task::{FailureKind, ObjectLocation, TaskIdentity, TaskReport};
 
 use crate::env::AwsEnv;
 use crate::state::StateStore;
-
-/// Retries of an invocation Lambda throttled (429 TooManyRequests).
-const THROTTLE_RETRIES: u32 = 6;
 
 /// What a worker invocation carries when the task itself is in S3.
 #[derive(Debug, Serialize, Deserialize)]
@@ -59,6 +58,8 @@ pub struct LambdaInvoker {
     payloads: Option<(Arc<dyn ObjectStore>, String, String)>,
     /// Where stop markers go; without one, running tasks cannot be stopped.
     state: Option<StateStore>,
+    /// How long an invocation waits for Lambda's answer.
+    answer_wait: Duration,
 }
 
 impl LambdaInvoker {
@@ -69,14 +70,27 @@ impl LambdaInvoker {
         inline_limit: usize,
         payloads: Option<(Arc<dyn ObjectStore>, String, String)>,
     ) -> Self {
+        // The SDK does not retry invocations itself: a throttle goes up to
+        // the coordinator's one retry layer, which counts and bounds it.
+        let config = aws_sdk_lambda::config::Builder::from(&env.sdk)
+            .retry_config(aws_sdk_lambda::config::retry::RetryConfig::disabled())
+            .build();
         Self {
-            client: aws_sdk_lambda::Client::new(&env.sdk),
+            client: aws_sdk_lambda::Client::from_conf(config),
             queue,
             function: function.to_string(),
             inline_limit,
             payloads,
             state: None,
+            answer_wait: Duration::from_millis(250),
         }
+    }
+
+    /// Wait up to `wait` for Lambda's answer to each invocation
+    /// (`squall.task.invoke_answer_ms`).
+    pub fn with_answer_wait(mut self, wait: Duration) -> Self {
+        self.answer_wait = wait;
+        self
     }
 
     /// Stop the tasks of ended queries through stop markers in `state`.
@@ -128,31 +142,47 @@ impl Invoker for LambdaInvoker {
             .function_name(&self.function)
             .invocation_type(InvocationType::Event)
             .payload(Blob::new(body.to_vec()));
-        let queue = Arc::clone(&self.queue);
-        let function = self.function.clone();
-        tokio::spawn(async move {
-            // Lambda answers a burst beyond the account's concurrency with
-            // 429 TooManyRequests: wait and ask again (bounded) rather than
-            // spend one of the task's attempts on it.
-            let backoff = Backoff::new(Duration::from_millis(100), Duration::from_secs(5));
-            let mut result = request.clone().send().await;
-            for retry in 0..THROTTLE_RETRIES {
-                match &result {
-                    Err(e) if crate::error_chain(e).contains("TooManyRequests") => {
-                        tracing::info!(query_id = %id.query_id, stage = id.stage, task = id.task, retry, "invocation throttled; retrying");
-                        tokio::time::sleep(backoff.delay(retry)).await;
-                        result = request.clone().send().await;
-                    }
-                    _ => break,
+        // Sent from a task of its own, so a slow answer does not hold the
+        // launch and the request still completes after the wait.
+        let mut sent = tokio::spawn(request.send());
+        let refused = |message: String, throttled: bool| {
+            let message = format!("invoking Lambda {}: {message}", self.function);
+            if throttled {
+                SquallError::Throttled {
+                    stage: id.stage,
+                    task: id.task,
+                    message,
+                }
+            } else {
+                SquallError::Invoke {
+                    stage: id.stage,
+                    task: id.task,
+                    message,
                 }
             }
-            if let Err(e) = result {
-                let message = format!("invoking Lambda {function}: {}", crate::error_chain(&e));
-                tracing::warn!(query_id = %id.query_id, stage = id.stage, task = id.task, %message, "invocation failed");
-                report_failure(&*queue, &id, message).await;
+        };
+        match tokio::time::timeout(self.answer_wait, &mut sent).await {
+            Ok(Ok(Ok(_))) => Ok(()),
+            Ok(Ok(Err(e))) => Err(refused(crate::error_chain(&e), is_throttle(&e))),
+            Ok(Err(join)) => Err(refused(join.to_string(), false)),
+            Err(_) => {
+                // Still in flight: it counts as accepted; a late refusal is
+                // reported on the task's queue.
+                let queue = Arc::clone(&self.queue);
+                let function = self.function.clone();
+                tokio::spawn(async move {
+                    let message = match sent.await {
+                        Ok(Ok(_)) => return,
+                        Ok(Err(e)) => crate::error_chain(&e),
+                        Err(join) => join.to_string(),
+                    };
+                    let message = format!("invoking Lambda {function}: {message}");
+                    tracing::warn!(query_id = %id.query_id, stage = id.stage, task = id.task, %message, "invocation failed");
+                    report_failure(&*queue, &id, message).await;
+                });
+                Ok(())
             }
-        });
-        Ok(())
+        }
     }
 
     async fn cancel(&self, query_id: &str) -> Result<()> {
@@ -250,23 +280,35 @@ impl FunctionStarter {
     }
 }
 
+/// Whether an invocation was refused for now rather than for good: Lambda's
+/// 429 TooManyRequests as the SDK surfaces it (the modelled exception, or
+/// the bare status), a 5xx of the Invoke API, or a request that never got
+/// an answer (a dropped connection, a timeout). Waiting and sending again
+/// can succeed; a missing function or a bad request cannot.
+pub fn is_throttle(
+    e: &aws_sdk_lambda::error::SdkError<
+        aws_sdk_lambda::operation::invoke::InvokeError,
+        aws_sdk_lambda::config::http::HttpResponse,
+    >,
+) -> bool {
+    use aws_sdk_lambda::error::SdkError;
+    if e.as_service_error()
+        .is_some_and(|s| s.is_too_many_requests_exception())
+    {
+        return true;
+    }
+    match e {
+        SdkError::DispatchFailure(_) | SdkError::TimeoutError(_) => true,
+        _ => e
+            .raw_response()
+            .map(|r| r.status().as_u16())
+            .is_some_and(|status| status == 429 || status >= 500),
+    }
+}
+
 /// Tell the coordinator an attempt never started.
 async fn report_failure(queue: &dyn CompletionQueue, id: &TaskIdentity, message: String) {
-    let report = TaskReport {
-        protocol: PROTOCOL_VERSION,
-        query_id: id.query_id.clone(),
-        stage: id.stage,
-        task: id.task,
-        attempt: id.attempt,
-        outcome: TaskOutcome::Failed {
-            error: TaskFailure {
-                kind: "invoke".into(),
-                message,
-                retryable: true,
-            },
-        },
-        metrics: TaskMetrics::default(),
-    };
+    let report = TaskReport::failed(id, FailureKind::Invoke, message, true);
     match report.encode() {
         Ok(body) => {
             if let Err(e) = queue.send(&id.reply_to, body).await {

@@ -17,6 +17,7 @@
 //! # Layout
 //!
 //! - [`env`]: loading the AWS configuration once per process.
+//! - [`error`]: [`AwsError`], the crate's one error type.
 //! - [`s3`]: S3 object stores and a registry that creates them per bucket.
 //! - [`sqs`], [`lambda`]: the queue and invoker seams.
 //! - [`engine`]: an [`squall_planner::Engine`] over these seams.
@@ -26,6 +27,7 @@
 
 pub mod engine;
 pub mod env;
+pub mod error;
 pub mod functions;
 pub mod lambda;
 pub mod s3;
@@ -34,5 +36,6 @@ pub mod state;
 
 pub use engine::aws_engine;
 pub use env::AwsEnv;
+pub use error::AwsError;
 
 pub use squall_core::error::error_chain;

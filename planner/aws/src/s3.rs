@@ -7,13 +7,14 @@ use std::collections::HashMap;
 use std::sync::{Arc, RwLock};
 
 use async_trait::async_trait;
-use datafusion::error::{DataFusionError, Result};
+use datafusion::error::Result;
 use datafusion::execution::object_store::{DefaultObjectStoreRegistry, ObjectStoreRegistry};
 use object_store::aws::{AmazonS3Builder, AwsCredential};
 use object_store::{CredentialProvider, ObjectStore};
 use url::Url;
 
 use crate::env::AwsEnv;
+use crate::error::AwsError;
 
 /// Credentials from the `aws-config` chain (cached and refreshed by it).
 #[derive(Debug)]
@@ -55,9 +56,10 @@ pub fn s3_store(env: &AwsEnv, bucket: &str) -> Result<Arc<dyn ObjectStore>> {
             .with_allow_http(endpoint.starts_with("http://"))
             .with_virtual_hosted_style_request(false);
     }
-    let store = builder
-        .build()
-        .map_err(|e| DataFusionError::External(format!("S3 bucket {bucket}: {e}").into()))?;
+    let store = builder.build().map_err(|source| AwsError::Bucket {
+        bucket: bucket.to_string(),
+        source,
+    })?;
     Ok(Arc::new(store))
 }
 
@@ -99,7 +101,10 @@ impl ObjectStoreRegistry for S3Registry {
         }
         let bucket = url
             .host_str()
-            .ok_or_else(|| DataFusionError::Plan(format!("{url}: no bucket")))?
+            .ok_or_else(|| AwsError::BadLocation {
+                location: url.to_string(),
+                problem: "names no bucket",
+            })?
             .to_string();
         if let Some(store) = self
             .stores
@@ -123,17 +128,26 @@ impl ObjectStoreRegistry for S3Registry {
 
 /// Split `s3://bucket/prefix` into (`s3://bucket`, `prefix`).
 pub fn split_s3_url(location: &str) -> Result<(String, String)> {
-    let rest = location.strip_prefix("s3://").ok_or_else(|| {
-        DataFusionError::Configuration(format!("{location:?} is not an s3:// location"))
-    })?;
+    let bad = |problem| AwsError::BadLocation {
+        location: location.to_string(),
+        problem,
+    };
+    let rest = location
+        .strip_prefix("s3://")
+        .ok_or_else(|| bad("is not an s3:// location"))?;
     let (bucket, prefix) = rest.split_once('/').unwrap_or((rest, ""));
     if bucket.is_empty() {
-        return Err(DataFusionError::Configuration(format!(
-            "{location:?} names no bucket"
-        )));
+        return Err(bad("names no bucket").into());
     }
     Ok((
         format!("s3://{bucket}"),
         prefix.trim_matches('/').to_string(),
     ))
+}
+
+/// A runtime whose object-store registry resolves any `s3://bucket`.
+pub fn aws_runtime(env: &AwsEnv) -> Result<Arc<datafusion::execution::runtime_env::RuntimeEnv>> {
+    datafusion::execution::runtime_env::RuntimeEnvBuilder::new()
+        .with_object_store_registry(Arc::new(S3Registry::new(env.clone())))
+        .build_arc()
 }

@@ -42,137 +42,18 @@ use base64::engine::general_purpose::STANDARD;
 use bytes::Bytes;
 use datafusion::error::{DataFusionError, Result};
 use datafusion::execution::object_store::ObjectStoreUrl;
-use datafusion::sql::sqlparser::parser::ParserError;
 use object_store::path::Path;
 use object_store::{ObjectStore, ObjectStoreExt, PutPayload};
 use serde::{Deserialize, Serialize};
 use squall_core::config::SquallConfig;
 use squall_core::task::ObjectLocation;
-use squall_planner::QueryProgress;
 use squall_planner::profile::QueryProfile;
+pub use squall_planner::query_record::{ErrorKind, ProgressRecord, QueryFailure, QueryState};
 
-use crate::engine::aws_runtime;
 use crate::env::AwsEnv;
+use crate::error::AwsError;
+use crate::s3::aws_runtime;
 use crate::s3::split_s3_url;
-
-/// Where a query is in its life.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "UPPERCASE")]
-pub enum QueryPhase {
-    Queued,
-    Running,
-    Finished,
-    Failed,
-    Canceled,
-}
-
-impl QueryPhase {
-    /// FINISHED, FAILED or CANCELED: the record will not change again.
-    pub fn is_done(self) -> bool {
-        matches!(self, Self::Finished | Self::Failed | Self::Canceled)
-    }
-}
-
-/// What kind of error ended a query: enough for the API to give it Trino's
-/// error name, code and type without the original `DataFusionError`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum ErrorKind {
-    /// The SQL does not parse.
-    Syntax,
-    /// Planning failed: an unknown table or column, a type error.
-    Plan,
-    /// A bad setting.
-    Configuration,
-    NotImplemented,
-    ResourcesExhausted,
-    /// The client cancelled the query.
-    Canceled,
-    /// Execution failed (a task ran out of attempts, a runtime error).
-    Execution,
-    /// The service itself failed (the coordinator could not be started or recorded).
-    Internal,
-}
-
-/// Why a query failed, as recorded.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct RecordedError {
-    pub kind: ErrorKind,
-    pub message: String,
-}
-
-impl RecordedError {
-    pub fn new(kind: ErrorKind, message: impl Into<String>) -> Self {
-        Self {
-            kind,
-            message: message.into(),
-        }
-    }
-
-    pub fn canceled() -> Self {
-        Self::new(ErrorKind::Canceled, "Query was canceled")
-    }
-
-    /// The kind and message of an engine error, looking through wrappers
-    /// that add no meaning of their own (context, diagnostics, sharing).
-    pub fn from_datafusion(error: &DataFusionError) -> Self {
-        let mut root = error;
-        loop {
-            root = match root {
-                DataFusionError::Context(_, inner) | DataFusionError::Diagnostic(_, inner) => inner,
-                DataFusionError::Shared(inner) => inner,
-                DataFusionError::Collection(all) => match all.first() {
-                    Some(first) => first,
-                    None => break,
-                },
-                _ => break,
-            };
-        }
-        match root {
-            DataFusionError::SQL(parser, _) => {
-                let text = match parser.as_ref() {
-                    ParserError::TokenizerError(s) | ParserError::ParserError(s) => s.clone(),
-                    ParserError::RecursionLimitExceeded => "recursion limit exceeded".to_string(),
-                };
-                Self::new(ErrorKind::Syntax, text)
-            }
-            DataFusionError::Configuration(m) => Self::new(ErrorKind::Configuration, m.clone()),
-            DataFusionError::NotImplemented(m) => Self::new(ErrorKind::NotImplemented, m.clone()),
-            DataFusionError::ResourcesExhausted(m) => {
-                Self::new(ErrorKind::ResourcesExhausted, m.clone())
-            }
-            DataFusionError::Plan(m) => Self::new(ErrorKind::Plan, m.clone()),
-            DataFusionError::SchemaError(..) => {
-                Self::new(ErrorKind::Plan, root.message().into_owned())
-            }
-            _ => Self::new(ErrorKind::Execution, root.message().into_owned()),
-        }
-    }
-}
-
-/// Task and stage counts, as the coordinator last recorded them.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(default)]
-pub struct RecordedProgress {
-    pub total_tasks: u64,
-    pub launched_tasks: u64,
-    pub completed_tasks: u64,
-    pub total_stages: u64,
-    pub completed_stages: u64,
-}
-
-impl RecordedProgress {
-    pub fn of(p: &QueryProgress) -> Self {
-        use std::sync::atomic::Ordering::Relaxed;
-        Self {
-            total_tasks: p.total_tasks.load(Relaxed) as u64,
-            launched_tasks: p.launched_tasks.load(Relaxed) as u64,
-            completed_tasks: p.completed_tasks.load(Relaxed) as u64,
-            total_stages: p.total_stages.load(Relaxed) as u64,
-            completed_stages: p.completed_stages.load(Relaxed) as u64,
-        }
-    }
-}
 
 /// Byte range and row count of one page in `result.arrow`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -193,9 +74,12 @@ pub struct ResultIndex {
 
 impl ResultIndex {
     pub fn decode_schema(&self) -> Result<SchemaRef> {
-        let bytes = STANDARD.decode(&self.schema).map_err(|e| {
-            DataFusionError::External(format!("result schema is not base64: {e}").into())
-        })?;
+        let bytes = STANDARD
+            .decode(&self.schema)
+            .map_err(|e| AwsError::Corrupt {
+                what: "result schema",
+                message: format!("not base64: {e}"),
+            })?;
         Ok(StreamReader::try_new(Cursor::new(bytes), None)?.schema())
     }
 }
@@ -207,7 +91,7 @@ pub struct QueryRecord {
     /// The unguessable part of the query's URIs.
     pub slug: String,
     pub sql: String,
-    pub state: QueryPhase,
+    pub state: QueryState,
     /// Milliseconds since the Unix epoch.
     pub submitted_ms: u64,
     #[serde(default)]
@@ -215,9 +99,9 @@ pub struct QueryRecord {
     #[serde(default)]
     pub ended_ms: Option<u64>,
     #[serde(default)]
-    pub error: Option<RecordedError>,
+    pub error: Option<QueryFailure>,
     #[serde(default)]
-    pub progress: RecordedProgress,
+    pub progress: ProgressRecord,
     #[serde(default)]
     pub rows: u64,
     #[serde(default)]
@@ -242,12 +126,12 @@ impl QueryRecord {
             query_id: query_id.to_string(),
             slug: slug.to_string(),
             sql: sql.to_string(),
-            state: QueryPhase::Queued,
+            state: QueryState::Queued,
             submitted_ms: now_ms(),
             started_ms: None,
             ended_ms: None,
             error: None,
-            progress: RecordedProgress::default(),
+            progress: ProgressRecord::default(),
             rows: 0,
             profile: None,
             result: None,
@@ -258,16 +142,16 @@ impl QueryRecord {
     }
 
     pub fn start(&mut self) {
-        self.state = QueryPhase::Running;
+        self.state = QueryState::Running;
         self.started_ms = Some(now_ms());
     }
 
     /// Ends the query FAILED or CANCELED (by the error's kind).
-    pub fn fail(&mut self, error: RecordedError) {
+    pub fn fail(&mut self, error: QueryFailure) {
         self.state = if error.kind == ErrorKind::Canceled {
-            QueryPhase::Canceled
+            QueryState::Canceled
         } else {
-            QueryPhase::Failed
+            QueryState::Failed
         };
         self.error = Some(error);
         self.ended_ms = Some(now_ms());
@@ -275,7 +159,7 @@ impl QueryRecord {
 
     /// Ends the query FINISHED with its stored result.
     pub fn finish(&mut self, result: ResultIndex) {
-        self.state = QueryPhase::Finished;
+        self.state = QueryState::Finished;
         self.rows = result.pages.iter().map(|p| p.rows).sum();
         self.result = Some(result);
         self.ended_ms = Some(now_ms());
@@ -299,8 +183,13 @@ pub struct StateStore {
     prefix: String,
 }
 
-fn store_err(what: &str, key: &Path, e: impl std::fmt::Display) -> DataFusionError {
-    DataFusionError::External(format!("{what} {key}: {e}").into())
+fn store_err(what: &'static str, key: &Path, source: object_store::Error) -> DataFusionError {
+    AwsError::Object {
+        what,
+        location: key.to_string(),
+        source,
+    }
+    .into()
 }
 
 impl StateStore {
@@ -313,9 +202,13 @@ impl StateStore {
     /// The state store at `location` (`s3://bucket/prefix`).
     pub fn at(env: &AwsEnv, location: &str) -> Result<Self> {
         if location.is_empty() {
-            return Err(DataFusionError::Configuration(
-                "squall.state_location (SQUALL_STATE_LOCATION) is not set: the aws backend keeps query state there, e.g. s3://bucket/state".into(),
-            ));
+            return Err(AwsError::MissingSetting {
+                setting: "squall.state_location",
+                variable: "SQUALL_STATE_LOCATION",
+                why: "the aws backend keeps query state there",
+                example: "s3://bucket/state",
+            }
+            .into());
         }
         let runtime = aws_runtime(env)?;
         let (url, prefix) = split_s3_url(location)?;
@@ -338,7 +231,10 @@ impl StateStore {
 
     pub async fn write_record(&self, record: &QueryRecord) -> Result<()> {
         let key = self.key(&record.query_id, "status.json");
-        let body = serde_json::to_vec(record).map_err(|e| store_err("encoding", &key, e))?;
+        let body = serde_json::to_vec(record).map_err(|e| AwsError::Corrupt {
+            what: "encoding a query record",
+            message: format!("{key}: {e}"),
+        })?;
         self.store
             .put(&key, PutPayload::from(body))
             .await
@@ -354,7 +250,10 @@ impl StateStore {
             Err(object_store::Error::NotFound { .. }) => return Ok(None),
             Err(e) => return Err(store_err("reading", &key, e)),
         };
-        let record = serde_json::from_slice(&bytes).map_err(|e| store_err("decoding", &key, e))?;
+        let record = serde_json::from_slice(&bytes).map_err(|e| AwsError::Corrupt {
+            what: "decoding a query record",
+            message: format!("{key}: {e}"),
+        })?;
         Ok(Some(record))
     }
 
@@ -496,7 +395,7 @@ mod tests {
         state.write_record(&record).await.unwrap();
         assert_eq!(
             state.read_record("q1").await.unwrap().unwrap().state,
-            QueryPhase::Queued
+            QueryState::Queued
         );
 
         let schema = Arc::new(Schema::new(vec![
@@ -517,7 +416,7 @@ mod tests {
         assert_eq!(record.rows, 1003);
         state.write_record(&record).await.unwrap();
         let back = state.read_record("q1").await.unwrap().unwrap();
-        assert_eq!(back.state, QueryPhase::Finished);
+        assert_eq!(back.state, QueryState::Finished);
         assert_eq!(back.result, record.result);
 
         let empty = state.write_result("q2", &schema, &[]).await.unwrap();
@@ -537,24 +436,9 @@ mod tests {
     }
 
     #[test]
-    fn errors_keep_their_kind() {
-        let e = DataFusionError::Plan("table 'x' not found".into()).context("planning");
-        assert_eq!(
-            RecordedError::from_datafusion(&e),
-            RecordedError::new(ErrorKind::Plan, "table 'x' not found")
-        );
-        let e = DataFusionError::SQL(
-            Box::new(ParserError::ParserError("bad at Line: 1, Column: 2".into())),
-            None,
-        );
-        assert_eq!(RecordedError::from_datafusion(&e).kind, ErrorKind::Syntax);
-        let e = DataFusionError::Execution("stage s1, task 0 failed".into());
-        assert_eq!(
-            RecordedError::from_datafusion(&e).message,
-            "stage s1, task 0 failed"
-        );
+    fn a_cancel_ends_a_record_canceled() {
         let mut record = QueryRecord::queued("q", "s", "x");
-        record.fail(RecordedError::canceled());
-        assert_eq!(record.state, QueryPhase::Canceled);
+        record.fail(QueryFailure::canceled());
+        assert_eq!(record.state, QueryState::Canceled);
     }
 }

@@ -4,14 +4,19 @@
 //! extension nodes with small protobuf messages of their own.
 //!
 //! A stage plan is encoded once per stage by the coordinator and decoded by
-//! every task of that stage in its worker.
+//! every task of that stage in its worker. A read's message carries the
+//! properties it reports ([`BoundaryProperties`]: orderings, equivalence
+//! classes, constants, constraints), so the plan a worker rebuilds above it
+//! is the plan the coordinator made; the planner checks that it is
+//! (`squall_planner::plan_check`).
 
 use std::sync::Arc;
 
 use arrow::datatypes::Schema;
+use datafusion::common::{Constraint, Constraints, ScalarValue};
 use datafusion::error::{DataFusionError, Result};
 use datafusion::execution::TaskContext;
-use datafusion::physical_expr::LexOrdering;
+use datafusion::physical_expr::{AcrossPartitions, ConstExpr, LexOrdering};
 use datafusion::physical_plan::ExecutionPlan;
 use datafusion_proto::bytes::{
     physical_plan_from_bytes_with_extension_codec, physical_plan_to_bytes_with_extension_codec,
@@ -28,7 +33,8 @@ use datafusion_proto::physical_plan::{
 use datafusion_proto::protobuf;
 use prost::Message;
 
-use crate::exec::{KeyFilterExec, ReadMode, ShuffleReadExec, ShuffleWriteExec};
+use crate::exec::{BoundaryProperties, ReadMode, ShuffleReadExec, ShuffleWriteExec};
+use crate::key_filter::KeyFilterExec;
 use crate::task::{InputBinding, ObjectLocation};
 
 /// Extension codec for squall's execution nodes.
@@ -84,11 +90,54 @@ struct ShuffleReadNode {
     schema: Option<datafusion_proto::protobuf::Schema>,
     #[prost(message, optional, tag = "4")]
     planned: Option<protobuf::Partitioning>,
-    #[prost(message, repeated, tag = "5")]
-    ordering: Vec<protobuf::PhysicalSortExprNode>,
+    // Tag 5 held a single ordering before reads carried all of their
+    // properties (tags 7-10).
     /// JSON of an [`InputBinding`], when the node was encoded already bound.
     #[prost(string, optional, tag = "6")]
     binding: Option<String>,
+    /// The read's [`BoundaryProperties`].
+    #[prost(message, repeated, tag = "7")]
+    orderings: Vec<OrderingNode>,
+    #[prost(message, repeated, tag = "8")]
+    classes: Vec<ClassNode>,
+    #[prost(message, repeated, tag = "9")]
+    constants: Vec<ConstantNode>,
+    #[prost(message, repeated, tag = "10")]
+    constraints: Vec<ConstraintNode>,
+}
+
+#[derive(Clone, PartialEq, Message)]
+struct OrderingNode {
+    #[prost(message, repeated, tag = "1")]
+    exprs: Vec<protobuf::PhysicalSortExprNode>,
+}
+
+/// Expressions known to be equal.
+#[derive(Clone, PartialEq, Message)]
+struct ClassNode {
+    #[prost(message, repeated, tag = "1")]
+    exprs: Vec<protobuf::PhysicalExprNode>,
+}
+
+#[derive(Clone, PartialEq, Message)]
+struct ConstantNode {
+    #[prost(message, optional, tag = "1")]
+    expr: Option<protobuf::PhysicalExprNode>,
+    /// The same value in every partition (DataFusion's `AcrossPartitions::Uniform`).
+    #[prost(bool, tag = "2")]
+    uniform: bool,
+    /// That value, when known.
+    #[prost(message, optional, tag = "3")]
+    value: Option<protobuf::ScalarValue>,
+}
+
+#[derive(Clone, PartialEq, Message)]
+struct ConstraintNode {
+    /// A primary key; otherwise a unique key.
+    #[prost(bool, tag = "1")]
+    primary_key: bool,
+    #[prost(uint64, repeated, tag = "2")]
+    columns: Vec<u64>,
 }
 
 impl PhysicalExtensionCodec for SquallCodec {
@@ -150,20 +199,11 @@ impl PhysicalExtensionCodec for SquallCodec {
                 .ok_or_else(|| {
                     DataFusionError::Internal("ShuffleReadExec without partitioning".into())
                 })?;
-                let ordering = if r.ordering.is_empty() {
-                    None
-                } else {
-                    LexOrdering::new(parse_physical_sort_exprs(
-                        &r.ordering,
-                        &decode_ctx,
-                        &schema,
-                        proto_converter,
-                    )?)
-                };
+                let carried = decode_boundary(&r, &decode_ctx, &schema, proto_converter)?;
                 let mode = ReadMode::parse(&r.mode).ok_or_else(|| {
                     DataFusionError::Internal(format!("unknown shuffle read mode {:?}", r.mode))
                 })?;
-                let exec = ShuffleReadExec::new(r.stage, mode, schema, planned, ordering);
+                let exec = ShuffleReadExec::try_new(r.stage, mode, schema, planned, carried)?;
                 Ok(match r.binding {
                     Some(json) => {
                         let binding: InputBinding = serde_json::from_str(&json)
@@ -220,7 +260,7 @@ impl PhysicalExtensionCodec for SquallCodec {
                 keys: serialize_physical_exprs(k.keys(), self, proto_converter)?,
             })
         } else if let Some(r) = node.downcast_ref::<ShuffleReadExec>() {
-            squall_node::Kind::Read(ShuffleReadNode {
+            let mut read = ShuffleReadNode {
                 stage: r.stage(),
                 mode: r.mode().as_str().to_string(),
                 schema: Some(r.schema().as_ref().try_into()?),
@@ -229,18 +269,15 @@ impl PhysicalExtensionCodec for SquallCodec {
                     self,
                     proto_converter,
                 )?),
-                ordering: match r.ordering() {
-                    Some(o) => {
-                        serialize_physical_sort_exprs(o.iter().cloned(), self, proto_converter)?
-                    }
-                    None => vec![],
-                },
                 binding: r
                     .binding()
                     .map(serde_json::to_string)
                     .transpose()
                     .map_err(|e| DataFusionError::Internal(format!("read binding: {e}")))?,
-            })
+                ..Default::default()
+            };
+            encode_boundary(r.carried(), &mut read, self, proto_converter)?;
+            squall_node::Kind::Read(read)
         } else {
             return Err(DataFusionError::Internal(format!(
                 "squall codec cannot encode {}",
@@ -251,6 +288,107 @@ impl PhysicalExtensionCodec for SquallCodec {
             .encode(buf)
             .map_err(|e| DataFusionError::Internal(format!("squall plan node: {e}")))
     }
+}
+
+/// Put a read's carried properties into its message.
+fn encode_boundary(
+    carried: &BoundaryProperties,
+    node: &mut ShuffleReadNode,
+    codec: &dyn PhysicalExtensionCodec,
+    converter: &dyn PhysicalProtoConverterExtension,
+) -> Result<()> {
+    for ordering in &carried.orderings {
+        node.orderings.push(OrderingNode {
+            exprs: serialize_physical_sort_exprs(ordering.iter().cloned(), codec, converter)?,
+        });
+    }
+    for class in &carried.classes {
+        node.classes.push(ClassNode {
+            exprs: serialize_physical_exprs(class, codec, converter)?,
+        });
+    }
+    for constant in &carried.constants {
+        let (uniform, value) = match &constant.across_partitions {
+            AcrossPartitions::Heterogeneous => (false, None),
+            AcrossPartitions::Uniform(value) => (
+                true,
+                value
+                    .as_ref()
+                    .map(protobuf::ScalarValue::try_from)
+                    .transpose()
+                    .map_err(|e| DataFusionError::Internal(format!("read constant: {e}")))?,
+            ),
+        };
+        node.constants.push(ConstantNode {
+            expr: Some(converter.physical_expr_to_proto(&constant.expr, codec)?),
+            uniform,
+            value,
+        });
+    }
+    for constraint in carried.constraints.iter() {
+        let (primary_key, columns) = match constraint {
+            Constraint::PrimaryKey(c) => (true, c),
+            Constraint::Unique(c) => (false, c),
+        };
+        node.constraints.push(ConstraintNode {
+            primary_key,
+            columns: columns.iter().map(|&c| c as u64).collect(),
+        });
+    }
+    Ok(())
+}
+
+/// A read's carried properties from its message.
+fn decode_boundary(
+    node: &ShuffleReadNode,
+    ctx: &PhysicalPlanDecodeContext<'_>,
+    schema: &Schema,
+    converter: &dyn PhysicalProtoConverterExtension,
+) -> Result<BoundaryProperties> {
+    let mut carried = BoundaryProperties::default();
+    for ordering in &node.orderings {
+        let exprs = parse_physical_sort_exprs(&ordering.exprs, ctx, schema, converter)?;
+        carried.orderings.extend(LexOrdering::new(exprs));
+    }
+    for class in &node.classes {
+        carried
+            .classes
+            .push(parse_physical_exprs(&class.exprs, ctx, schema, converter)?);
+    }
+    for constant in &node.constants {
+        let expr = constant.expr.as_ref().ok_or_else(|| {
+            DataFusionError::Internal("ShuffleReadExec constant without expression".into())
+        })?;
+        let across = if constant.uniform {
+            let value = constant
+                .value
+                .as_ref()
+                .map(ScalarValue::try_from)
+                .transpose()
+                .map_err(|e| DataFusionError::Internal(format!("read constant: {e}")))?;
+            AcrossPartitions::Uniform(value)
+        } else {
+            AcrossPartitions::Heterogeneous
+        };
+        carried.constants.push(ConstExpr::new(
+            converter.proto_to_physical_expr(expr, schema, ctx)?,
+            across,
+        ));
+    }
+    let constraints = node
+        .constraints
+        .iter()
+        .map(|c| {
+            let columns = c.columns.iter().map(|&i| i as usize).collect();
+            if c.primary_key {
+                Constraint::PrimaryKey(columns)
+            } else {
+                Constraint::Unique(columns)
+            }
+        })
+        .collect();
+    carried.constraints = Constraints::new_unverified(constraints);
+    Ok(carried)
 }
 
 /// Encode a stage plan.

@@ -64,6 +64,15 @@ config_namespace! {
         /// First backoff of a throttled invocation, in milliseconds (doubles
         /// per retry, up to 5 s, with jitter).
         pub invoke_backoff_ms: u64, default = 100
+        /// Milliseconds an invocation waits for the platform's answer
+        /// (accepted, throttled, refused); a later answer counts as accepted
+        /// and a late refusal fails the attempt (Lambda answers an event
+        /// invocation in tens of milliseconds; `cargo lambda watch` only when
+        /// the function returns).
+        pub invoke_answer_ms: u64, default = 250
+        /// Invocations in flight at once while a stage starts (each waits
+        /// for its answer, and a throttled one for its backoff).
+        pub launch_concurrency: usize, default = 64
         /// Memory one task may reserve (0 = no limit beyond the worker's).
         /// Operators that can spill do; others fail the query with a clear error.
         pub memory_limit_bytes: usize, default = 0

@@ -49,6 +49,16 @@ pub enum SquallError {
         message: String,
     },
 
+    /// The task's stage plan decoded but could not be made runnable (binding
+    /// its scans, reads and filters, or DataFusion rebuilding an operator):
+    /// another attempt would build the same plan.
+    #[error("stage {stage}, task {task}: its plan could not be built: {message}")]
+    TaskPlan {
+        stage: u32,
+        task: u32,
+        message: String,
+    },
+
     #[error(
         "stage {stage}, task {task}: stopped because its query was cancelled or has ended ({marker} exists)"
     )]

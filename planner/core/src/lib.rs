@@ -15,8 +15,9 @@
 //! - [`exec`]: the execution nodes at stage boundaries:
 //!   [`exec::ShuffleWriteExec`] (a stage's root) and [`exec::ShuffleReadExec`]
 //!   (a stage's leaf that reads an upstream stage's outputs).
-//! - [`bloom`]: join-key filters (exact sets and Bloom filters) a build side
-//!   publishes and a probe side applies.
+//! - [`key_filter`]: join-key filters (exact sets and Bloom filters, key
+//!   ranges) a build side publishes and a probe side applies, and
+//!   [`key_filter::KeyFilterExec`], the node that applies them.
 //! - [`codec`]: the plan codec (datafusion-proto plus the nodes above).
 //! - [`scan`]: binding a task's row-group assignment into the Parquet scans of its plan.
 //! - [`worker`]: running one task from its serialized bytes to its report.
@@ -27,15 +28,12 @@
 //! - [`activity`]: the tasks this worker process is running, per query.
 //! - [`fault`]: seeded fault injection shared by every backend (wrappers of the seams).
 //! - [`recovery`]: retries with backoff, hedged reads, throttle retries (wrappers of the seams).
-//! - [`key_ranges`]: the value ranges of published join keys, pushed into
-//!   probe scans as row-group pruning predicates.
 //! - [`error`]: the crate's error type.
 //!
 //! What this crate deliberately does not do: decide how a query is cut into
 //! stages or tasks (the planner crate), or talk to any cloud API.
 
 pub mod activity;
-pub mod bloom;
 pub mod codec;
 pub mod config;
 pub mod error;
@@ -43,7 +41,7 @@ pub mod exchange;
 pub mod exec;
 pub mod executor;
 pub mod fault;
-pub mod key_ranges;
+pub mod key_filter;
 pub mod memory;
 pub mod recovery;
 pub mod scan;

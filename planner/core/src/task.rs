@@ -57,7 +57,7 @@ pub struct TaskSpec {
 pub struct FilterBinding {
     pub source_stage: u32,
     pub data: FilterData,
-    /// The published keys' value ranges ([`crate::key_ranges::KeyRanges`]
+    /// The published keys' value ranges ([`crate::key_filter::KeyRanges`]
     /// encoded), which the task pushes into its scans to prune row groups.
     #[serde(
         default,
@@ -67,7 +67,7 @@ pub struct FilterBinding {
     pub ranges: Option<Bytes>,
 }
 
-/// Where a task finds a key filter's bytes (see [`crate::bloom::KeyFilter`]).
+/// Where a task finds a key filter's bytes (see [`crate::key_filter::KeyFilter`]).
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 #[serde(tag = "at", rename_all = "snake_case")]
 pub enum FilterData {
@@ -160,7 +160,7 @@ pub struct MapOutput {
     pub keys: Option<KeySection>,
 }
 
-/// A task's key section inside its map object (`crate::bloom` format).
+/// A task's key section inside its map object (`crate::key_filter` format).
 #[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
 pub struct KeySection {
     pub offset: u64,
@@ -181,11 +181,114 @@ pub struct PartitionRange {
 /// Why a task failed, structured so the coordinator can decide to retry.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct TaskFailure {
-    /// A short class: `bad_payload`, `protocol`, `execution`, `injected`, ...
-    pub kind: String,
+    pub kind: FailureKind,
     pub message: String,
     /// False when another attempt cannot succeed (bad payload, bad SQL).
     pub retryable: bool,
+}
+
+/// The class of a task's failure: the one list every side names failures by
+/// (the worker that reports them, the backends that report tasks that never
+/// ran, the coordinator that decides what to retry).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FailureKind {
+    /// The payload does not decode (never retried).
+    BadPayload,
+    /// The payload speaks another protocol version (never retried).
+    Protocol,
+    /// An operator failed while the task ran.
+    Execution,
+    /// A setting the task was sent is invalid (never retried).
+    Config,
+    /// The task needs more memory than its limit (never retried).
+    MemoryLimit,
+    /// The decoded plan cannot be made runnable (never retried: the same
+    /// plan fails again).
+    Plan,
+    /// A DataFusion internal error: a broken invariant (never retried).
+    Internal,
+    /// A fault injected by `squall.fault.*`.
+    Injected,
+    /// The query's stop marker stopped the task (its query has ended).
+    Stopped,
+    /// The task panicked; the worker caught it.
+    Panic,
+    /// The task never started: its invocation failed.
+    Invoke,
+}
+
+impl FailureKind {
+    pub const ALL: [FailureKind; 11] = [
+        Self::BadPayload,
+        Self::Protocol,
+        Self::Execution,
+        Self::Config,
+        Self::MemoryLimit,
+        Self::Plan,
+        Self::Internal,
+        Self::Injected,
+        Self::Stopped,
+        Self::Panic,
+        Self::Invoke,
+    ];
+
+    /// The name reports and logs use (`bad_payload`, `memory_limit`, ...).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::BadPayload => "bad_payload",
+            Self::Protocol => "protocol",
+            Self::Execution => "execution",
+            Self::Config => "config",
+            Self::MemoryLimit => "memory_limit",
+            Self::Plan => "plan",
+            Self::Internal => "internal",
+            Self::Injected => "injected",
+            Self::Stopped => "stopped",
+            Self::Panic => "panic",
+            Self::Invoke => "invoke",
+        }
+    }
+}
+
+impl std::fmt::Display for FailureKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl TaskReport {
+    /// The report of an attempt that failed: the one way every side builds one.
+    pub fn failed(
+        id: &TaskIdentity,
+        kind: FailureKind,
+        message: impl Into<String>,
+        retryable: bool,
+    ) -> Self {
+        Self {
+            protocol: PROTOCOL_VERSION,
+            query_id: id.query_id.clone(),
+            stage: id.stage,
+            task: id.task,
+            attempt: id.attempt,
+            outcome: TaskOutcome::Failed {
+                error: TaskFailure {
+                    kind,
+                    message: message.into(),
+                    retryable,
+                },
+            },
+            metrics: TaskMetrics::default(),
+        }
+    }
+
+    /// The failure kind, when the attempt failed.
+    pub fn failure_kind(&self) -> Option<FailureKind> {
+        match &self.outcome {
+            TaskOutcome::Failed { error } => Some(error.kind),
+            TaskOutcome::Succeeded { .. } => None,
+        }
+    }
 }
 
 /// What a task measured about itself.

@@ -10,7 +10,11 @@
 //!
 //! A worker never panics on bad input: a payload that does not decode, a
 //! wrong protocol version, a plan that does not bind — each becomes a failure
-//! report naming the stage and task (as far as they could be read).
+//! report naming the stage and task (as far as they could be read). Failures
+//! another attempt cannot fix are reported not retryable, so the query fails
+//! at once: a bad payload or setting, a plan that cannot be built (`plan`),
+//! an internal DataFusion error (`internal`: a broken invariant), a task over
+//! its memory limit (`memory_limit`).
 //!
 //! The task's operators run on the CPU executor ([`crate::executor`]); the
 //! stop-marker watch and the report stay on the caller's runtime.
@@ -40,20 +44,21 @@ use object_store::path::Path;
 use tracing::{Instrument, info_span};
 
 use crate::activity::RunningTask;
-use crate::bloom::KeyFilter;
 use crate::codec::decode_plan;
 use crate::config::SquallConfig;
 use crate::error::{Result, SquallError};
-use crate::exec::{BoundFilter, KeyFilterExec, ShuffleWriteExec, pace_joins};
+use crate::exec::{ShuffleWriteExec, pace_joins};
 use crate::executor::{join_error_text, spawn_cpu};
 use crate::fault;
-use crate::key_ranges::{KeyRanges, push_into_scan, range_predicate};
+use crate::key_filter::KeyFilter;
+use crate::key_filter::{BoundFilter, KeyFilterExec};
+use crate::key_filter::{KeyRanges, push_into_scan, range_predicate};
 use crate::memory::PeakTrackingPool;
 use crate::recovery::{LayeredRegistry, StoreStats};
 use crate::scan::bind_task;
 use crate::seams::CompletionQueue;
 use crate::task::{
-    FilterBinding, FilterData, ObjectLocation, PROTOCOL_VERSION, TaskFailure, TaskIdentity,
+    FailureKind, FilterBinding, FilterData, ObjectLocation, PROTOCOL_VERSION, TaskIdentity,
     TaskMetrics, TaskOutcome, TaskReport, TaskSpec,
 };
 
@@ -87,19 +92,10 @@ pub async fn handle_task(payload: &[u8], env: &WorkerEnv) -> TaskReport {
         Err(e) => {
             let id = TaskIdentity::salvage(payload).unwrap_or_default();
             let kind = match e {
-                SquallError::ProtocolVersion { .. } => "protocol",
-                _ => "bad_payload",
+                SquallError::ProtocolVersion { .. } => FailureKind::Protocol,
+                _ => FailureKind::BadPayload,
             };
-            let report = failure_report(
-                &id.query_id,
-                id.stage,
-                id.task,
-                id.attempt,
-                kind,
-                e.to_string(),
-                false,
-                started,
-            );
+            let report = failure_report(&id, kind, e.to_string(), false, started);
             (report, id.reply_to)
         }
     };
@@ -107,7 +103,7 @@ pub async fn handle_task(payload: &[u8], env: &WorkerEnv) -> TaskReport {
         tracing::error!(error = ?report.outcome, "task report has no reply address; dropped");
         return report;
     }
-    if matches!(&report.outcome, TaskOutcome::Failed { error } if error.kind == "stopped") {
+    if report.failure_kind() == Some(FailureKind::Stopped) {
         // The stop marker exists once the query has ended: its queue is gone
         // or going, and nobody reads this report.
         return report;
@@ -171,11 +167,11 @@ async fn run_task(spec: &TaskSpec, env: &WorkerEnv, started: Instant) -> TaskRep
         // bad literal): it goes to the coordinator, and to the log only at
         // debug level. The other kinds name squall's own conditions.
         let kind = failure_kind(e);
-        if kind == "execution" {
-            tracing::info!(error_kind = kind, "task failed");
+        if kind == FailureKind::Execution {
+            tracing::info!(error_kind = %kind, "task failed");
             tracing::debug!(error = %e, "task failed");
         } else {
-            tracing::info!(error_kind = kind, error = %e, "task failed");
+            tracing::info!(error_kind = %kind, error = %e, "task failed");
         }
     } else {
         tracing::info!("task succeeded");
@@ -194,30 +190,27 @@ async fn run_task(spec: &TaskSpec, env: &WorkerEnv, started: Instant) -> TaskRep
             }
         }
         Err(e) => {
-            let out_of_memory = matches!(
-                &e,
-                SquallError::DataFusion(d) if matches!(d.find_root(), DataFusionError::ResourcesExhausted(_))
-            );
-            // Another attempt cannot fix a bad payload, a bad setting, a
-            // stopped query, or a task that needs more memory than its limit.
-            let retryable = !out_of_memory
-                && !matches!(
-                    e,
-                    SquallError::BadTaskPayload(_)
-                        | SquallError::Config(_)
-                        | SquallError::Stopped { .. }
-                );
             let kind = failure_kind(&e);
-            failure_report(
-                &spec.query_id,
-                spec.stage,
-                spec.task,
-                spec.attempt,
+            // Another attempt cannot fix a bad payload, a bad setting, a
+            // stopped query, a plan that cannot be built, a broken internal
+            // invariant, or a task that needs more memory than its limit.
+            let retryable = !matches!(
                 kind,
-                e.to_string(),
-                retryable,
-                started,
-            )
+                FailureKind::BadPayload
+                    | FailureKind::Config
+                    | FailureKind::Stopped
+                    | FailureKind::Plan
+                    | FailureKind::Internal
+                    | FailureKind::MemoryLimit
+            );
+            let id = TaskIdentity {
+                query_id: spec.query_id.clone(),
+                stage: spec.stage,
+                task: spec.task,
+                attempt: spec.attempt,
+                reply_to: String::new(),
+            };
+            failure_report(&id, kind, e.to_string(), retryable, started)
         }
     }
 }
@@ -232,19 +225,54 @@ fn panic_text(panic: &Box<dyn std::any::Any + Send>) -> String {
 }
 
 /// The short class of a task's failure, as its report names it.
-fn failure_kind(e: &SquallError) -> &'static str {
+fn failure_kind(e: &SquallError) -> FailureKind {
     match e {
-        SquallError::Task { message, .. } if message.starts_with("the task panicked") => "panic",
-        SquallError::InjectedFault(_) => "injected",
-        SquallError::Config(_) => "config",
-        SquallError::Stopped { .. } => "stopped",
-        SquallError::BadTaskPayload(_) => "bad_payload",
-        SquallError::DataFusion(d)
-            if matches!(d.find_root(), DataFusionError::ResourcesExhausted(_)) =>
-        {
-            "memory_limit"
+        SquallError::Task { message, .. } if message.starts_with("the task panicked") => {
+            FailureKind::Panic
         }
-        _ => "execution",
+        SquallError::InjectedFault(_) => FailureKind::Injected,
+        SquallError::Config(_) => FailureKind::Config,
+        SquallError::Stopped { .. } => FailureKind::Stopped,
+        SquallError::BadTaskPayload(_) => FailureKind::BadPayload,
+        SquallError::TaskPlan { .. } => FailureKind::Plan,
+        SquallError::DataFusion(d) => match d.find_root() {
+            DataFusionError::ResourcesExhausted(_) => FailureKind::MemoryLimit,
+            // DataFusion's internal errors are broken invariants (an
+            // operator given an input it was not planned for): the same
+            // plan breaks them again.
+            DataFusionError::Internal(_) => FailureKind::Internal,
+            _ => FailureKind::Execution,
+        },
+        _ => FailureKind::Execution,
+    }
+}
+
+/// A failure while making the decoded plan runnable: a fault of the plan
+/// (not retried) unless it came from reading a store (retried).
+fn plan_failure(spec: &TaskSpec, e: SquallError) -> SquallError {
+    let transient = match &e {
+        SquallError::ObjectStore(_) | SquallError::Exchange { .. } | SquallError::Io(_) => true,
+        SquallError::DataFusion(d) => matches!(
+            d.find_root(),
+            DataFusionError::ObjectStore(_) | DataFusionError::IoError(_)
+        ),
+        _ => false,
+    };
+    let bad_payload = match &e {
+        SquallError::BadTaskPayload(_) => true,
+        SquallError::DataFusion(DataFusionError::External(inner)) => matches!(
+            inner.downcast_ref::<SquallError>(),
+            Some(SquallError::BadTaskPayload(_))
+        ),
+        _ => false,
+    };
+    if transient || bad_payload {
+        return e;
+    }
+    SquallError::TaskPlan {
+        stage: spec.stage,
+        task: spec.task,
+        message: e.to_string(),
     }
 }
 
@@ -378,10 +406,13 @@ async fn execute(spec: &TaskSpec, env: &WorkerEnv) -> Result<(TaskOutcome, TaskM
         &spec.scans,
         &spec.inputs,
         squall.scan.task_partitions,
-    )?;
-    let input = bind_filters(input, &spec.filters, &task_ctx).await?;
+    )
+    .map_err(|e| plan_failure(spec, e.into()))?;
+    let input = bind_filters(input, &spec.filters, &task_ctx)
+        .await
+        .map_err(|e| plan_failure(spec, e))?;
     // Joins yield often, so a stop takes effect at once (see exec::pace_joins).
-    let input = pace_joins(input)?;
+    let input = pace_joins(input).map_err(|e| plan_failure(spec, e.into()))?;
     let writer = root.with_input(input).with_output(spec.output.clone());
 
     let crash = fault::happens(
@@ -552,160 +583,18 @@ fn collect_metrics(root: &dyn ExecutionPlan) -> TaskMetrics {
     m
 }
 
-#[allow(clippy::too_many_arguments)]
 fn failure_report(
-    query_id: &str,
-    stage: u32,
-    task: u32,
-    attempt: u32,
-    kind: &str,
+    id: &TaskIdentity,
+    kind: FailureKind,
     message: String,
     retryable: bool,
     started: Instant,
 ) -> TaskReport {
-    TaskReport {
-        protocol: PROTOCOL_VERSION,
-        query_id: query_id.to_string(),
-        stage,
-        task,
-        attempt,
-        outcome: TaskOutcome::Failed {
-            error: TaskFailure {
-                kind: kind.to_string(),
-                message,
-                retryable,
-            },
-        },
-        metrics: TaskMetrics {
-            wall_ms: started.elapsed().as_millis() as u64,
-            ..Default::default()
-        },
-    }
+    let mut report = TaskReport::failed(id, kind, message, retryable);
+    report.metrics.wall_ms = started.elapsed().as_millis() as u64;
+    report
 }
 
 #[cfg(test)]
-mod tests {
-    use std::sync::Mutex;
-
-    use async_trait::async_trait;
-    use bytes::Bytes;
-
-    use super::*;
-
-    /// A completion queue that keeps what it is sent.
-    #[derive(Default)]
-    struct Sink(Mutex<Vec<(String, String)>>);
-
-    #[async_trait]
-    impl CompletionQueue for Sink {
-        async fn create(&self, query_id: &str) -> Result<String> {
-            Ok(query_id.to_string())
-        }
-        async fn send(&self, address: &str, body: String) -> Result<()> {
-            self.0.lock().unwrap().push((address.to_string(), body));
-            Ok(())
-        }
-        async fn receive(&self, _: &str, _: Duration) -> Result<Vec<String>> {
-            Ok(vec![])
-        }
-        async fn delete(&self, _: &str) -> Result<()> {
-            Ok(())
-        }
-    }
-
-    fn slow_spec(marker: &std::path::Path) -> TaskSpec {
-        let key = marker.to_string_lossy().trim_start_matches('/').to_string();
-        TaskSpec {
-            protocol: PROTOCOL_VERSION,
-            query_id: "q1".into(),
-            stage: 2,
-            task: 3,
-            attempt: 0,
-            plan: Bytes::from_static(b"never decoded: the task is stopped first"),
-            scans: vec![],
-            inputs: vec![],
-            output: ObjectLocation {
-                store_url: "file://".into(),
-                key: format!("{key}.out"),
-            },
-            reply_to: "reply".into(),
-            settings: vec![
-                ("squall.fault.task_delay_ms".into(), "60000".into()),
-                ("squall.task.stop_poll_ms".into(), "20".into()),
-            ],
-            filters: vec![],
-            stop_marker: Some(ObjectLocation {
-                store_url: "file://".into(),
-                key,
-            }),
-        }
-    }
-
-    #[tokio::test]
-    async fn a_stop_marker_stops_a_running_task() {
-        let dir = tempfile::tempdir().unwrap();
-        let marker = dir.path().join("stop");
-        let sink = Arc::new(Sink::default());
-        let env = WorkerEnv {
-            runtime: Arc::new(RuntimeEnv::default()),
-            queue: Arc::clone(&sink) as _,
-        };
-        let payload = slow_spec(&marker).encode().unwrap();
-        let started = Instant::now();
-        let task = tokio::spawn(async move { handle_task(&payload, &env).await });
-        tokio::time::sleep(Duration::from_millis(300)).await;
-        assert!(
-            !task.is_finished(),
-            "the task ran before its delay was over"
-        );
-        std::fs::write(&marker, b"").unwrap();
-        let report = tokio::time::timeout(Duration::from_secs(10), task)
-            .await
-            .unwrap()
-            .unwrap();
-        assert!(started.elapsed() < Duration::from_secs(10));
-        let TaskOutcome::Failed { error } = &report.outcome else {
-            panic!("a stopped task succeeded: {report:?}");
-        };
-        assert_eq!(error.kind, "stopped");
-        assert!(!error.retryable);
-        assert!(
-            error.message.contains("stage 2, task 3"),
-            "{}",
-            error.message
-        );
-        assert!(
-            sink.0.lock().unwrap().is_empty(),
-            "a report sent to an ended query"
-        );
-        assert!(
-            !dir.path().join("stop.out").exists(),
-            "a stopped task wrote its output"
-        );
-    }
-
-    #[tokio::test]
-    async fn a_task_started_after_the_stop_does_not_run() {
-        let dir = tempfile::tempdir().unwrap();
-        let marker = dir.path().join("stop");
-        std::fs::write(&marker, b"").unwrap();
-        let sink = Arc::new(Sink::default());
-        let env = WorkerEnv {
-            runtime: Arc::new(RuntimeEnv::default()),
-            queue: Arc::clone(&sink) as _,
-        };
-        let mut spec = slow_spec(&marker);
-        spec.settings
-            .push(("squall.task.stop_poll_ms".into(), "0".into()));
-        let report = tokio::time::timeout(
-            Duration::from_secs(10),
-            handle_task(&spec.encode().unwrap(), &env),
-        )
-        .await
-        .unwrap();
-        assert!(
-            matches!(&report.outcome, TaskOutcome::Failed { error } if error.kind == "stopped"),
-            "{report:?}"
-        );
-    }
-}
+#[path = "worker/tests.rs"]
+mod tests;

@@ -27,20 +27,18 @@ use std::time::Duration;
 use arrow::datatypes::SchemaRef;
 use async_trait::async_trait;
 use axum::Router;
-use datafusion::error::DataFusionError;
 use datafusion::prelude::SessionConfig;
-use datafusion::sql::sqlparser::parser::ParserError;
 use squall_aws::AwsEnv;
 use squall_aws::functions::CoordinatorRequest;
 use squall_aws::lambda::{FunctionStarter, Start};
-use squall_aws::state::{ErrorKind, QueryPhase, QueryRecord, RecordedError, StateStore, now_ms};
+use squall_aws::state::{ErrorKind, QueryFailure, QueryRecord, StateStore, now_ms};
 use squall_core::config::SquallConfig;
 use squall_planner::paging::PageLimits;
 
 use crate::auth::ApiAuth;
 use crate::embedded::profile_metrics;
 use crate::error::ServerError;
-use crate::query_error::{GENERIC_INTERNAL_ERROR, QueryError};
+use crate::query_error::QueryError;
 use crate::router::{ApiOptions, router};
 use crate::service::{
     Page, Progress, QueryService, QueryState, QueryStatus, SessionInfo, SessionUpdate, Submitted,
@@ -142,7 +140,7 @@ impl AwsService {
             .map_err(unavailable)?
             .ok_or_else(not_found)?;
         let schema = match (&record.state, &record.result) {
-            (QueryPhase::Finished, Some(index)) => {
+            (QueryState::Finished, Some(index)) => {
                 Some(index.decode_schema().map_err(|e| ServerError::Internal {
                     message: format!("query {id}: stored result schema: {e}"),
                 })?)
@@ -185,7 +183,7 @@ impl AwsService {
                 record.session_clear = update.clear;
                 record.finish(index);
             }
-            Err(e) => record.fail(RecordedError::from_datafusion(&e)),
+            Err(e) => record.fail(QueryFailure::from_datafusion(&e)),
         }
         Ok(())
     }
@@ -204,35 +202,9 @@ async fn record_start_failure(state: &StateStore, query_id: &str, message: Strin
         }
     };
     let mut record = record;
-    record.fail(RecordedError::new(ErrorKind::Internal, message));
+    record.fail(QueryFailure::new(ErrorKind::Internal, message));
     if let Err(e) = state.write_record(&record).await {
         tracing::error!(%e, query_id, "recording a failed start failed");
-    }
-}
-
-/// A recorded error in Trino's terms (the same mapping as an engine error).
-fn query_error(e: &RecordedError) -> QueryError {
-    let m = e.message.clone();
-    let error = match e.kind {
-        ErrorKind::Canceled => return QueryError::canceled(),
-        ErrorKind::Internal => return QueryError::new(GENERIC_INTERNAL_ERROR, m),
-        ErrorKind::Syntax => DataFusionError::SQL(Box::new(ParserError::ParserError(m)), None),
-        ErrorKind::Plan => DataFusionError::Plan(m),
-        ErrorKind::Configuration => DataFusionError::Configuration(m),
-        ErrorKind::NotImplemented => DataFusionError::NotImplemented(m),
-        ErrorKind::ResourcesExhausted => DataFusionError::ResourcesExhausted(m),
-        ErrorKind::Execution => DataFusionError::Execution(m),
-    };
-    QueryError::from_datafusion(&error)
-}
-
-fn state_of(phase: QueryPhase) -> QueryState {
-    match phase {
-        QueryPhase::Queued => QueryState::Queued,
-        QueryPhase::Running => QueryState::Running,
-        QueryPhase::Finished => QueryState::Finished,
-        QueryPhase::Failed => QueryState::Failed,
-        QueryPhase::Canceled => QueryState::Canceled,
     }
 }
 
@@ -251,17 +223,10 @@ fn status_of(ended: &Ended) -> QueryStatus {
         id: r.query_id.clone(),
         slug: r.slug.clone(),
         query: r.sql.clone(),
-        state: state_of(r.state),
-        progress: Progress {
-            total_tasks: p.total_tasks,
-            queued_tasks: p.total_tasks.saturating_sub(p.launched_tasks),
-            running_tasks: p.launched_tasks.saturating_sub(p.completed_tasks),
-            completed_tasks: p.completed_tasks,
-            total_stages: p.total_stages,
-            completed_stages: p.completed_stages,
-        },
+        state: r.state,
+        progress: Progress::from(p),
         metrics,
-        error: r.error.as_ref().map(query_error),
+        error: r.error.as_ref().map(QueryError::from_failure),
         schema: ended.schema.clone(),
         update_type: r.update_type.clone(),
         session: SessionUpdate {
@@ -292,7 +257,7 @@ impl QueryService for AwsService {
                 .try_for_each(|(k, _)| squall_planner::limits::check_session_setting(k))
         });
         if let Err(e) = checked {
-            record.fail(RecordedError::from_datafusion(&e));
+            record.fail(QueryFailure::from_datafusion(&e));
             self.write(&record).await?;
             return Ok(submitted);
         }
@@ -353,13 +318,13 @@ impl QueryService for AwsService {
     async fn page(&self, id: &str, token: u64) -> Result<Page, ServerError> {
         let ended = self.record(id).await?;
         let (index, schema) = match (&ended.record.result, &ended.schema) {
-            (Some(index), Some(schema)) if ended.record.state == QueryPhase::Finished => {
+            (Some(index), Some(schema)) if ended.record.state == QueryState::Finished => {
                 (index, schema)
             }
             _ => {
                 return Err(ServerError::NotFinished {
                     query_id: id.to_string(),
-                    state: state_of(ended.record.state).as_str(),
+                    state: ended.record.state.as_str(),
                 });
             }
         };
@@ -413,23 +378,29 @@ pub async fn api_function_router() -> Result<Router, ServerError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::query_error::{SYNTAX_ERROR, TABLE_NOT_FOUND, USER_CANCELED};
+    use crate::query_error::{
+        GENERIC_INTERNAL_ERROR, SYNTAX_ERROR, TABLE_NOT_FOUND, USER_CANCELED,
+    };
 
     #[test]
     fn recorded_errors_map_like_engine_errors() {
-        let e = RecordedError::new(
+        let e = QueryFailure::new(
             ErrorKind::Syntax,
             "Expected: an SQL statement, found: selec at Line: 1, Column: 1",
         );
-        let q = query_error(&e);
+        let q = QueryError::from_failure(&e);
         assert_eq!((q.code, q.location), (SYNTAX_ERROR, Some((1, 1))));
-        let q = query_error(&RecordedError::new(
+        let q = QueryError::from_failure(&QueryFailure::new(
             ErrorKind::Plan,
             "table 'datafusion.public.nope' not found",
         ));
         assert_eq!(q.code, TABLE_NOT_FOUND);
-        assert_eq!(query_error(&RecordedError::canceled()).code, USER_CANCELED);
-        let q = query_error(&RecordedError::new(ErrorKind::Internal, "coordinator down"));
+        assert_eq!(
+            QueryError::from_failure(&QueryFailure::canceled()).code,
+            USER_CANCELED
+        );
+        let q =
+            QueryError::from_failure(&QueryFailure::new(ErrorKind::Internal, "coordinator down"));
         assert_eq!(
             (q.code, q.message.as_str()),
             (GENERIC_INTERNAL_ERROR, "coordinator down")

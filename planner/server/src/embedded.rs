@@ -46,6 +46,7 @@ use async_trait::async_trait;
 use datafusion::error::DataFusionError;
 use squall_core::config::SquallConfig;
 use squall_planner::profile::QueryProfile;
+use squall_planner::query_record::ProgressRecord;
 use squall_planner::{CancellationToken, Engine, QueryProgress, RunOptions};
 use tokio::sync::watch;
 
@@ -275,19 +276,7 @@ impl Entry {
     fn status(&self) -> QueryStatus {
         let phase = self.phase.borrow().clone();
         let now = Instant::now();
-        let (total, completed, launched) = (
-            self.progress.total_tasks.load(Ordering::Relaxed) as u64,
-            self.progress.completed_tasks.load(Ordering::Relaxed) as u64,
-            self.progress.launched_tasks.load(Ordering::Relaxed) as u64,
-        );
-        let progress = Progress {
-            total_tasks: total,
-            completed_tasks: completed,
-            running_tasks: launched.saturating_sub(completed),
-            queued_tasks: total.saturating_sub(launched),
-            total_stages: self.progress.total_stages.load(Ordering::Relaxed) as u64,
-            completed_stages: self.progress.completed_stages.load(Ordering::Relaxed) as u64,
-        };
+        let progress = Progress::from(ProgressRecord::of(&self.progress));
         let end = phase.ended.unwrap_or(now);
         let mut metrics = phase
             .outcome

@@ -2,8 +2,9 @@
 //!
 //! squall's HTTP API: the Trino client REST protocol, so the Trino CLI and
 //! JDBC driver, the `trino` Python client, Superset and dbt talk to squall
-//! unchanged; and the `squall` command, whose `serve` subcommand runs that
-//! API on a local port over the embedded engine or the aws backend.
+//! unchanged. `squall serve` (the `squall-cli` crate) runs it on a local
+//! port, the api Lambda function behind API Gateway; this crate holds no
+//! command-line code.
 //!
 //! ```text
 //!  client ── POST /v1/statement ──> router ── submit ──> QueryService ──> engine / coordinator
@@ -28,6 +29,7 @@
 //! - [`aws`]: [`AwsService`], the trait over query state in S3 and the coordinator function.
 //! - [`paging`]: cutting a result into pages bounded by rows and bytes
 //!   (`squall_planner::paging`, shared with the coordinator function).
+//! - [`redact`]: SQL as the logs show it (literals replaced, a digest).
 //! - [`query_error`]: Trino error names, codes and types, and how engine errors map to them.
 //! - [`types`]: Arrow types as Trino types (`decimal(15,2)`, `varchar`, typeSignature).
 //! - [`encoding`]: Arrow values as Trino's JSON value encodings.
@@ -37,27 +39,18 @@
 //! - [`auth`]: bearer/basic authentication and the refusal to expose an open endpoint.
 //! - [`router`]: the axum [`Router`](axum::Router) of the protocol's endpoints.
 //! - [`serve`]: serving a router on a listener until a shutdown signal.
-//! - [`cli`]: the `squall` command (`query`, `tpch`, `config`, `serve`, `loadtest`, `fuzz`).
-//! - [`client`]: a small Trino-protocol client (what the load test and the fuzzer drive the API with).
-//! - [`loadtest`]: N concurrent clients running TPC-H through the API, every answer checked.
-//! - [`fuzz`]: seeded, bounded-time fuzzing of the API and the worker.
-//! - [`seeded`]: the seeded random generator both use.
 //! - [`error`]: [`ServerError`], the crate's one error type.
 
 pub mod admission;
 pub mod auth;
 pub mod aws;
-pub mod cli;
-pub mod client;
 pub mod embedded;
 pub mod encoding;
 pub mod error;
-pub mod fuzz;
-pub mod loadtest;
-pub mod seeded;
 pub use squall_planner::paging;
 pub mod protocol;
 pub mod query_error;
+pub mod redact;
 pub mod router;
 pub mod serve;
 pub mod service;

@@ -4,7 +4,10 @@
 //! `TrinoUserError` for `USER_ERROR` and `TrinoQueryError` otherwise; the
 //! JDBC driver maps names to SQLSTATEs.
 //!
-//! [`QueryError::from_datafusion`] classifies an engine error:
+//! [`QueryError::from_failure`] is the one mapping of a query's failure
+//! (`squall_planner::query_record::QueryFailure`, itself the one
+//! classification of an engine error) into Trino's terms, on every backend;
+//! [`QueryError::from_datafusion`] is the two in a row:
 //!
 //! | engine error | Trino error |
 //! |---|---|
@@ -29,7 +32,7 @@
 //! reported with 200 and `error` in the body, as Trino does.
 
 use datafusion::error::DataFusionError;
-use datafusion::sql::sqlparser::parser::ParserError;
+use squall_planner::query_record::{ErrorKind, QueryFailure};
 
 /// Trino's error types.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -130,50 +133,28 @@ impl QueryError {
 
     /// Classifies an engine error (see the module table).
     pub fn from_datafusion(error: &DataFusionError) -> Self {
-        let root = unwrap_transparent(error);
-        match root {
-            DataFusionError::SQL(parser, _) => {
-                let text = match parser.as_ref() {
-                    ParserError::TokenizerError(s) | ParserError::ParserError(s) => s.clone(),
-                    ParserError::RecursionLimitExceeded => "recursion limit exceeded".to_string(),
-                };
-                Self {
-                    location: parse_location(&text),
-                    message: text,
-                    code: SYNTAX_ERROR,
-                }
-            }
-            DataFusionError::Configuration(m) => Self::new(INVALID_SESSION_PROPERTY, m.clone()),
-            DataFusionError::NotImplemented(m) => Self::new(NOT_SUPPORTED, m.clone()),
-            DataFusionError::ResourcesExhausted(m) => {
-                Self::new(EXCEEDED_LOCAL_MEMORY_LIMIT, m.clone())
-            }
-            DataFusionError::Plan(m) => Self::new(classify_user_message(m), m.clone()),
-            DataFusionError::SchemaError(..) => {
-                let m = root.message().into_owned();
-                Self::new(classify_user_message(&m), m)
-            }
-            _ => {
-                let m = root.message().into_owned();
-                Self::new(classify_runtime_message(&m), m)
-            }
-        }
+        Self::from_failure(&QueryFailure::from_datafusion(error))
     }
-}
 
-/// Looks through wrappers that add no meaning of their own.
-fn unwrap_transparent(error: &DataFusionError) -> &DataFusionError {
-    let mut e = error;
-    loop {
-        e = match e {
-            DataFusionError::Context(_, inner) | DataFusionError::Diagnostic(_, inner) => inner,
-            DataFusionError::Shared(inner) => inner,
-            DataFusionError::Collection(all) => match all.first() {
-                Some(first) => first,
-                None => return e,
+    /// A query's failure in Trino's terms: the one mapping, whether the
+    /// failure comes straight from the engine (embedded) or from a stored
+    /// query record (aws).
+    pub fn from_failure(failure: &QueryFailure) -> Self {
+        let m = failure.message.clone();
+        match failure.kind {
+            ErrorKind::Canceled => Self::canceled(),
+            ErrorKind::Internal => Self::new(GENERIC_INTERNAL_ERROR, m),
+            ErrorKind::Syntax => Self {
+                location: parse_location(&m),
+                message: m,
+                code: SYNTAX_ERROR,
             },
-            _ => return e,
-        };
+            ErrorKind::Configuration => Self::new(INVALID_SESSION_PROPERTY, m),
+            ErrorKind::NotImplemented => Self::new(NOT_SUPPORTED, m),
+            ErrorKind::ResourcesExhausted => Self::new(EXCEEDED_LOCAL_MEMORY_LIMIT, m),
+            ErrorKind::Plan => Self::new(classify_user_message(&m), m),
+            ErrorKind::Execution => Self::new(classify_runtime_message(&m), m),
+        }
     }
 }
 
@@ -223,6 +204,7 @@ mod tests {
     use super::*;
     use datafusion::common::Column;
     use datafusion::common::SchemaError;
+    use datafusion::sql::sqlparser::parser::ParserError;
 
     #[test]
     fn parser_errors_are_syntax_errors_with_a_location() {

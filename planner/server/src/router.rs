@@ -264,7 +264,7 @@ async fn submit(
         Err(e) => return service_error(&b, "", &e),
     };
     // Logs show the statement's shape and digest, never its literals.
-    let fingerprint = squall_planner::redact::fingerprint(&sql);
+    let fingerprint = crate::redact::fingerprint(&sql);
     let user = session.user.clone();
     let submitted = match api.service.submit(sql, session).await {
         Ok(s) => s,

@@ -49,32 +49,8 @@ pub struct Submitted {
     pub slug: String,
 }
 
-/// Where a query is in its life.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum QueryState {
-    Queued,
-    Running,
-    Finished,
-    Failed,
-    Canceled,
-}
-
-impl QueryState {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Queued => "QUEUED",
-            Self::Running => "RUNNING",
-            Self::Finished => "FINISHED",
-            Self::Failed => "FAILED",
-            Self::Canceled => "CANCELED",
-        }
-    }
-
-    /// FINISHED, FAILED or CANCELED: the state will not change again.
-    pub fn is_done(self) -> bool {
-        matches!(self, Self::Finished | Self::Failed | Self::Canceled)
-    }
-}
+use squall_planner::query_record::ProgressRecord;
+pub use squall_planner::query_record::QueryState;
 
 /// Task and stage counts of a running query (Trino's "splits" are tasks).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -85,6 +61,19 @@ pub struct Progress {
     pub completed_tasks: u64,
     pub total_stages: u64,
     pub completed_stages: u64,
+}
+
+impl From<ProgressRecord> for Progress {
+    fn from(p: ProgressRecord) -> Self {
+        Self {
+            total_tasks: p.total_tasks,
+            queued_tasks: p.total_tasks.saturating_sub(p.launched_tasks),
+            running_tasks: p.launched_tasks.saturating_sub(p.completed_tasks),
+            completed_tasks: p.completed_tasks,
+            total_stages: p.total_stages,
+            completed_stages: p.completed_stages,
+        }
+    }
 }
 
 impl Progress {

@@ -23,10 +23,85 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use bytes::Bytes;
+use datafusion::execution::runtime_env::RuntimeEnv;
+use object_store::local::LocalFileSystem;
+use squall_core::config::SquallConfig;
 use squall_core::error::{Result, SquallError};
 use squall_core::seams::{CompletionQueue, Invoker};
 use squall_core::worker::{WorkerEnv, handle_task};
 use tokio::sync::{Semaphore, mpsc};
+
+use super::Backend;
+
+/// The embedded backend: its [`Backend`] (a local folder for exchange
+/// objects, in-process queues, the in-process invoker), and its parts for
+/// inspection (open queues, running tasks).
+pub struct LocalBackend {
+    pub backend: Backend,
+    pub queue: Arc<LocalQueue>,
+    pub invoker: Arc<LocalInvoker>,
+    exchange_root: std::path::PathBuf,
+    /// A temporary exchange folder, removed with the backend.
+    _exchange_tmp: Option<tempfile::TempDir>,
+}
+
+impl LocalBackend {
+    /// Exchange objects under `squall.exchange_location` (a temporary folder
+    /// when empty); tasks run on `runtime`, at most `squall.worker_slots`
+    /// of each query at a time.
+    pub fn create(squall: &SquallConfig, runtime: Arc<RuntimeEnv>) -> Result<Self> {
+        let folder_error = |dir: &std::path::Path, e: std::io::Error| {
+            SquallError::Config(format!("exchange folder {}: {e}", dir.display()))
+        };
+        let (exchange_root, tmp) = if squall.exchange_location.is_empty() {
+            let tmp = tempfile::Builder::new()
+                .prefix("squall-exchange-")
+                .tempdir()
+                .map_err(|e| folder_error(&std::env::temp_dir(), e))?;
+            (tmp.path().to_path_buf(), Some(tmp))
+        } else {
+            let dir = std::path::PathBuf::from(
+                squall
+                    .exchange_location
+                    .strip_prefix("file://")
+                    .unwrap_or(&squall.exchange_location),
+            );
+            std::fs::create_dir_all(&dir).map_err(|e| folder_error(&dir, e))?;
+            (dir, None)
+        };
+        let exchange_root = exchange_root
+            .canonicalize()
+            .map_err(|e| folder_error(&exchange_root, e))?;
+        let queue = Arc::new(LocalQueue::new());
+        let env = WorkerEnv {
+            runtime,
+            queue: Arc::clone(&queue) as _,
+        };
+        let invoker = Arc::new(LocalInvoker::new(env, squall.resolved_slots()));
+        let backend = Backend {
+            exchange_store: Arc::new(LocalFileSystem::new().with_automatic_cleanup(true)),
+            exchange_url: "file://".to_string(),
+            exchange_prefix: exchange_root
+                .to_string_lossy()
+                .trim_start_matches('/')
+                .to_string(),
+            queue: Arc::clone(&queue) as _,
+            invoker: Arc::clone(&invoker) as _,
+        };
+        Ok(Self {
+            backend,
+            queue,
+            invoker,
+            exchange_root,
+            _exchange_tmp: tmp,
+        })
+    }
+
+    /// The folder holding exchange objects.
+    pub fn exchange_root(&self) -> &std::path::Path {
+        &self.exchange_root
+    }
+}
 
 /// In-process completion queues, one per query.
 #[derive(Default)]
@@ -274,27 +349,16 @@ impl Drop for InnerAbort {
 }
 
 async fn send_panic_report(payload: &[u8], env: &WorkerEnv, message: &str) {
-    use squall_core::task::{
-        PROTOCOL_VERSION, TaskFailure, TaskIdentity, TaskMetrics, TaskOutcome, TaskReport,
-    };
+    use squall_core::task::{FailureKind, TaskIdentity, TaskReport};
     let Some(id) = TaskIdentity::salvage(payload) else {
         return;
     };
-    let report = TaskReport {
-        protocol: PROTOCOL_VERSION,
-        query_id: id.query_id,
-        stage: id.stage,
-        task: id.task,
-        attempt: id.attempt,
-        outcome: TaskOutcome::Failed {
-            error: TaskFailure {
-                kind: "panic".into(),
-                message: format!("worker panicked: {message}"),
-                retryable: true,
-            },
-        },
-        metrics: TaskMetrics::default(),
-    };
+    let report = TaskReport::failed(
+        &id,
+        FailureKind::Panic,
+        format!("worker panicked: {message}"),
+        true,
+    );
     if let Ok(body) = report.encode() {
         let _ = env.queue.send(&id.reply_to, body).await;
     }

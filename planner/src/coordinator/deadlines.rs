@@ -42,7 +42,8 @@ use std::time::{Duration, Instant};
 use datafusion::error::Result;
 use squall_core::config::TaskOptions;
 
-use super::{Backend, QueryJob, StageRun};
+use super::{QueryJob, StageRun};
+use crate::backend::Backend;
 use crate::profile::QueryProfile;
 
 /// How long a running attempt may stay silent.

@@ -10,8 +10,8 @@ async fn two_queries_at_once() {
     );
     let reference = single_node(&data.path).await;
     let (q1, q2) = (
-        squall_planner::tpch::query(1).unwrap(),
-        squall_planner::tpch::query(9).unwrap(),
+        squall_tpch::query(1).unwrap(),
+        squall_tpch::query(9).unwrap(),
     );
     let (a, b) = {
         let (e1, e2) = (engine.clone(), engine.clone());

@@ -33,12 +33,12 @@ async fn run_22(kind: &str, engine: &Engine) -> QueryProfile {
     let reference = single_node(&sf001_small_groups().path).await;
     let mut expected = Vec::new();
     for q in 1..=22 {
-        let sql = squall_planner::tpch::query(q).unwrap();
+        let sql = squall_tpch::query(q).unwrap();
         expected.push(single_node_csv(&reference, sql).await);
     }
     let runs = futures::stream::iter(1..=22usize)
         .map(|q| async move {
-            let sql = squall_planner::tpch::query(q).unwrap();
+            let sql = squall_tpch::query(q).unwrap();
             let options = RunOptions {
                 query_id: Some(format!("{kind}-q{q:02}")),
                 ..Default::default()
@@ -50,9 +50,9 @@ async fn run_22(kind: &str, engine: &Engine) -> QueryProfile {
         .await;
     let mut sum = QueryProfile::default();
     for (q, result) in runs {
-        let sql = squall_planner::tpch::query(q).unwrap();
+        let sql = squall_tpch::query(q).unwrap();
         let r = result.unwrap_or_else(|e| panic!("{kind}: q{q:02} failed: {e}"));
-        let actual = squall_planner::tpch::run::to_csv(&r.schema, &r.batches).unwrap();
+        let actual = squall_tpch::run::to_csv(&r.schema, &r.batches).unwrap();
         assert_same(&format!("{kind}: q{q:02}"), &expected[q - 1], &actual, sql);
         let p = r.profile.unwrap();
         sum.tasks += p.tasks;

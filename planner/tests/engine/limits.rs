@@ -88,7 +88,7 @@ async fn a_sort_spills_under_the_memory_limit_and_answers_right() {
     ];
     let unlimited = engine(&data.path, &one_slot).await;
     let r = unlimited.sql(sql).await.unwrap();
-    let expected = squall_planner::tpch::run::to_csv(&r.schema, &r.batches).unwrap();
+    let expected = squall_tpch::run::to_csv(&r.schema, &r.batches).unwrap();
     let stages = &r.profile.as_ref().unwrap().stage_profiles;
     let sorting = stages
         .iter()
@@ -123,7 +123,7 @@ async fn a_sort_spills_under_the_memory_limit_and_answers_right() {
         .sql(sql)
         .await
         .unwrap_or_else(|e| panic!("limit {limit} where sorting took {sorting}: {e}"));
-    let actual = squall_planner::tpch::run::to_csv(&r.schema, &r.batches).unwrap();
+    let actual = squall_tpch::run::to_csv(&r.schema, &r.batches).unwrap();
     assert_same("spilled sort", &expected, &actual, sql);
     let limited_peak = r.profile.as_ref().unwrap().peak_memory_bytes;
     assert!(

@@ -19,9 +19,14 @@
 //! - `limits`: the statement timeout stops the workers and cleans up; the
 //!   per-query memory limit fails a join (naming stage and task) and lets a
 //!   sort spill; locations outside the allowed roots are refused.
-//! - `bloom`: join-key filters on and off, join semantics with NULL keys,
+//! - `key_filter`: join-key filters on and off, join semantics with NULL keys,
 //!   multi-column keys and empty build sides, filters under task crashes.
 //! - `sql`: statements beyond TPC-H (SET, EXPLAIN, VALUES, empty results, errors).
+//! - `windows`: two window functions with different `PARTITION BY` lists over
+//!   a grouped aggregate of a join, in a CTE joined to itself, at two scale
+//!   factors and several partition counts, equal to single-node DataFusion;
+//!   every staged plan of TPC-H, `sql` and those queries round-trips through
+//!   the task codec with its properties.
 //!
 //! Every test builds its data in a temporary folder (shared per scale factor
 //! and layout within this binary).
@@ -32,8 +37,8 @@
 
 mod common;
 
-mod bloom;
 mod cancel;
+mod key_filter;
 
 mod concurrency;
 mod faults;
@@ -43,3 +48,4 @@ mod retries;
 mod sql;
 mod staged_plans;
 mod tpch;
+mod windows;

@@ -22,7 +22,7 @@ async fn tpch_with_many_tasks_per_stage_matches_datafusion() {
     let mut max_tasks = 0;
     let mut exchange_stages = 0;
     for q in 1..=22 {
-        let sql = squall_planner::tpch::query(q).unwrap();
+        let sql = squall_tpch::query(q).unwrap();
         let result = engine
             .sql(sql)
             .await
@@ -37,9 +37,9 @@ async fn tpch_with_many_tasks_per_stage_matches_datafusion() {
                 .unwrap_or(0),
         );
         exchange_stages = exchange_stages.max(profile.stages);
-        let actual = squall_planner::tpch::run::to_csv(&result.schema, &result.batches).unwrap();
+        let actual = squall_tpch::run::to_csv(&result.schema, &result.batches).unwrap();
         let expected = single_node_csv(&reference, sql).await;
-        let c = squall_planner::tpch::compare::compare_csv(&expected, &actual, Some(sql)).unwrap();
+        let c = squall_tpch::compare::compare_csv(&expected, &actual, Some(sql)).unwrap();
         if !c.ok {
             failures.push(format!("q{q:02}: {}", c.message));
         }

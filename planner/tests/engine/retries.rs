@@ -20,13 +20,13 @@ async fn retried_tasks_give_the_right_answer_and_leave_nothing() {
     let reference = single_node(&data.path).await;
     let mut retries = 0;
     for q in [1, 3, 18, 21] {
-        let sql = squall_planner::tpch::query(q).unwrap();
+        let sql = squall_tpch::query(q).unwrap();
         let r = engine
             .sql(sql)
             .await
             .unwrap_or_else(|e| panic!("q{q}: {e}"));
         retries += r.profile.as_ref().unwrap().retries;
-        let actual = squall_planner::tpch::run::to_csv(&r.schema, &r.batches).unwrap();
+        let actual = squall_tpch::run::to_csv(&r.schema, &r.batches).unwrap();
         assert_same(
             &format!("q{q:02}"),
             &single_node_csv(&reference, sql).await,

@@ -21,7 +21,7 @@ async fn tpch_staged_plans() {
         .trim_start_matches('/')
         .to_string();
     for q in 1..=22 {
-        let sql = squall_planner::tpch::query(q).unwrap();
+        let sql = squall_tpch::query(q).unwrap();
         let r = engine.sql(&format!("explain {sql}")).await.unwrap();
         let plan = r.batches[0]
             .column(1)

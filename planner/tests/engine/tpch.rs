@@ -10,15 +10,15 @@ async fn tpch_sf01_matches_answers_and_datafusion() {
     let reference = single_node(&data.path).await;
     let mut failures = Vec::new();
     for q in 1..=22 {
-        let sql = squall_planner::tpch::query(q).unwrap();
+        let sql = squall_tpch::query(q).unwrap();
         let actual = squall_csv(&engine, sql).await;
-        let answer = squall_planner::tpch::expected_answer(0.1, q).unwrap();
-        let c = squall_planner::tpch::compare::compare_csv(answer, &actual, Some(sql)).unwrap();
+        let answer = squall_tpch::expected_answer(0.1, q).unwrap();
+        let c = squall_tpch::compare::compare_csv(answer, &actual, Some(sql)).unwrap();
         if !c.ok {
             failures.push(format!("q{q:02} vs answers: {}", c.message));
         }
         let df = single_node_csv(&reference, sql).await;
-        let c = squall_planner::tpch::compare::compare_csv(&df, &actual, Some(sql)).unwrap();
+        let c = squall_tpch::compare::compare_csv(&df, &actual, Some(sql)).unwrap();
         if !c.ok {
             failures.push(format!("q{q:02} vs DataFusion: {}", c.message));
         }

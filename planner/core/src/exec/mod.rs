@@ -3,8 +3,14 @@
 //! A stage plan is an ordinary DataFusion plan whose root is a
 //! [`ShuffleWriteExec`] and whose leaves are Parquet scans or
 //! [`ShuffleReadExec`]s. The only other node of squall's own is
-//! [`KeyFilterExec`], which applies a join-key filter published by another
-//! stage just below the writer.
+//! `key_filter::KeyFilterExec`, which applies a join-key filter published by
+//! another stage just below the writer; it lives with the rest of the key
+//! filters in [`crate::key_filter`].
+//! A read reports the [`BoundaryProperties`] of the node it replaced, so
+//! the operators above it keep what they were planned with. A worker also
+//! paces the joins of the plan it runs ([`pace_joins`]: [`PaceExec`],
+//! [`CountRowsExec`]) so that its task yields often; those nodes are never
+//! planned or shipped.
 //!
 //! ```text
 //!   stage 2:  ShuffleWriteExec(hash k, 4)          stage 3: ShuffleWriteExec(passthrough)
@@ -12,12 +18,12 @@
 //!                 DataSourceExec(parquet)   ---->             ShuffleReadExec(stage 2, hash)
 //! ```
 
-mod key_filter;
+mod boundary;
 mod pacing;
 mod shuffle_read;
 mod shuffle_write;
 
-pub use key_filter::{BoundFilter, CHECK_ROWS, KeyFilterExec};
+pub use boundary::{BoundaryProperties, Keeps};
 pub use pacing::{
     CountRowsExec, PAIRS_PER_SLICE, PaceExec, YIELD_AFTER, pace_joins, pace_joins_with,
 };

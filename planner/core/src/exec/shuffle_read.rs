@@ -11,6 +11,11 @@
 //!   partition (under a `CoalescePartitionsExec` / `SortPreservingMergeExec`).
 //! - [`ReadMode::Broadcast`]: everything, concatenated into one partition (the
 //!   build side of a join, replicated to every task of the probe stage).
+//!
+//! A read reports the properties of the node it replaced as far as its mode
+//! keeps them ([`ReadMode::keeps`], [`BoundaryProperties`]): the operators
+//! above it were planned against those, and a worker rebuilds them against
+//! the read.
 
 use std::fmt;
 use std::sync::Arc;
@@ -20,7 +25,7 @@ use datafusion::common::tree_node::TreeNodeRecursion;
 use datafusion::error::{DataFusionError, Result};
 use datafusion::execution::TaskContext;
 use datafusion::execution::object_store::ObjectStoreUrl;
-use datafusion::physical_expr::{EquivalenceProperties, LexOrdering, PhysicalExpr};
+use datafusion::physical_expr::PhysicalExpr;
 use datafusion::physical_plan::coop::make_cooperative;
 use datafusion::physical_plan::execution_plan::{Boundedness, EmissionType, SchedulingType};
 use datafusion::physical_plan::metrics::{ExecutionPlanMetricsSet, MetricBuilder, MetricsSet};
@@ -33,6 +38,7 @@ use futures::{StreamExt, TryStreamExt};
 use object_store::ObjectStoreExt;
 use object_store::path::Path;
 
+use super::boundary::{BoundaryProperties, Keeps};
 use crate::config::SquallConfig;
 use crate::exchange::decode_partition;
 use crate::task::{InputBinding, ObjectRange};
@@ -51,6 +57,23 @@ impl ReadMode {
             Self::Hash => "hash",
             Self::Gather => "gather",
             Self::Broadcast => "broadcast",
+        }
+    }
+
+    /// What a read in this mode keeps of the properties of an input with
+    /// `input_partitions` partitions (see [`BoundaryProperties`]).
+    pub fn keeps(self, input_partitions: usize) -> Keeps {
+        Keeps {
+            // Only a gather reads each upstream partition (of one map
+            // output) as a partition of its own, in order; a hash read
+            // concatenates the map outputs of every upstream task, a
+            // broadcast concatenates everything.
+            orderings: self == Self::Gather,
+            // A constant of each input partition is a constant of every
+            // output partition only if there was one input partition (then
+            // it is a constant of all rows); a read's partitions mix rows of
+            // several input partitions, or of parts of them.
+            partition_constants: input_partitions <= 1,
         }
     }
 
@@ -73,69 +96,72 @@ pub struct ShuffleReadExec {
     /// The partitioning the upstream writer produced, as planned
     /// (`Hash(keys, R)` for a shuffle; `UnknownPartitioning(n)` otherwise).
     planned: Partitioning,
-    ordering: Option<LexOrdering>,
+    /// What the read reports about its rows (orderings, equivalences,
+    /// constants, constraints): those of the node it replaced, as far as
+    /// the exchange keeps them.
+    carried: BoundaryProperties,
     binding: Option<InputBinding>,
     metrics: ExecutionPlanMetricsSet,
     properties: Arc<PlanProperties>,
 }
 
 impl ShuffleReadExec {
-    pub fn new(
+    /// An unresolved read. Fails when `carried` names columns `schema` does not have.
+    pub fn try_new(
         stage: u32,
         mode: ReadMode,
         schema: SchemaRef,
         planned: Partitioning,
-        ordering: Option<LexOrdering>,
-    ) -> Self {
-        let properties = Self::compute_properties(&schema, mode, &planned, ordering.as_ref(), None);
-        Self {
+        carried: BoundaryProperties,
+    ) -> Result<Self> {
+        let eq = carried.equivalence_properties(&schema)?;
+        // Its stream spends tokio's cooperative budget (as DataFusion's own
+        // leaves do), so the plan above it yields every few batches even
+        // when every range is already in memory.
+        let properties = PlanProperties::new(
+            eq,
+            Self::partitioning(mode, &planned, None),
+            EmissionType::Incremental,
+            Boundedness::Bounded,
+        )
+        .with_scheduling_type(SchedulingType::Cooperative);
+        Ok(Self {
             stage,
             mode,
             schema,
             planned,
-            ordering,
+            carried,
             binding: None,
             metrics: ExecutionPlanMetricsSet::new(),
             properties: Arc::new(properties),
-        }
+        })
     }
 
     /// The same read, bound to concrete byte ranges.
     pub fn bind(&self, binding: InputBinding) -> Self {
-        let properties = Self::compute_properties(
-            &self.schema,
-            self.mode,
-            &self.planned,
-            self.ordering.as_ref(),
-            Some(binding.partitions.len()),
-        );
+        let partitioning =
+            Self::partitioning(self.mode, &self.planned, Some(binding.partitions.len()));
+        let properties = self
+            .properties
+            .as_ref()
+            .clone()
+            .with_partitioning(partitioning);
         Self {
             stage: self.stage,
             mode: self.mode,
             schema: Arc::clone(&self.schema),
             planned: self.planned.clone(),
-            ordering: self.ordering.clone(),
+            carried: self.carried.clone(),
             binding: Some(binding),
             metrics: ExecutionPlanMetricsSet::new(),
             properties: Arc::new(properties),
         }
     }
 
-    fn compute_properties(
-        schema: &SchemaRef,
-        mode: ReadMode,
-        planned: &Partitioning,
-        ordering: Option<&LexOrdering>,
-        bound: Option<usize>,
-    ) -> PlanProperties {
-        let mut eq = EquivalenceProperties::new(Arc::clone(schema));
-        // Order holds within each upstream partition; a broadcast concatenates them.
-        if mode != ReadMode::Broadcast
-            && let Some(o) = ordering
-        {
-            eq = EquivalenceProperties::new_with_orderings(Arc::clone(schema), [o.clone()]);
-        }
-        let partitioning = match (mode, bound) {
+    /// The read's output partitioning: as planned, or (once bound) one
+    /// partition per bound list of ranges.
+    fn partitioning(mode: ReadMode, planned: &Partitioning, bound: Option<usize>) -> Partitioning {
+        match (mode, bound) {
             (ReadMode::Broadcast, _) => Partitioning::UnknownPartitioning(1),
             (ReadMode::Hash, Some(n)) => match planned {
                 Partitioning::Hash(exprs, _) => Partitioning::Hash(exprs.clone(), n),
@@ -146,17 +172,7 @@ impl ShuffleReadExec {
             (ReadMode::Gather, None) => {
                 Partitioning::UnknownPartitioning(planned.partition_count().max(1))
             }
-        };
-        // Its stream spends tokio's cooperative budget (as DataFusion's own
-        // leaves do), so the plan above it yields every few batches even
-        // when every range is already in memory.
-        PlanProperties::new(
-            eq,
-            partitioning,
-            EmissionType::Incremental,
-            Boundedness::Bounded,
-        )
-        .with_scheduling_type(SchedulingType::Cooperative)
+        }
     }
 
     pub fn stage(&self) -> u32 {
@@ -171,8 +187,9 @@ impl ShuffleReadExec {
         &self.planned
     }
 
-    pub fn ordering(&self) -> Option<&LexOrdering> {
-        self.ordering.as_ref()
+    /// The properties the read carries across its exchange.
+    pub fn carried(&self) -> &BoundaryProperties {
+        &self.carried
     }
 
     pub fn binding(&self) -> Option<&InputBinding> {
@@ -181,7 +198,7 @@ impl ShuffleReadExec {
 }
 
 impl DisplayAs for ShuffleReadExec {
-    fn fmt_as(&self, _t: DisplayFormatType, f: &mut fmt::Formatter) -> fmt::Result {
+    fn fmt_as(&self, t: DisplayFormatType, f: &mut fmt::Formatter) -> fmt::Result {
         write!(
             f,
             "ShuffleReadExec: stage={}, mode={}",
@@ -195,7 +212,11 @@ impl DisplayAs for ShuffleReadExec {
                 write!(f, ", hash=[{}], partitions={n}", keys.join(", "))
             }
             (None, _) => Ok(()),
+        }?;
+        if matches!(t, DisplayFormatType::Verbose) && !self.carried.is_empty() {
+            write!(f, ", carries: {}", self.carried)?;
         }
+        Ok(())
     }
 }
 

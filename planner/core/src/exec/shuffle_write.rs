@@ -30,10 +30,10 @@ use futures::StreamExt;
 use object_store::path::Path;
 use object_store::{ObjectStoreExt, PutPayload};
 
-use crate::bloom::KeyCollector;
 use crate::config::SquallConfig;
 use crate::error::external;
 use crate::exchange::{Compression, MapObjectBuilder};
+use crate::key_filter::KeyCollector;
 use crate::task::{KeySection, MapOutput, ObjectLocation};
 
 /// Root of a stage plan: writes the stage's output to one exchange object.
@@ -45,7 +45,7 @@ pub struct ShuffleWriteExec {
     /// Where to write; bound by the worker for each attempt.
     output: Option<ObjectLocation>,
     /// Join keys (over the input) whose distinct hashes this stage publishes
-    /// for a key filter (see [`crate::bloom`]).
+    /// for a key filter (see [`crate::key_filter`]).
     publish_keys: Option<Vec<Arc<dyn PhysicalExpr>>>,
     metrics: ExecutionPlanMetricsSet,
     properties: Arc<PlanProperties>,

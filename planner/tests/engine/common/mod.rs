@@ -6,10 +6,10 @@ use std::sync::{Arc, Mutex, OnceLock};
 use arrow::datatypes::SchemaRef;
 use datafusion::prelude::{SessionConfig, SessionContext};
 use squall_planner::catalog::register_catalog;
-use squall_planner::tpch::compare::compare_csv;
-use squall_planner::tpch::datagen::{GenOptions, generate};
-use squall_planner::tpch::run::to_csv;
 use squall_planner::{Engine, EngineOptions};
+use squall_tpch::compare::compare_csv;
+use squall_tpch::datagen::{GenOptions, generate};
+use squall_tpch::run::to_csv;
 
 /// A generated data set that lives as long as the test binary.
 pub struct DataSet {
@@ -35,7 +35,7 @@ pub fn sf01() -> &'static DataSet {
     static D: OnceLock<DataSet> = OnceLock::new();
     static LOCK: Mutex<()> = Mutex::new(());
     let _g = LOCK.lock();
-    D.get_or_init(|| make(0.1, squall_planner::tpch::datagen::DEFAULT_ROW_GROUP_ROWS))
+    D.get_or_init(|| make(0.1, squall_tpch::datagen::DEFAULT_ROW_GROUP_ROWS))
 }
 
 /// TPC-H SF 0.01 with 2,000-row row groups: many row groups per table.
@@ -104,3 +104,23 @@ pub fn count_files(dir: &Path) -> usize {
         })
         .sum()
 }
+
+/// Statements beyond TPC-H (the `sql` module's suite; the plan checks of
+/// `windows` run over them too).
+pub const ASSORTED_SQL: &[&str] = &[
+    "select 1 as one, 'a' as s",
+    "values (1, 'x'), (2, null)",
+    "select count(*) from lineitem where l_quantity > 1000",
+    "select * from nation where n_nationkey < 0",
+    "select n_name, r_name from nation left join region on n_regionkey = r_regionkey and r_name like 'A%' order by n_name",
+    "select r_name, (select count(*) from nation n where n.n_regionkey = r.r_regionkey) c from region r order by 1",
+    "select c_mktsegment, count(*), avg(c_acctbal) from customer group by c_mktsegment order by 1",
+    "select o_orderpriority, count(distinct o_custkey) from orders group by 1 order by 1",
+    "select * from (select l_orderkey, row_number() over (partition by l_orderkey order by l_linenumber desc) rn from lineitem) where rn = 1 order by l_orderkey limit 20",
+    "select n_name from nation union all select r_name from region order by 1",
+    "select s_name from supplier where s_suppkey not in (select ps_suppkey from partsupp where ps_availqty < 10) order by 1 limit 5",
+    "select c_custkey from customer where not exists (select 1 from orders where o_custkey = c_custkey) order by 1 limit 10",
+    "select p_brand, sum(p_retailprice) from part full outer join partsupp on p_partkey = ps_partkey and ps_supplycost > 999 group by p_brand order by 1 limit 5",
+    "select l_shipmode, min(l_shipdate), max(l_commitdate) from lineitem group by l_shipmode order by l_shipmode",
+    "select count(*) from orders cross join region",
+];

@@ -1,0 +1,142 @@
+//! `squall query`, `squall cost` and `squall config`: one statement on a
+//! backend and its result printed; prices; the settings.
+
+use std::io::Write as _;
+use std::process::ExitCode;
+
+use arrow::record_batch::RecordBatch;
+use datafusion::common::config::ExtensionOptions;
+use datafusion::error::{DataFusionError, Result};
+use squall_core::config::{SquallConfig, env_var_name};
+use squall_planner::{CancellationToken, Engine, EngineOptions, QueryResult, RunOptions};
+use squall_tpch as tpch;
+
+use super::{CANCEL_GRACE, EXIT_INTERRUPTED, Format};
+
+/// `squall query`: runs `sql` on `backend`; Ctrl-C cancels the query, waits
+/// for its tasks to stop and its exchange objects to go, and exits 130.
+pub(super) async fn query(
+    catalog: Option<String>,
+    backend: &str,
+    format: Format,
+    config: Vec<(String, String)>,
+    sql: &str,
+) -> Result<ExitCode> {
+    let options = EngineOptions {
+        catalog,
+        settings: config,
+    };
+    let engine = match backend {
+        "local" => Engine::local(options).await?,
+        "aws" => squall_aws::aws_engine(options).await?,
+        other => {
+            return Err(DataFusionError::Configuration(format!(
+                "unknown backend {other:?} (expected local or aws)"
+            )));
+        }
+    };
+    let cancel = CancellationToken::new();
+    let options = RunOptions {
+        cancel: cancel.clone(),
+        ..RunOptions::default()
+    };
+    let run = engine.sql_with(sql, &options);
+    tokio::pin!(run);
+    let result = tokio::select! {
+        r = &mut run => r?,
+        _ = tokio::signal::ctrl_c() => {
+            // Stop the query's tasks and delete its exchange objects
+            // before exiting; a second Ctrl-C exits at once.
+            eprintln!("cancelling the query (Ctrl-C again to quit at once)");
+            cancel.cancel();
+            tokio::select! {
+                _ = &mut run => {}
+                _ = tokio::signal::ctrl_c() => {}
+                _ = tokio::time::sleep(CANCEL_GRACE) => {
+                    eprintln!("warning: the query did not stop within {} s", CANCEL_GRACE.as_secs());
+                }
+            }
+            return Ok(ExitCode::from(EXIT_INTERRUPTED));
+        }
+    };
+    print_result(&result, format)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `squall cost`: one JSON object of cost inputs per stdin line, one JSON
+/// cost breakdown per stdout line.
+pub(super) fn cost() -> Result<ExitCode> {
+    let mut out = std::io::stdout().lock();
+    for line in std::io::stdin().lines() {
+        let line = line.map_err(|e| DataFusionError::External(Box::new(e)))?;
+        if line.trim().is_empty() {
+            continue;
+        }
+        let inputs: squall_planner::cost::CostInputs = serde_json::from_str(&line)
+            .map_err(|e| DataFusionError::Plan(format!("cost inputs {line:?}: {e}")))?;
+        let cost = squall_planner::cost::query_cost(&inputs);
+        let text =
+            serde_json::to_string(&cost).map_err(|e| DataFusionError::External(Box::new(e)))?;
+        let _ = writeln!(out, "{text}");
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `squall config`: every `squall.*` setting, its value here and its
+/// environment variable.
+pub(super) fn config() -> Result<ExitCode> {
+    let config = SquallConfig::from_env()?;
+    let mut out = std::io::stdout().lock();
+    for e in config.entries() {
+        let key = format!("squall.{}", e.key.trim_start_matches("squall."));
+        let _ = writeln!(
+            out,
+            "{key} = {}  ({})\n    {}",
+            e.value.unwrap_or_default(),
+            env_var_name(&key),
+            e.description
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+pub(super) fn print_result(result: &QueryResult, format: Format) -> Result<()> {
+    let mut out = std::io::stdout().lock();
+    // EXPLAIN output is text: print it as such.
+    let is_plan = result.schema.fields().len() == 2
+        && result.schema.field(0).name() == "plan_type"
+        && result.schema.field(1).name() == "plan";
+    if is_plan && matches!(format, Format::Table) {
+        for batch in &result.batches {
+            let kinds = arrow::array::cast::as_string_array(batch.column(0));
+            let texts = arrow::array::cast::as_string_array(batch.column(1));
+            for i in 0..batch.num_rows() {
+                let _ = writeln!(out, "== {}\n{}", kinds.value(i), texts.value(i));
+            }
+        }
+        return Ok(());
+    }
+    match format {
+        Format::Table => {
+            let batches: Vec<RecordBatch> = if result.batches.is_empty() {
+                vec![RecordBatch::new_empty(result.schema.clone())]
+            } else {
+                result.batches.clone()
+            };
+            let table = arrow::util::pretty::pretty_format_batches(&batches)?;
+            let _ = writeln!(out, "{table}");
+        }
+        Format::Csv => {
+            let text = tpch::run::to_csv(&result.schema, &result.batches)?;
+            let _ = out.write_all(text.as_bytes());
+        }
+        Format::Json => {
+            let mut writer = arrow::json::ArrayWriter::new(&mut out);
+            let refs: Vec<&RecordBatch> = result.batches.iter().collect();
+            writer.write_batches(&refs)?;
+            writer.finish()?;
+            let _ = writeln!(out);
+        }
+    }
+    Ok(())
+}

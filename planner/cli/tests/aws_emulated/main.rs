@@ -1,0 +1,347 @@
+//! The aws backend end to end against local emulators.
+//!
+//! `infra/local/up.sh` starts moto (S3 and SQS) and `cargo lambda watch`
+//! (the Lambda Invoke API and function URLs, running the `worker`,
+//! `coordinator` and `api` functions) on loopback ports and uploads TPC-H
+//! SF 0.1 to `s3://squall-local/tpch/sf0.1`; `down.sh` stops them however
+//! the test ends. The emulators start once, for one test that runs, in order:
+//!
+//! - the 22 TPC-H queries with `squall query --backend aws` (the command is
+//!   the coordinator; every task an emulated Lambda invocation, exchange
+//!   objects in S3, completion messages through one SQS queue per query),
+//!   checked against the TPC-H answers;
+//! - four of them again under injected faults (20% of task attempts crash,
+//!   5% of object-store requests fail, 10% of completion messages are
+//!   duplicated and 10% lost): the same answers, and the workers' own log
+//!   shows the faults happened;
+//! - `api`: the api function over plain HTTP at its function URL —
+//!   malformed requests (400, 404, 405 with Trino-shaped errors, bad SQL
+//!   refused before any coordinator starts); a TPC-H query and a result of
+//!   several pages (each page one ranged GET) equal to the expected answers;
+//!   two queries at once; an undecodable task payload failing the query
+//!   with its stage and task named; a cancel that stops the running workers
+//!   (seen in the workers' own log), also while they are inside a CPU-bound
+//!   nested-loop join (their operators stop within a second of the marker);
+//! - `squall serve --backend aws` on a local port: the same service, a TPC-H
+//!   query and a syntax error;
+//! - afterwards no exchange object and no query queue may be left.
+//!
+//! Each part prints its wall time (`--nocapture` shows it).
+
+// Test code: a failed expectation panics (the workspace denies these lints
+// in library code; clippy.toml allows them only inside #[test] functions).
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+mod api;
+#[allow(dead_code)]
+#[path = "../api/common.rs"]
+mod api_common;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use squall_tpch::compare::compare_csv;
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .expect("a free loopback port")
+}
+
+/// The emulators, up for as long as this value lives.
+struct Stack {
+    env: Vec<(String, String)>,
+}
+
+impl Stack {
+    fn up() -> Self {
+        let ports = [
+            ("SQUALL_MOTO_PORT", free_port()),
+            ("SQUALL_LAMBDA_PORT", free_port()),
+        ];
+        let status = Command::new("bash")
+            .arg(root().join("infra/local/up.sh"))
+            .envs(ports.iter().map(|(k, v)| (k.to_string(), v.to_string())))
+            .env("SQUALL_BIN", env!("CARGO_BIN_EXE_squall"))
+            .status()
+            .expect("running infra/local/up.sh");
+        // From here on, down.sh runs however the test ends.
+        let mut stack = Stack { env: vec![] };
+        assert!(status.success(), "infra/local/up.sh failed");
+        let text =
+            std::fs::read_to_string(root().join("infra/local/env.sh")).expect("infra/local/env.sh");
+        stack.env = text
+            .lines()
+            .filter_map(|l| l.strip_prefix("export "))
+            .filter_map(|l| l.split_once('='))
+            .map(|(k, v)| {
+                (
+                    k.to_string(),
+                    v.trim_matches('"').trim_matches('\'').to_string(),
+                )
+            })
+            .collect();
+        stack
+    }
+
+    /// A variable of the client environment (`infra/local/env.sh`).
+    fn var(&self, name: &str) -> String {
+        self.env
+            .iter()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v.clone())
+            .unwrap_or_else(|| panic!("{name} is not in infra/local/env.sh"))
+    }
+
+    /// What the functions print (`cargo lambda watch`'s output).
+    fn lambda_log(&self) -> PathBuf {
+        root().join("infra/local/.run/lambda.log")
+    }
+
+    /// The TPC-H SF 0.1 files `up.sh` uploaded.
+    fn data_dir(&self) -> PathBuf {
+        root().join("data/tpch/sf0.1")
+    }
+
+    fn squall(&self, args: &[&str]) -> std::process::Output {
+        Command::new(env!("CARGO_BIN_EXE_squall"))
+            .args(args)
+            .envs(self.env.iter().cloned())
+            .output()
+            .expect("running squall")
+    }
+
+    /// Objects under `prefix` in the emulated bucket and queues named like query queues.
+    fn leftovers(&self) -> String {
+        let out = Command::new("python3")
+            .args([
+                "-c",
+                "import boto3,os\n\
+                 s3=boto3.client('s3'); sqs=boto3.client('sqs')\n\
+                 objs=s3.list_objects_v2(Bucket='squall-local',Prefix='exchange/').get('KeyCount',0)\n\
+                 spilled=s3.list_objects_v2(Bucket='squall-local',Prefix='payloads/').get('KeyCount',0)\n\
+                 qs=sqs.list_queues(QueueNamePrefix=os.environ['SQUALL_QUEUE_PREFIX']).get('QueueUrls',[])\n\
+                 print(objs, spilled, len(qs))",
+            ])
+            .envs(self.env.iter().cloned())
+            .output()
+            .expect("python3 with boto3");
+        String::from_utf8_lossy(&out.stdout).trim().to_string()
+    }
+}
+
+impl Drop for Stack {
+    fn drop(&mut self) {
+        let _ = Command::new("bash")
+            .arg(root().join("infra/local/down.sh"))
+            .status();
+    }
+}
+
+/// `squall serve --backend aws --port 0` with the stack's environment; stopped on drop.
+struct Served {
+    child: std::process::Child,
+    base: String,
+}
+
+impl Served {
+    fn start(stack: &Stack) -> Self {
+        use std::io::BufRead;
+        let mut child = Command::new(env!("CARGO_BIN_EXE_squall"))
+            .args(["serve", "--backend", "aws", "--port", "0"])
+            .envs(stack.env.iter().cloned())
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .expect("starting squall serve");
+        let mut line = String::new();
+        if let Some(out) = child.stdout.take() {
+            let _ = std::io::BufReader::new(out).read_line(&mut line);
+        }
+        let served = Served {
+            base: line.trim().trim_start_matches("listening on ").to_string(),
+            child,
+        };
+        assert!(
+            served.base.starts_with("http://127.0.0.1:"),
+            "squall serve printed {line:?}"
+        );
+        served
+    }
+}
+
+impl Drop for Served {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+#[test]
+fn aws_path_on_emulated_lambda_s3_and_sqs() {
+    let t = Instant::now();
+    let stack = Stack::up();
+    eprintln!(
+        "aws_emulated: emulators up in {:.1}s",
+        t.elapsed().as_secs_f64()
+    );
+
+    let t = Instant::now();
+    tpch_through_the_command(&stack);
+    eprintln!(
+        "aws_emulated: 22 TPC-H queries through `squall query --backend aws` in {:.1}s",
+        t.elapsed().as_secs_f64()
+    );
+
+    let t = Instant::now();
+    tpch_under_faults(&stack);
+    eprintln!(
+        "aws_emulated: 4 TPC-H queries under injected faults in {:.1}s",
+        t.elapsed().as_secs_f64()
+    );
+
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("tokio runtime");
+    runtime.block_on(async {
+        let client = api::Client::new(&stack);
+        let timed = |name: &str, t: Instant| {
+            eprintln!(
+                "aws_emulated: api function, {name}: {:.1}s",
+                t.elapsed().as_secs_f64()
+            );
+        };
+        let t = Instant::now();
+        api::malformed(&client).await;
+        timed("malformed requests", t);
+        let t = Instant::now();
+        api::queries(&client, &stack).await;
+        timed("queries", t);
+        let t = Instant::now();
+        api::concurrent(&client).await;
+        timed("two queries at once", t);
+        let t = Instant::now();
+        api::undecodable_task(&client).await;
+        timed("an undecodable task", t);
+        let t = Instant::now();
+        api::cancel(&client, &stack).await;
+        timed("a cancel", t);
+        let t = Instant::now();
+        api::heavy_cancel(&client, &stack).await;
+        timed("a cancel inside a nested-loop join", t);
+    });
+
+    let t = Instant::now();
+    let serve = Served::start(&stack);
+    runtime.block_on(api::served(&api::Client::at(&serve.base)));
+    drop(serve);
+    eprintln!(
+        "aws_emulated: squall serve --backend aws: {:.1}s",
+        t.elapsed().as_secs_f64()
+    );
+
+    // Queries end (and clean up) shortly after their clients see the end.
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while stack.leftovers() != "0 0 0" && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(500));
+    }
+    assert_eq!(
+        stack.leftovers(),
+        "0 0 0",
+        "exchange objects / spilled task payloads / query queues left behind"
+    );
+
+    // Bad SQL fails in planning, with the column named and exit code 1.
+    let out = stack.squall(&["query", "--backend", "aws", "select nope from lineitem"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("nope"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// Q1, Q3, Q6 and Q10 with crashing tasks, failing S3 requests, and
+/// duplicated and lost SQS messages, all injected at the seams the embedded
+/// backend shares; the answers must not change.
+fn tpch_under_faults(stack: &Stack) {
+    let faults = [
+        "squall.fault.seed=11",
+        "squall.fault.task_crash_rate=0.2",
+        "squall.fault.store_error_rate=0.05",
+        "squall.fault.message_duplicate_rate=0.1",
+        "squall.fault.message_loss_rate=0.1",
+        "squall.task.max_attempts=8",
+        "squall.task.speculation_min_ms=1000",
+        "squall.task.attempt_timeout_ms=5000",
+        // Every task payload travels through S3 (and must be gone afterwards).
+        "squall.inline_payload_bytes=256",
+    ];
+    let mut failures = Vec::new();
+    for q in [1, 3, 6, 10] {
+        let sql = squall_tpch::query(q).expect("query");
+        let mut args = vec!["query", "--backend", "aws", "--format", "csv"];
+        for f in &faults {
+            args.extend(["--config", f]);
+        }
+        args.push(sql);
+        let out = stack.squall(&args);
+        if !out.status.success() {
+            failures.push(format!(
+                "q{q:02} under faults: exit {:?}: {}",
+                out.status.code(),
+                String::from_utf8_lossy(&out.stderr)
+            ));
+            continue;
+        }
+        let expected = squall_tpch::expected_answer(0.1, q).expect("answer");
+        match compare_csv(expected, &String::from_utf8_lossy(&out.stdout), Some(sql)) {
+            Ok(c) if c.ok => {}
+            Ok(c) => failures.push(format!("q{q:02} under faults: {}", c.message)),
+            Err(e) => failures.push(format!("q{q:02} under faults: {e}")),
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    // The faults did happen (decisions depend on the random query ids, so
+    // any one kind may miss a run; ~30 tasks make both checks near certain).
+    let log = std::fs::read_to_string(stack.lambda_log()).unwrap_or_default();
+    assert!(
+        log.contains("task crashed"),
+        "the workers' log shows no crashed task"
+    );
+    assert!(
+        log.contains("completion message lost") || log.contains("completion message duplicated"),
+        "the workers' log shows no lost or duplicated completion message"
+    );
+}
+
+fn tpch_through_the_command(stack: &Stack) {
+    let mut failures = Vec::new();
+    for q in 1..=22 {
+        let sql = squall_tpch::query(q).expect("query");
+        let out = stack.squall(&["query", "--backend", "aws", "--format", "csv", sql]);
+        if !out.status.success() {
+            failures.push(format!(
+                "q{q:02}: exit {:?}: {}",
+                out.status.code(),
+                String::from_utf8_lossy(&out.stderr)
+            ));
+            continue;
+        }
+        let actual = String::from_utf8_lossy(&out.stdout);
+        let expected = squall_tpch::expected_answer(0.1, q).expect("answer");
+        match compare_csv(expected, &actual, Some(sql)) {
+            Ok(c) if c.ok => {}
+            Ok(c) => failures.push(format!("q{q:02}: {}", c.message)),
+            Err(e) => failures.push(format!("q{q:02}: {e}")),
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}

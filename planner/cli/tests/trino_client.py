@@ -1,0 +1,280 @@
+#!/usr/bin/env python3
+"""The real `trino` Python client (PyPI `trino`) against `squall serve`.
+
+Usage: python3 trino_client.py [PATH_TO_SQUALL_BINARY]
+(default: target/debug/squall of the workspace). Run by
+`cargo test --workspace` through tests/api/trino_client.rs.
+
+It generates TPC-H SF 0.01 with `squall tpch gen` into a temporary folder,
+starts `squall serve --port 0` on loopback, and then, through
+trino.dbapi.connect(...):
+
+- runs TPC-H Q1, Q3 and Q6 and compares every value with
+  `squall query --format csv` on the same catalog;
+- checks cursor.description (names and Trino types) and the Python types
+  the client builds (Decimal, float NaN, date, datetime, bool, None, list);
+- checks that bad SQL raises TrinoUserError with the server's message;
+- checks SET SESSION lands in the client's session properties;
+- checks a session timeout fails a long query with EXCEEDED_TIME_LIMIT;
+- cancels a long query with cursor.cancel() from another thread and checks
+  that it ends and the server reports it CANCELED;
+- stops the server with SIGTERM and checks it exits cleanly.
+
+Exit 0 when every check passes, 1 on a failed check, 3 when the `trino`
+module is missing (install it with `python3 -m pip install trino`).
+"""
+
+import csv
+import datetime
+import io
+import json
+import math
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import urllib.request
+from decimal import Decimal
+
+try:
+    import trino
+    import trino.exceptions
+except ImportError:
+    print(
+        "the `trino` Python client is missing: run `python3 -m pip install trino`",
+        file=sys.stderr,
+    )
+    sys.exit(3)
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+QUERIES = os.path.join(HERE, "..", "..", "..", "bench", "tpch", "queries")
+LONG = "select count(*) from lineitem a, lineitem b where a.l_orderkey + b.l_partkey < 0"
+
+
+def check(cond, what):
+    if not cond:
+        raise AssertionError(what)
+
+
+def squall_csv(binary, catalog, sql):
+    # "--": TPC-H texts start with a comment, which would read as an option.
+    out = subprocess.run(
+        [binary, "query", "--catalog", catalog, "--format", "csv", "--", sql],
+        capture_output=True,
+        text=True,
+    )
+    check(out.returncode == 0, f"squall query failed ({out.returncode}): {out.stderr}")
+    rows = list(csv.reader(io.StringIO(out.stdout)))
+    return rows[0], rows[1:]
+
+
+def same_value(actual, expected_text):
+    """A value from the trino client equals a CSV cell from `squall query`."""
+    if actual is None:
+        return expected_text == ""
+    if isinstance(actual, bool):
+        return str(actual).lower() == expected_text.lower()
+    if isinstance(actual, int):
+        return actual == int(expected_text)
+    if isinstance(actual, Decimal):
+        return actual == Decimal(expected_text)
+    if isinstance(actual, float):
+        return math.isclose(actual, float(expected_text), rel_tol=1e-9, abs_tol=1e-9)
+    if isinstance(actual, datetime.date):
+        return actual.isoformat() == expected_text
+    return str(actual) == expected_text
+
+
+def compare(name, cursor, rows, binary, catalog, sql):
+    header, expected = squall_csv(binary, catalog, sql)
+    names = [d[0] for d in cursor.description]
+    check(names == header, f"{name}: columns {names} != {header}")
+    check(len(rows) == len(expected), f"{name}: {len(rows)} rows, expected {len(expected)}")
+    for i, (got, want) in enumerate(zip(rows, expected)):
+        for j, (g, w) in enumerate(zip(got, want)):
+            check(same_value(g, w), f"{name}: row {i} column {names[j]}: {g!r} != {w!r}")
+
+
+def start_server(binary, catalog, log):
+    env = dict(os.environ)
+    env.pop("SQUALL_API_TOKEN", None)
+    proc = subprocess.Popen(
+        [binary, "serve", "--port", "0", "--catalog", catalog],
+        stdout=subprocess.PIPE,
+        stderr=log,
+        text=True,
+        env=env,
+    )
+    line = proc.stdout.readline().strip()
+    check(line.startswith("listening on http://"), f"unexpected first line from squall serve: {line!r}")
+    host, port = line[len("listening on http://"):].rsplit(":", 1)
+    return proc, host, int(port)
+
+
+def main():
+    binary = sys.argv[1] if len(sys.argv) > 1 else os.path.join(HERE, "..", "..", "..", "target", "debug", "squall")
+    binary = os.path.abspath(binary)
+    check(os.path.exists(binary), f"no squall binary at {binary}")
+    with tempfile.TemporaryDirectory(prefix="squall-trino-") as tmp:
+        catalog = os.path.join(tmp, "tpch")
+        subprocess.run(
+            [binary, "tpch", "gen", "--sf", "0.01", "--out", catalog, "--row-group-rows", "2000"],
+            check=True,
+            capture_output=True,
+        )
+        with open(os.path.join(tmp, "serve.log"), "w") as log:
+            proc, host, port = start_server(binary, catalog, log)
+            try:
+                run_checks(binary, catalog, host, port)
+            finally:
+                proc.send_signal(signal.SIGTERM)
+                try:
+                    code = proc.wait(timeout=20)
+                except subprocess.TimeoutExpired:
+                    proc.kill()
+                    raise AssertionError("squall serve did not stop on SIGTERM")
+        with open(os.path.join(tmp, "serve.log")) as log:
+            server_log = log.read()
+        check(code == 0, f"squall serve exited with {code}:\n{server_log}")
+    print("trino client: all checks passed")
+
+
+def run_checks(binary, catalog, host, port):
+    conn = trino.dbapi.connect(
+        host=host, port=port, user="test", catalog="squall", schema="tpch", http_scheme="http"
+    )
+
+    # TPC-H queries, value by value against `squall query --format csv`.
+    for n in (1, 3, 6):
+        with open(os.path.join(QUERIES, f"q{n:02}.sql")) as f:
+            sql = f.read()
+        cur = conn.cursor()
+        cur.execute(sql)
+        rows = cur.fetchall()
+        check(len(rows) > 0, f"q{n}: no rows")
+        compare(f"q{n}", cur, rows, binary, catalog, sql)
+        types = {d[0]: d[1] for d in cur.description}
+        if n == 1:
+            check(types["l_returnflag"] == "varchar", f"q1 types {types}")
+            check(types["sum_qty"].startswith("decimal("), f"q1 types {types}")
+            check(types["count_order"] == "bigint", f"q1 types {types}")
+            check(isinstance(rows[0][2], Decimal), f"q1 sum_qty is {type(rows[0][2])}")
+        if n == 3:
+            check(types["o_orderdate"] == "date", f"q3 types {types}")
+            check(isinstance(rows[0][2], datetime.date), f"q3 o_orderdate is {type(rows[0][2])}")
+        print(f"q{n}: {len(rows)} rows match")
+
+    # Types as the client maps them.
+    cur = conn.cursor()
+    cur.execute(
+        "select cast(4 as bigint) as b, cast(123.45 as decimal(15,2)) as d, cast(1.5 as double) as f, "
+        "cast('NaN' as double) as nan, 'text' as v, true as bo, cast(null as bigint) as n, "
+        "date '1995-03-15' as dt, cast('2020-01-02T03:04:05.678' as timestamp) as ts, "
+        "make_array(1, 2, 3) as arr"
+    )
+    row = cur.fetchone()
+    desc = {d[0]: d for d in cur.description}
+    check(desc["d"][1] == "decimal(15,2)" and desc["d"][4] == 15 and desc["d"][5] == 2, f"decimal {desc['d']}")
+    check(desc["v"][1] == "varchar", f"varchar {desc['v']}")
+    check(row[0] == 4 and isinstance(row[0], int), f"bigint {row[0]!r}")
+    check(row[1] == Decimal("123.45"), f"decimal {row[1]!r}")
+    check(row[2] == 1.5, f"double {row[2]!r}")
+    check(isinstance(row[3], float) and math.isnan(row[3]), f"NaN {row[3]!r}")
+    check(row[4] == "text" and row[5] is True and row[6] is None, f"row {row!r}")
+    check(row[7] == datetime.date(1995, 3, 15), f"date {row[7]!r}")
+    check(row[8] == datetime.datetime(2020, 1, 2, 3, 4, 5, 678000), f"timestamp {row[8]!r}")
+    check(row[9] == [1, 2, 3], f"array {row[9]!r}")
+    print("types: ok")
+
+    # Bad SQL is a TrinoUserError carrying the server's error.
+    for sql, name, needle in (
+        ("selec 1", "SYNTAX_ERROR", "selec"),
+        ("select * from no_such_table", "TABLE_NOT_FOUND", "no_such_table"),
+    ):
+        try:
+            conn.cursor().execute(sql)
+            raise AssertionError(f"{sql!r} did not raise")
+        except trino.exceptions.TrinoUserError as e:
+            check(e.error_name == name, f"{sql!r}: error name {e.error_name}")
+            check(needle in e.message, f"{sql!r}: message {e.message!r}")
+    print("errors: ok")
+
+    # SET SESSION comes back as a session property of the client.
+    cur = conn.cursor()
+    cur.execute("SET SESSION squall.shuffle.partitions = 3")
+    cur.fetchall()
+    props = conn._client_session.properties
+    check(props.get("squall.shuffle.partitions") == "3", f"session properties {props}")
+    cur = conn.cursor()
+    cur.execute("select count(*) from orders")
+    check(cur.fetchall() == [[15000]], "query with a session property")
+    print("session: ok")
+
+    # A session timeout fails a long query with EXCEEDED_TIME_LIMIT, which
+    # the client raises as a query error (INSUFFICIENT_RESOURCES).
+    limited = trino.dbapi.connect(
+        host=host, port=port, user="tester", catalog="squall", schema="tpch",
+        session_properties={"squall.query.timeout_secs": "1"},
+    )
+    cur = limited.cursor()
+    try:
+        cur.execute(LONG)
+        cur.fetchall()
+        raise AssertionError("a query past its timeout succeeded")
+    except trino.exceptions.TrinoQueryError as e:
+        check(e.error_name == "EXCEEDED_TIME_LIMIT", f"timeout error {e.error_name}: {e.message}")
+        check("timeout of 1 s" in e.message, e.message)
+    print("timeout: ok")
+
+    # cursor.cancel() from another thread ends a long query.
+    cur = conn.cursor()
+    outcome = {}
+
+    def run_long():
+        try:
+            cur.execute(LONG)
+            outcome["rows"] = cur.fetchall()
+        except Exception as e:  # the cancelled query surfaces as an error
+            outcome["error"] = e
+
+    worker = threading.Thread(target=run_long, daemon=True)
+    worker.start()
+    deadline = time.time() + 60
+    while time.time() < deadline:
+        q = getattr(cur, "_query", None)
+        if q is not None and q.query_id is not None and q.stats.get("state") == "RUNNING":
+            break
+        time.sleep(0.05)
+    else:
+        raise AssertionError("the long query never started running")
+    query_id = cur._query.query_id
+    time.sleep(0.5)
+    cur.cancel()
+    worker.join(timeout=30)
+    check(not worker.is_alive(), "the cancelled query did not end")
+    check(outcome.get("rows") != [[0]], "the long query completed instead of being cancelled")
+    if "error" in outcome:
+        err = outcome["error"]
+        check(
+            isinstance(err, trino.exceptions.TrinoUserError) and err.error_name == "USER_CANCELED",
+            f"cancelled query raised {err!r}",
+        )
+    with urllib.request.urlopen(f"http://{host}:{port}/v1/query/{query_id}") as resp:
+        summary = json.load(resp)
+    check(summary["state"] == "CANCELED", f"summary after cancel: {summary}")
+    # The server still answers.
+    cur = conn.cursor()
+    cur.execute("select 1")
+    check(cur.fetchall() == [[1]], "query after cancel")
+    print("cancel: ok")
+
+
+if __name__ == "__main__":
+    try:
+        main()
+    except AssertionError as e:
+        print(f"FAILED: {e}", file=sys.stderr)
+        sys.exit(1)

@@ -1,0 +1,246 @@
+//! Key hashing, what one build task collects ([`KeyCollector`]), the key
+//! section it appends to its exchange object, and merging the sections of
+//! every task of a stage into one filter ([`merge_sections`]).
+
+use std::collections::HashSet;
+use std::hash::BuildHasherDefault;
+
+use arrow::array::{Array, ArrayRef};
+use arrow::buffer::NullBuffer;
+use datafusion::common::hash_utils::{RandomState, create_hashes};
+
+use super::filter::{KeyFilter, PreHashed, read_u64};
+use super::ranges::KeyRanges;
+use crate::error::{Result, SquallError};
+
+/// Seed of the key hash; distinct from the repartitioning seed so filter bits
+/// are independent of which shuffle partition a key lands in.
+const KEY_HASH_SEED: u64 = 0x5155_414c_4c5f_4b46;
+const SECTION_MAGIC: &[u8; 4] = b"SQKS";
+/// Key sections carry the value ranges of the keys too (see [`crate::key_ranges`]).
+const SECTION_VERSION: u8 = 2;
+const SECTION_OVERFLOW: u8 = 1;
+
+/// Hash the key tuple of every row of `keys` into `out` (resized to the row count).
+pub fn key_hashes(keys: &[ArrayRef], out: &mut Vec<u64>) -> Result<()> {
+    let rows = keys.first().map(|k| k.len()).unwrap_or(0);
+    out.clear();
+    out.resize(rows, 0);
+    let state = RandomState::with_seed(KEY_HASH_SEED);
+    create_hashes(keys, &state, out.as_mut_slice()).map_err(SquallError::from)?;
+    Ok(())
+}
+
+/// Rows whose key has no NULL in any column (`None`: every row).
+pub fn non_null_keys(keys: &[ArrayRef]) -> Option<NullBuffer> {
+    keys.iter().fold(None, |acc, k| {
+        NullBuffer::union(acc.as_ref(), k.logical_nulls().as_ref())
+    })
+}
+
+/// Collects the distinct key hashes one build task sees, up to a limit, and
+/// the range of its keys (kept even past the limit).
+#[derive(Debug)]
+pub struct KeyCollector {
+    hashes: HashSet<u64, BuildHasherDefault<PreHashed>>,
+    ranges: KeyRanges,
+    max_keys: usize,
+    overflow: bool,
+    scratch: Vec<u64>,
+}
+
+/// One build task's key section, decoded.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Section {
+    /// The task's sorted distinct key hashes; `None` when it saw more than it may collect.
+    pub hashes: Option<Vec<u64>>,
+    pub ranges: KeyRanges,
+}
+
+impl KeyCollector {
+    /// A collector for keys of `columns` columns.
+    pub fn new(max_keys: usize, columns: usize) -> Self {
+        Self {
+            hashes: HashSet::default(),
+            ranges: KeyRanges::empty(columns),
+            max_keys,
+            overflow: false,
+            scratch: Vec::new(),
+        }
+    }
+
+    /// Add the keys of one batch (rows with a NULL key are skipped).
+    pub fn insert(&mut self, keys: &[ArrayRef]) -> Result<()> {
+        self.ranges.observe(keys)?;
+        if self.overflow {
+            return Ok(());
+        }
+        key_hashes(keys, &mut self.scratch)?;
+        let valid = non_null_keys(keys);
+        for (i, h) in self.scratch.iter().enumerate() {
+            if valid.as_ref().is_none_or(|v| v.is_valid(i)) {
+                self.hashes.insert(*h);
+            }
+        }
+        if self.hashes.len() > self.max_keys {
+            self.overflow = true;
+            self.hashes = HashSet::default();
+        }
+        Ok(())
+    }
+
+    /// Fold another collector (another partition of the same task) into this one.
+    pub fn absorb(&mut self, other: KeyCollector) {
+        let ranges = std::mem::replace(&mut self.ranges, KeyRanges::empty(0));
+        self.ranges = ranges.merge(other.ranges);
+        if self.overflow || other.overflow {
+            self.overflow = true;
+            self.hashes = HashSet::default();
+            return;
+        }
+        self.hashes.extend(other.hashes);
+        if self.hashes.len() > self.max_keys {
+            self.overflow = true;
+            self.hashes = HashSet::default();
+        }
+    }
+
+    /// Whether the task saw more distinct keys than it may collect.
+    pub fn overflowed(&self) -> bool {
+        self.overflow
+    }
+
+    /// The task's key section: its distinct hashes (none past `max_keys`)
+    /// and the ranges of its keys.
+    pub fn finish(self) -> Result<Vec<u8>> {
+        let mut sorted: Vec<u64> = self.hashes.into_iter().collect();
+        sorted.sort_unstable();
+        let ranges = self.ranges.encode()?;
+        let mut out = Vec::with_capacity(24 + 8 * sorted.len() + ranges.len());
+        out.extend_from_slice(SECTION_MAGIC);
+        out.push(SECTION_VERSION);
+        out.push(if self.overflow { SECTION_OVERFLOW } else { 0 });
+        out.extend_from_slice(&[0; 2]);
+        out.extend_from_slice(&(sorted.len() as u64).to_le_bytes());
+        for h in sorted {
+            out.extend_from_slice(&h.to_le_bytes());
+        }
+        out.extend_from_slice(&(ranges.len() as u64).to_le_bytes());
+        out.extend_from_slice(&ranges);
+        Ok(out)
+    }
+}
+
+/// Decode one task's key section.
+pub fn decode_section(bytes: &[u8]) -> Result<Section> {
+    let bad = |what: &str| SquallError::BadTaskPayload(format!("key section: {what}"));
+    if bytes.len() < 16 || &bytes[..4] != SECTION_MAGIC {
+        return Err(bad("not a key section"));
+    }
+    if bytes[4] != SECTION_VERSION {
+        return Err(bad(&format!(
+            "format version {} (expected {SECTION_VERSION})",
+            bytes[4]
+        )));
+    }
+    let overflow = bytes[5] & SECTION_OVERFLOW != 0;
+    let n = read_u64(bytes, 8)? as usize;
+    let ranges_at = n
+        .checked_mul(8)
+        .and_then(|b| b.checked_add(16))
+        .filter(|end| *end <= bytes.len())
+        .ok_or_else(|| bad(&format!("{} bytes for {n} keys", bytes.len())))?;
+    let ranges_len = read_u64(bytes, ranges_at)? as usize;
+    let ranges = bytes
+        .get(ranges_at + 8..)
+        .filter(|r| r.len() == ranges_len)
+        .ok_or_else(|| {
+            bad(&format!(
+                "ranges of {ranges_len} bytes do not end the section"
+            ))
+        })?;
+    let hashes = bytes[16..ranges_at]
+        .chunks_exact(8)
+        .map(|c| u64::from_le_bytes([c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]]))
+        .collect();
+    Ok(Section {
+        hashes: (!overflow).then_some(hashes),
+        ranges: KeyRanges::decode(ranges)?,
+    })
+}
+
+/// The range of the keys of ALL tasks of a build stage, or `None` unless
+/// every task reported its section (a range from some tasks only would
+/// prune row groups that match keys of the others).
+pub fn merge_ranges(sections: &[Option<Section>]) -> Option<KeyRanges> {
+    let mut merged: Option<KeyRanges> = None;
+    for s in sections {
+        let r = s.as_ref()?.ranges.clone();
+        merged = Some(match merged {
+            Some(m) => m.merge(r),
+            None => r,
+        });
+    }
+    merged
+}
+
+/// How the filter of a build side is made.
+#[derive(Debug, Clone, Copy)]
+pub struct FilterSizing {
+    /// No filter when the build side has more distinct keys than this.
+    pub max_keys: usize,
+    /// Up to this many keys, an exact set; above, a Bloom filter.
+    pub exact_max_keys: usize,
+    /// Target false-positive rate of a Bloom filter.
+    pub fpp: f64,
+}
+
+/// The outcome of merging a build stage's key sections.
+#[derive(Debug)]
+pub enum Merged {
+    Filter(KeyFilter),
+    /// No filter: why (too many keys, ...). The probe side runs unfiltered.
+    Skipped(String),
+}
+
+/// Merge the key sections of ALL tasks of a build stage into one filter.
+///
+/// `sections[i]` is task `i`'s section (whose `hashes` are `None` when that
+/// task saw more keys than it may collect). A task whose section is missing
+/// (`None`) makes this an error: a filter built from some tasks only would
+/// drop probe rows that match keys of the others.
+pub fn merge_sections(sections: &[Option<Section>], sizing: FilterSizing) -> Result<Merged> {
+    if let Some(missing) = sections.iter().position(|s| s.is_none()) {
+        return Err(SquallError::Plan(format!(
+            "key filter: build task {missing} of {} has not reported its keys; a partial filter is never applied",
+            sections.len()
+        )));
+    }
+    let mut all = Vec::new();
+    for (task, s) in sections.iter().enumerate() {
+        match s.as_ref().and_then(|s| s.hashes.as_ref()) {
+            Some(keys) => all.extend_from_slice(keys),
+            _ => {
+                return Ok(Merged::Skipped(format!(
+                    "build task {task} saw more than {} distinct keys",
+                    sizing.max_keys
+                )));
+            }
+        }
+        if all.len() > sizing.max_keys.saturating_mul(4).max(1 << 20) {
+            // Bound the memory of the merge; dedup what we have and go on.
+            all.sort_unstable();
+            all.dedup();
+        }
+    }
+    all.sort_unstable();
+    all.dedup();
+    if all.len() > sizing.max_keys {
+        return Ok(Merged::Skipped(format!(
+            "{} distinct keys, more than squall.bloom.max_keys = {}",
+            all.len(),
+            sizing.max_keys
+        )));
+    }
+    Ok(Merged::Filter(KeyFilter::from_distinct(&all, sizing)))
+}

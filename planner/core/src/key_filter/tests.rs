@@ -1,0 +1,166 @@
+//! Unit tests of the key filters: hashing, sections, merging only complete
+//! sets, exact and Bloom forms, encodings.
+
+use std::sync::Arc;
+
+use arrow::array::{ArrayRef, BooleanArray, Int64Array, StringArray};
+
+use super::*;
+
+const SIZING: FilterSizing = FilterSizing {
+    max_keys: 1_000_000,
+    exact_max_keys: 100,
+    fpp: 0.01,
+};
+
+fn ints(v: &[Option<i64>]) -> ArrayRef {
+    Arc::new(Int64Array::from(v.to_vec()))
+}
+
+fn section(keys: &[ArrayRef]) -> Section {
+    let mut c = KeyCollector::new(SIZING.max_keys, keys.len());
+    c.insert(keys).unwrap();
+    decode_section(&c.finish().unwrap()).unwrap()
+}
+
+fn no_keys(columns: usize) -> Section {
+    Section {
+        hashes: Some(vec![]),
+        ranges: KeyRanges::empty(columns),
+    }
+}
+
+#[test]
+fn exact_filter_keeps_matches_and_drops_nulls() {
+    let build = section(&[ints(&[Some(1), Some(2), None, Some(2)])]);
+    let Merged::Filter(f) = merge_sections(&[Some(build)], SIZING).unwrap() else {
+        panic!("no filter")
+    };
+    assert_eq!((f.kind(), f.keys()), ("exact", 2));
+    let probe = [ints(&[Some(1), Some(3), None, Some(2)])];
+    let mask = f.evaluate(&probe, &mut Vec::new()).unwrap();
+    assert_eq!(mask, BooleanArray::from(vec![true, false, false, true]));
+}
+
+#[test]
+fn multi_column_keys_match_whole_tuples() {
+    let a = ints(&[Some(1), Some(2)]);
+    let b: ArrayRef = Arc::new(StringArray::from(vec!["x", "y"]));
+    let build = section(&[a, b]);
+    let Merged::Filter(f) = merge_sections(&[Some(build)], SIZING).unwrap() else {
+        panic!("no filter")
+    };
+    let pa = ints(&[Some(1), Some(1), Some(2), Some(2)]);
+    let pb: ArrayRef = Arc::new(StringArray::from(vec![
+        Some("x"),
+        Some("y"),
+        Some("y"),
+        None,
+    ]));
+    let mask = f.evaluate(&[pa, pb], &mut Vec::new()).unwrap();
+    assert_eq!(mask, BooleanArray::from(vec![true, false, true, false]));
+}
+
+#[test]
+fn bloom_has_no_false_negatives_and_about_the_target_rate() {
+    let build: Vec<i64> = (0..50_000).map(|i| i * 3).collect();
+    let arr: ArrayRef = Arc::new(Int64Array::from(build));
+    let Merged::Filter(f) =
+        merge_sections(&[Some(section(std::slice::from_ref(&arr)))], SIZING).unwrap()
+    else {
+        panic!("no filter")
+    };
+    assert_eq!(f.kind(), "bloom");
+    let mask = f.evaluate(&[arr], &mut Vec::new()).unwrap();
+    assert_eq!(
+        mask.true_count(),
+        50_000,
+        "a Bloom filter never drops a member"
+    );
+    let others: ArrayRef = Arc::new(Int64Array::from(
+        (0..50_000).map(|i| i * 3 + 1).collect::<Vec<_>>(),
+    ));
+    let fp = f.evaluate(&[others], &mut Vec::new()).unwrap().true_count();
+    assert!(
+        fp < 50_000 * 3 / 100,
+        "false positives {fp} of 50000 at fpp 0.01"
+    );
+    // Round trip.
+    let back = KeyFilter::decode(&f.encode()).unwrap();
+    assert_eq!(back.keys(), 50_000);
+    assert!(back.contains(key_hash_of(0)));
+}
+
+fn key_hash_of(v: i64) -> u64 {
+    let mut out = Vec::new();
+    key_hashes(&[ints(&[Some(v)])], &mut out).unwrap();
+    out[0]
+}
+
+#[test]
+fn partial_filters_are_never_built() {
+    let a = section(&[ints(&[Some(1)])]);
+    let sections = [Some(a), None, Some(no_keys(1))];
+    let err = merge_sections(&sections, SIZING).unwrap_err();
+    assert!(err.to_string().contains("build task 1 of 3"), "{err}");
+    assert!(
+        merge_ranges(&sections).is_none(),
+        "no range from some tasks only"
+    );
+}
+
+#[test]
+fn overflow_and_too_many_keys_skip_the_filter() {
+    let mut c = KeyCollector::new(2, 1);
+    c.insert(&[ints(&[Some(1), Some(2), Some(3)])]).unwrap();
+    c.insert(&[ints(&[Some(7)])]).unwrap();
+    assert!(c.overflowed());
+    let over = decode_section(&c.finish().unwrap()).unwrap();
+    assert!(over.hashes.is_none());
+    // Past the key limit the section still bounds the keys' range.
+    let range = merge_ranges(&[Some(over.clone())]).unwrap();
+    assert_eq!(
+        range.columns[0],
+        crate::key_filter::ColumnRange::Range(
+            datafusion::common::ScalarValue::Int64(Some(1)),
+            datafusion::common::ScalarValue::Int64(Some(7))
+        )
+    );
+    let merged = merge_sections(&[Some(over)], SIZING).unwrap();
+    assert!(matches!(merged, Merged::Skipped(_)));
+    let small = FilterSizing {
+        max_keys: 1,
+        ..SIZING
+    };
+    let two = section(&[ints(&[Some(1), Some(2)])]);
+    assert!(matches!(
+        merge_sections(&[Some(two)], small).unwrap(),
+        Merged::Skipped(_)
+    ));
+}
+
+#[test]
+fn empty_build_side_drops_every_row() {
+    let Merged::Filter(f) = merge_sections(&[Some(no_keys(1)), Some(no_keys(1))], SIZING).unwrap()
+    else {
+        panic!("no filter")
+    };
+    let mask = f
+        .evaluate(&[ints(&[Some(1), None])], &mut Vec::new())
+        .unwrap();
+    assert_eq!(mask.true_count(), 0);
+    let back = KeyFilter::decode(&f.encode()).unwrap();
+    assert_eq!(back.keys(), 0);
+}
+
+#[test]
+fn garbage_is_rejected() {
+    assert!(KeyFilter::decode(b"nope").is_err());
+    assert!(decode_section(b"SQKS\x02\0\0\0\x05\0\0\0\0\0\0\0").is_err());
+    let mut good = KeyCollector::new(10, 1);
+    good.insert(&[ints(&[Some(4)])]).unwrap();
+    let mut bytes = good.finish().unwrap();
+    assert!(decode_section(&bytes).is_ok());
+    bytes.push(0);
+    assert!(decode_section(&bytes).is_err(), "trailing bytes");
+}

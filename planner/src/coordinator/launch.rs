@@ -1,0 +1,156 @@
+//! Launching tasks: a stage starts once every input stage has an accepted
+//! attempt per task and every key filter it applies is built; each task's
+//! payload carries its stage plan, scan assignment, resolved inputs and
+//! filters. A stage's invocations go out concurrently, at most
+//! `squall.task.launch_concurrency` at once.
+
+use crate::error::PlannerError;
+use std::time::Instant;
+
+use datafusion::error::{DataFusionError, Result};
+use futures::{StreamExt, TryStreamExt};
+use squall_core::exchange::map_object_key;
+use squall_core::scan::{Leaf, leaves};
+use squall_core::task::{ObjectLocation, PROTOCOL_VERSION, ScanAssignment, TaskSpec};
+
+use super::inputs::bind_inputs;
+use super::{QueryJob, StageRun};
+use crate::backend::Backend;
+use crate::profile::QueryProfile;
+use crate::stages::TaskLayout;
+
+pub(super) fn task_count(job: &QueryJob, index: usize) -> usize {
+    match &job.staged.stages[index].layout {
+        TaskLayout::Hash { partitions } => (*partitions).max(1),
+        TaskLayout::Scan => job
+            .scan_tasks
+            .get(index)
+            .map(|t| t.len())
+            .unwrap_or(1)
+            .max(1),
+        TaskLayout::Single { .. } => 1,
+    }
+}
+
+/// Launch every stage whose inputs are all complete and that has not been launched.
+pub(super) async fn launch_ready(
+    job: &QueryJob,
+    backend: &Backend,
+    address: &str,
+    runs: &mut [StageRun],
+    profile: &mut QueryProfile,
+) -> Result<()> {
+    let position = |id: u32| job.staged.stages.iter().position(|s| s.id == id);
+    let ready: Vec<usize> = (0..runs.len())
+        .filter(|&i| {
+            let stage = &job.staged.stages[i];
+            !runs[i].launched
+                && stage.inputs.iter().all(|input| {
+                    position(*input).is_some_and(|j| runs[j].accepted == runs[j].tasks.len())
+                })
+                && stage
+                    .filter_inputs
+                    .iter()
+                    .all(|source| position(*source).is_some_and(|j| runs[j].filter.is_some()))
+        })
+        .collect();
+    for i in ready {
+        runs[i].launched = true;
+        runs[i].started = Some(Instant::now());
+        runs[i].progressed = runs[i].started;
+        // Invocations of one stage go out concurrently (each may wait for
+        // Lambda's answer, or for a throttle's backoff), a bounded number at once.
+        let tasks = runs[i].tasks.len();
+        let launched: &[StageRun] = runs;
+        futures::stream::iter(0..tasks)
+            .map(|t| launch_task(job, backend, address, launched, i, t, 0))
+            .buffer_unordered(job.config.task.launch_concurrency.max(1))
+            .try_collect::<Vec<()>>()
+            .await?;
+        for t in 0..tasks {
+            runs[i].tasks[t].attempts = 1;
+            runs[i].tasks[t].launched = Some(Instant::now());
+            profile.tasks_launched += 1;
+            job.progress.done(&job.progress.launched_tasks);
+        }
+    }
+    Ok(())
+}
+
+pub(super) async fn launch_task(
+    job: &QueryJob,
+    backend: &Backend,
+    address: &str,
+    runs: &[StageRun],
+    si: usize,
+    t: usize,
+    attempt: u32,
+) -> Result<()> {
+    let stage = &job.staged.stages[si];
+    let scans = job
+        .scan_tasks
+        .get(si)
+        .and_then(|tasks| tasks.get(t))
+        .cloned()
+        .unwrap_or_else(|| {
+            // A single-task or hash stage with scans reads all of them in one place.
+            let n = leaves(&stage.plan)
+                .iter()
+                .filter(|l| matches!(l, Leaf::ParquetScan(_)))
+                .count();
+            vec![ScanAssignment::default(); n]
+        });
+    let inputs = bind_inputs(job, backend, runs, si, t)?;
+    let mut filters = Vec::with_capacity(stage.filter_inputs.len());
+    for source in &stage.filter_inputs {
+        let binding = job
+            .staged
+            .stages
+            .iter()
+            .position(|s| s.id == *source)
+            .and_then(|j| runs[j].filter.clone())
+            .ok_or_else(|| {
+                DataFusionError::from(PlannerError::Internal(format!(
+                    "stage s{} launched before the key filter of s{source}",
+                    stage.id
+                )))
+            })?;
+        filters.push(binding);
+    }
+    let spec = TaskSpec {
+        protocol: PROTOCOL_VERSION,
+        query_id: job.query_id.clone(),
+        stage: stage.id,
+        task: t as u32,
+        attempt,
+        plan: runs[si].stage_plan.clone(),
+        scans,
+        inputs,
+        output: ObjectLocation {
+            store_url: backend.exchange_url.clone(),
+            key: map_object_key(
+                &backend.exchange_prefix,
+                &job.query_id,
+                stage.id,
+                t as u32,
+                attempt,
+            ),
+        },
+        reply_to: address.to_string(),
+        settings: job.settings.clone(),
+        filters,
+        stop_marker: backend.invoker.stop_marker(&job.query_id),
+    };
+    let mut payload = spec.encode()?;
+    let coords = [u64::from(stage.id), t as u64, u64::from(attempt)];
+    if squall_core::fault::happens(
+        job.faults.corrupt_payload_rate,
+        job.faults.seed,
+        "corrupt_payload",
+        &coords,
+    ) {
+        payload = squall_core::fault::corrupt_task_payload(&payload);
+    }
+    backend.invoker.invoke(payload).await?;
+    Ok(())
+}

@@ -1,0 +1,428 @@
+//! The coordinator: drives one staged query to completion over the seams
+//! (object store, completion queue, invoker), whatever the backend.
+//!
+//! ```text
+//!            +-- launch ready stages (all inputs accepted) --> Invoker::invoke(TaskSpec bytes)
+//!  loop  ----+-- CompletionQueue::receive(query queue)
+//!            +-- accept first successful attempt of a task; ignore duplicates and stale attempts
+//!            +-- failed attempt -> new attempt (up to squall.task.max_attempts)
+//!            +-- silent attempt past its deadline -> another attempt beside it (deadlines.rs)
+//!  end: read the final stage's outputs, delete every exchange object and the queue
+//! ```
+//!
+//! Recovery, and fault injection when `squall.fault.*` asks for it, wrap the
+//! backend's seams for the query: its exchange store retries and hedges
+//! requests, and its invoker retries throttled invocations
+//! (`squall_core::recovery`). Completion messages may come twice, late, out
+//! of order or never: the first accepted attempt of a task wins, later
+//! reports of it are counted as duplicates and ignored, a failure of an
+//! attempt that was already superseded is ignored, and a task that stays
+//! silent gets a new attempt once it is overdue.
+//!
+//! A stage's shuffle reads are *resolved* here: when all of its inputs have
+//! an accepted attempt per task, each of its tasks gets an [`InputBinding`]
+//! per read, naming exactly the accepted objects and byte ranges.
+//! What it does not do: plan (see `stages`, `split`) or execute operators.
+//!
+//! Layout: the event loop is here ([`run_query`]); [`launch`] starts ready
+//! stages and their tasks, [`inputs`] resolves shuffle reads, [`key_filter`]
+//! builds a finished stage's join-key filter, [`deadlines`] relaunches
+//! silent attempts, and [`finish`] reads the result and cleans up.
+
+use crate::error::PlannerError;
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use std::time::{Duration, Instant};
+use tokio_util::sync::CancellationToken;
+use tracing::Instrument;
+
+use arrow::record_batch::RecordBatch;
+use bytes::Bytes;
+use datafusion::error::Result;
+use squall_core::config::SquallConfig;
+use squall_core::fault::{FaultyInvoker, hash_text};
+use squall_core::key_filter::FilterSizing;
+use squall_core::recovery::{Backoff, RetryingInvoker, StoreStats, layered_store};
+use squall_core::task::{
+    FilterBinding, MapOutput, ScanAssignment, TaskMetrics, TaskOutcome, TaskReport,
+};
+
+use crate::profile::{QueryProfile, StageProfile};
+use deadlines::{Deadlines, relaunch_overdue, waiting_for};
+
+mod deadlines;
+mod finish;
+mod inputs;
+mod key_filter;
+mod launch;
+
+pub use finish::cleanup;
+use finish::read_outputs;
+use launch::{launch_ready, launch_task, task_count};
+
+use crate::backend::Backend;
+use crate::stages::StagedPlan;
+
+/// Everything the coordinator needs to run a query.
+pub struct QueryJob {
+    pub query_id: String,
+    pub staged: StagedPlan,
+    /// Per stage (same order): its plan encoded for the workers, as checked
+    /// at planning (`plan_check::encode_checked`).
+    pub stage_plans: Vec<Bytes>,
+    /// Per stage (same order as `staged.stages`): scan assignments per task.
+    /// Empty for stages without scans.
+    pub scan_tasks: Vec<Vec<Vec<ScanAssignment>>>,
+    /// Session settings sent to every task.
+    pub settings: Vec<(String, String)>,
+    pub max_attempts: u32,
+    pub silence_timeout: Duration,
+    /// Per stage: row groups pruned by statistics before making tasks.
+    pub row_groups_pruned: Vec<u64>,
+    /// Cancels the query (and its running tasks) when triggered.
+    pub cancel: CancellationToken,
+    /// Live task counts, for clients polling the query.
+    pub progress: Arc<QueryProgress>,
+    /// How join-key filters are sized and shipped.
+    pub filters: FilterShipping,
+    /// Injected faults the coordinator itself applies (`corrupt_payload_rate`).
+    pub faults: squall_core::config::FaultOptions,
+    /// The query's settings: store retries and hedging, throttle retries,
+    /// attempt deadlines, and the faults injected at the seams.
+    pub config: SquallConfig,
+}
+
+/// How the coordinator turns build-side key sections into a filter and ships it.
+#[derive(Debug, Clone, Copy)]
+pub struct FilterShipping {
+    pub sizing: FilterSizing,
+    /// Filters up to this many bytes go inline in task payloads.
+    pub inline_max_bytes: usize,
+}
+
+impl FilterShipping {
+    pub fn from_options(o: &squall_core::config::BloomOptions) -> Self {
+        Self {
+            sizing: FilterSizing {
+                max_keys: o.max_keys,
+                exact_max_keys: o.exact_max_keys,
+                fpp: o.fpp,
+            },
+            inline_max_bytes: o.inline_max_bytes,
+        }
+    }
+}
+
+/// Live progress of a running query.
+#[derive(Debug, Default)]
+pub struct QueryProgress {
+    pub total_tasks: AtomicUsize,
+    pub completed_tasks: AtomicUsize,
+    pub launched_tasks: AtomicUsize,
+    pub total_stages: AtomicUsize,
+    pub completed_stages: AtomicUsize,
+}
+
+impl QueryProgress {
+    fn done(&self, n: &AtomicUsize) {
+        n.fetch_add(1, Ordering::Relaxed);
+    }
+}
+
+/// A finished query: its rows and its profile.
+pub struct QueryOutput {
+    pub batches: Vec<RecordBatch>,
+    pub profile: QueryProfile,
+}
+
+struct StageRun {
+    index: usize,
+    stage_plan: Bytes,
+    tasks: Vec<TaskRun>,
+    launched: bool,
+    accepted: usize,
+    started: Option<Instant>,
+    /// When the stage last moved: its launch, or the last task accepted.
+    progressed: Option<Instant>,
+    finished: Option<Instant>,
+    /// For a stage that publishes join keys: its filter, once built.
+    filter: Option<FilterBinding>,
+}
+
+#[derive(Default)]
+struct TaskRun {
+    attempts: u32,
+    accepted: Option<(u32, MapOutput, TaskMetrics)>,
+    failures: u32,
+    /// When the latest attempt was launched.
+    launched: Option<Instant>,
+    /// Attempts that have reported (succeeded or failed).
+    reported: Vec<u32>,
+}
+
+impl TaskRun {
+    /// Attempts launched that never reported (stopped, lost, still running).
+    fn silent(&self) -> usize {
+        (self.attempts as usize).saturating_sub(self.reported.len())
+    }
+}
+
+/// Run `job` to completion on `backend`. Everything it logs, and every
+/// task it starts in this process, is inside a `query` span carrying the
+/// query id.
+pub async fn run_query(job: QueryJob, backend: &Backend) -> Result<QueryOutput> {
+    let span = tracing::info_span!("query", query_id = %job.query_id);
+    run_query_in_span(job, backend).instrument(span).await
+}
+
+async fn run_query_in_span(job: QueryJob, backend: &Backend) -> Result<QueryOutput> {
+    let started = Instant::now();
+    // The query's view of the seams: recovery, and injected faults if asked for.
+    let store_stats = Arc::new(StoreStats::default());
+    let invoker = Arc::new(RetryingInvoker::new(
+        FaultyInvoker::wrap(Arc::clone(&backend.invoker), &job.config.fault),
+        job.config.task.invoke_retries,
+        Backoff::new(
+            Duration::from_millis(job.config.task.invoke_backoff_ms),
+            Duration::from_secs(5),
+        ),
+    ));
+    let backend = &Backend {
+        exchange_store: layered_store(
+            Arc::clone(&backend.exchange_store),
+            &job.config,
+            &[hash_text(&[&job.query_id])],
+            &store_stats,
+        ),
+        invoker: Arc::clone(&invoker) as _,
+        ..backend.clone()
+    };
+    let address = backend.queue.create(&job.query_id).await?;
+    let mut silent = 0;
+    let mut result = drive(&job, backend, &address, started, &mut silent).await;
+    // Stop whatever still runs (stragglers, duplicates, or everything on
+    // cancel or failure) before deleting what the query wrote.
+    if let Err(e) = backend.invoker.cancel(&job.query_id).await {
+        tracing::warn!(%e, query_id = %job.query_id, "stopping tasks failed");
+    }
+    cleanup(&job.query_id, backend, &address).await;
+    if result.is_err() || silent > 0 {
+        // A stopped task may still finish a write it had started (a blocking
+        // file write or an S3 PUT in flight is not interrupted), and a task
+        // told by a stop marker stops only at its next look: sweep again.
+        let marker_poll = match backend.invoker.stop_marker(&job.query_id) {
+            Some(_) => Duration::from_millis(job.config.task.stop_poll_ms),
+            None => Duration::ZERO,
+        };
+        tokio::time::sleep(Duration::from_millis(500) + marker_poll).await;
+        cleanup(&job.query_id, backend, &address).await;
+    }
+    if let Ok(out) = &mut result {
+        out.profile.invoke_throttles = invoker.throttles();
+        out.profile.store_retries += store_stats.retries();
+        out.profile.store_hedges += store_stats.hedges();
+    }
+    result
+}
+
+async fn drive(
+    job: &QueryJob,
+    backend: &Backend,
+    address: &str,
+    started: Instant,
+    silent: &mut usize,
+) -> Result<QueryOutput> {
+    let mut runs = Vec::with_capacity(job.staged.stages.len());
+    if job.stage_plans.len() != job.staged.stages.len() {
+        return Err(PlannerError::Internal(format!(
+            "query {}: {} encoded stage plans for {} stages",
+            job.query_id,
+            job.stage_plans.len(),
+            job.staged.stages.len()
+        ))
+        .into());
+    }
+    for (index, stage_plan) in job.stage_plans.iter().enumerate() {
+        let tasks = task_count(job, index);
+        runs.push(StageRun {
+            index,
+            stage_plan: stage_plan.clone(),
+            tasks: (0..tasks).map(|_| TaskRun::default()).collect(),
+            launched: false,
+            accepted: 0,
+            started: None,
+            progressed: None,
+            finished: None,
+            filter: None,
+        });
+    }
+    let mut profile = QueryProfile::new(&job.query_id);
+    job.progress
+        .total_stages
+        .store(runs.len(), Ordering::Relaxed);
+    job.progress
+        .total_tasks
+        .store(runs.iter().map(|r| r.tasks.len()).sum(), Ordering::Relaxed);
+    let ids: HashMap<u32, usize> = job
+        .staged
+        .stages
+        .iter()
+        .enumerate()
+        .map(|(i, s)| (s.id, i))
+        .collect();
+
+    let deadlines = Deadlines::from_options(&job.config.task);
+    launch_ready(job, backend, address, &mut runs, &mut profile).await?;
+    let final_index = runs.len().saturating_sub(1);
+    let mut last_message = Instant::now();
+    while runs
+        .get(final_index)
+        .is_some_and(|r| r.accepted < r.tasks.len())
+    {
+        let bodies = tokio::select! {
+            _ = job.cancel.cancelled() => {
+                return Err(PlannerError::Cancelled { query_id: Some(job.query_id.clone()) }.into());
+            }
+            bodies = backend.queue.receive(address, Duration::from_millis(500)) => bodies?,
+        };
+        relaunch_overdue(job, backend, address, &mut runs, &mut profile, &deadlines).await?;
+        if bodies.is_empty() {
+            if last_message.elapsed() > job.silence_timeout {
+                return Err(PlannerError::Silent {
+                    query_id: job.query_id.clone(),
+                    silence: job.silence_timeout,
+                    waiting_for: waiting_for(job, &runs),
+                }
+                .into());
+            }
+            continue;
+        }
+        last_message = Instant::now();
+        for body in bodies {
+            profile.messages += 1;
+            let report = match TaskReport::decode(&body) {
+                Ok(r) => r,
+                Err(e) => {
+                    tracing::warn!(%e, "undecodable completion message ignored");
+                    continue;
+                }
+            };
+            if report.query_id != job.query_id {
+                tracing::warn!(other = %report.query_id, "message of another query ignored");
+                continue;
+            }
+            let Some(&si) = ids.get(&report.stage) else {
+                continue;
+            };
+            let mut retry = None;
+            {
+                let run = &mut runs[si];
+                let Some(task) = run.tasks.get_mut(report.task as usize) else {
+                    continue;
+                };
+                if !task.reported.contains(&report.attempt) {
+                    task.reported.push(report.attempt);
+                }
+                if task.accepted.is_some() {
+                    profile.duplicates += 1;
+                    continue;
+                }
+                match report.outcome {
+                    TaskOutcome::Succeeded { output } => {
+                        task.accepted = Some((report.attempt, output, report.metrics));
+                        run.accepted += 1;
+                        run.progressed = Some(Instant::now());
+                        job.progress.done(&job.progress.completed_tasks);
+                        // The first accepted attempt wins: stop the others.
+                        for other in (0..task.attempts).filter(|a| !task.reported.contains(a)) {
+                            if let Err(e) = backend
+                                .invoker
+                                .stop_attempt(&job.query_id, report.stage, report.task, other)
+                                .await
+                            {
+                                tracing::warn!(%e, stage = report.stage, task = report.task, attempt = other, "stopping a superseded attempt failed");
+                            }
+                        }
+                        if run.accepted == run.tasks.len() {
+                            run.finished = Some(Instant::now());
+                            job.progress.done(&job.progress.completed_stages);
+                        }
+                    }
+                    TaskOutcome::Failed { error } => {
+                        task.failures += 1;
+                        // Only the latest attempt's failure matters; an older one was already retried.
+                        if report.attempt + 1 < task.attempts {
+                            continue;
+                        }
+                        if !error.retryable || task.attempts >= job.max_attempts {
+                            return Err(PlannerError::TaskFailed {
+                                stage: report.stage,
+                                task: report.task,
+                                attempts: task.attempts,
+                                kind: error.kind,
+                                message: error.message.clone(),
+                            }
+                            .into());
+                        }
+                        tracing::info!(stage = report.stage, task = report.task, attempt = task.attempts, kind = %error.kind, "retrying task");
+                        retry = Some((report.task as usize, task.attempts));
+                    }
+                }
+            }
+            if let Some((t, attempt)) = retry {
+                profile.retries += 1;
+                launch_task(job, backend, address, &runs, si, t, attempt).await?;
+                runs[si].tasks[t].attempts += 1;
+                runs[si].tasks[t].launched = Some(Instant::now());
+            } else if runs[si].finished.is_some() {
+                let stage = &job.staged.stages[si];
+                if stage.publishes_filter() && runs[si].filter.is_none() {
+                    let (binding, fp) =
+                        key_filter::build_filter(job, backend, &runs[si], stage.id).await?;
+                    profile.s3_get += fp.get_requests;
+                    profile.s3_put += fp.put_requests;
+                    profile.filters.push(fp);
+                    runs[si].filter = Some(binding);
+                }
+                launch_ready(job, backend, address, &mut runs, &mut profile).await?;
+            }
+        }
+    }
+
+    *silent = runs
+        .iter()
+        .flat_map(|r| &r.tasks)
+        .map(TaskRun::silent)
+        .sum();
+    let final_run = &runs[final_index];
+    let mut outputs = Vec::new();
+    for t in &final_run.tasks {
+        if let Some((_, out, _)) = &t.accepted {
+            outputs.push(out.clone());
+        }
+    }
+    let batches = read_outputs(backend, &outputs).await?;
+    profile.rows = batches.iter().map(|b| b.num_rows() as u64).sum();
+    profile.wall_ms = started.elapsed().as_millis() as u64;
+    for run in &runs {
+        let stage = &job.staged.stages[run.index];
+        let mut sp = StageProfile::new(stage.id, stage.layout.to_string(), run.tasks.len());
+        sp.row_groups_pruned += job.row_groups_pruned.get(run.index).copied().unwrap_or(0);
+        for t in &run.tasks {
+            sp.attempts += t.attempts as usize;
+            if let Some((_, out, m)) = &t.accepted {
+                sp.add_task(out, m);
+                profile.store_retries += m.store_retries;
+                profile.store_hedges += m.store_hedges;
+            }
+        }
+        sp.wall_ms = match (run.started, run.finished) {
+            (Some(s), Some(f)) => f.duration_since(s).as_millis() as u64,
+            _ => 0,
+        };
+        profile.add_stage(sp, run.index == final_index);
+    }
+    Ok(QueryOutput { batches, profile })
+}

@@ -1,0 +1,562 @@
+//! Placing join-key filters ("Bloom filters") in a staged plan.
+//!
+//! For a partitioned hash join whose two sides come from two other stages,
+//! the side estimated much smaller can publish the distinct hashes of its join
+//! keys; the other side's stage then starts after it and drops, just below
+//! its shuffle writer, every row whose key cannot match.
+//!
+//! ```text
+//!  before                                   after
+//!  s6 [hash]  writer(hash o_orderkey)       s6 [hash]  writer(hash o_orderkey), publishes key filter on [o_orderkey]
+//!  s7 [scan]  writer(hash l_orderkey)       s7 [scan]  writer(hash l_orderkey)          (starts after s6)
+//!               scan lineitem                            KeyFilterExec [l_orderkey] in filter of s6
+//!  s8 [hash]  join s6.o_orderkey = s7.l_orderkey           scan lineitem
+//! ```
+//!
+//! Which side may be filtered depends on the join type: a side may lose its
+//! rows without a match only when such rows never reach the output. So the
+//! right side of inner, left, left semi, left anti and right semi joins, and
+//! the left side of inner, right, right semi, right anti and left semi joins.
+//! Never for joins where NULL equals NULL or null-aware anti joins (`NOT IN`),
+//! whose unmatched NULL keys change the answer. NULL keys never match an
+//! equi-join otherwise, so both the build and the probe side drop them.
+//!
+//! The filter then moves as far upstream as its keys can be followed: through
+//! projections, filters, full sorts and aggregations grouped by the keys
+//! (dropping every row of a key drops exactly that key's group), down to just
+//! above the scan — and into the stage before when that stage is the only
+//! input (TPC-H Q17: lineitem rows of other parts are dropped before the
+//! partial aggregation, not after the final one).
+//!
+//! A filter is placed when the publishing side is estimated at most
+//! `1 / squall.bloom.min_size_ratio` of the other side, and at most
+//! `squall.bloom.max_source_fraction` of the largest table it derives from (a
+//! whole dimension table would hold every key and filter nothing).
+//!
+//! Each stage feeds exactly one consumer, so a stage publishes at most one key
+//! set and applies at most one filter; the two sides of a join are disjoint
+//! subtrees, so the added start-after edges never form a cycle.
+
+use crate::error::PlannerError;
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use datafusion::common::{JoinType, NullEquality};
+use datafusion::error::Result;
+use datafusion::physical_expr::PhysicalExpr;
+use datafusion::physical_expr::expressions::Column;
+use datafusion::physical_plan::aggregates::AggregateExec;
+use datafusion::physical_plan::filter::FilterExec;
+use datafusion::physical_plan::joins::HashJoinExec;
+use datafusion::physical_plan::projection::ProjectionExec;
+use datafusion::physical_plan::sorts::sort::SortExec;
+use datafusion::physical_plan::{
+    ChildrenPropertiesMode, ExecutionPlan, ReplaceChildrenOptions, StatisticsArgs,
+    StatisticsContext,
+};
+use serde::Serialize;
+use squall_core::config::BloomOptions;
+use squall_core::exec::{ReadMode, ShuffleReadExec, ShuffleWriteExec};
+use squall_core::key_filter::KeyFilterExec;
+use squall_core::scan::{Leaf, leaves};
+
+use crate::stages::StagedPlan;
+
+/// One filter placed: `source` publishes keys, `target` applies them.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct FilterPlacement {
+    pub source: u32,
+    pub target: u32,
+    /// The stage holding the join.
+    pub join_stage: u32,
+    pub join_type: String,
+    pub source_est_rows: Option<usize>,
+    pub target_est_rows: Option<usize>,
+}
+
+type Keys = Vec<Arc<dyn PhysicalExpr>>;
+
+struct Candidate {
+    placement: FilterPlacement,
+    source_keys: Keys,
+    /// Every stage that may apply the filter, with the keys as columns of
+    /// what it writes (both inputs of an inner join the keys pass through).
+    targets: Vec<(u32, Keys)>,
+}
+
+/// Place key filters on `staged` (in place) as `options` allow; returns what was placed.
+pub fn place_key_filters(
+    staged: &mut StagedPlan,
+    options: &BloomOptions,
+) -> Result<Vec<FilterPlacement>> {
+    if !options.enabled {
+        return Ok(vec![]);
+    }
+    let mut base = HashMap::new();
+    for stage in &staged.stages {
+        let rows = base_rows(staged, stage.id, &base);
+        base.insert(stage.id, rows);
+    }
+    let mut candidates: Vec<Candidate> = Vec::new();
+    for stage in &staged.stages {
+        let mut joins = Vec::new();
+        collect_joins(&stage.plan, &mut joins);
+        for join in joins {
+            if let Some(mut c) = candidate(staged, stage.id, join, options, &base) {
+                // A stage publishes one key set and applies one filter.
+                let busy = |id: u32| {
+                    candidates.iter().any(|o| {
+                        o.placement.source == id || o.targets.iter().any(|(t, _)| *t == id)
+                    })
+                };
+                if busy(c.placement.source) {
+                    continue;
+                }
+                c.targets.retain(|(t, _)| !busy(*t));
+                if let Some((first, _)) = c.targets.first() {
+                    c.placement.target = *first;
+                    candidates.push(c);
+                }
+            }
+        }
+    }
+    let mut placed = Vec::with_capacity(candidates.len());
+    for c in candidates {
+        let source = index_of(staged, c.placement.source)?;
+        let writer = writer_of(&staged.stages[source].plan)?;
+        staged.stages[source].plan = Arc::new(
+            writer
+                .with_input(Arc::clone(writer.input()))
+                .with_published_keys(Some(c.source_keys)),
+        );
+        for (target_id, keys) in c.targets {
+            let target = index_of(staged, target_id)?;
+            let mut placement = c.placement.clone();
+            placement.target_est_rows = staged.stages[target].est_rows;
+            placed.push(apply_filter(staged, target, keys, placement)?);
+        }
+    }
+    Ok(placed)
+}
+
+/// Apply the filter of `placement.source` in stage index `target` (keys over
+/// what it writes), moved as far upstream as the keys can be followed:
+/// through projections, filters, sorts and aggregations grouped by the keys,
+/// into the stage feeding the target when that is the target's only input.
+fn apply_filter(
+    staged: &mut StagedPlan,
+    target: usize,
+    keys: Keys,
+    mut placement: FilterPlacement,
+) -> Result<FilterPlacement> {
+    let (mut target, mut keys) = (target, keys);
+    {
+        loop {
+            let writer = writer_of(&staged.stages[target].plan)?;
+            let Some((upstream, upstream_keys)) = follow_to_read(writer.input(), &keys) else {
+                break;
+            };
+            let Ok(u) = index_of(staged, upstream) else {
+                break;
+            };
+            let single_input = staged.stages[target].inputs == [upstream];
+            if !single_input
+                || !staged.stages[u].filter_inputs.is_empty()
+                || staged.stages[u].publishes_filter()
+            {
+                break;
+            }
+            target = u;
+            keys = upstream_keys;
+        }
+    }
+    let writer = writer_of(&staged.stages[target].plan)?;
+    let filtered = sink_filter(writer.input(), &keys, placement.source)?;
+    staged.stages[target].plan = Arc::new(writer.with_input(filtered));
+    staged.stages[target].filter_inputs.push(placement.source);
+    placement.target = staged.stages[target].id;
+    Ok(placement)
+}
+
+fn candidate(
+    staged: &StagedPlan,
+    join_stage: u32,
+    join: &HashJoinExec,
+    o: &BloomOptions,
+    base: &HashMap<u32, Option<usize>>,
+) -> Option<Candidate> {
+    if join.null_equality() != NullEquality::NullEqualsNothing || join.null_aware {
+        return None;
+    }
+    let est = |id: u32| staged.stage(id).and_then(|s| s.est_rows);
+    let (left_keys, right_keys): (Keys, Keys) = join
+        .on()
+        .iter()
+        .map(|(l, r)| (Arc::clone(l), Arc::clone(r)))
+        .unzip();
+    // A side that is most of the tables it comes from (an unfiltered
+    // dimension) holds nearly every key the other side has: its filter would
+    // drop nothing and only delay the other side.
+    let reduced = |id: u32, rows: usize| match base.get(&id).copied().flatten() {
+        Some(b) if b > 0 => rows as f64 <= o.max_source_fraction * b as f64,
+        _ => true,
+    };
+    let worth = |source: u32, source_rows: Option<usize>, target_rows: Option<usize>| match (
+        source_rows,
+        target_rows,
+    ) {
+        (Some(s), Some(t)) => {
+            s <= o.max_build_rows
+                && t as f64 >= o.min_size_ratio * s.max(1) as f64
+                && reduced(source, s)
+        }
+        _ => false,
+    };
+    let jt = *join.join_type();
+    // One side publishes (it must be a whole stage's output, read hashed or
+    // broadcast); the other side's keys are followed to the stages feeding it.
+    let orient = |source_side: &Arc<dyn ExecutionPlan>,
+                  source_keys: &Keys,
+                  target_side: &Arc<dyn ExecutionPlan>,
+                  target_keys: &Keys|
+     -> Option<Candidate> {
+        let source = stage_read(source_side)?;
+        let targets: Vec<(u32, Keys)> = follow_targets(target_side, target_keys)
+            .into_iter()
+            .filter(|(t, _)| *t != source)
+            .collect();
+        let target_rows = targets.iter().filter_map(|(t, _)| est(*t)).max();
+        let source_rows = est(source);
+        if targets.is_empty() || !worth(source, source_rows, target_rows) {
+            return None;
+        }
+        Some(Candidate {
+            placement: FilterPlacement {
+                source,
+                target: targets[0].0,
+                join_stage,
+                join_type: jt.to_string(),
+                source_est_rows: source_rows,
+                target_est_rows: target_rows,
+            },
+            source_keys: source_keys.clone(),
+            targets,
+        })
+    };
+    let left_first = right_side_filterable(jt)
+        .then(|| orient(join.left(), &left_keys, join.right(), &right_keys))
+        .flatten();
+    left_first.or_else(|| {
+        left_side_filterable(jt)
+            .then(|| orient(join.right(), &right_keys, join.left(), &left_keys))
+            .flatten()
+    })
+}
+
+/// The stages feeding `plan` whose rows may be filtered by `keys` (over
+/// `plan`'s output), with the keys as columns of what each writes: hash
+/// shuffle reads reached through [`map_through`] and through both inputs
+/// of inner joins the keys pass through.
+fn follow_targets(plan: &Arc<dyn ExecutionPlan>, keys: &Keys) -> Vec<(u32, Keys)> {
+    if let Some(r) = plan.downcast_ref::<ShuffleReadExec>() {
+        return if r.mode() == ReadMode::Hash {
+            vec![(r.stage(), keys.clone())]
+        } else {
+            vec![]
+        };
+    }
+    if let Some(join) = plan.downcast_ref::<HashJoinExec>() {
+        let (left, right) = through_inner_join(join, keys);
+        let mut out = Vec::new();
+        if let Some(k) = left {
+            out.extend(follow_targets(join.left(), &k));
+        }
+        if let Some(k) = right {
+            out.extend(follow_targets(join.right(), &k));
+        }
+        return out;
+    }
+    match map_through(plan, keys) {
+        Some((child, child_keys)) => follow_targets(&child, &child_keys),
+        None => vec![],
+    }
+}
+
+/// `keys` (over an inner join's output) as columns of its left and of its
+/// right input, where they can be: a key that is a column of one input is
+/// also, through the join condition, the paired column of the other. For
+/// other joins (whose output keeps unmatched rows, or only one side) nothing.
+fn through_inner_join(join: &HashJoinExec, keys: &Keys) -> (Option<Keys>, Option<Keys>) {
+    // (A residual filter only removes more output rows: it does not matter.)
+    if *join.join_type() != JoinType::Inner
+        || join.null_equality() != NullEquality::NullEqualsNothing
+    {
+        return (None, None);
+    }
+    let left_len = join.left().schema().fields().len();
+    let col = |e: &Arc<dyn PhysicalExpr>| e.downcast_ref::<Column>().map(|c| c.index());
+    let mut left_keys = Some(Keys::new());
+    let mut right_keys = Some(Keys::new());
+    for k in keys {
+        let Some(out) = col(k) else {
+            return (None, None);
+        };
+        // Output column -> column of left ++ right.
+        let joined = match join.projection.as_ref() {
+            Some(p) => match p.get(out) {
+                Some(i) => *i,
+                None => return (None, None),
+            },
+            None => out,
+        };
+        let (own_left, own_right) = if joined < left_len {
+            let c = Arc::new(Column::new(
+                join.left().schema().field(joined).name(),
+                joined,
+            )) as Arc<dyn PhysicalExpr>;
+            let paired = join
+                .on()
+                .iter()
+                .find(|(l, _)| col(l) == Some(joined))
+                .map(|(_, r)| Arc::clone(r));
+            (Some(c), paired)
+        } else {
+            let i = joined - left_len;
+            let c = Arc::new(Column::new(join.right().schema().field(i).name(), i))
+                as Arc<dyn PhysicalExpr>;
+            let paired = join
+                .on()
+                .iter()
+                .find(|(_, r)| col(r) == Some(i))
+                .map(|(l, _)| Arc::clone(l));
+            (paired, Some(c))
+        };
+        match (own_left, left_keys.as_mut()) {
+            (Some(c), Some(v)) => v.push(c),
+            _ => left_keys = None,
+        }
+        match (own_right, right_keys.as_mut()) {
+            (Some(c), Some(v)) => v.push(c),
+            _ => right_keys = None,
+        }
+    }
+    (left_keys, right_keys)
+}
+
+/// `keys` (over `plan`'s output) as columns of `plan`'s single child, when a
+/// row of the child whose keys cannot match yields no output row of `plan`
+/// that could (so the filter may run below `plan`).
+fn map_through(
+    plan: &Arc<dyn ExecutionPlan>,
+    keys: &Keys,
+) -> Option<(Arc<dyn ExecutionPlan>, Keys)> {
+    let column = |k: &Arc<dyn PhysicalExpr>| k.downcast_ref::<Column>().map(|c| c.index());
+    let remap = |input: &Arc<dyn ExecutionPlan>,
+                 f: &dyn Fn(usize) -> Option<Arc<dyn PhysicalExpr>>| {
+        let mapped = keys
+            .iter()
+            .map(|k| column(k).and_then(f))
+            .collect::<Option<Keys>>()?;
+        Some((Arc::clone(input), mapped))
+    };
+    if let Some(p) = plan.downcast_ref::<ProjectionExec>() {
+        return remap(p.input(), &|i| {
+            let e = &p.expr().get(i)?.expr;
+            e.downcast_ref::<Column>().map(|_| Arc::clone(e))
+        });
+    }
+    if let Some(a) = plan.downcast_ref::<AggregateExec>() {
+        // Groups are per key value: dropping every row of a key drops its group.
+        if !a.group_expr().is_single() {
+            return None;
+        }
+        let groups = a.group_expr().expr();
+        return remap(a.input(), &|i| {
+            let (e, _) = groups.get(i)?;
+            e.downcast_ref::<Column>().map(|_| Arc::clone(e))
+        });
+    }
+    if let Some(f) = plan.downcast_ref::<FilterExec>() {
+        let input_schema = f.input().schema();
+        return remap(f.input(), &|i| {
+            let src = match f.projection() {
+                Some(p) => *p.get(i)?,
+                None => i,
+            };
+            let field = input_schema.fields().get(src)?;
+            Some(Arc::new(Column::new(field.name(), src)) as Arc<dyn PhysicalExpr>)
+        });
+    }
+    if let Some(sort) = plan.downcast_ref::<SortExec>()
+        && sort.fetch().is_none()
+    {
+        return Some((Arc::clone(sort.input()), keys.clone()));
+    }
+    None
+}
+
+/// Follow `keys` down from `plan` to a hash shuffle read: its stage and the
+/// keys as columns of what that stage writes.
+fn follow_to_read(plan: &Arc<dyn ExecutionPlan>, keys: &Keys) -> Option<(u32, Keys)> {
+    if let Some(r) = plan.downcast_ref::<ShuffleReadExec>() {
+        return (r.mode() == ReadMode::Hash).then(|| (r.stage(), keys.clone()));
+    }
+    let (child, child_keys) = map_through(plan, keys)?;
+    follow_to_read(&child, &child_keys)
+}
+
+/// `plan` with a [`KeyFilterExec`] as deep as the keys can be followed.
+fn sink_filter(
+    plan: &Arc<dyn ExecutionPlan>,
+    keys: &Keys,
+    source: u32,
+) -> Result<Arc<dyn ExecutionPlan>> {
+    if let Some((child, child_keys)) = map_through(plan, keys) {
+        let sunk = sink_filter(&child, &child_keys, source)?;
+        return Arc::clone(plan).replace_children(
+            vec![sunk],
+            ReplaceChildrenOptions::new(ChildrenPropertiesMode::Recompute),
+        );
+    }
+    // Below an inner join, on its probe (right) side when the keys reach it,
+    // else on its build side: rows dropped there never meet the other side.
+    if let Some(join) = plan.downcast_ref::<HashJoinExec>() {
+        let (left, right) = through_inner_join(join, keys);
+        let children = match (left, right) {
+            (_, Some(k)) => Some(vec![
+                Arc::clone(join.left()),
+                sink_filter(join.right(), &k, source)?,
+            ]),
+            (Some(k), None) => Some(vec![
+                sink_filter(join.left(), &k, source)?,
+                Arc::clone(join.right()),
+            ]),
+            (None, None) => None,
+        };
+        if let Some(children) = children {
+            return Arc::clone(plan).replace_children(
+                children,
+                ReplaceChildrenOptions::new(ChildrenPropertiesMode::Recompute),
+            );
+        }
+    }
+    Ok(Arc::new(KeyFilterExec::new(
+        Arc::clone(plan),
+        source,
+        keys.clone(),
+    )))
+}
+
+/// The rows of the largest table a stage's output derives from: the most of
+/// its scans' row counts and its upstream stages' own base rows.
+fn base_rows(staged: &StagedPlan, id: u32, known: &HashMap<u32, Option<usize>>) -> Option<usize> {
+    let stage = staged.stage(id)?;
+    let mut most: Option<usize> = None;
+    for leaf in leaves(&stage.plan) {
+        let rows = match leaf {
+            Leaf::ParquetScan(scan) => StatisticsContext::new()
+                .compute(scan, &StatisticsArgs::new())
+                .ok()
+                .and_then(|s| s.num_rows.get_value().copied()),
+            Leaf::ShuffleRead(r) => known.get(&r.stage()).copied().flatten(),
+            Leaf::Other(_) => None,
+        };
+        if let Some(r) = rows {
+            most = Some(most.map_or(r, |m| m.max(r)));
+        }
+    }
+    most
+}
+
+/// Rows of the right side that match nothing never reach the output.
+fn right_side_filterable(t: JoinType) -> bool {
+    matches!(
+        t,
+        JoinType::Inner
+            | JoinType::Left
+            | JoinType::LeftSemi
+            | JoinType::LeftAnti
+            | JoinType::RightSemi
+    )
+}
+
+/// Rows of the left side that match nothing never reach the output.
+fn left_side_filterable(t: JoinType) -> bool {
+    matches!(
+        t,
+        JoinType::Inner
+            | JoinType::Right
+            | JoinType::RightSemi
+            | JoinType::RightAnti
+            | JoinType::LeftSemi
+    )
+}
+
+/// The upstream stage of a join input that is a whole stage's output (a
+/// hash or broadcast shuffle read), or a full sort of one (same rows, same
+/// schema: the join keys mean the same).
+fn stage_read(plan: &Arc<dyn ExecutionPlan>) -> Option<u32> {
+    if let Some(sort) = plan.downcast_ref::<SortExec>()
+        && sort.fetch().is_none()
+        && sort.input().schema() == plan.schema()
+    {
+        return stage_read(sort.input());
+    }
+    plan.downcast_ref::<ShuffleReadExec>()
+        .filter(|r| matches!(r.mode(), ReadMode::Hash | ReadMode::Broadcast))
+        .map(|r| r.stage())
+}
+
+fn collect_joins<'a>(plan: &'a Arc<dyn ExecutionPlan>, out: &mut Vec<&'a HashJoinExec>) {
+    if let Some(j) = plan.downcast_ref::<HashJoinExec>() {
+        out.push(j);
+    }
+    for c in plan.children() {
+        collect_joins(c, out);
+    }
+}
+
+fn index_of(staged: &StagedPlan, id: u32) -> Result<usize> {
+    staged
+        .stages
+        .iter()
+        .position(|s| s.id == id)
+        .ok_or_else(|| {
+            PlannerError::Internal(format!("key filter names unknown stage s{id}")).into()
+        })
+}
+
+fn writer_of(plan: &Arc<dyn ExecutionPlan>) -> Result<&ShuffleWriteExec> {
+    plan.downcast_ref::<ShuffleWriteExec>().ok_or_else(|| {
+        PlannerError::Internal(format!(
+            "stage root is {}, not ShuffleWriteExec",
+            plan.name()
+        ))
+        .into()
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn filterable_sides_by_join_type() {
+        // A side may be filtered only when its unmatched rows are not output.
+        for t in [JoinType::Inner, JoinType::LeftSemi, JoinType::RightSemi] {
+            assert!(right_side_filterable(t) && left_side_filterable(t), "{t}");
+        }
+        assert!(right_side_filterable(JoinType::Left) && !left_side_filterable(JoinType::Left));
+        assert!(left_side_filterable(JoinType::Right) && !right_side_filterable(JoinType::Right));
+        assert!(
+            right_side_filterable(JoinType::LeftAnti) && !left_side_filterable(JoinType::LeftAnti)
+        );
+        assert!(
+            left_side_filterable(JoinType::RightAnti)
+                && !right_side_filterable(JoinType::RightAnti)
+        );
+        for t in [JoinType::Full, JoinType::LeftMark, JoinType::RightMark] {
+            assert!(!right_side_filterable(t) && !left_side_filterable(t), "{t}");
+        }
+    }
+}

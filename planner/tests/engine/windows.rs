@@ -1,0 +1,171 @@
+//! Window functions over grouped aggregates across exchanges, and the
+//! planning-time check that every stage plan keeps its properties.
+//!
+//! The query shape: a CTE aggregating a join of lineitem, orders, customer
+//! and nation, with two window functions of different `PARTITION BY` lists
+//! over the aggregate (`rank()` ordered within a prefix of the keys,
+//! `avg(sum(..))` over all of them), joined to itself twice (the row before
+//! and after in rank order). DataFusion plans the window operators against
+//! what it knows of their input — a key that is a constant (a filter on it)
+//! or equal to another (a join key grouped on both sides) needs no sort —
+//! so the exchange reads below them must report the same.
+
+use squall_planner::plan_check::encode_checked;
+
+use crate::common::*;
+
+/// `rank()` over (a, b, c) ordered by (yr, mo) and `avg(sum(x))` over
+/// (a, b, c, yr), with `filter` in the CTE; then the CTE joined to itself
+/// twice on the keys and adjacent ranks.
+fn window_query(keys: [&str; 3], filter: &str, outer: &str) -> String {
+    let [a, b, c] = keys;
+    format!(
+        "with v as (
+            select {a} as a, {b} as b, {c} as c,
+                   extract(year from o_orderdate) as yr, extract(month from o_orderdate) as mo,
+                   sum(l_extendedprice * (1 - l_discount)) as revenue,
+                   avg(sum(l_extendedprice * (1 - l_discount))) over
+                       (partition by {a}, {b}, {c}, extract(year from o_orderdate)) as avg_yearly,
+                   rank() over (partition by {a}, {b}, {c}
+                       order by extract(year from o_orderdate), extract(month from o_orderdate)) as rn
+            from lineitem
+                join orders on l_orderkey = o_orderkey
+                join customer on o_custkey = c_custkey
+                join nation on c_nationkey = n_nationkey
+            where {filter}
+            group by {a}, {b}, {c}, extract(year from o_orderdate), extract(month from o_orderdate)
+        )
+        select cur.a, cur.b, cur.c, cur.yr, cur.mo, cur.revenue, cur.avg_yearly,
+               prev.revenue as prev_revenue, next.revenue as next_revenue
+        from v cur
+            join v prev on cur.a = prev.a and cur.b = prev.b and cur.c = prev.c and cur.rn = prev.rn + 1
+            join v next on cur.a = next.a and cur.b = next.b and cur.c = next.c and cur.rn = next.rn - 1
+        where {outer}
+        order by cur.a, cur.b, cur.c, cur.yr, cur.mo"
+    )
+}
+
+/// Variants of the shape: a constant key, keys equal through the join,
+/// a constant year, and none of these.
+pub fn window_queries() -> Vec<(&'static str, String)> {
+    vec![
+        (
+            "a constant partition key (a filter on it)",
+            window_query(
+                ["n_name", "c_mktsegment", "o_orderpriority"],
+                "n_name = 'FRANCE'",
+                "cur.yr = 1995 and cur.avg_yearly > 0",
+            ),
+        ),
+        (
+            "partition keys equal through the join",
+            window_query(
+                ["n_nationkey", "c_nationkey", "c_mktsegment"],
+                "o_orderstatus = 'F'",
+                "cur.avg_yearly > 0 and cur.revenue > cur.avg_yearly",
+            ),
+        ),
+        (
+            "a constant year",
+            window_query(
+                ["n_name", "c_mktsegment", "o_orderpriority"],
+                "extract(year from o_orderdate) = 1996 and n_regionkey = 3",
+                "cur.mo between 2 and 11",
+            ),
+        ),
+        (
+            "no constant or equal keys",
+            window_query(
+                ["n_name", "c_mktsegment", "o_orderpriority"],
+                "extract(year from o_orderdate) between 1994 and 1996",
+                "cur.yr = 1995 and abs(cur.revenue - cur.avg_yearly) > 0.1 * cur.avg_yearly",
+            ),
+        ),
+    ]
+}
+
+async fn check_windows(data: &std::path::Path, partitions: &[usize]) {
+    let reference = single_node(data).await;
+    let queries = window_queries();
+    let mut expected = Vec::new();
+    for (_, sql) in &queries {
+        expected.push(single_node_csv(&reference, sql).await);
+    }
+    let mut failures = Vec::new();
+    for &n in partitions {
+        let n = n.to_string();
+        let engine = engine(
+            data,
+            &[
+                ("squall.shuffle.partitions", n.as_str()),
+                ("squall.scan.target_task_bytes", "200000"),
+            ],
+        )
+        .await;
+        for ((what, sql), expected) in queries.iter().zip(&expected) {
+            let actual = match engine.sql(sql).await {
+                Ok(r) => squall_tpch::run::to_csv(&r.schema, &r.batches).unwrap(),
+                Err(e) => {
+                    failures.push(format!("{n} partitions, {what}: {e}"));
+                    continue;
+                }
+            };
+            assert!(
+                expected.lines().count() > 2,
+                "{what}: the reference answer is (almost) empty:\n{expected}"
+            );
+            let c = squall_tpch::compare::compare_csv(expected, &actual, Some(sql)).unwrap();
+            if !c.ok {
+                failures.push(format!("{n} partitions, {what}: {}", c.message));
+            }
+        }
+        assert_eq!(count_files(engine.exchange_root()), 0);
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn window_queries_match_datafusion_at_sf001() {
+    check_windows(&sf001_small_groups().path, &[1, 2, 3]).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn window_queries_match_datafusion_at_sf01() {
+    check_windows(&sf01().path, &[2, 4]).await;
+}
+
+/// Every staged plan of the TPC-H suite, the assorted SQL and the window
+/// queries, at several partition counts: each stage plan round-trips
+/// through the task codec with every node's properties unchanged.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_staged_plan_keeps_its_properties_through_the_codec() {
+    let data = sf001_small_groups();
+    let mut queries: Vec<String> = (1..=22)
+        .map(|q| squall_tpch::query(q).unwrap().to_string())
+        .collect();
+    queries.extend(ASSORTED_SQL.iter().map(|s| s.to_string()));
+    queries.extend(window_queries().into_iter().map(|(_, sql)| sql));
+    let mut checked = 0;
+    for n in ["1", "2", "3", "5"] {
+        let engine = engine(
+            &data.path,
+            &[
+                ("squall.shuffle.partitions", n),
+                ("squall.scan.target_task_bytes", "100000"),
+            ],
+        )
+        .await;
+        let ctx = engine.context().task_ctx();
+        for sql in &queries {
+            let staged = engine
+                .plan_stages(sql)
+                .await
+                .unwrap_or_else(|e| panic!("{n} partitions: {e}\n{sql}"));
+            let plans = encode_checked(&staged, &ctx)
+                .unwrap_or_else(|e| panic!("{n} partitions: {e}\n{sql}"));
+            assert_eq!(plans.len(), staged.stages.len());
+            checked += plans.len();
+        }
+    }
+    assert!(checked > 500, "only {checked} stage plans checked");
+}
