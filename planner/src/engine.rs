@@ -11,6 +11,11 @@
 //!
 //! `EXPLAIN` returns the staged plan with task counts; `EXPLAIN ANALYZE`
 //! runs the query and returns its profile. DDL and `SET` run in the session.
+//!
+//! Planning (and DDL, whose statements DataFusion runs itself) is CPU work:
+//! it runs on the CPU executor ([`squall_core::executor`]); the
+//! coordinator's loop stays on the caller's runtime, where cancels, timers
+//! and task reports are never kept waiting by a busy plan.
 
 use crate::error::PlannerError;
 use std::sync::Arc;
@@ -25,6 +30,7 @@ use datafusion::logical_expr::LogicalPlan;
 use datafusion::prelude::{SessionConfig, SessionContext};
 use datafusion::sql::parser::{DFParser, Statement};
 use squall_core::config::SquallConfig;
+use squall_core::executor::{join_error_text, spawn_cpu};
 use squall_core::scan::{Leaf, leaves};
 
 use crate::backend::Backend;
@@ -83,7 +89,7 @@ pub struct Engine {
     backend: Backend,
     /// The embedded backend's own parts, when it runs on that backend.
     local: Option<LocalBackend>,
-    footers: FooterCache,
+    footers: Arc<FooterCache>,
     /// Where SQL may name locations (`squall.catalog.allowed_roots`).
     roots: AllowedRoots,
 }
@@ -127,7 +133,7 @@ impl Engine {
             ctx,
             backend,
             local,
-            footers: FooterCache::default(),
+            footers: Arc::default(),
             roots,
         })
     }
@@ -226,7 +232,11 @@ impl Engine {
         query_id: &str,
     ) -> Result<QueryResult> {
         let cancel = &options.cancel;
-        let plan = until_cancelled(cancel, state.statement_to_plan(statement)).await?;
+        let plan = on_cpu(cancel, {
+            let state = state.clone();
+            async move { state.statement_to_plan(statement).await }
+        })
+        .await?;
         self.roots.check_plan(&plan)?;
         if let LogicalPlan::Statement(datafusion::logical_expr::Statement::SetVariable(set)) = &plan
         {
@@ -235,11 +245,9 @@ impl Engine {
         match plan {
             LogicalPlan::Explain(explain) => {
                 let input = explain.plan.as_ref().clone();
-                let (staged, job) = until_cancelled(
-                    cancel,
-                    self.prepare(state.clone(), &input, options, query_id),
-                )
-                .await?;
+                let (staged, job) = self
+                    .prepare(state.clone(), input, options, query_id)
+                    .await?;
                 let counts: Vec<usize> = (0..staged.stages.len())
                     .map(|i| job_task_count(&staged, &job, i))
                     .collect();
@@ -247,11 +255,9 @@ impl Engine {
             }
             LogicalPlan::Analyze(analyze) => {
                 let input = analyze.input.as_ref().clone();
-                let (staged, job) = until_cancelled(
-                    cancel,
-                    self.prepare(state.clone(), &input, options, query_id),
-                )
-                .await?;
+                let (staged, job) = self
+                    .prepare(state.clone(), input, options, query_id)
+                    .await?;
                 let counts: Vec<usize> = (0..staged.stages.len())
                     .map(|i| job_task_count(&staged, &job, i))
                     .collect();
@@ -265,9 +271,13 @@ impl Engine {
             | LogicalPlan::Statement(_)
             | LogicalPlan::Dml(_)
             | LogicalPlan::Copy(_) => {
-                let df = until_cancelled(cancel, self.ctx.execute_logical_plan(plan)).await?;
-                let schema = Arc::new(df.schema().as_arrow().clone());
-                let batches = until_cancelled(cancel, df.collect()).await?;
+                let ctx = self.ctx.clone();
+                let (schema, batches) = on_cpu(cancel, async move {
+                    let df = ctx.execute_logical_plan(plan).await?;
+                    let schema = Arc::new(df.schema().as_arrow().clone());
+                    Ok((schema, df.collect().await?))
+                })
+                .await?;
                 Ok(QueryResult {
                     schema,
                     batches,
@@ -275,8 +285,7 @@ impl Engine {
                 })
             }
             plan => {
-                let (staged, job) =
-                    until_cancelled(cancel, self.prepare(state, &plan, options, query_id)).await?;
+                let (staged, job) = self.prepare(state, plan, options, query_id).await?;
                 let schema = staged
                     .final_stage()
                     .and_then(|s| s.plan.children().first().map(|c| c.schema()))
@@ -297,27 +306,66 @@ impl Engine {
         let state = self.ctx.state();
         let plan = state.create_logical_plan(sql).await?;
         self.roots.check_plan(&plan)?;
-        let (staged, _) = self.stages(state, &plan).await?;
+        let (staged, _) = stages(state, &plan).await?;
         Ok(staged)
     }
 
-    /// Plan a logical plan with DataFusion and cut it into stages; returns
-    /// them with the state they were planned in.
-    async fn stages(
+    /// Plan a logical plan into a staged plan and a ready-to-run job, on
+    /// the CPU executor, unless the query is cancelled first.
+    async fn prepare(
         &self,
-        mut state: SessionState,
-        plan: &LogicalPlan,
-    ) -> Result<(StagedPlan, SessionState)> {
-        let squall = SquallConfig::from_session(state.config());
-        let partitions = squall.resolved_shuffle_partitions();
-        state.config_mut().options_mut().execution.target_partitions = partitions;
-        let physical = state.create_physical_plan(plan).await?;
-        let mut staged = split_stages(physical, partitions)?;
-        place_key_filters(&mut staged, &squall.bloom)?;
-        Ok((staged, state))
+        state: SessionState,
+        plan: LogicalPlan,
+        options: &RunOptions,
+        query_id: &str,
+    ) -> Result<(StagedPlan, QueryJob)> {
+        let planner = Planner {
+            runtime: self.ctx.runtime_env(),
+            footers: Arc::clone(&self.footers),
+        };
+        let (options, query_id) = (options.clone(), query_id.to_string());
+        let cancel = options.cancel.clone();
+        on_cpu(&cancel, async move {
+            planner.prepare(state, &plan, &options, &query_id).await
+        })
+        .await
     }
+}
 
-    /// Plan a logical plan into a staged plan and a ready-to-run job.
+/// Runs planning `work` on the CPU executor ([`squall_core::executor`]),
+/// away from the caller's runtime, unless `cancel` fires first (then the
+/// work is aborted and the error is "cancelled").
+async fn on_cpu<T: Send + 'static>(
+    cancel: &CancellationToken,
+    work: impl std::future::Future<Output = Result<T>> + Send + 'static,
+) -> Result<T> {
+    until_cancelled(cancel, async {
+        spawn_cpu(work).await.map_err(|e| {
+            PlannerError::Internal(format!("planning failed: {}", join_error_text(e)))
+        })?
+    })
+    .await
+}
+
+/// Plan a logical plan with DataFusion and cut it into stages; returns
+/// them with the state they were planned in.
+async fn stages(mut state: SessionState, plan: &LogicalPlan) -> Result<(StagedPlan, SessionState)> {
+    let squall = SquallConfig::from_session(state.config());
+    let partitions = squall.resolved_shuffle_partitions();
+    state.config_mut().options_mut().execution.target_partitions = partitions;
+    let physical = state.create_physical_plan(plan).await?;
+    let mut staged = split_stages(physical, partitions)?;
+    place_key_filters(&mut staged, &squall.bloom)?;
+    Ok((staged, state))
+}
+
+/// What planning needs of an engine, owned, so that it can run on the CPU executor.
+struct Planner {
+    runtime: Arc<RuntimeEnv>,
+    footers: Arc<FooterCache>,
+}
+
+impl Planner {
     async fn prepare(
         &self,
         state: SessionState,
@@ -325,12 +373,12 @@ impl Engine {
         options: &RunOptions,
         query_id: &str,
     ) -> Result<(StagedPlan, QueryJob)> {
-        let (staged, state) = self.stages(state, plan).await?;
+        let (staged, state) = stages(state, plan).await?;
         let squall = SquallConfig::from_session(state.config());
         // What the workers will decode must be what was planned (plan_check).
         let stage_plans = encode_checked(&staged, &TaskContext::from(&state))?;
 
-        let runtime = self.ctx.runtime_env();
+        let runtime = Arc::clone(&self.runtime);
         let min_tasks = if squall.scan.min_tasks > 0 {
             squall.scan.min_tasks
         } else {

@@ -123,6 +123,11 @@ impl TrinoClient {
         &self.base
     }
 
+    /// The headers sent with every request.
+    pub fn headers(&self) -> &[(String, String)] {
+        &self.headers
+    }
+
     pub fn http(&self) -> &reqwest::Client {
         &self.http
     }

@@ -6,8 +6,14 @@
 //! squall API on 127.0.0.1:0 (embedded engine, bearer token, admission as configured)
 //!   client 1..N: loop until the deadline { pick a query (seeded), POST, follow nextUri, compare;
 //!                                          after an error, wait 100 ms }
-//! report: completed, wrong (must be 0), errors by kind, latency p50/p90/p99/max, queries/s
+//!   heavy client 1..H (--heavy): loop until the deadline { a nested-loop join over lineitem × lineitem,
+//!                                          cancelled after a while or stopped by its timeout }
+//! report: completed, wrong (must be 0), errors by kind, latency p50/p90/p99/max, queries/s,
+//!         heavy queries by how they ended, seconds until the process's CPU is idle after the end
 //! ```
+//!
+//! With heavy clients the command runs twice, without them and with them,
+//! and prints the short queries' latency side by side ([`heavy`]).
 //!
 //! It listens on loopback only and stops submitting at the deadline; queries
 //! in flight then finish, each bounded by the per-query limit, so a run lasts
@@ -30,6 +36,9 @@ use squall_worker_fuzz::seeded::SplitMix64;
 
 use crate::client::{TrinoClient, rows_to_csv};
 
+pub mod heavy;
+use heavy::{HeavyOptions, HeavyReport};
+
 /// How long a client waits after an error before its next query.
 const ERROR_BACKOFF: Duration = Duration::from_millis(100);
 
@@ -48,6 +57,8 @@ pub struct LoadOptions {
     pub query_deadline: Duration,
     /// Engine and admission settings (`squall.*`, `datafusion.*`).
     pub settings: Vec<(String, String)>,
+    /// Clients running heavy statements beside the others (none by default).
+    pub heavy: HeavyOptions,
 }
 
 impl Default for LoadOptions {
@@ -61,6 +72,7 @@ impl Default for LoadOptions {
             seed: 1,
             query_deadline: Duration::from_secs(300),
             settings: Vec::new(),
+            heavy: HeavyOptions::default(),
         }
     }
 }
@@ -83,6 +95,11 @@ pub struct LoadReport {
     /// Most queries seen queued or running at once in the API.
     pub max_running: usize,
     pub max_queued: usize,
+    /// How the heavy clients' statements ended.
+    pub heavy: HeavyReport,
+    /// From the end of the last query until the process's CPU time stopped
+    /// growing (None: not within 30 s, or not measurable here).
+    pub cpu_idle_after: Option<Duration>,
 }
 
 impl LoadReport {
@@ -133,6 +150,16 @@ impl LoadReport {
             "API: at most {} running and {} queued at once\n",
             self.max_running, self.max_queued
         ));
+        if self.heavy.clients > 0 {
+            out.push_str(&self.heavy.display());
+        }
+        match self.cpu_idle_after {
+            Some(d) => out.push_str(&format!(
+                "CPU idle {:.2} s after the last query ended\n",
+                d.as_secs_f64()
+            )),
+            None => out.push_str("CPU idle: not measured or not within 30 s\n"),
+        }
         out
     }
 }
@@ -207,18 +234,24 @@ pub async fn run(options: &LoadOptions) -> Result<LoadReport, ServerError> {
             outcomes
         }));
     }
+    let heavy = heavy::spawn_clients(&options.heavy, &client, deadline)?;
     // Watch the API's admission while the clients run.
     let (mut max_running, mut max_queued) = (0, 0);
-    while clients.iter().any(|c| !c.is_finished()) {
+    while clients.iter().any(|c| !c.is_finished()) || heavy.iter().any(|c| !c.is_finished()) {
         let (running, queued) = service.admission();
         max_running = max_running.max(running);
         max_queued = max_queued.max(queued);
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
+    let elapsed = started.elapsed();
+    // Every query has ended: the process should fall idle at once.
+    let cpu_idle_after = heavy::until_cpu_idle(Duration::from_secs(30)).await;
     let mut report = LoadReport {
         clients: options.clients.max(1),
         max_running,
         max_queued,
+        heavy: heavy::collect(heavy).await?,
+        cpu_idle_after,
         ..LoadReport::default()
     };
     for c in clients {
@@ -244,7 +277,7 @@ pub async fn run(options: &LoadOptions) -> Result<LoadReport, ServerError> {
             }
         }
     }
-    report.elapsed = started.elapsed();
+    report.elapsed = elapsed;
     report.latencies_ms.sort_by(f64::total_cmp);
     server.stop().await;
     Ok(report)

@@ -224,7 +224,9 @@ config_namespace! {
 extensions_options! {
     /// squall's configuration, under the `squall.` prefix.
     pub struct SquallConfig {
-        /// Concurrent task slots of the embedded backend (0 = available cores).
+        /// Tasks of one query running at once on the embedded backend (0 =
+        /// available cores); each query has slots of its own, and the tasks of
+        /// every query share the CPU executor's threads.
         pub worker_slots: usize, default = 0
         /// Where exchange objects go: a folder, or an `s3://bucket/prefix` for the
         /// aws backend (empty = a temporary folder of the embedded backend).

@@ -21,6 +21,8 @@
 //! - [`codec`]: the plan codec (datafusion-proto plus the nodes above).
 //! - [`scan`]: binding a task's row-group assignment into the Parquet scans of its plan.
 //! - [`worker`]: running one task from its serialized bytes to its report.
+//! - [`executor`]: the CPU executor, a runtime of its own for planning and
+//!   operators, apart from the threads that serve requests and watch for stops.
 //! - [`seams`]: the small traits a backend implements: completion queue and invoker.
 //! - [`memory`]: per-task memory accounting (peak) and limits (per task, per query on a worker).
 //! - [`activity`]: the tasks this worker process is running, per query.
@@ -37,6 +39,7 @@ pub mod config;
 pub mod error;
 pub mod exchange;
 pub mod exec;
+pub mod executor;
 pub mod fault;
 pub mod key_filter;
 pub mod memory;

@@ -16,6 +16,9 @@
 //! an internal DataFusion error (`internal`: a broken invariant), a task over
 //! its memory limit (`memory_limit`).
 //!
+//! The task's operators run on the CPU executor ([`crate::executor`]); the
+//! stop-marker watch and the report stay on the caller's runtime.
+//!
 //! A task whose spec names a stop marker (the aws backend, where nothing can
 //! reach into a running Lambda invocation) looks for that object when it
 //! starts and then every `squall.task.stop_poll_ms` while it runs; once the
@@ -36,7 +39,6 @@ use datafusion::physical_plan::ExecutionPlan;
 use datafusion::physical_plan::metrics::MetricValue;
 use datafusion::physical_plan::{ChildrenPropertiesMode, ReplaceChildrenOptions};
 use datafusion::prelude::{SessionConfig, SessionContext};
-use futures::FutureExt;
 use object_store::ObjectStoreExt;
 use object_store::path::Path;
 use tracing::{Instrument, info_span};
@@ -45,7 +47,8 @@ use crate::activity::RunningTask;
 use crate::codec::decode_plan;
 use crate::config::SquallConfig;
 use crate::error::{Result, SquallError};
-use crate::exec::ShuffleWriteExec;
+use crate::exec::{ShuffleWriteExec, pace_joins};
+use crate::executor::{join_error_text, spawn_cpu};
 use crate::fault;
 use crate::key_filter::KeyFilter;
 use crate::key_filter::{BoundFilter, KeyFilterExec};
@@ -58,6 +61,9 @@ use crate::task::{
     FailureKind, FilterBinding, FilterData, ObjectLocation, PROTOCOL_VERSION, TaskIdentity,
     TaskMetrics, TaskOutcome, TaskReport, TaskSpec,
 };
+
+/// Longest a stopped task waits for its operators to stop.
+const STOP_WAIT: Duration = Duration::from_secs(5);
 
 /// What a worker process holds across tasks.
 #[derive(Clone)]
@@ -115,18 +121,45 @@ pub async fn handle_task(payload: &[u8], env: &WorkerEnv) -> TaskReport {
 
 async fn run_task(spec: &TaskSpec, env: &WorkerEnv, started: Instant) -> TaskReport {
     tracing::info!("task started");
-    // A panic anywhere in the task (a payload no coordinator makes reaching
-    // code that trusts it) ends the task with a report, not the worker.
-    let guarded = std::panic::AssertUnwindSafe(execute(spec, env)).catch_unwind();
-    let result = tokio::select! {
-        result = guarded => result.unwrap_or_else(|panic| Err(SquallError::Task {
-            stage: spec.stage,
-            task: spec.task,
-            message: format!("the task panicked: {}", panic_text(&panic)),
-        })),
-        marker = stop_requested(spec, env) => {
-            tracing::info!(%marker, "task stopped by its query's stop marker");
-            Err(SquallError::Stopped { stage: spec.stage, task: spec.task, marker })
+    // The operators run on the CPU executor; this runtime only waits for
+    // them and watches the stop marker, so a busy task never delays the
+    // look. Dropping `work` (a stop, or this task being stopped) aborts it
+    // at its next yield. A panic anywhere in the task (a payload no
+    // coordinator makes reaching code that trusts it) ends the task with a
+    // report, not the worker.
+    let work = spawn_cpu({
+        let (spec, env) = (spec.clone(), env.clone());
+        async move { execute(&spec, &env).await }.in_current_span()
+    });
+    tokio::pin!(work);
+    let ended = tokio::select! {
+        joined = &mut work => Ok(joined),
+        marker = stop_requested(spec, env) => Err(marker),
+    };
+    let result = match ended {
+        Ok(joined) => joined.unwrap_or_else(|e| {
+            Err(SquallError::Task {
+                stage: spec.stage,
+                task: spec.task,
+                message: format!("the task panicked: {}", join_error_text(e)),
+            })
+        }),
+        Err(marker) => {
+            // Wait (briefly) for the operators to let go, so that the
+            // invocation ends with its work, not before it.
+            let seen = Instant::now();
+            work.abort();
+            let stopped = tokio::time::timeout(STOP_WAIT, &mut work).await.is_ok();
+            tracing::info!(
+                %marker,
+                operators_stopped_ms = stopped.then(|| seen.elapsed().as_millis() as u64),
+                "task stopped by its query's stop marker"
+            );
+            Err(SquallError::Stopped {
+                stage: spec.stage,
+                task: spec.task,
+                marker,
+            })
         }
     };
     if let Err(e) = &result {
@@ -378,6 +411,8 @@ async fn execute(spec: &TaskSpec, env: &WorkerEnv) -> Result<(TaskOutcome, TaskM
     let input = bind_filters(input, &spec.filters, &task_ctx)
         .await
         .map_err(|e| plan_failure(spec, e))?;
+    // Joins yield often, so a stop takes effect at once (see exec::pace_joins).
+    let input = pace_joins(input).map_err(|e| plan_failure(spec, e.into()))?;
     let writer = root.with_input(input).with_output(spec.output.clone());
 
     let crash = fault::happens(

@@ -14,7 +14,13 @@
 //!    │                queue full: FAILED (QUERY_QUEUE_FULL) │ err: FAILED (Trino error) / CANCELED
 //! cancel ─> token.cancel(), state CANCELED at once; the engine stops the query's tasks
 //! sweep (every few seconds): forget drained and expired queries, cancel abandoned ones
+//! shutdown ─> refuse new statements; every query not done: FAILED (SERVER_SHUTTING_DOWN),
+//!             token.cancel(); wait until every query task has cleaned up (bounded)
 //! ```
+//!
+//! The query tasks here only wait: the engine plans on the CPU executor and
+//! its coordinator hands the operators to it too, so a heavy query never
+//! holds up the API's polls, cancels or `GET /v1/info`.
 //!
 //! Admission ([`crate::admission`]) caps running queries
 //! (`squall.server.max_running_queries`) with a bounded FIFO queue behind
@@ -30,6 +36,7 @@
 //! are accepted and not used to resolve names.
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, Weak};
 use std::time::{Duration, Instant};
 
@@ -108,6 +115,10 @@ struct Inner {
     options: EmbeddedOptions,
     queries: Mutex<HashMap<String, Arc<Entry>>>,
     admission: Arc<Admission>,
+    /// Set by shutdown: new statements are refused.
+    closed: AtomicBool,
+    /// Query tasks that have not ended (their cleanup included).
+    active: Arc<AtomicUsize>,
 }
 
 struct Entry {
@@ -156,6 +167,8 @@ impl EmbeddedService {
             engine,
             options,
             queries: Mutex::new(HashMap::new()),
+            closed: AtomicBool::new(false),
+            active: Arc::new(AtomicUsize::new(0)),
         });
         if let Ok(handle) = tokio::runtime::Handle::try_current() {
             handle.spawn(sweeper(Arc::downgrade(&inner), inner.options.sweep_every));
@@ -169,6 +182,12 @@ impl EmbeddedService {
             self.inner.admission.running(),
             self.inner.admission.queued(),
         )
+    }
+
+    /// Query tasks not ended yet (a cancelled query's task ends once its
+    /// tasks have stopped and its exchange objects are deleted).
+    pub fn active_queries(&self) -> usize {
+        self.inner.active.load(Ordering::SeqCst)
     }
 
     /// Queries currently held (running or with results not yet forgotten).
@@ -427,6 +446,10 @@ impl QueryService for EmbeddedService {
             id: entry.id.clone(),
             slug: entry.slug.clone(),
         };
+        if self.inner.closed.load(Ordering::SeqCst) {
+            entry.end(QueryState::Failed, Some(shutting_down()), None);
+            return Ok(submitted);
+        }
         let admitted = self.inner.admission.try_admit();
         if matches!(admitted, Admit::Full) {
             let a = &self.inner.admission;
@@ -447,7 +470,9 @@ impl QueryService for EmbeddedService {
         // A supervisor records a panic of the query task as a failure, so no
         // query is left RUNNING forever.
         let (inner, task_entry) = (Arc::clone(&self.inner), Arc::clone(&entry));
+        let active = ActiveQuery::start(&self.inner.active);
         tokio::spawn(async move {
+            let _active = active;
             if let Err(e) = tokio::spawn(run(inner, task_entry, admitted)).await {
                 let error = QueryError::new(
                     query_error::GENERIC_INTERNAL_ERROR,
@@ -503,5 +528,51 @@ impl QueryService for EmbeddedService {
         self.entry(id)?
             .end(QueryState::Canceled, Some(QueryError::canceled()), None);
         Ok(())
+    }
+
+    async fn shutdown(&self, grace: Duration) {
+        self.inner.closed.store(true, Ordering::SeqCst);
+        let entries: Vec<Arc<Entry>> = lock(&self.inner.queries).values().cloned().collect();
+        let mut stopped = 0;
+        for e in entries {
+            if !e.phase.borrow().state.is_done() {
+                stopped += 1;
+            }
+            e.end(QueryState::Failed, Some(shutting_down()), None);
+            e.cancel.cancel();
+        }
+        tracing::info!(queries = stopped, "shutting down: queries stopped");
+        let deadline = Instant::now() + grace;
+        while self.active_queries() > 0 && Instant::now() < deadline {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        let left = self.active_queries();
+        if left > 0 {
+            tracing::warn!(queries = left, "shutting down: queries still cleaning up");
+        }
+    }
+}
+
+/// The error of a query stopped (or refused) because the server is shutting down.
+fn shutting_down() -> QueryError {
+    QueryError::new(
+        query_error::SERVER_SHUTTING_DOWN,
+        "Server is shutting down; the query was stopped",
+    )
+}
+
+/// Counts a query task as active until it ends, however it ends.
+struct ActiveQuery(Arc<AtomicUsize>);
+
+impl ActiveQuery {
+    fn start(active: &Arc<AtomicUsize>) -> Self {
+        active.fetch_add(1, Ordering::SeqCst);
+        Self(Arc::clone(active))
+    }
+}
+
+impl Drop for ActiveQuery {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::SeqCst);
     }
 }

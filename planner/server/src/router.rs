@@ -8,6 +8,7 @@
 //!                                                   columns, data, nextUri = executing/…/n+1 until the last page
 //! DELETE /v1/statement/{queued|executing}/…         cancel -> 204
 //! GET    /v1/query/{id}                             the query's summary (infoUri)
+//! DELETE /v1/query/{id}                             kill the query (Trino's kill endpoint) -> 204
 //! GET    /v1/info                                   server info, unauthenticated (health checks)
 //! ```
 //!
@@ -22,7 +23,7 @@
 //! header, and a page token that is not a number or names no page of the
 //! query; 404 for an unknown (or evicted) query id, a wrong slug, or an
 //! unknown path; 405 for a wrong method (with `Allow`); 401 without valid
-//! credentials; 204 for a cancel. Every error body is a Trino-shaped
+//! credentials; 204 for a cancel or a kill. Every error body is a Trino-shaped
 //! `QueryResults` with state `FAILED` and an `error`.
 
 use std::sync::Arc;
@@ -103,7 +104,9 @@ pub fn router(service: Arc<dyn QueryService>, options: ApiOptions) -> Router {
         )
         .route(
             "/v1/query/{id}",
-            get(query_info).fallback(|| not_allowed("GET")),
+            get(query_info)
+                .delete(kill)
+                .fallback(|| not_allowed("GET, DELETE")),
         )
         .route_layer(middleware::from_fn_with_state(
             Arc::clone(&api),
@@ -410,6 +413,33 @@ async fn cancel(
     match result {
         Ok(()) => {
             tracing::info!(query_id = %id, "query cancelled by client");
+            StatusCode::NO_CONTENT.into_response()
+        }
+        Err(e) => service_error(&b, &id, &e),
+    }
+}
+
+/// `DELETE /v1/query/{id}`: Trino's kill-query endpoint (what the Trino
+/// JavaScript client's `cancel(queryId)` sends). The same cancel as a
+/// DELETE on `nextUri`, by id alone; 404 for an unknown query.
+async fn kill(
+    State(api): Shared,
+    path: Result<Path<String>, PathRejection>,
+    headers: HeaderMap,
+) -> Response {
+    let b = base(&api, &headers);
+    let Path(id) = match path {
+        Ok(p) => p,
+        Err(rejection) => return path_rejected(&b, &rejection),
+    };
+    let result = async {
+        api.service.status(&id).await?;
+        api.service.cancel(&id).await
+    }
+    .await;
+    match result {
+        Ok(()) => {
+            tracing::info!(query_id = %id, "query killed by client");
             StatusCode::NO_CONTENT.into_response()
         }
         Err(e) => service_error(&b, &id, &e),

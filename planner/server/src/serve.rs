@@ -5,13 +5,29 @@
 //! `squall serve` stops on Ctrl-C or SIGTERM. On shutdown no new connection
 //! is accepted and requests in flight finish (a long poll lasts at most
 //! `ApiOptions::max_wait`).
+//!
+//! ```text
+//! signal ──> service.shutdown(QUERY_GRACE): refuse new statements, stop every query
+//!            (FAILED, SERVER_SHUTTING_DOWN; pollers are answered with it), wait for cleanup
+//!        ──> stop accepting; requests in flight finish
+//!        ──> return, at the latest SHUTDOWN_GRACE after the signal
+//! ```
 
 use std::future::Future;
+use std::sync::Arc;
+use std::time::Duration;
 
 use axum::Router;
 use tokio::net::TcpListener;
 
 use crate::error::ServerError;
+use crate::service::QueryService;
+
+/// Longest a shutdown waits for stopped queries to clean up.
+pub const QUERY_GRACE: Duration = Duration::from_secs(3);
+
+/// Longest from the shutdown signal to the return of [`serve_until_stopped`].
+pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(5);
 
 /// Serves `router` on `listener` until `shutdown` completes.
 pub async fn serve(
@@ -26,6 +42,39 @@ pub async fn serve(
             context: "serving HTTP".into(),
             source,
         })
+}
+
+/// Serves `router` until `signal`; then stops `service`'s queries and the
+/// server (see the module docs), within [`SHUTDOWN_GRACE`] of the signal.
+pub async fn serve_until_stopped(
+    listener: TcpListener,
+    router: Router,
+    service: Arc<dyn QueryService>,
+    signal: impl Future<Output = ()> + Send + 'static,
+) -> Result<(), ServerError> {
+    let signalled = Arc::new(tokio::sync::Notify::new());
+    let shutdown = {
+        let signalled = Arc::clone(&signalled);
+        async move {
+            signal.await;
+            signalled.notify_one();
+            tracing::info!("shutting down");
+            service.shutdown(QUERY_GRACE).await;
+        }
+    };
+    tokio::select! {
+        served = serve(listener, router, shutdown) => served,
+        _ = async {
+            signalled.notified().await;
+            tokio::time::sleep(SHUTDOWN_GRACE).await;
+        } => {
+            tracing::warn!(
+                grace_secs = SHUTDOWN_GRACE.as_secs(),
+                "requests still in flight at the end of the shutdown grace; stopping anyway"
+            );
+            Ok(())
+        }
+    }
 }
 
 /// The HTTP API over an embedded engine on `127.0.0.1:0`, behind a fresh

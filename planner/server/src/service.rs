@@ -182,6 +182,16 @@ pub trait QueryService: Send + Sync {
 
     /// Cancels the query; a no-op once it is done.
     async fn cancel(&self, id: &str) -> Result<(), ServerError>;
+
+    /// Stops serving queries (the server is shutting down): new statements
+    /// are refused, running and queued ones end FAILED with
+    /// `SERVER_SHUTTING_DOWN`, and the call returns once their work has
+    /// stopped and been cleaned up, or after `grace`. The default does
+    /// nothing: a service whose queries do not run in this process leaves
+    /// them running.
+    async fn shutdown(&self, grace: Duration) {
+        let _ = grace;
+    }
 }
 
 /// Checks that `sql` parses as exactly one statement: a request holds one

@@ -2,12 +2,20 @@
 //! channels as completion queues, and an in-process invoker that hands
 //! workers the very same serialized task bytes a Lambda would receive.
 //!
-//! Workers run concurrently up to `squall.worker_slots` tasks; more
-//! invocations wait for a free slot, as Lambda invocations wait for
-//! concurrency. A new attempt of a task whose earlier attempt still runs (a
-//! duplicate of a straggler or of a silent task) does not wait for a slot:
-//! on Lambda it would run beside the straggler, and stragglers holding every
-//! slot must not keep their own duplicates from starting.
+//! Each query runs up to `squall.worker_slots` of its tasks at once; its
+//! further invocations wait for one of its slots, as Lambda invocations wait
+//! for concurrency. Slots are per query, never shared: a query's tasks never
+//! wait for another query's, so a short query starts its tasks at once
+//! beside a heavy one that holds its own slots for minutes. The tasks of
+//! every query share the CPU executor's threads ([`squall_core::executor`]),
+//! taking turns at every yield. A new attempt of a task whose earlier attempt
+//! still runs (a duplicate of a straggler or of a silent task) does not wait
+//! for a slot: on Lambda it would run beside the straggler, and stragglers
+//! holding every slot must not keep their own duplicates from starting.
+//!
+//! A task's tokio task here only waits: the worker runs the operators on the
+//! CPU executor and watches for stops on this runtime. Cancelling a query
+//! aborts its tasks, which stops their operators at their next yield.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -39,8 +47,8 @@ pub struct LocalBackend {
 
 impl LocalBackend {
     /// Exchange objects under `squall.exchange_location` (a temporary folder
-    /// when empty); tasks run on `runtime`, at most `squall.worker_slots` at
-    /// a time.
+    /// when empty); tasks run on `runtime`, at most `squall.worker_slots`
+    /// of each query at a time.
     pub fn create(squall: &SquallConfig, runtime: Arc<RuntimeEnv>) -> Result<Self> {
         let folder_error = |dir: &std::path::Path, e: std::io::Error| {
             SquallError::Config(format!("exchange folder {}: {e}", dir.display()))
@@ -184,10 +192,12 @@ impl CompletionQueue for LocalQueue {
     }
 }
 
-/// Runs tasks in this process, at most `slots` at a time.
+/// Runs tasks in this process, at most `slots` of each query at a time.
 pub struct LocalInvoker {
     env: WorkerEnv,
-    slots: Arc<Semaphore>,
+    slots: usize,
+    /// Each query's slots, made at its first invocation, dropped on cancel.
+    query_slots: Mutex<HashMap<String, Arc<Semaphore>>>,
     running: Arc<std::sync::atomic::AtomicUsize>,
     /// Tasks of each query that have not finished, to stop them on cancel.
     tasks: Arc<Mutex<HashMap<String, Vec<Running>>>>,
@@ -205,7 +215,8 @@ impl LocalInvoker {
     pub fn new(env: WorkerEnv, slots: usize) -> Self {
         Self {
             env,
-            slots: Arc::new(Semaphore::new(slots.max(1))),
+            slots: slots.max(1),
+            query_slots: Mutex::default(),
             running: Arc::new(std::sync::atomic::AtomicUsize::new(0)),
             tasks: Arc::default(),
         }
@@ -215,16 +226,29 @@ impl LocalInvoker {
     pub fn running(&self) -> usize {
         self.running.load(std::sync::atomic::Ordering::SeqCst)
     }
+
+    /// The slots of `query_id`'s tasks.
+    fn slots_of(&self, query_id: &str) -> Arc<Semaphore> {
+        let mut slots = self
+            .query_slots
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        Arc::clone(
+            slots
+                .entry(query_id.to_string())
+                .or_insert_with(|| Arc::new(Semaphore::new(self.slots))),
+        )
+    }
 }
 
 #[async_trait]
 impl Invoker for LocalInvoker {
     async fn invoke(&self, payload: Bytes) -> Result<()> {
         let env = self.env.clone();
-        let slots = Arc::clone(&self.slots);
         let running = Arc::clone(&self.running);
         running.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
         let id = squall_core::task::TaskIdentity::salvage(&payload).unwrap_or_default();
+        let slots = self.slots_of(&id.query_id);
         let beside_earlier = self.tasks.lock().is_ok_and(|tasks| {
             tasks.get(&id.query_id).is_some_and(|list| {
                 list.iter().any(|r| {
@@ -297,6 +321,9 @@ impl Invoker for LocalInvoker {
     }
 
     async fn cancel(&self, query_id: &str) -> Result<()> {
+        if let Ok(mut slots) = self.query_slots.lock() {
+            slots.remove(query_id);
+        }
         let handles = self
             .tasks
             .lock()

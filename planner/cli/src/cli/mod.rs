@@ -9,7 +9,8 @@
 //! squall config                      list every squall.* setting with its default
 //! squall cost < INPUTS.jsonl         price CostInputs JSON lines (see squall_planner::cost)
 //! squall serve [--port 8080] [--host 127.0.0.1] [--backend local|aws] [--catalog DIR|s3://...] [--token T] [--config K=V]...
-//! squall loadtest [--clients 8] [--duration 60] [--sf 0.01] [--data DIR] [--queries 1,3] [--seed 1] [--config K=V]...
+//! squall loadtest [--clients 8] [--duration 60] [--sf 0.01] [--data DIR] [--queries 1,3] [--seed 1]
+//!                 [--heavy N [--heavy-cancel-after 3] [--heavy-timeout 3]] [--config K=V]...
 //! squall fuzz [--duration 30] [--seed 1] [--target all|api|worker] [--data DIR]
 //! ```
 //!
@@ -20,6 +21,9 @@
 //! default; a non-loopback address needs a token (`--token` or
 //! `SQUALL_API_TOKEN`), or it refuses to start. Once listening it prints
 //! `listening on http://ADDR` on stdout (with `--port 0`, the port chosen).
+//! Ctrl-C or SIGTERM stops `serve` within a few seconds: it stops its
+//! queries (clients see `SERVER_SHUTTING_DOWN`), lets requests in flight
+//! finish, and exits 0 (see [`squall_server::serve::serve_until_stopped`]).
 //!
 //! Errors go to stderr with exit code 1 (2 for usage errors, from clap).
 //! Ctrl-C during `squall query` cancels the query, waits up to 10 s for its
@@ -96,6 +100,17 @@ enum Command {
         queries: Vec<usize>,
         #[arg(long, default_value_t = 1)]
         seed: u64,
+        /// Heavy clients beside the others (a nested-loop join over
+        /// lineitem × lineitem, cancelled or timed out); with any, the test
+        /// runs without and then with them and compares the short queries.
+        #[arg(long, default_value_t = 0)]
+        heavy: usize,
+        /// Seconds after which a cancelling heavy client cancels.
+        #[arg(long, default_value_t = 3)]
+        heavy_cancel_after: u64,
+        /// Statement timeout (seconds) of the other heavy clients.
+        #[arg(long, default_value_t = 3)]
+        heavy_timeout: u64,
         /// A setting, `squall.*` or `datafusion.*` (repeatable).
         #[arg(long = "config", short = 'c', value_parser = parse_setting)]
         config: Vec<(String, String)>,
@@ -238,7 +253,11 @@ pub fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    match runtime.block_on(run(cli)) {
+    let result = runtime.block_on(run(cli));
+    // Whatever still runs (a task inside an operator on the CPU executor,
+    // a stuck request) must not hold up the exit.
+    runtime.shutdown_timeout(std::time::Duration::from_secs(1));
+    match result {
         Ok(code) => code,
         Err(e) => {
             eprintln!("error: {e}");
@@ -273,8 +292,12 @@ async fn run(cli: Cli) -> std::result::Result<ExitCode, ServerError> {
             data,
             queries,
             seed,
+            heavy,
+            heavy_cancel_after,
+            heavy_timeout,
             config,
         } => {
+            use crate::loadtest::heavy;
             let options = crate::loadtest::LoadOptions {
                 clients,
                 duration: std::time::Duration::from_secs(duration),
@@ -283,10 +306,14 @@ async fn run(cli: Cli) -> std::result::Result<ExitCode, ServerError> {
                 queries,
                 seed,
                 settings: config,
+                heavy: heavy::HeavyOptions {
+                    clients: heavy,
+                    cancel_after: std::time::Duration::from_secs(heavy_cancel_after),
+                    timeout: std::time::Duration::from_secs(heavy_timeout),
+                },
                 ..crate::loadtest::LoadOptions::default()
             };
-            let report = crate::loadtest::run(&options).await?;
-            print!("{}", report.display());
+            let report = heavy::run_and_print(&options).await?;
             Ok(if report.wrong == 0 {
                 ExitCode::SUCCESS
             } else {

@@ -12,11 +12,12 @@ use squall_server::auth::{ApiAuth, check_bind};
 use squall_server::aws::{AwsOptions, AwsService};
 use squall_server::embedded::{EmbeddedOptions, EmbeddedService};
 use squall_server::router::{ApiOptions, router};
-use squall_server::serve::serve;
+use squall_server::serve::serve_until_stopped;
 use squall_server::service::QueryService;
 
 /// `squall serve`: checks the address and auth before building anything,
-/// then serves until Ctrl-C or SIGTERM.
+/// then serves until Ctrl-C or SIGTERM, and then stops its queries and
+/// exits within a few seconds.
 pub(super) async fn serve_command(
     host: &str,
     port: u16,
@@ -88,9 +89,10 @@ pub(super) async fn serve_command(
         "token required"
     };
     eprintln!("squall serve: {auth_note}; Ctrl-C stops");
-    serve(
+    serve_until_stopped(
         listener,
-        router(service, ApiOptions::new(auth)),
+        router(Arc::clone(&service), ApiOptions::new(auth)),
+        service,
         shutdown_signal(),
     )
     .await?;

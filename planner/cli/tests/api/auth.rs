@@ -43,6 +43,16 @@ async fn token_required_when_configured() {
     )
     .await;
     assert_eq!(status, StatusCode::UNAUTHORIZED);
+    // Nor kill them (Trino's DELETE /v1/query/{id}).
+    let (status, _, _) = call(
+        &server,
+        Method::DELETE,
+        &format!("{}/v1/query/x", server.base),
+        None,
+        &[],
+    )
+    .await;
+    assert_eq!(status, StatusCode::UNAUTHORIZED);
 
     let bearer = [("Authorization", "Bearer s3cret-token")];
     let out = run_query(&server, "select 1 as one", &bearer).await;

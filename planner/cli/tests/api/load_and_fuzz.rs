@@ -1,11 +1,13 @@
-//! Short runs of `squall loadtest` and `squall fuzz` (the library calls
-//! behind them), so both keep working: a few seconds each here; longer runs
+//! Short runs of `squall loadtest` (also with heavy clients beside the
+//! TPC-H ones) and `squall fuzz` (the library calls behind them), so both
+//! keep working: a few seconds each here; longer runs
 //! with `SQUALL_FUZZ_SECS=300 SQUALL_FUZZ_SEED=7 cargo test --workspace
 //! --test api fuzz` or the subcommands.
 
 use std::time::Duration;
 
 use squall_cli::fuzz::{FuzzOptions, run as fuzz};
+use squall_cli::loadtest::heavy::HeavyOptions;
 use squall_cli::loadtest::{LoadOptions, run as load};
 
 use crate::common::*;
@@ -34,6 +36,33 @@ async fn a_short_load_test_answers_every_query_right() {
     assert_eq!(report.error_count(), 0, "{}", report.display());
     assert!(report.max_running <= 2, "{}", report.display());
     assert!(report.latency_ms(0.5) > 0.0);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn short_queries_answer_right_beside_heavy_ones() {
+    let options = LoadOptions {
+        clients: 3,
+        duration: Duration::from_secs(6),
+        scale_factor: 0.01,
+        data: Some(catalog().clone()),
+        queries: vec![1, 3, 6, 12],
+        heavy: HeavyOptions {
+            clients: 2,
+            cancel_after: Duration::from_secs(2),
+            timeout: Duration::from_secs(2),
+        },
+        ..LoadOptions::default()
+    };
+    let report = load(&options).await.unwrap();
+    println!("{}", report.display());
+    assert!(report.completed > 0, "{}", report.display());
+    assert_eq!(report.wrong, 0, "{}", report.display());
+    assert_eq!(report.error_count(), 0, "{}", report.display());
+    let heavy = &report.heavy;
+    // One client cancels its heavy statements, the other lets them time out.
+    assert!(heavy.cancelled > 0, "{}", report.display());
+    assert!(heavy.timed_out > 0, "{}", report.display());
+    assert!(heavy.other.is_empty(), "{}", report.display());
 }
 
 async fn fuzz_target(api: bool, worker: bool) {

@@ -17,19 +17,27 @@
 //!   get in; `squall serve` refuses a non-loopback address without a token.
 //! - `cancel`: DELETE stops a long query (running or queued): the next GET
 //!   says FAILED / USER_CANCELED, the summary says CANCELED, the engine's
-//!   tasks stop.
+//!   tasks stop; the same through Trino's kill endpoint `DELETE
+//!   /v1/query/{id}`; a service shutdown stops every query with
+//!   SERVER_SHUTTING_DOWN and refuses new ones.
 //! - `session`: `SET SESSION` answers with `X-Trino-Set-Session`; session
 //!   properties reach the query; bad properties fail as user errors.
 //! - `uris`: `nextUri`/`infoUri` follow `Host` and `X-Forwarded-Proto/Host/Prefix`.
 //! - `trino_client`: `tests/trino_client.py` drives `squall serve` with the
 //!   real `trino` Python client (fails, never skips, when it is missing).
+//! - `heavy_query`: `tests/trino_heavy.py`, the same client against a
+//!   `squall serve` over SF 0.1 running a nested-loop join over
+//!   `lineitem × lineitem`: the API and a second client's TPC-H query still
+//!   answer, a cancel (DELETE nextUri, and the kill endpoint) stops the
+//!   process's CPU use, SIGTERM ends the server.
 //! - `limits`: the running-query cap and its FIFO queue (a full queue is
 //!   QUERY_QUEUE_FULL), the statement timeout and a cancel stopping the
 //!   workers (by the workers' own count), the per-query memory limit,
 //!   session settings that may not change, locations outside the allowed roots.
 //! - `cli_process`: Ctrl-C in `squall query` (exit 130, no exchange objects
 //!   left); `squall serve` logs at info without the token or SQL literals.
-//! - `load_and_fuzz`: short runs of the load test (every answer right) and
+//! - `load_and_fuzz`: short runs of the load test (every answer right, also
+//!   beside heavy clients whose statements are cancelled or time out) and
 //!   of the API and worker fuzzers (no finding).
 
 // Test code: a failed expectation panics (the workspace denies these lints
@@ -41,6 +49,7 @@ mod common;
 mod auth;
 mod cancel;
 mod cli_process;
+mod heavy_query;
 mod limits;
 mod load_and_fuzz;
 mod malformed;

@@ -20,7 +20,8 @@
 //!   several pages (each page one ranged GET) equal to the expected answers;
 //!   two queries at once; an undecodable task payload failing the query
 //!   with its stage and task named; a cancel that stops the running workers
-//!   (seen in the workers' own log);
+//!   (seen in the workers' own log), also while they are inside a CPU-bound
+//!   nested-loop join (their operators stop within a second of the marker);
 //! - `squall serve --backend aws` on a local port: the same service, a TPC-H
 //!   query and a syntax error;
 //! - afterwards no exchange object and no query queue may be left.
@@ -232,6 +233,9 @@ fn aws_path_on_emulated_lambda_s3_and_sqs() {
         let t = Instant::now();
         api::cancel(&client, &stack).await;
         timed("a cancel", t);
+        let t = Instant::now();
+        api::heavy_cancel(&client, &stack).await;
+        timed("a cancel inside a nested-loop join", t);
     });
 
     let t = Instant::now();

@@ -7,7 +7,10 @@
 //! another stage just below the writer; it lives with the rest of the key
 //! filters in [`crate::key_filter`].
 //! A read reports the [`BoundaryProperties`] of the node it replaced, so
-//! the operators above it keep what they were planned with.
+//! the operators above it keep what they were planned with. A worker also
+//! paces the joins of the plan it runs ([`pace_joins`]: [`PaceExec`],
+//! [`CountRowsExec`]) so that its task yields often; those nodes are never
+//! planned or shipped.
 //!
 //! ```text
 //!   stage 2:  ShuffleWriteExec(hash k, 4)          stage 3: ShuffleWriteExec(passthrough)
@@ -16,9 +19,13 @@
 //! ```
 
 mod boundary;
+mod pacing;
 mod shuffle_read;
 mod shuffle_write;
 
 pub use boundary::{BoundaryProperties, Keeps};
+pub use pacing::{
+    CountRowsExec, PAIRS_PER_SLICE, PaceExec, YIELD_AFTER, pace_joins, pace_joins_with,
+};
 pub use shuffle_read::{ReadMode, ShuffleReadExec};
 pub use shuffle_write::ShuffleWriteExec;

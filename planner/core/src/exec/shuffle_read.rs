@@ -26,7 +26,8 @@ use datafusion::error::{DataFusionError, Result};
 use datafusion::execution::TaskContext;
 use datafusion::execution::object_store::ObjectStoreUrl;
 use datafusion::physical_expr::PhysicalExpr;
-use datafusion::physical_plan::execution_plan::{Boundedness, EmissionType};
+use datafusion::physical_plan::coop::make_cooperative;
+use datafusion::physical_plan::execution_plan::{Boundedness, EmissionType, SchedulingType};
 use datafusion::physical_plan::metrics::{ExecutionPlanMetricsSet, MetricBuilder, MetricsSet};
 use datafusion::physical_plan::stream::RecordBatchStreamAdapter;
 use datafusion::physical_plan::{
@@ -114,12 +115,16 @@ impl ShuffleReadExec {
         carried: BoundaryProperties,
     ) -> Result<Self> {
         let eq = carried.equivalence_properties(&schema)?;
+        // Its stream spends tokio's cooperative budget (as DataFusion's own
+        // leaves do), so the plan above it yields every few batches even
+        // when every range is already in memory.
         let properties = PlanProperties::new(
             eq,
             Self::partitioning(mode, &planned, None),
             EmissionType::Incremental,
             Boundedness::Bounded,
-        );
+        )
+        .with_scheduling_type(SchedulingType::Cooperative);
         Ok(Self {
             stage,
             mode,
@@ -313,10 +318,10 @@ impl ExecutionPlan for ShuffleReadExec {
             })
             .buffered(concurrency)
             .try_flatten();
-        Ok(Box::pin(RecordBatchStreamAdapter::new(
+        Ok(make_cooperative(Box::pin(RecordBatchStreamAdapter::new(
             Arc::clone(&self.schema),
             batches,
-        )))
+        ))))
     }
 
     fn metrics(&self) -> Option<MetricsSet> {

@@ -138,7 +138,9 @@ impl ShuffleWriteExec {
         let rows_written = MetricBuilder::new(&self.metrics).output_rows(0);
         let repart_time = MetricBuilder::new(&self.metrics).subset_time("repart_time", 0);
 
-        let mut handles = Vec::with_capacity(inputs);
+        // One task per input partition. A JoinSet aborts them all when the
+        // write is dropped (a stopped task), so no partition runs on alone.
+        let mut partitions_running = tokio::task::JoinSet::new();
         for i in 0..inputs {
             let mut stream = self.input.execute(i, Arc::clone(&ctx))?;
             let mut partitioner = match &self.partitioning {
@@ -155,7 +157,7 @@ impl ShuffleWriteExec {
             let rows_written = rows_written.clone();
             let publish = self.publish_keys.clone();
             let max_keys = squall.bloom.max_keys;
-            handles.push(tokio::spawn(async move {
+            partitions_running.spawn(async move {
                 let mut collector = publish
                     .as_ref()
                     .map(|k| KeyCollector::new(max_keys, k.len()));
@@ -184,11 +186,11 @@ impl ShuffleWriteExec {
                     }
                 }
                 Ok::<Option<KeyCollector>, DataFusionError>(collector)
-            }));
+            });
         }
         let mut keys: Option<KeyCollector> = None;
-        for h in handles {
-            if let Some(c) = h.await.map_err(external)?? {
+        while let Some(joined) = partitions_running.join_next().await {
+            if let Some(c) = joined.map_err(external)?? {
                 match keys.as_mut() {
                     Some(k) => k.absorb(c),
                     None => keys = Some(c),
