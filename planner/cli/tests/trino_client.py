@@ -98,11 +98,21 @@ def compare(name, cursor, rows, binary, catalog, sql):
             check(same_value(g, w), f"{name}: row {i} column {names[j]}: {g!r} != {w!r}")
 
 
-def start_server(binary, catalog, log):
+def squall_binary():
+    """The squall binary: the first argument, else this checkout's debug build."""
+    binary = sys.argv[1] if len(sys.argv) > 1 else os.path.join(HERE, "..", "..", "..", "target", "debug", "squall")
+    binary = os.path.abspath(binary)
+    check(os.path.exists(binary), f"no squall binary at {binary}")
+    return binary
+
+
+def start_server(binary, catalog, log, *extra):
+    """`squall serve` on a free loopback port (`extra` arguments appended):
+    its process, host and port once it says it listens."""
     env = dict(os.environ)
     env.pop("SQUALL_API_TOKEN", None)
     proc = subprocess.Popen(
-        [binary, "serve", "--port", "0", "--catalog", catalog],
+        [binary, "serve", "--port", "0", "--catalog", catalog, *extra],
         stdout=subprocess.PIPE,
         stderr=log,
         text=True,
@@ -115,9 +125,7 @@ def start_server(binary, catalog, log):
 
 
 def main():
-    binary = sys.argv[1] if len(sys.argv) > 1 else os.path.join(HERE, "..", "..", "..", "target", "debug", "squall")
-    binary = os.path.abspath(binary)
-    check(os.path.exists(binary), f"no squall binary at {binary}")
+    binary = squall_binary()
     with tempfile.TemporaryDirectory(prefix="squall-trino-") as tmp:
         catalog = os.path.join(tmp, "tpch")
         subprocess.run(

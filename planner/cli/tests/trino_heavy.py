@@ -36,7 +36,7 @@ import urllib.request
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 # The shared helpers; importing it exits 3 when `trino` is missing.
-from trino_client import QUERIES, check, compare  # noqa: E402
+from trino_client import QUERIES, check, compare, squall_binary, start_server  # noqa: E402
 
 import trino  # noqa: E402
 import trino.exceptions  # noqa: E402
@@ -150,27 +150,8 @@ def summary(base, query_id):
         return json.load(resp)
 
 
-def start_server(binary, catalog, exchange, log):
-    env = dict(os.environ)
-    env.pop("SQUALL_API_TOKEN", None)
-    proc = subprocess.Popen(
-        [binary, "serve", "--port", "0", "--catalog", catalog,
-         "--config", f"squall.exchange_location={exchange}"],
-        stdout=subprocess.PIPE,
-        stderr=log,
-        text=True,
-        env=env,
-    )
-    line = proc.stdout.readline().strip()
-    check(line.startswith("listening on http://"), f"unexpected first line from squall serve: {line!r}")
-    host, port = line[len("listening on http://"):].rsplit(":", 1)
-    return proc, host, int(port)
-
-
 def main():
-    binary = sys.argv[1] if len(sys.argv) > 1 else os.path.join(HERE, "..", "..", "..", "target", "debug", "squall")
-    binary = os.path.abspath(binary)
-    check(os.path.exists(binary), f"no squall binary at {binary}")
+    binary = squall_binary()
     with tempfile.TemporaryDirectory(prefix="squall-heavy-") as tmp:
         catalog = os.path.join(tmp, "tpch")
         exchange = os.path.join(tmp, "exchange")
@@ -182,7 +163,9 @@ def main():
         )
         log_path = os.path.join(tmp, "serve.log")
         with open(log_path, "w") as log:
-            proc, host, port = start_server(binary, catalog, exchange, log)
+            proc, host, port = start_server(
+                binary, catalog, log, "--config", f"squall.exchange_location={exchange}"
+            )
             try:
                 run_checks(binary, catalog, exchange, proc, host, port)
             except BaseException:

@@ -23,6 +23,7 @@
 //! - `session`: `SET SESSION` answers with `X-Trino-Set-Session`; session
 //!   properties reach the query; bad properties fail as user errors.
 //! - `uris`: `nextUri`/`infoUri` follow `Host` and `X-Forwarded-Proto/Host/Prefix`.
+//! - `python_client`: how `trino_client` and `heavy_query` run their Python scripts.
 //! - `trino_client`: `tests/trino_client.py` drives `squall serve` with the
 //!   real `trino` Python client (fails, never skips, when it is missing).
 //! - `heavy_query`: `tests/trino_heavy.py`, the same client against a
@@ -45,6 +46,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod common;
+mod python_client;
 
 mod auth;
 mod cancel;
