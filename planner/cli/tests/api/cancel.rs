@@ -209,3 +209,40 @@ async fn a_shutdown_stops_every_query_and_refuses_new_ones() {
     let refused = run_query(&server, "select 1", &[]).await;
     assert_trino_error(refused.last(), "SERVER_SHUTTING_DOWN", "INTERNAL_ERROR");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_client_that_disappears_has_its_query_stopped() {
+    let embedded = EmbeddedOptions {
+        abandon_after: Duration::from_secs(2),
+        sweep_every: Duration::from_millis(200),
+        ..EmbeddedOptions::default()
+    };
+    let server = start_with(
+        embedded,
+        ApiOptions::new(ApiAuth::None),
+        &[("squall.scan.target_task_bytes", "50000")],
+    )
+    .await;
+    let doc = post(&server, LONG).await;
+    let next = until_running(&server, doc).await;
+    // The client goes away mid-query: no poll, no DELETE.
+    let engine = server.engine.clone();
+    assert!(
+        eventually(30, || engine.running_tasks() == 0
+            && engine.open_queues() == 0)
+        .await,
+        "an abandoned query kept running"
+    );
+    // A client that comes back learns why.
+    let (status, _, doc) = call(&server, Method::GET, &next, None, &[]).await;
+    assert_eq!(status, StatusCode::OK, "{doc}");
+    assert!(
+        doc["error"]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("abandoned")),
+        "{doc}"
+    );
+    // The server still answers.
+    let out = run_query(&server, "select 1 as one", &[]).await;
+    assert_eq!(out.rows, vec![serde_json::json!([1])]);
+}

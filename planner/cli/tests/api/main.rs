@@ -15,7 +15,7 @@
 //!   USER_ERROR); every error body Trino-shaped.
 //! - `auth`: with a token, no or wrong credentials get 401, bearer and basic
 //!   get in; `squall serve` refuses a non-loopback address without a token.
-//! - `cancel`: DELETE stops a long query (running or queued): the next GET
+//! - `cancel`: a client that disappears has its query stopped; DELETE stops a long query (running or queued): the next GET
 //!   says FAILED / USER_CANCELED, the summary says CANCELED, the engine's
 //!   tasks stop; the same through Trino's kill endpoint `DELETE
 //!   /v1/query/{id}`; a service shutdown stops every query with
