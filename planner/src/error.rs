@@ -98,6 +98,9 @@ pub enum PlannerError {
     /// A Parquet footer that cannot be read.
     #[error("reading Parquet footer of {file}: {message}")]
     Footer { file: String, message: String },
+    /// A stored document (a query record, a result's schema) that does not decode.
+    #[error("{what}: {message}")]
+    Corrupt { what: &'static str, message: String },
     /// A stage plan that would not run as planned in a worker: a property
     /// lost at the cut or through the task codec (`plan_check`).
     #[error("{stage}: {message}")]
@@ -122,9 +125,9 @@ impl From<PlannerError> for DataFusionError {
             | PlannerError::TimedOut { .. }
             | PlannerError::TaskFailed { .. }
             | PlannerError::Silent { .. } => DataFusionError::Execution(e.to_string()),
-            PlannerError::Object { .. } | PlannerError::Footer { .. } => {
-                DataFusionError::External(Box::new(e))
-            }
+            PlannerError::Object { .. }
+            | PlannerError::Footer { .. }
+            | PlannerError::Corrupt { .. } => DataFusionError::External(Box::new(e)),
             PlannerError::Internal(m) => DataFusionError::Internal(m),
         }
     }

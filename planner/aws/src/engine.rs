@@ -19,7 +19,7 @@ use crate::error::AwsError;
 use crate::lambda::LambdaInvoker;
 use crate::s3::{aws_runtime, split_s3_url};
 use crate::sqs::SqsQueue;
-use crate::state::StateStore;
+use crate::state::state_store_at;
 
 /// An engine on the aws backend, configured by `squall.*` settings
 /// (environment first, then `options.settings`).
@@ -58,7 +58,7 @@ pub async fn aws_engine(options: EngineOptions) -> Result<Engine> {
     ));
     // With a state location, tasks still running when their query ends stop.
     if !squall.state_location.is_empty() {
-        invoker = invoker.with_stop_markers(StateStore::at(&env, &squall.state_location)?);
+        invoker = invoker.with_stop_markers(state_store_at(&env, &squall.state_location)?);
     }
     let backend = Backend {
         exchange_store,

@@ -32,7 +32,10 @@ use crate::error::AwsError;
 use crate::lambda::PayloadPointer;
 use crate::s3::aws_runtime;
 use crate::sqs::SqsQueue;
-use crate::state::{ErrorKind, ProgressRecord, QueryFailure, QueryRecord, StateStore};
+use crate::state::{
+    ErrorKind, ObjectQueryStore, ProgressRecord, QueryFailure, QueryRecord, QueryStore,
+    state_store_from_env,
+};
 
 /// The worker function's state across invocations of one Lambda environment.
 pub struct WorkerFunction {
@@ -150,7 +153,7 @@ pub struct CoordinatorFunction;
 
 impl CoordinatorFunction {
     pub async fn handle(&self, request: CoordinatorRequest) -> serde_json::Value {
-        let store = match StateStore::from_env().await {
+        let store = match state_store_from_env().await {
             Ok(s) => s,
             Err(e) => return serde_json::json!({"status": "failed", "error": e.to_string()}),
         };
@@ -171,7 +174,10 @@ impl CoordinatorFunction {
 }
 
 /// Runs the query of `request` and records every change; returns the final record.
-pub async fn run_recorded(store: &StateStore, request: CoordinatorRequest) -> Result<QueryRecord> {
+pub async fn run_recorded(
+    store: &ObjectQueryStore,
+    request: CoordinatorRequest,
+) -> Result<QueryRecord> {
     let id = request.query_id.clone();
     let mut record = match store.read_record(&id).await? {
         Some(r) => r,
@@ -239,7 +245,7 @@ pub async fn run_recorded(store: &StateStore, request: CoordinatorRequest) -> Re
             };
             let stored = async {
                 let pages = paginate(&result.schema, &result.batches, limits)?;
-                store.write_result(&id, &result.schema, &pages).await
+                store.write_result(&id, &result.schema, pages).await
             }
             .await;
             match stored {
@@ -267,7 +273,7 @@ pub async fn run_recorded(store: &StateStore, request: CoordinatorRequest) -> Re
 /// While the query runs: cancels it once a cancel is requested, and rewrites
 /// its record when the progress has changed. Returns when `done` is notified.
 async fn watch(
-    store: StateStore,
+    store: ObjectQueryStore,
     mut record: QueryRecord,
     cancel: CancellationToken,
     progress: Arc<QueryProgress>,

@@ -39,7 +39,7 @@ use squall_core::seams::{CompletionQueue, Invoker};
 use squall_core::task::{FailureKind, ObjectLocation, TaskIdentity, TaskReport};
 
 use crate::env::AwsEnv;
-use crate::state::StateStore;
+use crate::state::ObjectQueryStore;
 
 /// What a worker invocation carries when the task itself is in S3.
 #[derive(Debug, Serialize, Deserialize)]
@@ -57,7 +57,7 @@ pub struct LambdaInvoker {
     /// (store, `s3://bucket`, key prefix) for large payloads.
     payloads: Option<(Arc<dyn ObjectStore>, String, String)>,
     /// Where stop markers go; without one, running tasks cannot be stopped.
-    state: Option<StateStore>,
+    state: Option<ObjectQueryStore>,
     /// How long an invocation waits for Lambda's answer.
     answer_wait: Duration,
 }
@@ -94,7 +94,7 @@ impl LambdaInvoker {
     }
 
     /// Stop the tasks of ended queries through stop markers in `state`.
-    pub fn with_stop_markers(mut self, state: StateStore) -> Self {
+    pub fn with_stop_markers(mut self, state: ObjectQueryStore) -> Self {
         self.state = Some(state);
         self
     }

@@ -1,7 +1,8 @@
 //! [`AwsService`]: the [`QueryService`] of the aws backend — what the api
 //! Lambda function and `squall serve --backend aws` run. It holds nothing
 //! in memory that a query needs: every call reads the query's state in S3
-//! (`squall_aws::state`), so any number of API instances serve any query.
+//! (an `ObjectQueryStore`, `squall_aws::state`), so any number of API
+//! instances serve any query.
 //!
 //! ```text
 //! submit  parse (no catalog) ─bad─> record FAILED (the client reads the error on its next GET)
@@ -31,18 +32,18 @@ use datafusion::prelude::SessionConfig;
 use squall_aws::AwsEnv;
 use squall_aws::functions::CoordinatorRequest;
 use squall_aws::lambda::{FunctionStarter, Start};
-use squall_aws::state::{ErrorKind, QueryFailure, QueryRecord, StateStore, now_ms};
+use squall_aws::state::{
+    ErrorKind, ObjectQueryStore, QueryFailure, QueryRecord, QueryStore, state_store_at,
+};
 use squall_core::config::SquallConfig;
 use squall_planner::paging::PageLimits;
 
 use crate::auth::ApiAuth;
-use crate::embedded::profile_metrics;
 use crate::error::ServerError;
 use crate::query_error::QueryError;
 use crate::router::{ApiOptions, router};
 use crate::service::{
-    Page, Progress, QueryService, QueryState, QueryStatus, SessionInfo, SessionUpdate, Submitted,
-    check_one_statement,
+    Page, QueryService, QueryState, QueryStatus, SessionInfo, Submitted, check_one_statement,
 };
 use crate::session::{answer_session_statement, parse_session_statement, session_statement_result};
 
@@ -64,7 +65,7 @@ pub struct AwsOptions {
 
 /// The query service over S3 state and the coordinator function.
 pub struct AwsService {
-    state: StateStore,
+    state: ObjectQueryStore,
     starter: FunctionStarter,
     catalog: Option<String>,
     settings: Vec<(String, String)>,
@@ -104,7 +105,7 @@ impl AwsService {
         let defaults = squall_planner::engine::session_config(&options.settings)?;
         let squall = SquallConfig::from_session(&defaults);
         let env = AwsEnv::load().await;
-        let state = StateStore::at(&env, &squall.state_location)?;
+        let state = state_store_at(&env, &squall.state_location)?;
         let starter = FunctionStarter::new(
             &env,
             &squall.coordinator_function,
@@ -175,7 +176,7 @@ impl AwsService {
                 let batch = session_statement_result()?;
                 let index = self
                     .state
-                    .write_result(&record.query_id, &batch.schema(), &[batch])
+                    .write_result(&record.query_id, &batch.schema(), vec![batch])
                     .await
                     .map_err(unavailable)?;
                 record.update_type = Some(update_type.to_string());
@@ -191,7 +192,7 @@ impl AwsService {
 
 /// Records that the coordinator of a query could not be started, unless the
 /// query has ended meanwhile.
-async fn record_start_failure(state: &StateStore, query_id: &str, message: String) {
+async fn record_start_failure(state: &ObjectQueryStore, query_id: &str, message: String) {
     tracing::warn!(query_id, %message, "starting the coordinator failed");
     let record = match state.read_record(query_id).await {
         Ok(Some(r)) if !r.state.is_done() => r,
@@ -205,34 +206,6 @@ async fn record_start_failure(state: &StateStore, query_id: &str, message: Strin
     record.fail(QueryFailure::new(ErrorKind::Internal, message));
     if let Err(e) = state.write_record(&record).await {
         tracing::error!(%e, query_id, "recording a failed start failed");
-    }
-}
-
-fn status_of(ended: &Ended) -> QueryStatus {
-    let r = &ended.record;
-    let p = r.progress;
-    let now = now_ms();
-    let end = r.ended_ms.unwrap_or(now);
-    let mut metrics = r.profile.as_ref().map(profile_metrics).unwrap_or_default();
-    metrics.queued_ms = r.started_ms.unwrap_or(end).saturating_sub(r.submitted_ms);
-    metrics.elapsed_ms = end.saturating_sub(r.submitted_ms);
-    if metrics.wall_ms == 0 {
-        metrics.wall_ms = r.started_ms.map(|s| end.saturating_sub(s)).unwrap_or(0);
-    }
-    QueryStatus {
-        id: r.query_id.clone(),
-        slug: r.slug.clone(),
-        query: r.sql.clone(),
-        state: r.state,
-        progress: Progress::from(p),
-        metrics,
-        error: r.error.as_ref().map(QueryError::from_failure),
-        schema: ended.schema.clone(),
-        update_type: r.update_type.clone(),
-        session: SessionUpdate {
-            set: r.session_set.clone(),
-            clear: r.session_clear.clone(),
-        },
     }
 }
 
@@ -301,7 +274,7 @@ impl QueryService for AwsService {
 
     async fn status(&self, id: &str) -> Result<QueryStatus, ServerError> {
         let ended = self.record(id).await?;
-        let mut status = status_of(&ended);
+        let mut status = QueryStatus::of_record(&ended.record, ended.schema.clone());
         if !status.state.is_done() && self.state.cancel_requested(id).await.map_err(unavailable)? {
             // The coordinator records CANCELED once it has stopped the query.
             status.state = QueryState::Canceled;

@@ -2,11 +2,13 @@
 //! [`Engine`] — what `squall serve` runs and what the tests drive.
 //!
 //! Each submitted query is a tokio task with its own cancellation token and
-//! progress counters. Its state lives in a `watch` channel, so long polls
-//! wake the moment it changes. When the query finishes its result is cut
-//! into pages ([`paginate`]) and kept in memory until the client has read
-//! the last page (plus a short grace, so a retried last request still
-//! works) or, for results nobody reads, until a retention time has passed.
+//! progress counters. Its record and result live in a [`QueryStore`] (in
+//! memory by default: [`MemoryQueryStore`]), the same record the aws
+//! service keeps in S3, and its state is mirrored in a `watch` channel, so
+//! long polls wake the moment it changes. When the query finishes its result
+//! is cut into pages ([`paginate`]) and stored until the client has read the
+//! last page (plus a short grace, so a retried last request still works)
+//! or, for results nobody reads, until a retention time has passed.
 //!
 //! ```text
 //! submit ─admission─> slot free: RUNNING ─> Engine::sql_with(sql, settings, cancel, progress)
@@ -37,26 +39,25 @@
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, Weak};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock, Weak};
 use std::time::{Duration, Instant};
 
-use arrow::array::RecordBatch;
 use arrow::datatypes::SchemaRef;
 use async_trait::async_trait;
 use datafusion::error::DataFusionError;
 use squall_core::config::SquallConfig;
-use squall_planner::profile::QueryProfile;
-use squall_planner::query_record::ProgressRecord;
+use squall_planner::query_record::{
+    ErrorKind, MemoryQueryStore, ProgressRecord, QueryFailure, QueryRecord, QueryStore,
+};
 use squall_planner::{CancellationToken, Engine, QueryProgress, RunOptions};
 use tokio::sync::watch;
 
 use crate::admission::{Admission, Admit, Permit};
 use crate::error::ServerError;
 use crate::paging::{PageLimits, paginate};
-use crate::query_error::{self, QueryError};
 use crate::service::{
-    Metrics, Page, Progress, QueryService, QueryState, QueryStatus, SessionInfo, SessionUpdate,
-    Submitted, check_one_statement,
+    Page, Progress, QueryService, QueryState, QueryStatus, SessionInfo, Submitted,
+    check_one_statement,
 };
 use crate::session::{
     SessionStatement, answer_session_statement, parse_session_statement, session_statement_result,
@@ -113,6 +114,9 @@ pub struct EmbeddedService {
 struct Inner {
     engine: Arc<Engine>,
     options: EmbeddedOptions,
+    /// Records and results of the queries below.
+    store: Arc<dyn QueryStore>,
+    /// What runs in this process for each query the store holds.
     queries: Mutex<HashMap<String, Arc<Entry>>>,
     admission: Arc<Admission>,
     /// Set by shutdown: new statements are refused.
@@ -121,36 +125,31 @@ struct Inner {
     active: Arc<AtomicUsize>,
 }
 
+/// The live side of one query; its record is in the store.
 struct Entry {
     id: String,
-    slug: String,
     sql: String,
     session: SessionInfo,
-    submitted: Instant,
     cancel: CancellationToken,
     progress: Arc<QueryProgress>,
     last_access: Mutex<Instant>,
     drained_at: Mutex<Option<Instant>>,
-    phase: watch::Sender<Phase>,
-}
-
-/// Where a query is; cloned out of the watch channel on every look.
-#[derive(Clone)]
-struct Phase {
-    state: QueryState,
-    started: Option<Instant>,
-    ended: Option<Instant>,
-    error: Option<QueryError>,
-    outcome: Option<Arc<Outcome>>,
+    ended_at: OnceLock<Instant>,
+    /// The record's state, for long polls.
+    state: watch::Sender<QueryState>,
+    /// Serializes changes of the record (read, change, write).
+    changing: tokio::sync::Mutex<()>,
+    /// The result's schema, set before the record says FINISHED.
+    schema: OnceLock<SchemaRef>,
 }
 
 /// What a finished query produced.
 struct Outcome {
     schema: SchemaRef,
-    pages: Vec<RecordBatch>,
-    metrics: Metrics,
+    pages: Vec<arrow::array::RecordBatch>,
+    profile: Option<squall_planner::profile::QueryProfile>,
     update_type: Option<String>,
-    session: SessionUpdate,
+    session: crate::service::SessionUpdate,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -159,13 +158,24 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 }
 
 impl EmbeddedService {
-    /// A service over `engine`. Called inside a tokio runtime it also starts
-    /// the sweeper, which stops when the service is dropped.
+    /// A service over `engine` keeping its queries in memory. Called inside
+    /// a tokio runtime it also starts the sweeper, which stops when the
+    /// service is dropped.
     pub fn new(engine: Arc<Engine>, options: EmbeddedOptions) -> Self {
+        Self::with_store(engine, options, Arc::new(MemoryQueryStore::new()))
+    }
+
+    /// A service over `engine` keeping its queries' records and results in `store`.
+    pub fn with_store(
+        engine: Arc<Engine>,
+        options: EmbeddedOptions,
+        store: Arc<dyn QueryStore>,
+    ) -> Self {
         let inner = Arc::new(Inner {
             admission: Admission::new(options.max_running, options.max_queued),
             engine,
             options,
+            store,
             queries: Mutex::new(HashMap::new()),
             closed: AtomicBool::new(false),
             active: Arc::new(AtomicUsize::new(0)),
@@ -196,8 +206,8 @@ impl EmbeddedService {
     }
 
     /// Forgets drained and expired queries and cancels abandoned ones now.
-    pub fn sweep(&self) {
-        self.inner.sweep();
+    pub async fn sweep(&self) {
+        self.inner.sweep().await;
     }
 
     fn entry(&self, id: &str) -> Result<Arc<Entry>, ServerError> {
@@ -209,6 +219,15 @@ impl EmbeddedService {
         *lock(&entry.last_access) = Instant::now();
         Ok(entry)
     }
+
+    async fn status_of(&self, entry: &Entry) -> Result<QueryStatus, ServerError> {
+        let record = self.inner.record(&entry.id).await?;
+        let mut status = QueryStatus::of_record(&record, entry.schema.get().cloned());
+        if !record.state.is_done() {
+            status.progress = Progress::from(ProgressRecord::of(&entry.progress));
+        }
+        Ok(status)
+    }
 }
 
 async fn sweeper(inner: Weak<Inner>, every: Duration) {
@@ -216,104 +235,103 @@ async fn sweeper(inner: Weak<Inner>, every: Duration) {
     loop {
         tick.tick().await;
         match inner.upgrade() {
-            Some(inner) => inner.sweep(),
+            Some(inner) => inner.sweep().await,
             None => return,
         }
     }
 }
 
+fn unavailable(e: impl std::fmt::Display) -> ServerError {
+    ServerError::Internal {
+        message: e.to_string(),
+    }
+}
+
 impl Inner {
-    fn sweep(&self) {
+    async fn record(&self, id: &str) -> Result<QueryRecord, ServerError> {
+        self.store
+            .read_record(id)
+            .await
+            .map_err(unavailable)?
+            .ok_or_else(|| ServerError::QueryNotFound {
+                query_id: id.to_string(),
+            })
+    }
+
+    async fn sweep(&self) {
         let now = Instant::now();
         let o = &self.options;
-        let mut queries = lock(&self.queries);
-        queries.retain(|_, e| {
-            let phase = e.phase.borrow().clone();
-            if let Some(at) = *lock(&e.drained_at) {
-                return now.duration_since(at) < o.drained_grace;
-            }
-            match phase.ended {
-                Some(ended) => now.duration_since(ended) < o.retention,
-                None => {
-                    let idle = now.duration_since(*lock(&e.last_access));
-                    if idle >= o.abandon_after {
-                        let error = QueryError::new(
-                            query_error::ErrorCode {
-                                name: "ABANDONED_QUERY",
-                                code: 2,
-                                error_type: query_error::ErrorType::UserError,
-                            },
-                            format!("Query was abandoned: not polled for {} s", idle.as_secs()),
-                        );
-                        tracing::info!(query_id = %e.id, "cancelling abandoned query");
-                        e.end(QueryState::Canceled, Some(error), None);
-                    }
-                    true
+        let mut forget = Vec::new();
+        let mut abandoned = Vec::new();
+        lock(&self.queries).retain(|id, e| {
+            let keep = if let Some(at) = *lock(&e.drained_at) {
+                now.duration_since(at) < o.drained_grace
+            } else if let Some(ended) = e.ended_at.get() {
+                now.duration_since(*ended) < o.retention
+            } else {
+                let idle = now.duration_since(*lock(&e.last_access));
+                if idle >= o.abandon_after {
+                    abandoned.push((Arc::clone(e), idle));
                 }
+                true
+            };
+            if !keep {
+                forget.push(id.clone());
             }
+            keep
         });
+        for id in forget {
+            if let Err(e) = self.store.forget(&id).await {
+                tracing::warn!(query_id = %id, %e, "forgetting a query failed");
+            }
+        }
+        for (e, idle) in abandoned {
+            tracing::info!(query_id = %e.id, "cancelling abandoned query");
+            let failure = QueryFailure::new(
+                ErrorKind::Abandoned,
+                format!("Query was abandoned: not polled for {} s", idle.as_secs()),
+            );
+            e.cancel.cancel();
+            e.end(&*self.store, failure).await;
+        }
     }
 }
 
 impl Entry {
-    /// Moves a query that is not done yet to a final state; a done query stays as it is.
-    fn end(&self, state: QueryState, error: Option<QueryError>, outcome: Option<Arc<Outcome>>) {
-        if state == QueryState::Canceled {
-            self.cancel.cancel();
-        }
-        self.phase.send_if_modified(|p| {
-            if p.state.is_done() {
+    /// Applies `change` to the query's record unless the query is done, and
+    /// returns whether it did. Changes are serialized, so a cancel and a
+    /// finish never both win, and the state only moves forward.
+    async fn change(&self, store: &dyn QueryStore, change: impl FnOnce(&mut QueryRecord)) -> bool {
+        let _one_at_a_time = self.changing.lock().await;
+        let mut record = match store.read_record(&self.id).await {
+            Ok(Some(r)) if !r.state.is_done() => r,
+            Ok(_) => return false,
+            Err(e) => {
+                tracing::error!(query_id = %self.id, %e, "reading the query's record failed");
                 return false;
             }
-            p.state = state;
-            p.ended = Some(Instant::now());
-            p.error = error;
-            p.outcome = outcome;
-            true
-        });
+        };
+        change(&mut record);
+        record.progress = ProgressRecord::of(&self.progress);
+        if let Err(e) = store.write_record(&record).await {
+            tracing::error!(query_id = %self.id, %e, "recording the query's state failed");
+            return false;
+        }
+        if record.state.is_done() {
+            let _ = self.ended_at.set(Instant::now());
+        }
+        self.state.send_replace(record.state);
+        true
     }
 
-    fn status(&self) -> QueryStatus {
-        let phase = self.phase.borrow().clone();
-        let now = Instant::now();
-        let progress = Progress::from(ProgressRecord::of(&self.progress));
-        let end = phase.ended.unwrap_or(now);
-        let mut metrics = phase
-            .outcome
-            .as_ref()
-            .map(|o| o.metrics)
-            .unwrap_or_default();
-        metrics.queued_ms = millis(
-            phase
-                .started
-                .unwrap_or(end)
-                .saturating_duration_since(self.submitted),
-        );
-        metrics.elapsed_ms = millis(end.saturating_duration_since(self.submitted));
-        if metrics.wall_ms == 0 {
-            metrics.wall_ms = phase
-                .started
-                .map(|s| millis(end.saturating_duration_since(s)))
-                .unwrap_or(0);
+    /// Ends a query that is not done yet FAILED or CANCELED (by the
+    /// failure's kind); a cancel also stops its work.
+    async fn end(&self, store: &dyn QueryStore, failure: QueryFailure) {
+        if failure.kind == ErrorKind::Canceled {
+            self.cancel.cancel();
         }
-        let outcome = phase.outcome.as_ref();
-        QueryStatus {
-            id: self.id.clone(),
-            slug: self.slug.clone(),
-            query: self.sql.clone(),
-            state: phase.state,
-            progress,
-            metrics,
-            error: phase.error.clone(),
-            schema: outcome.map(|o| o.schema.clone()),
-            update_type: outcome.and_then(|o| o.update_type.clone()),
-            session: outcome.map(|o| o.session.clone()).unwrap_or_default(),
-        }
+        self.change(store, |r| r.fail(failure)).await;
     }
-}
-
-fn millis(d: Duration) -> u64 {
-    u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
 }
 
 fn new_id() -> String {
@@ -322,38 +340,54 @@ fn new_id() -> String {
 
 /// Runs one query to its end and records the end.
 async fn run(inner: Arc<Inner>, entry: Arc<Entry>, admitted: Admit) {
+    let store = &*inner.store;
     let permit: Option<Permit> = match admitted {
         Admit::Now(permit) => Some(permit),
         Admit::Queued(waiter) => waiter.wait(&entry.cancel).await,
         Admit::Full => None,
     };
     if permit.is_none() || entry.cancel.is_cancelled() {
-        entry.end(QueryState::Canceled, Some(QueryError::canceled()), None);
+        entry.end(store, QueryFailure::canceled()).await;
         return;
     }
-    entry.phase.send_if_modified(|p| {
-        if p.state != QueryState::Queued {
-            return false;
-        }
-        p.state = QueryState::Running;
-        p.started = Some(Instant::now());
-        true
-    });
+    if !entry.change(store, QueryRecord::start).await {
+        return;
+    }
     let result = execute(&inner, &entry).await;
     drop(permit);
-    match result {
-        Ok(outcome) => entry.end(QueryState::Finished, None, Some(Arc::new(outcome))),
-        Err(_) if entry.cancel.is_cancelled() => {
-            entry.end(QueryState::Canceled, Some(QueryError::canceled()), None)
-        }
+    let failure = match result {
+        Ok(outcome) => match store
+            .write_result(&entry.id, &outcome.schema, outcome.pages)
+            .await
+        {
+            Ok(index) => {
+                let _ = entry.schema.set(outcome.schema);
+                entry
+                    .change(store, |r| {
+                        r.profile = outcome.profile;
+                        r.update_type = outcome.update_type;
+                        r.session_set = outcome.session.set;
+                        r.session_clear = outcome.session.clear;
+                        r.finish(index);
+                    })
+                    .await;
+                return;
+            }
+            Err(e) => QueryFailure::new(
+                ErrorKind::Internal,
+                format!("storing the result of query {}: {e}", entry.id),
+            ),
+        },
+        Err(_) if entry.cancel.is_cancelled() => QueryFailure::canceled(),
         Err(e) => {
-            let error = QueryError::from_datafusion(&e);
+            let failure = QueryFailure::from_datafusion(&e);
             // The message can quote the SQL's literals: only at debug level.
-            tracing::info!(query_id = %entry.id, error = error.code.name, "query failed");
-            tracing::debug!(query_id = %entry.id, error = %error.message, "query failed");
-            entry.end(QueryState::Failed, Some(error), None);
+            tracing::info!(query_id = %entry.id, kind = ?failure.kind, "query failed");
+            tracing::debug!(query_id = %entry.id, error = %failure.message, "query failed");
+            failure
         }
-    }
+    };
+    entry.end(store, failure).await;
 }
 
 async fn execute(inner: &Inner, entry: &Entry) -> Result<Outcome, DataFusionError> {
@@ -370,15 +404,11 @@ async fn execute(inner: &Inner, entry: &Entry) -> Result<Outcome, DataFusionErro
     let result = inner.engine.sql_with(&entry.sql, &options).await?;
     let pages = paginate(&result.schema, &result.batches, inner.options.page_limits)?;
     Ok(Outcome {
-        metrics: result
-            .profile
-            .as_ref()
-            .map(profile_metrics)
-            .unwrap_or_default(),
+        profile: result.profile,
         schema: result.schema,
         pages,
         update_type: None,
-        session: SessionUpdate::default(),
+        session: Default::default(),
     })
 }
 
@@ -394,67 +424,47 @@ fn session_statement(
     Ok(Outcome {
         schema: batch.schema(),
         pages: vec![batch],
-        metrics: Metrics::default(),
+        profile: None,
         update_type: Some(update_type.to_string()),
         session,
     })
 }
 
-/// The API's figures of a query from its profile.
-pub(crate) fn profile_metrics(p: &QueryProfile) -> Metrics {
-    Metrics {
-        wall_ms: p.wall_ms,
-        cpu_ms: p.cpu_ms,
-        processed_rows: p
-            .stage_profiles
-            .iter()
-            .filter(|s| s.row_groups > 0)
-            .map(|s| s.rows_out)
-            .sum(),
-        processed_bytes: p.scan_bytes,
-        physical_input_bytes: p.scan_bytes,
-        peak_memory_bytes: p.peak_memory_bytes,
-        ..Metrics::default()
-    }
-}
-
 #[async_trait]
 impl QueryService for EmbeddedService {
     async fn submit(&self, sql: String, session: SessionInfo) -> Result<Submitted, ServerError> {
-        let (phase, _) = watch::channel(Phase {
-            state: QueryState::Queued,
-            started: None,
-            ended: None,
-            error: None,
-            outcome: None,
-        });
+        let (id, slug) = (new_id(), new_id());
+        let store = &*self.inner.store;
+        store
+            .write_record(&QueryRecord::queued(&id, &slug, &sql))
+            .await
+            .map_err(unavailable)?;
+        let (state, _) = watch::channel(QueryState::Queued);
         let now = Instant::now();
         let entry = Arc::new(Entry {
-            id: new_id(),
-            slug: new_id(),
+            id: id.clone(),
             sql,
             session,
-            submitted: now,
             cancel: CancellationToken::new(),
             progress: Arc::new(QueryProgress::default()),
             last_access: Mutex::new(now),
             drained_at: Mutex::new(None),
-            phase,
+            ended_at: OnceLock::new(),
+            state,
+            changing: tokio::sync::Mutex::new(()),
+            schema: OnceLock::new(),
         });
-        lock(&self.inner.queries).insert(entry.id.clone(), Arc::clone(&entry));
-        let submitted = Submitted {
-            id: entry.id.clone(),
-            slug: entry.slug.clone(),
-        };
+        lock(&self.inner.queries).insert(id.clone(), Arc::clone(&entry));
+        let submitted = Submitted { id, slug };
         if self.inner.closed.load(Ordering::SeqCst) {
-            entry.end(QueryState::Failed, Some(shutting_down()), None);
+            entry.end(store, shutting_down()).await;
             return Ok(submitted);
         }
         let admitted = self.inner.admission.try_admit();
         if matches!(admitted, Admit::Full) {
             let a = &self.inner.admission;
-            let error = QueryError::new(
-                query_error::QUERY_QUEUE_FULL,
+            let failure = QueryFailure::new(
+                ErrorKind::QueueFull,
                 format!(
                     "Too many queued queries: {} running and {} queued \
                      (squall.server.max_running_queries, squall.server.max_queued_queries); \
@@ -464,28 +474,28 @@ impl QueryService for EmbeddedService {
                 ),
             );
             tracing::info!(query_id = %entry.id, "query rejected: the queue is full");
-            entry.end(QueryState::Failed, Some(error), None);
+            entry.end(store, failure).await;
             return Ok(submitted);
         }
         // A supervisor records a panic of the query task as a failure, so no
         // query is left RUNNING forever.
         let (inner, task_entry) = (Arc::clone(&self.inner), Arc::clone(&entry));
         let active = ActiveQuery::start(&self.inner.active);
+        let store = Arc::clone(&self.inner.store);
         tokio::spawn(async move {
             let _active = active;
             if let Err(e) = tokio::spawn(run(inner, task_entry, admitted)).await {
-                let error = QueryError::new(
-                    query_error::GENERIC_INTERNAL_ERROR,
-                    format!("query task failed: {e}"),
-                );
-                entry.end(QueryState::Failed, Some(error), None);
+                let failure =
+                    QueryFailure::new(ErrorKind::Internal, format!("query task failed: {e}"));
+                entry.end(&*store, failure).await;
             }
         });
         Ok(submitted)
     }
 
     async fn status(&self, id: &str) -> Result<QueryStatus, ServerError> {
-        Ok(self.entry(id)?.status())
+        let entry = self.entry(id)?;
+        self.status_of(&entry).await
     }
 
     async fn wait(
@@ -495,38 +505,45 @@ impl QueryService for EmbeddedService {
         max_wait: Duration,
     ) -> Result<QueryStatus, ServerError> {
         let entry = self.entry(id)?;
-        let mut rx = entry.phase.subscribe();
+        let mut rx = entry.state.subscribe();
         // Resolves when the state differs from `seen`; the timeout bounds it.
-        let _ = tokio::time::timeout(max_wait, rx.wait_for(|p| p.state != seen)).await;
-        Ok(entry.status())
+        let _ = tokio::time::timeout(max_wait, rx.wait_for(|s| *s != seen)).await;
+        self.status_of(&entry).await
     }
 
     async fn page(&self, id: &str, token: u64) -> Result<Page, ServerError> {
         let entry = self.entry(id)?;
-        let phase = entry.phase.borrow().clone();
-        let outcome = match (phase.state, phase.outcome) {
-            (QueryState::Finished, Some(outcome)) => outcome,
-            (state, _) => {
+        let record = self.inner.record(id).await?;
+        let (index, schema) = match (&record.result, entry.schema.get()) {
+            (Some(index), Some(schema)) if record.state == QueryState::Finished => (index, schema),
+            _ => {
                 return Err(ServerError::NotFinished {
                     query_id: id.to_string(),
-                    state: state.as_str(),
+                    state: record.state.as_str(),
                 });
             }
         };
-        let index = crate::service::page_number(id, token, outcome.pages.len())?;
-        let next = index + 1;
-        if next == outcome.pages.len() {
+        let n = crate::service::page_number(id, token, index.pages.len())?;
+        let batch = self
+            .inner
+            .store
+            .read_page(id, schema, &index.pages[n])
+            .await
+            .map_err(unavailable)?;
+        let next = n + 1;
+        if next == index.pages.len() {
             lock(&entry.drained_at).get_or_insert_with(Instant::now);
         }
         Ok(Page {
-            batch: outcome.pages[index].clone(),
-            next: (next < outcome.pages.len()).then_some(next as u64),
+            batch,
+            next: (next < index.pages.len()).then_some(next as u64),
         })
     }
 
     async fn cancel(&self, id: &str) -> Result<(), ServerError> {
         self.entry(id)?
-            .end(QueryState::Canceled, Some(QueryError::canceled()), None);
+            .end(&*self.inner.store, QueryFailure::canceled())
+            .await;
         Ok(())
     }
 
@@ -535,10 +552,10 @@ impl QueryService for EmbeddedService {
         let entries: Vec<Arc<Entry>> = lock(&self.inner.queries).values().cloned().collect();
         let mut stopped = 0;
         for e in entries {
-            if !e.phase.borrow().state.is_done() {
+            if !e.state.borrow().is_done() {
                 stopped += 1;
             }
-            e.end(QueryState::Failed, Some(shutting_down()), None);
+            e.end(&*self.inner.store, shutting_down()).await;
             e.cancel.cancel();
         }
         tracing::info!(queries = stopped, "shutting down: queries stopped");
@@ -553,10 +570,10 @@ impl QueryService for EmbeddedService {
     }
 }
 
-/// The error of a query stopped (or refused) because the server is shutting down.
-fn shutting_down() -> QueryError {
-    QueryError::new(
-        query_error::SERVER_SHUTTING_DOWN,
+/// The failure of a query stopped (or refused) because the server is shutting down.
+fn shutting_down() -> QueryFailure {
+    QueryFailure::new(
+        ErrorKind::ShuttingDown,
         "Server is shutting down; the query was stopped",
     )
 }

@@ -27,9 +27,11 @@
 //!
 //! Errors that come back from tasks are often flattened to text on the way
 //! (a task report carries a message), so the last rows also match on the
-//! message. A full admission queue is `QUERY_QUEUE_FULL` (131074,
-//! `INSUFFICIENT_RESOURCES`), decided by the service. This module does not decide HTTP statuses; a failed query is
-//! reported with 200 and `error` in the body, as Trino does.
+//! message. The service's own decisions have kinds of their own: a full
+//! admission queue is `QUERY_QUEUE_FULL` (131074, `INSUFFICIENT_RESOURCES`),
+//! a query stopped by a shutdown `SERVER_SHUTTING_DOWN` (65545), one nobody
+//! polled `ABANDONED_QUERY` (2). This module does not decide HTTP statuses:
+//! a failed query is reported with 200 and `error` in the body, as Trino does.
 
 use datafusion::error::DataFusionError;
 use squall_planner::query_record::{ErrorKind, QueryFailure};
@@ -73,6 +75,7 @@ const fn user(name: &'static str, code: i32) -> ErrorCode {
 
 pub const GENERIC_USER_ERROR: ErrorCode = user("GENERIC_USER_ERROR", 0);
 pub const SYNTAX_ERROR: ErrorCode = user("SYNTAX_ERROR", 1);
+pub const ABANDONED_QUERY: ErrorCode = user("ABANDONED_QUERY", 2);
 pub const USER_CANCELED: ErrorCode = user("USER_CANCELED", 3);
 pub const PERMISSION_DENIED: ErrorCode = user("PERMISSION_DENIED", 4);
 pub const NOT_FOUND: ErrorCode = user("NOT_FOUND", 5);
@@ -144,6 +147,9 @@ impl QueryError {
         match failure.kind {
             ErrorKind::Canceled => Self::canceled(),
             ErrorKind::Internal => Self::new(GENERIC_INTERNAL_ERROR, m),
+            ErrorKind::QueueFull => Self::new(QUERY_QUEUE_FULL, m),
+            ErrorKind::ShuttingDown => Self::new(SERVER_SHUTTING_DOWN, m),
+            ErrorKind::Abandoned => Self::new(ABANDONED_QUERY, m),
             ErrorKind::Syntax => Self {
                 location: parse_location(&m),
                 message: m,

@@ -49,8 +49,9 @@ pub struct Submitted {
     pub slug: String,
 }
 
-use squall_planner::query_record::ProgressRecord;
+use squall_planner::profile::QueryProfile;
 pub use squall_planner::query_record::QueryState;
+use squall_planner::query_record::{ProgressRecord, QueryRecord, now_ms};
 
 /// Task and stage counts of a running query (Trino's "splits" are tasks).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -126,6 +127,53 @@ pub struct QueryStatus {
     /// Trino's `updateType` (`SET SESSION`, `CREATE TABLE`, …) for statements that are not queries.
     pub update_type: Option<String>,
     pub session: SessionUpdate,
+}
+
+impl QueryStatus {
+    /// The status a query's record gives (the one conversion, for every
+    /// backend), with the decoded schema of a finished query's result.
+    pub fn of_record(r: &QueryRecord, schema: Option<SchemaRef>) -> Self {
+        let end = r.ended_ms.unwrap_or_else(now_ms);
+        let mut metrics = r.profile.as_ref().map(profile_metrics).unwrap_or_default();
+        metrics.queued_ms = r.started_ms.unwrap_or(end).saturating_sub(r.submitted_ms);
+        metrics.elapsed_ms = end.saturating_sub(r.submitted_ms);
+        if metrics.wall_ms == 0 {
+            metrics.wall_ms = r.started_ms.map(|s| end.saturating_sub(s)).unwrap_or(0);
+        }
+        Self {
+            id: r.query_id.clone(),
+            slug: r.slug.clone(),
+            query: r.sql.clone(),
+            state: r.state,
+            progress: Progress::from(r.progress),
+            metrics,
+            error: r.error.as_ref().map(QueryError::from_failure),
+            schema,
+            update_type: r.update_type.clone(),
+            session: SessionUpdate {
+                set: r.session_set.clone(),
+                clear: r.session_clear.clone(),
+            },
+        }
+    }
+}
+
+/// The API's figures of a query from its profile.
+fn profile_metrics(p: &QueryProfile) -> Metrics {
+    Metrics {
+        wall_ms: p.wall_ms,
+        cpu_ms: p.cpu_ms,
+        processed_rows: p
+            .stage_profiles
+            .iter()
+            .filter(|s| s.row_groups > 0)
+            .map(|s| s.rows_out)
+            .sum(),
+        processed_bytes: p.scan_bytes,
+        physical_input_bytes: p.scan_bytes,
+        peak_memory_bytes: p.peak_memory_bytes,
+        ..Metrics::default()
+    }
 }
 
 /// One page of a finished query's result.

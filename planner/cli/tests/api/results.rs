@@ -115,7 +115,7 @@ async fn drained_queries_are_forgotten() {
         .as_str()
         .unwrap()
         .to_string();
-    server.service.sweep();
+    server.service.sweep().await;
     assert_eq!(server.service.held_queries(), 0);
     let (status, _, doc) = call(&server, Method::GET, &last_uri, None, &[]).await;
     assert_eq!(status, StatusCode::NOT_FOUND);

@@ -1,0 +1,212 @@
+//! [`ObjectQueryStore`]: the [`QueryStore`] in an object store, under one
+//! `url/prefix` (S3's `squall.state_location` for the aws backend): what
+//! the API, the coordinator function and the workers of one query tell
+//! each other.
+//!
+//! ```text
+//! {prefix}/{query}/status.json    QueryRecord: state, times, progress, error, result index
+//! {prefix}/{query}/result.arrow   the result's pages back to back, each a complete Arrow IPC stream
+//! {prefix}/{query}/cancel         exists once a client asked to cancel (written by the API)
+//! {prefix}/{query}/stop           exists once the query has ended: running tasks stop (coordinator)
+//! ```
+//!
+//! Each page is a self-contained IPC stream (schema, dictionaries, one
+//! batch, LZ4), so serving a page is one ranged GET. Requests: a record
+//! write is one PUT, a read one GET, a cancel request one PUT and each look
+//! for one one HEAD, a result one PUT (pages back to back) and a page one
+//! ranged GET.
+
+use std::io::Cursor;
+use std::sync::Arc;
+
+use arrow::compute::concat_batches;
+use arrow::datatypes::SchemaRef;
+use arrow::ipc::CompressionType;
+use arrow::ipc::reader::StreamReader;
+use arrow::ipc::writer::{IpcWriteOptions, StreamWriter};
+use arrow::record_batch::RecordBatch;
+use async_trait::async_trait;
+use bytes::Bytes;
+use datafusion::error::{DataFusionError, Result};
+use object_store::path::Path;
+use object_store::{ObjectStore, ObjectStoreExt, PutPayload};
+use squall_core::task::ObjectLocation;
+
+use super::{PageRange, QueryRecord, QueryStore, ResultIndex};
+use crate::error::PlannerError;
+
+/// Query state under one `url/prefix` of an object store.
+#[derive(Clone)]
+pub struct ObjectQueryStore {
+    store: Arc<dyn ObjectStore>,
+    /// `s3://bucket` (or any URL `store` is registered under).
+    url: String,
+    prefix: String,
+}
+
+fn store_err(what: &'static str, key: &Path, source: object_store::Error) -> DataFusionError {
+    PlannerError::Object {
+        what,
+        location: key.to_string(),
+        source,
+    }
+    .into()
+}
+
+const NAMES: [&str; 4] = ["status.json", "result.arrow", "cancel", "stop"];
+
+impl ObjectQueryStore {
+    /// The store under `prefix` of `store`, which is registered as `url`.
+    pub fn new(store: Arc<dyn ObjectStore>, url: &str, prefix: &str) -> Self {
+        Self {
+            store,
+            url: url.to_string(),
+            prefix: prefix.trim_matches('/').to_string(),
+        }
+    }
+
+    fn key(&self, query_id: &str, name: &str) -> Path {
+        Path::from(format!("{}/{query_id}/{name}", self.prefix).trim_start_matches('/'))
+    }
+
+    async fn exists(&self, key: &Path) -> Result<bool> {
+        match self.store.head(key).await {
+            Ok(_) => Ok(true),
+            Err(object_store::Error::NotFound { .. }) => Ok(false),
+            Err(e) => Err(store_err("looking for", key, e)),
+        }
+    }
+
+    async fn touch(&self, key: &Path) -> Result<()> {
+        self.store
+            .put(key, PutPayload::from_static(b""))
+            .await
+            .map_err(|e| store_err("writing", key, e))?;
+        Ok(())
+    }
+
+    /// The object whose existence stops the query's running tasks.
+    pub fn stop_marker(&self, query_id: &str) -> ObjectLocation {
+        ObjectLocation {
+            store_url: self.url.clone(),
+            key: self.key(query_id, "stop").to_string(),
+        }
+    }
+
+    /// Creates the query's stop marker: every task still running stops.
+    pub async fn write_stop(&self, query_id: &str) -> Result<()> {
+        self.touch(&self.key(query_id, "stop")).await
+    }
+}
+
+#[async_trait]
+impl QueryStore for ObjectQueryStore {
+    async fn write_record(&self, record: &QueryRecord) -> Result<()> {
+        let key = self.key(&record.query_id, "status.json");
+        let body = serde_json::to_vec(record).map_err(|e| PlannerError::Corrupt {
+            what: "encoding a query record",
+            message: format!("{key}: {e}"),
+        })?;
+        self.store
+            .put(&key, PutPayload::from(body))
+            .await
+            .map_err(|e| store_err("writing", &key, e))?;
+        Ok(())
+    }
+
+    async fn read_record(&self, query_id: &str) -> Result<Option<QueryRecord>> {
+        let key = self.key(query_id, "status.json");
+        let bytes = match self.store.get(&key).await {
+            Ok(r) => r.bytes().await.map_err(|e| store_err("reading", &key, e))?,
+            Err(object_store::Error::NotFound { .. }) => return Ok(None),
+            Err(e) => return Err(store_err("reading", &key, e)),
+        };
+        let record = serde_json::from_slice(&bytes).map_err(|e| PlannerError::Corrupt {
+            what: "decoding a query record",
+            message: format!("{key}: {e}"),
+        })?;
+        Ok(Some(record))
+    }
+
+    async fn request_cancel(&self, query_id: &str) -> Result<()> {
+        self.touch(&self.key(query_id, "cancel")).await
+    }
+
+    async fn cancel_requested(&self, query_id: &str) -> Result<bool> {
+        self.exists(&self.key(query_id, "cancel")).await
+    }
+
+    async fn write_result(
+        &self,
+        query_id: &str,
+        schema: &SchemaRef,
+        mut pages: Vec<RecordBatch>,
+    ) -> Result<ResultIndex> {
+        if pages.is_empty() {
+            pages.push(RecordBatch::new_empty(Arc::clone(schema)));
+        }
+        let options =
+            IpcWriteOptions::default().try_with_compression(Some(CompressionType::LZ4_FRAME))?;
+        let mut chunks: Vec<Bytes> = Vec::with_capacity(pages.len());
+        let mut ranges = Vec::with_capacity(pages.len());
+        let mut offset = 0u64;
+        for page in &pages {
+            let mut writer =
+                StreamWriter::try_new_with_options(Vec::new(), schema, options.clone())?;
+            if page.num_rows() > 0 {
+                writer.write(page)?;
+            }
+            writer.finish()?;
+            let bytes = writer.into_inner()?;
+            let len = bytes.len() as u64;
+            ranges.push(PageRange {
+                offset,
+                len,
+                rows: page.num_rows() as u64,
+            });
+            offset += len;
+            chunks.push(Bytes::from(bytes));
+        }
+        let key = self.key(query_id, "result.arrow");
+        self.store
+            .put(&key, PutPayload::from_iter(chunks))
+            .await
+            .map_err(|e| store_err("writing", &key, e))?;
+        ResultIndex::new(schema, ranges)
+    }
+
+    /// One ranged GET.
+    async fn read_page(
+        &self,
+        query_id: &str,
+        schema: &SchemaRef,
+        page: &PageRange,
+    ) -> Result<RecordBatch> {
+        let key = self.key(query_id, "result.arrow");
+        let bytes = self
+            .store
+            .get_range(&key, page.offset..page.offset + page.len)
+            .await
+            .map_err(|e| store_err("reading", &key, e))?;
+        let reader = StreamReader::try_new(Cursor::new(bytes), None)?;
+        let mut batches = reader.collect::<std::result::Result<Vec<_>, _>>()?;
+        if batches.len() > 1 {
+            return Ok(concat_batches(schema, &batches)?);
+        }
+        Ok(batches
+            .pop()
+            .unwrap_or_else(|| RecordBatch::new_empty(Arc::clone(schema))))
+    }
+
+    /// Deletes the query's objects (those that exist).
+    async fn forget(&self, query_id: &str) -> Result<()> {
+        for name in NAMES {
+            let key = self.key(query_id, name);
+            match self.store.delete(&key).await {
+                Ok(()) | Err(object_store::Error::NotFound { .. }) => {}
+                Err(e) => return Err(store_err("deleting", &key, e)),
+            }
+        }
+        Ok(())
+    }
+}
