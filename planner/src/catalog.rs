@@ -1,19 +1,34 @@
-//! Catalogs: a location (a local folder, `file://` URL) whose sub-folders are
-//! tables of Parquet files. Each table is a DataFusion listing table; its
-//! schema comes from the files' footers.
+//! Catalogs: a location (a local folder, `file://` URL, `s3://bucket/prefix`)
+//! whose sub-folders are tables of Parquet files, flat or partitioned
+//! Hive-style (`key=value` folders, see [`crate::partitions`]). Each table
+//! is a DataFusion listing table; its schema comes from the files' footers
+//! and its partition columns from its folders.
 
 use crate::error::PlannerError;
-use std::path::{Path, PathBuf};
+use crate::partitions::{PartitionRegistry, inspect};
+use std::path::PathBuf;
 
+use datafusion::datasource::listing::ListingTableUrl;
 use datafusion::error::{DataFusionError, Result};
+use datafusion::execution::object_store::ObjectStoreUrl;
 use datafusion::prelude::{ParquetReadOptions, SessionContext};
 
 /// Register every table of the catalog at `location` with `ctx`.
 /// Returns the table names, sorted.
 pub async fn register_catalog(ctx: &SessionContext, location: &str) -> Result<Vec<String>> {
+    register_catalog_with(ctx, location, &PartitionRegistry::default()).await
+}
+
+/// [`register_catalog`], remembering each partitioned table's partitions in `registry`.
+pub async fn register_catalog_with(
+    ctx: &SessionContext,
+    location: &str,
+    registry: &PartitionRegistry,
+) -> Result<Vec<String>> {
     if let Some(rest) = location.strip_prefix("s3://") {
-        return register_object_store_catalog(ctx, rest).await;
+        return register_object_store_catalog(ctx, rest, registry).await;
     }
+    let local = ObjectStoreUrl::local_filesystem();
     let dir = local_dir(location)?;
     let entries = std::fs::read_dir(&dir).map_err(|e| {
         DataFusionError::from(PlannerError::Catalog {
@@ -30,14 +45,12 @@ pub async fn register_catalog(ctx: &SessionContext, location: &str) -> Result<Ve
             continue;
         }
         if path.is_dir() {
-            if !has_parquet(&path) {
-                continue;
-            }
-            let url = format!("{}/", path.display());
-            ctx.register_parquet(&name, &url, ParquetReadOptions::default())
-                .await
+            let root = object_store::path::Path::from_filesystem_path(&path)
                 .map_err(|e| table_error(&name, &path.display().to_string(), e))?;
-            tables.push(name);
+            let url = format!("{}/", path.display());
+            if register_table(ctx, &name, &url, &local, &root, registry).await? {
+                tables.push(name);
+            }
         } else if let Some(stem) = name.strip_suffix(".parquet") {
             ctx.register_parquet(
                 stem,
@@ -53,8 +66,57 @@ pub async fn register_catalog(ctx: &SessionContext, location: &str) -> Result<Ve
     Ok(tables)
 }
 
+/// Registers the table `name` of Parquet files under `root` of the store at
+/// `store_url` (`url` is the same place as DataFusion names it), with the
+/// partition columns its folders give; `false` when it holds no Parquet file.
+async fn register_table(
+    ctx: &SessionContext,
+    name: &str,
+    url: &str,
+    store_url: &ObjectStoreUrl,
+    root: &object_store::path::Path,
+    registry: &PartitionRegistry,
+) -> Result<bool> {
+    let store = ctx.runtime_env().object_store(store_url)?;
+    let layout = inspect(store.as_ref(), root, name, url).await?;
+    if layout.files == 0 {
+        return Ok(false);
+    }
+    let options = ParquetReadOptions::default().table_partition_cols(layout.columns.clone());
+    ctx.register_parquet(name, url, options)
+        .await
+        .map_err(|e| table_error(name, url, e))?;
+    if !layout.columns.is_empty() {
+        registry.record(store_url.as_str(), root.as_ref(), layout.partitions);
+    }
+    Ok(true)
+}
+
+/// After `CREATE EXTERNAL TABLE name ... PARTITIONED BY (...) LOCATION 'location'`:
+/// counts the table's partitions into `registry`.
+pub async fn record_partitions(
+    ctx: &SessionContext,
+    name: &str,
+    location: &str,
+    registry: &PartitionRegistry,
+) -> Result<()> {
+    let url = ListingTableUrl::parse(location)?;
+    let store = ctx.runtime_env().object_store(url.object_store())?;
+    let layout = inspect(store.as_ref(), url.prefix(), name, location).await?;
+    registry.record(
+        url.object_store().as_str(),
+        url.prefix().as_ref(),
+        layout.partitions,
+    );
+    Ok(())
+}
+
 /// A catalog in S3: `bucket/prefix`, whose "sub-folders" (common prefixes) are tables.
-async fn register_object_store_catalog(ctx: &SessionContext, rest: &str) -> Result<Vec<String>> {
+async fn register_object_store_catalog(
+    ctx: &SessionContext,
+    rest: &str,
+    registry: &PartitionRegistry,
+) -> Result<Vec<String>> {
     let (bucket, prefix) = rest.split_once('/').unwrap_or((rest, ""));
     let prefix = prefix.trim_matches('/');
     let url = datafusion::execution::object_store::ObjectStoreUrl::parse(format!("s3://{bucket}"))?;
@@ -77,10 +139,9 @@ async fn register_object_store_catalog(ctx: &SessionContext, rest: &str) -> Resu
             continue;
         }
         let table_url = format!("s3://{bucket}/{table_prefix}/");
-        ctx.register_parquet(&name, &table_url, ParquetReadOptions::default())
-            .await
-            .map_err(|e| table_error(&name, &table_url, e))?;
-        tables.push(name);
+        if register_table(ctx, &name, &table_url, &url, &table_prefix, registry).await? {
+            tables.push(name);
+        }
     }
     if tables.is_empty() {
         return Err(catalog_error(
@@ -90,15 +151,6 @@ async fn register_object_store_catalog(ctx: &SessionContext, rest: &str) -> Resu
     }
     tables.sort();
     Ok(tables)
-}
-
-fn has_parquet(dir: &Path) -> bool {
-    std::fs::read_dir(dir)
-        .map(|rd| {
-            rd.flatten()
-                .any(|e| e.file_name().to_string_lossy().ends_with(".parquet"))
-        })
-        .unwrap_or(false)
 }
 
 /// The local folder of a catalog location.

@@ -26,7 +26,7 @@ use arrow::datatypes::{DataType, Field, Schema, SchemaRef};
 use datafusion::error::Result;
 use datafusion::execution::runtime_env::{RuntimeEnv, RuntimeEnvBuilder};
 use datafusion::execution::{SessionState, TaskContext};
-use datafusion::logical_expr::LogicalPlan;
+use datafusion::logical_expr::{DdlStatement, LogicalPlan};
 use datafusion::prelude::{SessionConfig, SessionContext};
 use datafusion::sql::parser::{DFParser, Statement};
 use squall_core::config::SquallConfig;
@@ -35,7 +35,7 @@ use squall_core::scan::{Leaf, leaves};
 
 use crate::backend::Backend;
 use crate::backend::local::LocalBackend;
-use crate::catalog::register_catalog;
+use crate::catalog::{record_partitions, register_catalog_with};
 use crate::coordinator::{FilterShipping, QueryJob, QueryProgress, run_query};
 use crate::key_filter::place_key_filters;
 use crate::limits::{
@@ -43,6 +43,7 @@ use crate::limits::{
     timeout_error, until_cancelled,
 };
 use crate::locations::AllowedRoots;
+use crate::partitions::{PartitionCount, PartitionRegistry};
 use crate::plan_check::encode_checked;
 use crate::profile::QueryProfile;
 use crate::split::{FooterCache, assign_tasks, scan_units};
@@ -90,6 +91,8 @@ pub struct Engine {
     /// The embedded backend's own parts, when it runs on that backend.
     local: Option<LocalBackend>,
     footers: Arc<FooterCache>,
+    /// How many partitions each partitioned table has (EXPLAIN, the profile).
+    partitions: Arc<PartitionRegistry>,
     /// Where SQL may name locations (`squall.catalog.allowed_roots`).
     roots: AllowedRoots,
 }
@@ -126,14 +129,16 @@ impl Engine {
         let roots =
             AllowedRoots::from_setting(&squall.catalog.allowed_roots, options.catalog.as_deref())?;
         let ctx = SessionContext::new_with_config_rt(config, runtime);
+        let partitions = Arc::new(PartitionRegistry::default());
         if let Some(catalog) = &options.catalog {
-            register_catalog(&ctx, catalog).await?;
+            register_catalog_with(&ctx, catalog, &partitions).await?;
         }
         Ok(Self {
             ctx,
             backend,
             local,
             footers: Arc::default(),
+            partitions,
             roots,
         })
     }
@@ -251,7 +256,8 @@ impl Engine {
                 let counts: Vec<usize> = (0..staged.stages.len())
                     .map(|i| job_task_count(&staged, &job, i))
                     .collect();
-                text_result(vec![("distributed_plan", staged.display(Some(&counts)))])
+                let text = staged.display(Some(&counts)) + &scan_summary(&staged, &job);
+                text_result(vec![("distributed_plan", text)])
             }
             LogicalPlan::Analyze(analyze) => {
                 let input = analyze.input.as_ref().clone();
@@ -271,6 +277,14 @@ impl Engine {
             | LogicalPlan::Statement(_)
             | LogicalPlan::Dml(_)
             | LogicalPlan::Copy(_) => {
+                let partitioned = match &plan {
+                    LogicalPlan::Ddl(DdlStatement::CreateExternalTable(t))
+                        if !t.table_partition_cols.is_empty() =>
+                    {
+                        Some((t.name.to_string(), t.locations.clone()))
+                    }
+                    _ => None,
+                };
                 let ctx = self.ctx.clone();
                 let (schema, batches) = on_cpu(cancel, async move {
                     let df = ctx.execute_logical_plan(plan).await?;
@@ -278,6 +292,11 @@ impl Engine {
                     Ok((schema, df.collect().await?))
                 })
                 .await?;
+                if let Some((table, locations)) = partitioned {
+                    for location in &locations {
+                        record_partitions(&self.ctx, &table, location, &self.partitions).await?;
+                    }
+                }
                 Ok(QueryResult {
                     schema,
                     batches,
@@ -322,6 +341,7 @@ impl Engine {
         let planner = Planner {
             runtime: self.ctx.runtime_env(),
             footers: Arc::clone(&self.footers),
+            partitions: Arc::clone(&self.partitions),
         };
         let (options, query_id) = (options.clone(), query_id.to_string());
         let cancel = options.cancel.clone();
@@ -363,6 +383,7 @@ async fn stages(mut state: SessionState, plan: &LogicalPlan) -> Result<(StagedPl
 struct Planner {
     runtime: Arc<RuntimeEnv>,
     footers: Arc<FooterCache>,
+    partitions: Arc<PartitionRegistry>,
 }
 
 impl Planner {
@@ -386,17 +407,25 @@ impl Planner {
         };
         let mut scan_tasks = Vec::with_capacity(staged.stages.len());
         let mut pruned = Vec::with_capacity(staged.stages.len());
+        let mut partitions = Vec::with_capacity(staged.stages.len());
         for stage in &staged.stages {
             let mut units = Vec::new();
             for leaf in leaves(&stage.plan) {
                 if let Leaf::ParquetScan(scan) = leaf {
                     units.push(
-                        scan_units(scan, &runtime, &self.footers, squall.scan.prune_row_groups)
-                            .await?,
+                        scan_units(
+                            scan,
+                            &runtime,
+                            &self.footers,
+                            &self.partitions,
+                            squall.scan.prune_row_groups,
+                        )
+                        .await?,
                     );
                 }
             }
             pruned.push(units.iter().map(|u| u.row_groups_pruned as u64).sum());
+            partitions.push(PartitionCount::sum(units.iter().map(|u| u.partitions)));
             if units.is_empty() {
                 scan_tasks.push(vec![]);
             } else {
@@ -418,6 +447,7 @@ impl Planner {
             max_attempts: squall.task.max_attempts.max(1) as u32,
             silence_timeout: Duration::from_secs(squall.task.silence_timeout_secs.max(1)),
             row_groups_pruned: pruned,
+            partitions,
             cancel: options.cancel.clone(),
             progress: Arc::clone(&options.progress),
             filters: FilterShipping::from_options(&squall.bloom),
@@ -426,6 +456,39 @@ impl Planner {
         };
         Ok((staged, job))
     }
+}
+
+/// EXPLAIN's lines on what the scans of each stage read: partitions of
+/// partitioned tables and row groups, after pruning.
+fn scan_summary(staged: &StagedPlan, job: &QueryJob) -> String {
+    let mut out = String::new();
+    for (i, stage) in staged.stages.iter().enumerate() {
+        let Some(tasks) = job.scan_tasks.get(i).filter(|t| !t.is_empty()) else {
+            continue;
+        };
+        let kept: usize = tasks
+            .iter()
+            .flatten()
+            .flat_map(|a| &a.files)
+            .map(|f| f.row_groups.len())
+            .sum();
+        let pruned = job.row_groups_pruned.get(i).copied().unwrap_or(0);
+        let partitions = match job.partitions.get(i) {
+            Some(p) if p.read > 0 || p.total.is_some() => match p.total {
+                Some(total) => {
+                    format!("{} of {total} partitions ({} pruned), ", p.read, p.pruned())
+                }
+                None => format!("{} partitions, ", p.read),
+            },
+            _ => String::new(),
+        };
+        out.push_str(&format!(
+            "Stage s{} scans: {partitions}{kept} of {} row groups ({pruned} pruned by statistics)\n",
+            stage.id,
+            kept as u64 + pruned
+        ));
+    }
+    out
 }
 
 fn job_task_count(staged: &StagedPlan, job: &QueryJob, i: usize) -> usize {

@@ -18,10 +18,12 @@
 //! - [`coordinator`]: the backend-agnostic loop that drives a staged query.
 //! - [`backend`]: backends behind the seams; [`backend::local`] is the embedded one.
 //! - [`catalog`]: folders of Parquet tables.
+//! - [`partitions`]: Hive-style partitioned tables (`key=value` folders).
 //! - [`locations`]: the roots SQL may name locations under (`squall.catalog.allowed_roots`).
 //! - [`limits`]: settings a session may change, lower-only limits, the statement timeout.
 //! - [`profile`]: per-query, per-stage figures.
-//! - [`query_record`]: a query's state, progress and failure, the same on every backend.
+//! - [`query_record`]: a query's record (state, progress, failure, result) and the
+//!   store it is kept in, the same on every backend.
 //! - [`task_settings`]: the session settings sent to every task.
 //! - [`cost`]: the modelled AWS cost of a profiled query, at list prices.
 //! - [`paging`]: cutting a result into the pages a client reads.
@@ -36,6 +38,7 @@ pub mod key_filter;
 pub mod limits;
 pub mod locations;
 pub mod paging;
+pub mod partitions;
 pub mod plan_check;
 pub mod profile;
 pub mod query_record;

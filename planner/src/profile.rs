@@ -32,6 +32,10 @@ pub struct QueryProfile {
     pub exchange_rows: u64,
     pub row_groups_scanned: u64,
     pub row_groups_pruned: u64,
+    /// Partitions of partitioned tables read, and pruned by the WHERE clause
+    /// before any task was planned (their files never listed as scan work).
+    pub partitions_read: u64,
+    pub partitions_pruned: u64,
     pub scan_bytes: u64,
     pub s3_get: u64,
     pub s3_put: u64,
@@ -87,6 +91,8 @@ pub struct StageProfile {
     pub bytes_in_exchange: u64,
     pub row_groups: u64,
     pub row_groups_pruned: u64,
+    pub partitions_read: u64,
+    pub partitions_pruned: u64,
     pub scan_bytes: u64,
     pub get_requests: u64,
     pub put_requests: u64,
@@ -144,6 +150,8 @@ impl QueryProfile {
         }
         self.row_groups_scanned += s.row_groups;
         self.row_groups_pruned += s.row_groups_pruned;
+        self.partitions_read += s.partitions_read;
+        self.partitions_pruned += s.partitions_pruned;
         self.scan_bytes += s.scan_bytes;
         self.s3_get += s.get_requests;
         self.s3_put += s.put_requests;

@@ -11,6 +11,9 @@
 //! read any data pages.
 
 use crate::error::PlannerError;
+use crate::partitions::{
+    PartitionCount, PartitionRegistry, distinct_partitions, table_root, value_text,
+};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
@@ -48,6 +51,8 @@ pub struct ScanUnits {
     pub units: Vec<RowGroupUnit>,
     pub row_groups_total: usize,
     pub row_groups_pruned: usize,
+    /// Partitions of a partitioned table the scan reads, of how many.
+    pub partitions: PartitionCount,
 }
 
 /// One row group: the unit of scan work.
@@ -61,6 +66,8 @@ pub struct RowGroupUnit {
     pub row_group: usize,
     pub bytes: u64,
     pub rows: u64,
+    /// The file's partition values as text (empty when unpartitioned).
+    pub partition_values: Vec<Option<String>>,
 }
 
 impl FooterCache {
@@ -102,11 +109,14 @@ impl FooterCache {
     }
 }
 
-/// List the row groups a scan must read, pruning by statistics when `prune`.
+/// List the row groups a scan must read, pruning by statistics when
+/// `prune`. Its files are those of the partitions planning kept; `registry`
+/// says how many the table has.
 pub async fn scan_units(
     scan: &DataSourceExec,
     runtime: &RuntimeEnv,
     cache: &FooterCache,
+    registry: &PartitionRegistry,
     prune: bool,
 ) -> Result<ScanUnits> {
     let (config, source) = scan
@@ -123,49 +133,64 @@ pub async fn scan_units(
     // The planner may have split one file into byte ranges; a file is listed once.
     let mut seen = std::collections::HashSet::new();
     let mut out = ScanUnits::default();
-    for group in &config.file_groups {
-        for file in group.files() {
-            let path = file.object_meta.location.to_string();
-            if !seen.insert(path.clone()) {
+    let files: Vec<_> = config
+        .file_groups
+        .iter()
+        .flat_map(|g| g.files())
+        .filter(|f| seen.insert(f.object_meta.location.to_string()))
+        .collect();
+    if let Some(first) = config.table_partition_cols().first() {
+        let read = distinct_partitions(files.iter().map(|f| f.partition_values.as_slice()));
+        let total = files.first().and_then(|f| {
+            let root = table_root(f.object_meta.location.as_ref(), first.name())?;
+            registry.partitions(config.object_store_url.as_str(), root)
+        });
+        out.partitions = PartitionCount { read, total };
+    }
+    for file in files {
+        let path = file.object_meta.location.to_string();
+        let partition_values = file
+            .partition_values
+            .iter()
+            .map(value_text)
+            .collect::<Result<Vec<_>>>()?;
+        let metadata = cache
+            .footer(runtime, &config.object_store_url, &file.object_meta)
+            .await?;
+        let count = metadata.num_row_groups();
+        out.row_groups_total += count;
+        let keep = match &predicate {
+            Some(pp) => {
+                let stats = RowGroupStatistics {
+                    metadata: &metadata,
+                    schema: &file_schema,
+                };
+                pp.prune(&stats).unwrap_or_else(|e| {
+                    tracing::debug!(%e, file = %path, "row-group pruning skipped");
+                    vec![true; count]
+                })
+            }
+            None => vec![true; count],
+        };
+        for (i, rg) in metadata.row_groups().iter().enumerate() {
+            if !keep.get(i).copied().unwrap_or(true) {
+                out.row_groups_pruned += 1;
                 continue;
             }
-            let metadata = cache
-                .footer(runtime, &config.object_store_url, &file.object_meta)
-                .await?;
-            let count = metadata.num_row_groups();
-            out.row_groups_total += count;
-            let keep = match &predicate {
-                Some(pp) => {
-                    let stats = RowGroupStatistics {
-                        metadata: &metadata,
-                        schema: &file_schema,
-                    };
-                    pp.prune(&stats).unwrap_or_else(|e| {
-                        tracing::debug!(%e, file = %path, "row-group pruning skipped");
-                        vec![true; count]
-                    })
-                }
-                None => vec![true; count],
-            };
-            for (i, rg) in metadata.row_groups().iter().enumerate() {
-                if !keep.get(i).copied().unwrap_or(true) {
-                    out.row_groups_pruned += 1;
-                    continue;
-                }
-                out.units.push(RowGroupUnit {
-                    path: path.clone(),
-                    file_size: file.object_meta.size,
-                    last_modified_ns: file
-                        .object_meta
-                        .last_modified
-                        .timestamp_nanos_opt()
-                        .unwrap_or(0),
-                    row_group_count: count,
-                    row_group: i,
-                    bytes: rg.compressed_size().max(0) as u64,
-                    rows: rg.num_rows().max(0) as u64,
-                });
-            }
+            out.units.push(RowGroupUnit {
+                path: path.clone(),
+                file_size: file.object_meta.size,
+                last_modified_ns: file
+                    .object_meta
+                    .last_modified
+                    .timestamp_nanos_opt()
+                    .unwrap_or(0),
+                row_group_count: count,
+                row_group: i,
+                bytes: rg.compressed_size().max(0) as u64,
+                rows: rg.num_rows().max(0) as u64,
+                partition_values: partition_values.clone(),
+            });
         }
     }
     Ok(out)
@@ -218,6 +243,7 @@ pub fn assign_tasks(
                 last_modified_ns: unit.last_modified_ns,
                 row_group_count: unit.row_group_count,
                 row_groups: vec![unit.row_group],
+                partition_values: unit.partition_values.clone(),
             }),
         }
     }
@@ -324,6 +350,7 @@ mod tests {
                 row_group: i,
                 bytes: *b,
                 rows: 10,
+                partition_values: vec![],
             });
         }
         s

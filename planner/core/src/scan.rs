@@ -13,7 +13,9 @@
 
 use std::sync::Arc;
 
+use arrow::datatypes::DataType;
 use arrow::temporal_conversions::timestamp_ns_to_datetime;
+use datafusion::common::ScalarValue;
 use datafusion::datasource::listing::PartitionedFile;
 use datafusion::datasource::physical_plan::parquet::ParquetAccessPlan;
 use datafusion::datasource::physical_plan::{FileGroup, FileScanConfigBuilder, ParquetSource};
@@ -150,10 +152,22 @@ fn bind_scan(
         .partitioning
         .partition_count();
     let partitions = if planned < 2 { 1 } else { task_partitions };
+    let partition_cols = config.table_partition_cols();
     for file in &assignment.files {
         check_row_groups(file)?;
+        if file.partition_values.len() != partition_cols.len() {
+            return Err(bad_payload(
+                file,
+                format!(
+                    "{} partition values for a table partitioned by {} columns",
+                    file.partition_values.len(),
+                    partition_cols.len()
+                ),
+            ));
+        }
     }
-    let groups = file_groups(&assignment.files, partitions);
+    let types: Vec<&DataType> = partition_cols.iter().map(|f| f.data_type()).collect();
+    let groups = file_groups(&assignment.files, partitions, &types)?;
     let config = FileScanConfigBuilder::from(config.clone())
         .with_file_groups(groups)
         .build();
@@ -164,12 +178,7 @@ fn bind_scan(
 /// file has bytes, or a row group past the file's count (each would
 /// otherwise panic in the access plan).
 fn check_row_groups(file: &FileRowGroups) -> Result<()> {
-    let bad = |why: String| {
-        DataFusionError::from(crate::error::SquallError::BadTaskPayload(format!(
-            "scan of {}: {why}",
-            file.path
-        )))
-    };
+    let bad = |why: String| bad_payload(file, why);
     if file.row_group_count as u64 > file.size.max(1) {
         return Err(bad(format!(
             "{} row groups in a file of {} bytes",
@@ -189,27 +198,56 @@ fn check_row_groups(file: &FileRowGroups) -> Result<()> {
     Ok(())
 }
 
-/// Spread the assigned row groups over up to `partitions` file groups,
-/// contiguously; each (file, row groups) piece carries its access plan.
-fn file_groups(files: &[FileRowGroups], partitions: usize) -> Vec<FileGroup> {
-    let units: Vec<(&FileRowGroups, usize)> = files
+fn bad_payload(file: &FileRowGroups, why: String) -> DataFusionError {
+    crate::error::SquallError::BadTaskPayload(format!("scan of {}: {why}", file.path)).into()
+}
+
+/// A file's partition values as the scan's partition columns' types.
+fn partition_values(file: &FileRowGroups, types: &[&DataType]) -> Result<Vec<ScalarValue>> {
+    file.partition_values
         .iter()
-        .flat_map(|f| f.row_groups.iter().map(move |rg| (f, *rg)))
+        .zip(types)
+        .map(|(value, ty)| match value {
+            Some(text) => ScalarValue::try_from_string(text.clone(), ty).map_err(|e| {
+                bad_payload(file, format!("partition value {text:?} is not a {ty}: {e}"))
+            }),
+            None => ScalarValue::try_from(*ty),
+        })
+        .collect()
+}
+
+/// Spread the assigned row groups over up to `partitions` file groups,
+/// contiguously; each (file, row groups) piece carries its access plan and
+/// its partition values (of `types`).
+fn file_groups(
+    files: &[FileRowGroups],
+    partitions: usize,
+    types: &[&DataType],
+) -> Result<Vec<FileGroup>> {
+    let values = files
+        .iter()
+        .map(|f| partition_values(f, types))
+        .collect::<Result<Vec<_>>>()?;
+    let units: Vec<(usize, usize)> = files
+        .iter()
+        .enumerate()
+        .flat_map(|(i, f)| f.row_groups.iter().map(move |rg| (i, *rg)))
         .collect();
     if units.is_empty() {
-        return vec![FileGroup::new(vec![])];
+        return Ok(vec![FileGroup::new(vec![])]);
     }
     let n = partitions.min(units.len());
     let per = units.len().div_ceil(n);
-    units
+    Ok(units
         .chunks(per)
         .map(|chunk| {
             let mut pieces: Vec<PartitionedFile> = Vec::new();
             let mut i = 0;
             while i < chunk.len() {
-                let file = chunk[i].0;
+                let index = chunk[i].0;
+                let file = &files[index];
                 let mut plan = ParquetAccessPlan::new_none(file.row_group_count);
-                while i < chunk.len() && std::ptr::eq(chunk[i].0, file) {
+                while i < chunk.len() && chunk[i].0 == index {
                     plan.scan(chunk[i].1);
                     i += 1;
                 }
@@ -217,11 +255,12 @@ fn file_groups(files: &[FileRowGroups], partitions: usize) -> Vec<FileGroup> {
                 if let Some(t) = timestamp_ns_to_datetime(file.last_modified_ns) {
                     piece.object_meta.last_modified = t.and_utc();
                 }
+                piece.partition_values.clone_from(&values[index]);
                 pieces.push(piece.with_extension(plan));
             }
             FileGroup::new(pieces)
         })
-        .collect()
+        .collect())
 }
 
 #[cfg(test)]
@@ -235,6 +274,7 @@ mod tests {
             last_modified_ns: 0,
             row_group_count: count,
             row_groups: rgs.to_vec(),
+            partition_values: vec![],
         }
     }
 
@@ -244,7 +284,7 @@ mod tests {
         // rewritten in place must not be read with its old footer.
         let mut file = f("a", 2, &[0, 1]);
         file.last_modified_ns = 1_700_000_000_123_456_789;
-        let groups = file_groups(&[file], 1);
+        let groups = file_groups(&[file], 1, &[]).unwrap();
         let meta = &groups[0].files()[0].object_meta;
         assert_eq!(
             meta.last_modified.timestamp_nanos_opt(),
@@ -255,7 +295,7 @@ mod tests {
     #[test]
     fn groups_are_contiguous_and_cover_everything() {
         let files = vec![f("a", 4, &[0, 2, 3]), f("b", 2, &[1])];
-        let groups = file_groups(&files, 2);
+        let groups = file_groups(&files, 2, &[]).unwrap();
         assert_eq!(groups.len(), 2);
         let paths: Vec<Vec<String>> = groups
             .iter()
@@ -281,8 +321,22 @@ mod tests {
     }
 
     #[test]
+    fn files_carry_their_partition_values_typed() {
+        let mut file = f("t/year=1995/region=EU/a", 1, &[0]);
+        file.partition_values = vec![Some("1995".into()), None];
+        let groups = file_groups(&[file.clone()], 1, &[&DataType::Int32, &DataType::Utf8]).unwrap();
+        assert_eq!(
+            groups[0].files()[0].partition_values,
+            vec![ScalarValue::Int32(Some(1995)), ScalarValue::Utf8(None)]
+        );
+        file.partition_values = vec![Some("x".into()), None];
+        let e = file_groups(&[file], 1, &[&DataType::Int32, &DataType::Utf8]).unwrap_err();
+        assert!(e.to_string().contains("partition value \"x\""), "{e}");
+    }
+
+    #[test]
     fn empty_assignment_is_one_empty_group() {
-        let groups = file_groups(&[], 4);
+        let groups = file_groups(&[], 4, &[]).unwrap();
         assert_eq!(groups.len(), 1);
         assert!(groups[0].files().is_empty());
     }

@@ -102,6 +102,11 @@ pub struct FileRowGroups {
     pub row_group_count: usize,
     /// The row groups this task reads, ascending.
     pub row_groups: Vec<usize>,
+    /// The file's values of the table's partition columns (Hive-style
+    /// `key=value` folders), in the scan's partition-column order, as text
+    /// (`None` is null); empty for an unpartitioned table.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub partition_values: Vec<Option<String>>,
 }
 
 /// What one shuffle-read leaf reads: output partition `i` of the read node
@@ -435,6 +440,7 @@ mod tests {
                     last_modified_ns: 1_700_000_000_000_000_000,
                     row_group_count: 4,
                     row_groups: vec![1, 3],
+                    partition_values: vec![Some("1995".into()), None],
                 }],
             }],
             inputs: vec![],

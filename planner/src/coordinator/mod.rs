@@ -49,6 +49,7 @@ use squall_core::task::{
     FilterBinding, MapOutput, ScanAssignment, TaskMetrics, TaskOutcome, TaskReport,
 };
 
+use crate::partitions::PartitionCount;
 use crate::profile::{QueryProfile, StageProfile};
 use deadlines::{Deadlines, relaunch_overdue, waiting_for};
 
@@ -81,6 +82,8 @@ pub struct QueryJob {
     pub silence_timeout: Duration,
     /// Per stage: row groups pruned by statistics before making tasks.
     pub row_groups_pruned: Vec<u64>,
+    /// Per stage: partitions of partitioned tables its scans read and pruned.
+    pub partitions: Vec<PartitionCount>,
     /// Cancels the query (and its running tasks) when triggered.
     pub cancel: CancellationToken,
     /// Live task counts, for clients polling the query.
@@ -410,6 +413,10 @@ async fn drive(
         let stage = &job.staged.stages[run.index];
         let mut sp = StageProfile::new(stage.id, stage.layout.to_string(), run.tasks.len());
         sp.row_groups_pruned += job.row_groups_pruned.get(run.index).copied().unwrap_or(0);
+        if let Some(p) = job.partitions.get(run.index) {
+            sp.partitions_read = p.read as u64;
+            sp.partitions_pruned = p.pruned() as u64;
+        }
         for t in &run.tasks {
             sp.attempts += t.attempts as usize;
             if let Some((_, out, m)) = &t.accepted {

@@ -22,6 +22,9 @@
 //! - `key_filter`: join-key filters on and off, join semantics with NULL keys,
 //!   multi-column keys and empty build sides, filters under task crashes.
 //! - `sql`: statements beyond TPC-H (SET, EXPLAIN, VALUES, empty results, errors).
+//! - `partitions`: Hive-style partitioned tables (folder catalog and
+//!   `CREATE EXTERNAL TABLE ... PARTITIONED BY`): answers, pruning in EXPLAIN
+//!   and the profile, refused layouts.
 //! - `windows`: two window functions with different `PARTITION BY` lists over
 //!   a grouped aggregate of a join, in a CTE joined to itself, at two scale
 //!   factors and several partition counts, equal to single-node DataFusion;
@@ -44,6 +47,7 @@ mod concurrency;
 mod faults;
 mod limits;
 mod many_tasks;
+mod partitions;
 mod retries;
 mod sql;
 mod staged_plans;

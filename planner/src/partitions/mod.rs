@@ -1,0 +1,251 @@
+//! Hive-style partitioned tables: Parquet files under `key=value` folders,
+//! `orders/o_year=1995/o_region=EU/part-0.parquet`.
+//!
+//! A catalog's table folder is inspected once when the catalog is
+//! registered ([`inspect`]): one recursive listing names the partition
+//! columns (the `key`s, the same at every file) and their types, inferred
+//! from all values (`BIGINT` when every value is an integer, `DATE` when
+//! every value is a `YYYY-MM-DD` date, `VARCHAR` otherwise; a value of
+//! `__HIVE_DEFAULT_PARTITION__` makes the column `VARCHAR`). The table is
+//! then a DataFusion listing table with those partition columns: planning
+//! a scan lists the files of the partitions the WHERE clause allows and
+//! nothing else (a prefix when the filter fixes the leading columns), so
+//! pruned partitions never become scan tasks and their footers and row
+//! groups are never read. The partition values travel with each file in a
+//! task's scan assignment.
+//!
+//! [`PartitionRegistry`] remembers how many partitions each partitioned
+//! table had when it was registered (catalog tables and `CREATE EXTERNAL
+//! TABLE ... PARTITIONED BY`), so that EXPLAIN and the profile can say how
+//! many a query pruned. Partitions added later are read (every query lists
+//! the table again) but are not in that count.
+
+use std::collections::{BTreeSet, HashMap, HashSet};
+use std::sync::RwLock;
+
+use arrow::datatypes::DataType;
+use datafusion::common::ScalarValue;
+use datafusion::error::Result;
+use futures::TryStreamExt;
+use object_store::ObjectStore;
+use object_store::path::Path;
+
+use crate::error::PlannerError;
+
+/// What [`inspect`] found under a table's folder.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TableLayout {
+    /// Parquet files (of any size) below the folder.
+    pub files: usize,
+    /// The partition columns, outermost folder first, with their inferred types.
+    pub columns: Vec<(String, DataType)>,
+    /// Distinct partitions (combinations of partition values) that hold files.
+    pub partitions: usize,
+}
+
+/// The null partition value Hive and Spark write.
+const HIVE_NULL: &str = "__HIVE_DEFAULT_PARTITION__";
+
+/// Lists the Parquet files under `root` of `store` and works out its
+/// partition columns. `table` and `location` name the table in errors.
+pub async fn inspect(
+    store: &dyn ObjectStore,
+    root: &Path,
+    table: &str,
+    location: &str,
+) -> Result<TableLayout> {
+    let bad = |message: String| PlannerError::Table {
+        table: table.to_string(),
+        location: location.to_string(),
+        message,
+    };
+    let objects: Vec<_> = store
+        .list(Some(root))
+        .try_collect()
+        .await
+        .map_err(|e| bad(format!("cannot list: {e}")))?;
+    let depth = root.parts().count();
+    let mut keys: Option<(Vec<String>, String)> = None;
+    let mut values: Vec<BTreeSet<String>> = Vec::new();
+    let mut partitions = BTreeSet::new();
+    let mut files = 0;
+    for meta in &objects {
+        let parts: Vec<String> = meta
+            .location
+            .parts()
+            .skip(depth)
+            .map(|p| p.as_ref().to_string())
+            .collect();
+        let Some((file, folders)) = parts.split_last() else {
+            continue;
+        };
+        if !file.ends_with(".parquet") || parts.iter().any(|p| hidden(p)) {
+            continue;
+        }
+        files += 1;
+        let mut these = Vec::with_capacity(folders.len());
+        let mut tuple = Vec::with_capacity(folders.len());
+        for folder in folders {
+            let (k, v) = folder.split_once('=').ok_or_else(|| {
+                bad(format!(
+                    "{} is in folder {folder:?}, which is not a key=value partition folder",
+                    meta.location
+                ))
+            })?;
+            these.push(k.to_string());
+            tuple.push(v.to_string());
+        }
+        match &keys {
+            None => {
+                values = vec![BTreeSet::new(); these.len()];
+                keys = Some((these, meta.location.to_string()));
+            }
+            Some((first, first_file)) if *first != these => {
+                return Err(bad(format!(
+                    "files are partitioned differently: {first_file} by ({}), {} by ({})",
+                    first.join(", "),
+                    meta.location,
+                    these.join(", ")
+                ))
+                .into());
+            }
+            Some(_) => {}
+        }
+        for (set, v) in values.iter_mut().zip(&tuple) {
+            set.insert(v.clone());
+        }
+        partitions.insert(tuple);
+    }
+    let names = keys.map(|(k, _)| k).unwrap_or_default();
+    let columns = names
+        .into_iter()
+        .zip(&values)
+        .map(|(name, values)| (name, infer_type(values)))
+        .collect::<Vec<_>>();
+    Ok(TableLayout {
+        files,
+        partitions: if columns.is_empty() {
+            0
+        } else {
+            partitions.len()
+        },
+        columns,
+    })
+}
+
+/// Folders and files DataFusion and Hive skip.
+fn hidden(part: &str) -> bool {
+    part.starts_with('.') || part.starts_with('_')
+}
+
+/// The narrowest of BIGINT, DATE and VARCHAR that reads every value.
+fn infer_type(values: &BTreeSet<String>) -> DataType {
+    let reads = |ty: &DataType| {
+        values
+            .iter()
+            .all(|v| v != HIVE_NULL && ScalarValue::try_from_string(v.clone(), ty).is_ok())
+    };
+    // A date string never reads as an integer, so the order is free.
+    [DataType::Int64, DataType::Date32]
+        .into_iter()
+        .find(|ty| !values.is_empty() && reads(ty))
+        .unwrap_or(DataType::Utf8)
+}
+
+/// The partitions of each partitioned table, by where the table is.
+#[derive(Debug, Default)]
+pub struct PartitionRegistry {
+    tables: RwLock<HashMap<String, usize>>,
+}
+
+/// Where a table is: its store URL (`file:///`, `s3://bucket/`) and folder.
+fn table_key(store_url: &str, root: &str) -> String {
+    format!(
+        "{}/{}",
+        store_url.trim_end_matches('/'),
+        root.trim_matches('/')
+    )
+}
+
+impl PartitionRegistry {
+    /// Remembers that the table at `store_url` + `root` has `partitions`.
+    pub fn record(&self, store_url: &str, root: &str, partitions: usize) {
+        if let Ok(mut t) = self.tables.write() {
+            t.insert(table_key(store_url, root), partitions);
+        }
+    }
+
+    /// The partitions the table at `store_url` + `root` had when registered.
+    pub fn partitions(&self, store_url: &str, root: &str) -> Option<usize> {
+        self.tables
+            .read()
+            .ok()?
+            .get(&table_key(store_url, root))
+            .copied()
+    }
+}
+
+/// The folder of a partitioned table a file of it is in: the path before
+/// the first `first_column=` folder.
+pub fn table_root<'a>(file: &'a str, first_column: &str) -> Option<&'a str> {
+    let marker = format!("{first_column}=");
+    let mut offset = 0;
+    for part in file.split('/') {
+        if part.starts_with(&marker) {
+            return Some(file[..offset].trim_end_matches('/'));
+        }
+        offset += part.len() + 1;
+    }
+    None
+}
+
+/// Distinct partitions among files' partition values, and how many of the
+/// table's were pruned (when the table's count is known).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct PartitionCount {
+    pub read: usize,
+    pub total: Option<usize>,
+}
+
+impl PartitionCount {
+    /// The counts of several scans together (a total only when all know theirs).
+    pub fn sum(counts: impl Iterator<Item = PartitionCount>) -> Self {
+        let mut out = Self {
+            read: 0,
+            total: Some(0),
+        };
+        let mut any = false;
+        for c in counts.filter(|c| c.read > 0 || c.total.is_some()) {
+            any = true;
+            out.read += c.read;
+            out.total = out.total.zip(c.total).map(|(a, b)| a + b);
+        }
+        if any { out } else { Self::default() }
+    }
+
+    pub fn pruned(&self) -> usize {
+        self.total.map(|t| t.saturating_sub(self.read)).unwrap_or(0)
+    }
+}
+
+/// Distinct partitions among files' partition values.
+pub fn distinct_partitions<'a>(tuples: impl Iterator<Item = &'a [ScalarValue]>) -> usize {
+    tuples.collect::<HashSet<_>>().len()
+}
+
+/// A partition value as the text a task carries (`None` for null).
+pub fn value_text(value: &ScalarValue) -> Result<Option<String>> {
+    if value.is_null() {
+        return Ok(None);
+    }
+    match value.cast_to(&DataType::Utf8)? {
+        ScalarValue::Utf8(text) => Ok(text),
+        other => Err(PlannerError::Internal(format!(
+            "partition value {value} cast to text gave {other:?}"
+        ))
+        .into()),
+    }
+}
+
+#[cfg(test)]
+mod tests;

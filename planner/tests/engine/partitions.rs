@@ -1,0 +1,223 @@
+//! Hive-style partitioned tables: TPC-H orders written by order year and
+//! priority (`o_year=1995/o_orderpriority=1-URGENT/...`) beside a flat
+//! lineitem, as a folder catalog and through `CREATE EXTERNAL TABLE ...
+//! PARTITIONED BY`. Answers with and without partition predicates equal
+//! single-node DataFusion's on the same folders and the unpartitioned
+//! table's; EXPLAIN and the profile count the partitions pruned, and the
+//! row groups read are exactly those of the partitions kept.
+
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+use parquet::file::reader::{FileReader, SerializedFileReader};
+
+use crate::common::{
+    assert_same, engine, sf001_small_groups, single_node, single_node_csv, squall_csv,
+};
+
+struct Partitioned {
+    _dir: tempfile::TempDir,
+    catalog: PathBuf,
+}
+
+/// `catalog/orders_p` (by o_year, o_orderpriority; row groups of 500 rows)
+/// and `catalog/lineitem`, written by DataFusion from the SF 0.01 tables.
+async fn make() -> Partitioned {
+    let dir = tempfile::Builder::new()
+        .prefix("squall-partitioned-")
+        .tempdir()
+        .unwrap();
+    let catalog = dir.path().join("catalog");
+    let source = single_node(&sf001_small_groups().path).await;
+    for sql in [
+        format!(
+            "copy (select *, cast(date_part('year', o_orderdate) as int) as o_year from orders) \
+             to '{}/orders_p/' stored as parquet partitioned by (o_year, o_orderpriority) \
+             options ('format.max_row_group_size' '500')",
+            catalog.display()
+        ),
+        format!(
+            "copy (select * from lineitem) to '{}/lineitem/' stored as parquet",
+            catalog.display()
+        ),
+    ] {
+        source.sql(&sql).await.unwrap().collect().await.unwrap();
+    }
+    Partitioned { _dir: dir, catalog }
+}
+
+async fn data() -> &'static Partitioned {
+    static D: OnceLock<Partitioned> = OnceLock::new();
+    static LOCK: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+    let _g = LOCK.lock().await;
+    if D.get().is_none() {
+        let _ = D.set(make().await);
+    }
+    D.get().unwrap()
+}
+
+fn sub_folders(dir: &Path) -> Vec<PathBuf> {
+    let mut out: Vec<PathBuf> = std::fs::read_dir(dir)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.is_dir())
+        .collect();
+    out.sort();
+    out
+}
+
+/// Row groups of the Parquet files under `dir`, from their footers.
+fn row_groups_under(dir: &Path) -> usize {
+    let mut n = 0;
+    for entry in std::fs::read_dir(dir).unwrap().flatten() {
+        let p = entry.path();
+        if p.is_dir() {
+            n += row_groups_under(&p);
+        } else if p.extension().is_some_and(|e| e == "parquet") {
+            let file = std::fs::File::open(&p).unwrap();
+            n += SerializedFileReader::new(file)
+                .unwrap()
+                .metadata()
+                .num_row_groups();
+        }
+    }
+    n
+}
+
+const QUERIES: &[&str] = &[
+    "select o_year, o_orderpriority, count(*), sum(o_totalprice) from orders_p group by 1, 2 order by 1, 2",
+    "select count(*), sum(o_totalprice) from orders_p where o_year = 1995",
+    "select o_orderpriority, count(*) from orders_p where o_year between 1993 and 1994 and o_orderpriority = '1-URGENT' group by 1",
+    "select o_year, sum(l_extendedprice) from orders_p join lineitem on l_orderkey = o_orderkey where o_year >= 1997 group by 1 order by 1",
+    "select count(*) from orders_p where o_year = 2099",
+    "select * from orders_p where o_orderkey < 200 order by o_orderkey",
+    "select o_orderpriority, max(o_year) from orders_p where o_orderpriority like '%LOW%' or o_year < 1993 group by 1 order by 1",
+];
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn answers_equal_single_node_datafusion_with_and_without_partition_predicates() {
+    let d = data().await;
+    let squall = engine(&d.catalog, &[("squall.scan.target_task_bytes", "20000")]).await;
+    let reference = single_node(&d.catalog).await;
+    for sql in QUERIES {
+        let expected = single_node_csv(&reference, sql).await;
+        let actual = squall_csv(&squall, sql).await;
+        assert_same("partitioned orders", &expected, &actual, sql);
+    }
+    // And the same rows as the table they were written from.
+    let flat = single_node(&sf001_small_groups().path).await;
+    let expected = single_node_csv(
+        &flat,
+        "select count(*), sum(o_totalprice) from orders where date_part('year', o_orderdate) = 1995",
+    )
+    .await;
+    let actual = squall_csv(&squall, QUERIES[1]).await;
+    assert_same("partitioned vs flat orders", &expected, &actual, QUERIES[1]);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pruned_partitions_are_counted_and_never_read() {
+    let d = data().await;
+    let table = d.catalog.join("orders_p");
+    let years = sub_folders(&table);
+    let total: usize = years.iter().map(|y| sub_folders(y).len()).sum();
+    let y1995 = table.join("o_year=1995");
+    let kept = sub_folders(&y1995).len();
+    assert!(years.len() >= 6 && kept >= 5, "{years:?}");
+
+    let squall = engine(&d.catalog, &[]).await;
+    let sql = "select sum(o_totalprice) from orders_p where o_year = 1995";
+    let r = squall.sql(&format!("explain {sql}")).await.unwrap();
+    let text = squall_tpch::run::to_csv(&r.schema, &r.batches).unwrap();
+    let line = format!("{kept} of {total} partitions ({} pruned)", total - kept);
+    assert!(text.contains(&line), "EXPLAIN must say {line:?}:\n{text}");
+
+    let profile = squall.sql(sql).await.unwrap().profile.unwrap();
+    assert_eq!(profile.partitions_read, kept as u64);
+    assert_eq!(profile.partitions_pruned, (total - kept) as u64);
+    assert_eq!(
+        profile.row_groups_scanned + profile.row_groups_pruned,
+        row_groups_under(&y1995) as u64,
+        "only the row groups of the kept partitions are planned"
+    );
+
+    let all = squall
+        .sql("select sum(o_totalprice) from orders_p")
+        .await
+        .unwrap()
+        .profile
+        .unwrap();
+    assert_eq!(
+        (all.partitions_read, all.partitions_pruned),
+        (total as u64, 0)
+    );
+    assert_eq!(all.row_groups_scanned, row_groups_under(&table) as u64);
+    assert!(profile.row_groups_scanned < all.row_groups_scanned);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn create_external_table_partitioned_by() {
+    let d = data().await;
+    let root = d.catalog.display().to_string();
+    let squall = engine(
+        &sf001_small_groups().path,
+        &[("squall.catalog.allowed_roots", &root)],
+    )
+    .await;
+    squall
+        .sql(&format!(
+            "create external table ext_orders stored as parquet \
+             partitioned by (o_year, o_orderpriority) location '{root}/orders_p/'"
+        ))
+        .await
+        .unwrap();
+    let sql = "select o_orderpriority, count(*) from ext_orders where o_year = '1996' group by 1 order by 1";
+    let reference = single_node(&sf001_small_groups().path).await;
+    let expected = single_node_csv(
+        &reference,
+        "select o_orderpriority, count(*) from orders where date_part('year', o_orderdate) = 1996 group by 1 order by 1",
+    )
+    .await;
+    assert_same(
+        "external partitioned table",
+        &expected,
+        &squall_csv(&squall, sql).await,
+        sql,
+    );
+    let r = squall.sql(&format!("explain {sql}")).await.unwrap();
+    let text = squall_tpch::run::to_csv(&r.schema, &r.batches).unwrap();
+    assert!(text.contains(" pruned), "), "{text}");
+}
+
+/// Files partitioned two ways in one table, or a Parquet file loose beside
+/// the partition folders, fail the catalog naming the table and both files.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn inconsistent_partition_folders_are_refused_by_name() {
+    let d = data().await;
+    let dir = tempfile::tempdir().unwrap();
+    let table = dir.path().join("mixed");
+    std::fs::create_dir_all(table.join("a=1")).unwrap();
+    std::fs::create_dir_all(table.join("b=2")).unwrap();
+    let some_file = sub_folders(&sub_folders(&d.catalog.join("orders_p"))[0])[0]
+        .read_dir()
+        .unwrap()
+        .flatten()
+        .next()
+        .unwrap()
+        .path();
+    std::fs::copy(&some_file, table.join("a=1/x.parquet")).unwrap();
+    std::fs::copy(&some_file, table.join("b=2/y.parquet")).unwrap();
+    let err = squall_planner::Engine::local(squall_planner::EngineOptions {
+        catalog: Some(dir.path().display().to_string()),
+        settings: vec![],
+    })
+    .await
+    .err()
+    .expect("a table partitioned two ways")
+    .to_string();
+    assert!(
+        err.contains("mixed") && err.contains("partitioned differently") && err.contains("(a)"),
+        "{err}"
+    );
+}
