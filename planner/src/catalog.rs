@@ -156,6 +156,12 @@ async fn register_object_store_catalog(
 /// The local folder of a catalog location.
 pub fn local_dir(location: &str) -> Result<PathBuf> {
     let path = location.strip_prefix("file://").unwrap_or(location);
+    if location.starts_with("glue://") {
+        return Err(catalog_error(
+            location,
+            "a Glue Data Catalog is read by the aws backend (--backend aws), which has AWS credentials",
+        ));
+    }
     if location.contains("://") && !location.starts_with("file://") {
         return Err(catalog_error(
             location,

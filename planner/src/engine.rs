@@ -144,6 +144,12 @@ impl Engine {
     }
 
     /// The session (catalog, settings).
+    /// How many partitions each partitioned table has (for a catalog
+    /// registered from outside the engine, such as Glue's).
+    pub fn partition_registry(&self) -> &PartitionRegistry {
+        &self.partitions
+    }
+
     pub fn context(&self) -> &SessionContext {
         &self.ctx
     }

@@ -16,6 +16,7 @@ use squall_planner::{Engine, EngineOptions};
 
 use crate::env::AwsEnv;
 use crate::error::AwsError;
+use crate::glue::register_glue_catalog;
 use crate::lambda::LambdaInvoker;
 use crate::s3::{aws_runtime, split_s3_url};
 use crate::sqs::SqsQueue;
@@ -67,5 +68,27 @@ pub async fn aws_engine(options: EngineOptions) -> Result<Engine> {
         queue: Arc::clone(&queue) as _,
         invoker: Arc::new(invoker),
     };
+    // A Glue catalog is registered here, where the SDK is; every other
+    // catalog location by the engine itself.
+    let glue = options
+        .catalog
+        .as_deref()
+        .and_then(|c| c.strip_prefix("glue://"))
+        .map(|db| db.trim_matches('/').to_string());
+    if let Some(database) = glue {
+        let options = EngineOptions {
+            catalog: None,
+            ..options
+        };
+        let engine = Engine::with_backend(options, runtime, backend).await?;
+        register_glue_catalog(
+            &env,
+            engine.context(),
+            &database,
+            engine.partition_registry(),
+        )
+        .await?;
+        return Ok(engine);
+    }
     Engine::with_backend(options, runtime, backend).await
 }

@@ -40,6 +40,13 @@ pub enum AwsError {
         #[source]
         source: object_store::Error,
     },
+    /// The Glue Data Catalog refused or could not give a database's tables.
+    #[error("Glue database {database}{}: {message}", match .table { Some(t) => format!(", table {t}"), None => String::new() })]
+    Glue {
+        database: String,
+        table: Option<String>,
+        message: String,
+    },
     /// A stored document that does not decode.
     #[error("{what}: {message}")]
     Corrupt { what: &'static str, message: String },
@@ -51,9 +58,10 @@ impl From<AwsError> for DataFusionError {
             AwsError::MissingSetting { .. } | AwsError::BadLocation { .. } => {
                 DataFusionError::Configuration(e.to_string())
             }
-            AwsError::Bucket { .. } | AwsError::Object { .. } | AwsError::Corrupt { .. } => {
-                DataFusionError::External(Box::new(e))
-            }
+            AwsError::Bucket { .. }
+            | AwsError::Object { .. }
+            | AwsError::Glue { .. }
+            | AwsError::Corrupt { .. } => DataFusionError::External(Box::new(e)),
         }
     }
 }

@@ -21,6 +21,7 @@
 //! - [`s3`]: S3 object stores and a registry that creates them per bucket.
 //! - [`sqs`], [`lambda`]: the queue and invoker seams.
 //! - [`engine`]: an [`squall_planner::Engine`] over these seams.
+//! - [`glue`]: the Glue Data Catalog as a catalog (`glue://DATABASE`).
 //! - [`state`]: query state in S3 (records, results by page, cancel and stop
 //!   markers), shared by the API, the coordinator function and the workers.
 //! - [`functions`]: what the worker and coordinator Lambda functions run.
@@ -29,6 +30,7 @@ pub mod engine;
 pub mod env;
 pub mod error;
 pub mod functions;
+pub mod glue;
 pub mod lambda;
 pub mod s3;
 pub mod sqs;

@@ -32,6 +32,9 @@ use object_store::path::Path;
 
 use crate::error::PlannerError;
 
+mod listed;
+pub use listed::{ListedPartition, ListedPartitionsTable};
+
 /// What [`inspect`] found under a table's folder.
 #[derive(Debug, Clone, PartialEq)]
 pub struct TableLayout {

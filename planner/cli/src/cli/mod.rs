@@ -1,14 +1,14 @@
 //! The `squall` command.
 //!
 //! ```text
-//! squall query [--catalog DIR|s3://...] [--backend local|aws] [--format table|csv|json] [--config K=V]... "SQL"
+//! squall query [--catalog DIR|s3://...|glue://DB] [--backend local|aws] [--format table|csv|json] [--config K=V]... "SQL"
 //! squall tpch gen --sf SF --out DIR
 //! squall tpch run --sf SF [--data DIR] [--queries 1,3,5] [--profile FILE] [--config K=V]...
 //! squall tpch driver --sf SF [--data DIR] [--config K=V]...   (JSON lines over stdin/stdout)
 //! squall tpch check EXPECTED.csv ACTUAL.csv [--query Q.sql]   (exit 0 on a match, 1 otherwise)
 //! squall config                      list every squall.* setting with its default
 //! squall cost < INPUTS.jsonl         price CostInputs JSON lines (see squall_planner::cost)
-//! squall serve [--port 8080] [--host 127.0.0.1] [--backend local|aws] [--catalog DIR|s3://...] [--token T] [--config K=V]...
+//! squall serve [--port 8080] [--host 127.0.0.1] [--backend local|aws] [--catalog DIR|s3://...|glue://DB] [--token T] [--config K=V]...
 //! squall loadtest [--clients 8] [--duration 60] [--sf 0.01] [--data DIR] [--queries 1,3] [--seed 1]
 //!                 [--heavy N [--heavy-cancel-after 3] [--heavy-timeout 3]] [--config K=V]...
 //! squall fuzz [--duration 30] [--seed 1] [--target all|api|worker] [--data DIR]
@@ -54,7 +54,9 @@ struct Cli {
 enum Command {
     /// Run SQL (one or more `;`-separated statements) and print the last result.
     Query {
-        /// Folder whose sub-folders are tables of Parquet files.
+        /// Folder (or s3://bucket/prefix) whose sub-folders are tables of
+        /// Parquet files, flat or in key=value partition folders; or
+        /// glue://DATABASE, a Glue Data Catalog database (aws backend).
         #[arg(long, env = "SQUALL_CATALOG")]
         catalog: Option<String>,
         /// Where tasks run: `local` (in this process) or `aws` (S3, SQS and
@@ -142,7 +144,8 @@ enum Command {
         /// Lambda function per query, state in S3 under squall.state_location).
         #[arg(long, env = "SQUALL_BACKEND", default_value = "local")]
         backend: String,
-        /// Folder (or s3:// prefix) whose sub-folders are tables of Parquet files.
+        /// Folder (or s3:// prefix) whose sub-folders are tables of Parquet
+        /// files, or glue://DATABASE (aws backend).
         #[arg(long, env = "SQUALL_CATALOG")]
         catalog: Option<String>,
         /// Require `Authorization: Bearer TOKEN` (or basic auth with TOKEN as password).

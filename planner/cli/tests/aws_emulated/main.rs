@@ -14,6 +14,9 @@
 //!   5% of object-store requests fail, 10% of completion messages are
 //!   duplicated and 10% lost): the same answers, and the workers' own log
 //!   shows the faults happened;
+//! - `partitioned`: a Hive-partitioned table through an `s3://` catalog and
+//!   through the emulated Glue Data Catalog (`glue://`), equal to the
+//!   embedded answers, partitions pruned in EXPLAIN;
 //! - `api`: the api function over plain HTTP at its function URL —
 //!   malformed requests (400, 404, 405 with Trino-shaped errors, bad SQL
 //!   refused before any coordinator starts); a TPC-H query and a result of
@@ -36,6 +39,7 @@ mod api;
 #[allow(dead_code)]
 #[path = "../api/common.rs"]
 mod api_common;
+mod partitioned;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -202,6 +206,13 @@ fn aws_path_on_emulated_lambda_s3_and_sqs() {
     tpch_under_faults(&stack);
     eprintln!(
         "aws_emulated: 4 TPC-H queries under injected faults in {:.1}s",
+        t.elapsed().as_secs_f64()
+    );
+
+    let t = Instant::now();
+    partitioned::partitioned_tables(&stack);
+    eprintln!(
+        "aws_emulated: a partitioned table through s3:// and glue:// catalogs in {:.1}s",
         t.elapsed().as_secs_f64()
     );
 

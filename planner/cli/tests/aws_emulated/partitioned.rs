@@ -1,0 +1,170 @@
+//! Partitioned data on the aws backend: TPC-H orders of the stack's SF 0.1
+//! written by order year and priority (`o_year=1995/o_orderpriority=...`),
+//! uploaded to `s3://squall-local/partitioned/orders_p/`, and registered as
+//! a table of the emulated Glue Data Catalog (database `squall_test`, one
+//! Glue partition per folder). The same statements through the `s3://`
+//! catalog and through `glue://squall_test`, every task an emulated Lambda
+//! invocation, equal the embedded backend's answers on the local folders;
+//! EXPLAIN through Glue counts the partitions pruned.
+
+use std::path::Path;
+use std::process::Command;
+
+use squall_tpch::compare::compare_csv;
+
+use crate::Stack;
+
+const BUCKET_PREFIX: &str = "s3://squall-local/partitioned";
+
+const STATEMENTS: &[&str] = &[
+    "select o_year, o_orderpriority, count(*), sum(o_totalprice) from orders_p group by 1, 2 order by 1, 2",
+    "select o_orderpriority, count(*), sum(o_totalprice) from orders_p where o_year = 1995 group by 1 order by 1",
+    "select count(*), min(o_orderdate), max(o_orderkey) from orders_p where o_year >= 1997 and o_orderpriority = '1-URGENT'",
+];
+
+fn ok_stdout(what: &str, out: std::process::Output) -> String {
+    assert!(
+        out.status.success(),
+        "{what}: exit {:?}: {}",
+        out.status.code(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).to_string()
+}
+
+/// Writes the partitioned table under `dir/orders_p` with the embedded backend.
+fn write_partitioned(stack: &Stack, dir: &Path) {
+    let sql = format!(
+        "copy (select *, cast(date_part('year', o_orderdate) as int) as o_year from orders) \
+         to '{}/orders_p/' stored as parquet partitioned by (o_year, o_orderpriority)",
+        dir.display()
+    );
+    let data = stack.data_dir().display().to_string();
+    let out = stack.squall(&[
+        "query",
+        "--backend",
+        "local",
+        "--catalog",
+        &data,
+        "--config",
+        "squall.catalog.allowed_roots=*",
+        &sql,
+    ]);
+    ok_stdout("writing the partitioned table", out);
+}
+
+/// Uploads `dir/orders_p` and registers it in Glue, partition by partition.
+fn upload_and_register(stack: &Stack, dir: &Path) {
+    let script = r#"
+import boto3, os, sys
+root = sys.argv[1]
+s3 = boto3.client('s3'); glue = boto3.client('glue')
+base = 's3://squall-local/partitioned/orders_p/'
+parts = set()
+for folder, _, files in os.walk(os.path.join(root, 'orders_p')):
+    for f in files:
+        path = os.path.join(folder, f)
+        key = 'partitioned/' + os.path.relpath(path, root)
+        s3.upload_file(path, 'squall-local', key)
+        parts.add(os.path.dirname(os.path.relpath(path, os.path.join(root, 'orders_p'))))
+try:
+    glue.delete_database(Name='squall_test')
+except glue.exceptions.EntityNotFoundException:
+    pass
+glue.create_database(DatabaseInput={'Name': 'squall_test'})
+parquet = {
+    'InputFormat': 'org.apache.hadoop.hive.ql.io.parquet.MapredParquetInputFormat',
+    'OutputFormat': 'org.apache.hadoop.hive.ql.io.parquet.MapredParquetOutputFormat',
+    'SerdeInfo': {'SerializationLibrary': 'org.apache.hadoop.hive.ql.io.parquet.serde.ParquetHiveSerDe'},
+}
+columns = [{'Name': n, 'Type': t} for n, t in [
+    ('o_orderkey', 'bigint'), ('o_custkey', 'bigint'), ('o_orderstatus', 'string'),
+    ('o_totalprice', 'decimal(15,2)'), ('o_orderdate', 'date'), ('o_clerk', 'string'),
+    ('o_shippriority', 'int'), ('o_comment', 'string')]]
+glue.create_table(DatabaseName='squall_test', TableInput={
+    'Name': 'orders_p', 'TableType': 'EXTERNAL_TABLE',
+    'PartitionKeys': [{'Name': 'o_year', 'Type': 'int'}, {'Name': 'o_orderpriority', 'Type': 'string'}],
+    'StorageDescriptor': dict(parquet, Columns=columns, Location=base)})
+inputs = []
+for p in sorted(parts):
+    values = [kv.split('=', 1)[1] for kv in p.split('/')]
+    inputs.append({'Values': values, 'StorageDescriptor': dict(parquet, Columns=columns, Location=base + p + '/')})
+for i in range(0, len(inputs), 100):
+    glue.batch_create_partition(DatabaseName='squall_test', TableName='orders_p', PartitionInputList=inputs[i:i + 100])
+print(len(inputs))
+"#;
+    let out = Command::new("python3")
+        .args(["-c", script, &dir.display().to_string()])
+        .envs(stack.env.iter().cloned())
+        .output()
+        .expect("python3 with boto3");
+    let partitions = ok_stdout("uploading and registering in Glue", out);
+    assert_eq!(partitions.trim(), "35", "7 years x 5 priorities");
+}
+
+pub fn partitioned_tables(stack: &Stack) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    write_partitioned(stack, dir.path());
+    upload_and_register(stack, dir.path());
+    let local = dir.path().display().to_string();
+    for sql in STATEMENTS {
+        let expected = ok_stdout(
+            "embedded",
+            stack.squall(&[
+                "query",
+                "--backend",
+                "local",
+                "--catalog",
+                &local,
+                "--format",
+                "csv",
+                sql,
+            ]),
+        );
+        for catalog in [BUCKET_PREFIX, "glue://squall_test"] {
+            let actual = ok_stdout(
+                catalog,
+                stack.squall(&[
+                    "query",
+                    "--backend",
+                    "aws",
+                    "--catalog",
+                    catalog,
+                    "--format",
+                    "csv",
+                    sql,
+                ]),
+            );
+            let c = compare_csv(&expected, &actual, Some(sql)).expect("comparable CSV");
+            assert!(c.ok, "{catalog}: {}\n{sql}", c.message);
+        }
+    }
+    let explain = ok_stdout(
+        "EXPLAIN through Glue",
+        stack.squall(&[
+            "query",
+            "--backend",
+            "aws",
+            "--catalog",
+            "glue://squall_test",
+            "--format",
+            "csv",
+            &format!("explain {}", STATEMENTS[1]),
+        ]),
+    );
+    assert!(
+        explain.contains("5 of 35 partitions (30 pruned)"),
+        "{explain}"
+    );
+    let missing = stack.squall(&[
+        "query",
+        "--backend",
+        "aws",
+        "--catalog",
+        "glue://no_such_database",
+        "select 1",
+    ]);
+    assert_eq!(missing.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&missing.stderr);
+    assert!(stderr.contains("no_such_database"), "{stderr}");
+}
