@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Local emulation of squall's AWS path, on loopback only:
-#   - moto in server mode (S3 + SQS)        127.0.0.1:${SQUALL_MOTO_PORT:-5055}
+#   - moto in server mode (S3, SQS, Secrets Manager) 127.0.0.1:${SQUALL_MOTO_PORT:-5055}
 #   - cargo lambda watch (Lambda Invoke API 127.0.0.1:${SQUALL_LAMBDA_PORT:-9055}
 #     for the worker, coordinator and api functions; the api function's URL is
 #     http://127.0.0.1:${SQUALL_LAMBDA_PORT:-9055}/lambda-url/api)
@@ -374,7 +374,7 @@ write_client_env
 
 cat <<EOF
 squall local AWS emulation is up (stop it with infra/local/down.sh)
-  S3 + SQS (moto)           $moto_url
+  S3, SQS, Secrets Manager $moto_url (moto)
   Lambda (cargo lambda)     $lambda_url/2015-03-31/functions/{worker,coordinator,api}/invocations
   data                      s3://$bucket/$data_prefix/
   client environment        source infra/local/env.sh
