@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Validates sam-template.yaml with cfn-lint and `sam validate --lint` (for CI).
+# Validates sam-template.yaml with cfn-lint and `sam validate --lint` (for CI),
+# as it is and with each choice of its ApiAuth parameter (IAM, Token).
 # Installs cfn-lint and aws-sam-cli from PyPI when missing. Needs no AWS
 # account: the region and credentials below are placeholders.
 set -euo pipefail
@@ -43,3 +44,29 @@ cfn-lint sam-template.yaml
 echo "validate-template: cfn-lint passed" >&2
 sam validate --lint --template "$template"
 echo "validate-template: sam validate --lint passed" >&2
+
+# Each choice of ApiAuth on its own: cfn-lint with the parameter set, and
+# `sam validate --lint` (which takes no parameter values) on a copy of the
+# template whose ApiAuth defaults to that choice. The copy sits next to the
+# template, so relative paths (CodeUri) mean the same; it is removed on exit.
+grep -q '^  ApiAuth:$' sam-template.yaml || {
+    echo "validate-template: no ApiAuth parameter in sam-template.yaml" >&2
+    exit 1
+}
+variant="$root/.sam-template.validate.yaml"
+trap 'rm -f "$variant"' EXIT
+for choice in IAM Token; do
+    cfn-lint --parameters "ApiAuth=$choice" DataBucketName=validate-bucket -- sam-template.yaml
+    echo "validate-template: cfn-lint passed with ApiAuth=$choice" >&2
+    awk -v choice="$choice" '
+        /^  [A-Za-z]+:$/ { in_auth = ($1 == "ApiAuth:") }
+        in_auth && /^    Default: / { print "    Default: " choice; next }
+        { print }
+    ' sam-template.yaml >"$variant"
+    grep -A2 '^  ApiAuth:$' "$variant" | grep -q "Default: $choice\$" || {
+        echo "validate-template: could not make ApiAuth default to $choice" >&2
+        exit 1
+    }
+    sam validate --lint --template "$variant" >/dev/null
+    echo "validate-template: sam validate --lint passed with ApiAuth=$choice" >&2
+done

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Local emulation of squall's AWS path, on loopback only:
-#   - moto in server mode (S3 + SQS)        127.0.0.1:${SQUALL_MOTO_PORT:-5055}
+#   - moto in server mode (S3, SQS, Secrets Manager) 127.0.0.1:${SQUALL_MOTO_PORT:-5055}
 #   - cargo lambda watch (Lambda Invoke API 127.0.0.1:${SQUALL_LAMBDA_PORT:-9055}
 #     for the worker, coordinator and api functions; the api function's URL is
 #     http://127.0.0.1:${SQUALL_LAMBDA_PORT:-9055}/lambda-url/api)
@@ -11,6 +11,9 @@
 # Settings (environment): SQUALL_MOTO_PORT, SQUALL_LAMBDA_PORT,
 # SQUALL_LAMBDA_CONCURRENCY (instances per function, default 2),
 # SQUALL_LAMBDA_RELEASE=1 (build the functions in release mode),
+# SQUALL_API_AUTH=token (the api function requires a token kept in moto's
+# Secrets Manager, as a stack deployed with ApiAuth=Token does; default none:
+# no check, as behind IAM authorization),
 # SQUALL_BIN (a prebuilt squall binary for generating the data; default
 # `cargo run --bin squall`).
 set -euo pipefail
@@ -30,9 +33,16 @@ data_prefix="tpch/sf$sf"
 moto_url="http://$host:$moto_port"
 lambda_url="http://$host:$lambda_port"
 api_url="$lambda_url/lambda-url/api"
+api_auth="${SQUALL_API_AUTH:-none}"
+token_secret=squall-local/api-token
 
 log() { printf 'up: %s\n' "$*" >&2; }
 die() { printf 'up: error: %s\n' "$*" >&2; exit 1; }
+
+case "$api_auth" in
+    none | token) ;;
+    *) die "SQUALL_API_AUTH must be none or token, not '$api_auth'" ;;
+esac
 
 mkdir -p "$run"
 
@@ -167,6 +177,10 @@ SQUALL_DEFAULT_CATALOG=s3://$bucket/$data_prefix
 SQUALL_API_URL=$api_url
 SQUALL_API_PATH_PREFIX=/lambda-url/api
 EOF
+    if [[ "$api_auth" == token ]]; then
+        # The secret's name; its value is created in moto by create_api_token_secret.
+        echo "SQUALL_API_TOKEN_SECRET=$token_secret" >>"$run/functions.env"
+    fi
 }
 
 start_lambda() {
@@ -275,6 +289,43 @@ if uploaded + skipped == 0:
 EOF
 }
 
+# The secret the running api function reads its token from, if any: what
+# functions.env says (a cargo lambda watch already running keeps its own).
+running_token_secret() {
+    sed -n 's/^SQUALL_API_TOKEN_SECRET=//p' "$run/functions.env" 2>/dev/null || true
+}
+
+# With token auth, the api function's token: a Secrets Manager secret in
+# moto with a random value, as GenerateSecretString makes it in the stack.
+# It must exist before the api function's first invocation (its start-up
+# reads it); an existing one is kept.
+create_api_token_secret() {
+    local secret
+    secret="$(running_token_secret)"
+    if [[ -z "$secret" ]]; then
+        [[ "$api_auth" == none ]] || log "the running api function checks no token (it started without SQUALL_API_AUTH=token)"
+        return 0
+    fi
+    [[ "$api_auth" == token ]] || log "the running api function requires a token (it started with SQUALL_API_AUTH=token)"
+    python3 - "$moto_url" "$region" "$secret" <<'EOF'
+import secrets, string, sys
+import boto3
+
+endpoint, region, name = sys.argv[1:]
+sm = boto3.client("secretsmanager", endpoint_url=endpoint, region_name=region,
+                  aws_access_key_id="test", aws_secret_access_key="test")
+try:
+    sm.describe_secret(SecretId=name)
+    print(f"up: secret {name} present", file=sys.stderr)
+except sm.exceptions.ResourceNotFoundException:
+    alphabet = string.ascii_letters + string.digits
+    token = "".join(secrets.choice(alphabet) for _ in range(48))
+    sm.create_secret(Name=name, SecretString=token,
+                     Description="squall local emulation: the api function's token")
+    print(f"up: secret {name} created (the api function's token)", file=sys.stderr)
+EOF
+}
+
 write_client_env() {
     cat >"$here/env.sh" <<EOF
 # shellcheck shell=bash
@@ -301,6 +352,16 @@ export SQUALL_QUEUE_PREFIX=$bucket-q-
 export SQUALL_CATALOG=s3://$bucket/$data_prefix
 export SQUALL_API_URL=$api_url
 EOF
+    local secret
+    secret="$(running_token_secret)"
+    if [[ -n "$secret" ]]; then
+        cat >>"$here/env.sh" <<EOF
+# The api function requires a token, kept in this secret (read it with
+# aws secretsmanager get-secret-value --secret-id \$SQUALL_API_TOKEN_SECRET
+# --query SecretString --output text). squall serve takes it too.
+export SQUALL_API_TOKEN_SECRET=$secret
+EOF
+    fi
 }
 
 install_missing
@@ -308,13 +369,15 @@ start_moto
 start_lambda
 generate_data
 create_bucket_and_upload
+create_api_token_secret
 write_client_env
 
 cat <<EOF
 squall local AWS emulation is up (stop it with infra/local/down.sh)
-  S3 + SQS (moto)           $moto_url
+  S3, SQS, Secrets Manager $moto_url (moto)
   Lambda (cargo lambda)     $lambda_url/2015-03-31/functions/{worker,coordinator,api}/invocations
   data                      s3://$bucket/$data_prefix/
   client environment        source infra/local/env.sh
   API URL                   $api_url
+  API auth                  $(if [[ -n "$(running_token_secret)" ]]; then echo "a token, in secret $(running_token_secret)"; else echo none; fi)
 EOF

@@ -1,6 +1,7 @@
 //! [`AwsError`]: the one error type of squall-aws: what the aws backend
 //! itself can fail with, each variant naming the setting, bucket, object or
-//! location involved. SDK and object-store errors are carried as sources.
+//! location involved (a secret by its name, never its value). SDK and
+//! object-store errors are carried as sources.
 //! It becomes a `DataFusionError` where the engine's `Result` is the
 //! currency, keeping whose fault it is: a missing or malformed setting is
 //! `Configuration`, an object that cannot be read or written `External`.
@@ -50,6 +51,9 @@ pub enum AwsError {
     /// A stored document that does not decode.
     #[error("{what}: {message}")]
     Corrupt { what: &'static str, message: String },
+    /// A Secrets Manager secret that cannot be read or holds no usable value.
+    #[error("secret {secret} {problem}")]
+    Secret { secret: String, problem: String },
 }
 
 impl From<AwsError> for DataFusionError {
@@ -61,7 +65,8 @@ impl From<AwsError> for DataFusionError {
             AwsError::Bucket { .. }
             | AwsError::Object { .. }
             | AwsError::Glue { .. }
-            | AwsError::Corrupt { .. } => DataFusionError::External(Box::new(e)),
+            | AwsError::Corrupt { .. }
+            | AwsError::Secret { .. } => DataFusionError::External(Box::new(e)),
         }
     }
 }

@@ -8,11 +8,13 @@
 //! | object store | S3 through `object_store` ([`s3`]), credentials and region from `aws-config` |
 //! | completion queue | one SQS queue per query ([`sqs::SqsQueue`]) |
 //! | invoker | Lambda `Invoke`, event mode ([`lambda::LambdaInvoker`]) |
+//! | secrets | Secrets Manager `GetSecretValue` at start-up ([`secrets`]: the api function's token) |
 //!
 //! Pointing the backend at emulators (moto for S3 and SQS, `cargo lambda
 //! watch` for Lambda) is configuration only: the standard
 //! `AWS_ENDPOINT_URL`, `AWS_ENDPOINT_URL_S3`, `AWS_ENDPOINT_URL_SQS`,
-//! `AWS_ENDPOINT_URL_LAMBDA` variables. There is no second code path.
+//! `AWS_ENDPOINT_URL_LAMBDA` variables (`AWS_ENDPOINT_URL` also reaches
+//! Secrets Manager, which moto serves too). There is no second code path.
 //!
 //! # Layout
 //!
@@ -20,6 +22,7 @@
 //! - [`error`]: [`AwsError`], the crate's one error type.
 //! - [`s3`]: S3 object stores and a registry that creates them per bucket.
 //! - [`sqs`], [`lambda`]: the queue and invoker seams.
+//! - [`secrets`]: reading a Secrets Manager secret once (the api function's token).
 //! - [`engine`]: an [`squall_planner::Engine`] over these seams.
 //! - [`glue`]: the Glue Data Catalog as a catalog (`glue://DATABASE`).
 //! - [`state`]: query state in S3 (records, results by page, cancel and stop
@@ -33,6 +36,7 @@ pub mod functions;
 pub mod glue;
 pub mod lambda;
 pub mod s3;
+pub mod secrets;
 pub mod sqs;
 pub mod state;
 

@@ -102,12 +102,16 @@ impl AwsService {
     /// A service configured by the environment (`SQUALL_STATE_LOCATION`,
     /// `SQUALL_COORDINATOR_FUNCTION`, the `AWS_*` variables) and `options`.
     pub async fn from_env(options: AwsOptions) -> Result<Self, ServerError> {
+        Self::with_aws_env(&AwsEnv::load().await, options)
+    }
+
+    /// [`Self::from_env`] with AWS configuration already loaded.
+    pub fn with_aws_env(env: &AwsEnv, options: AwsOptions) -> Result<Self, ServerError> {
         let defaults = squall_planner::engine::session_config(&options.settings)?;
         let squall = SquallConfig::from_session(&defaults);
-        let env = AwsEnv::load().await;
-        let state = state_store_at(&env, &squall.state_location)?;
+        let state = state_store_at(env, &squall.state_location)?;
         let starter = FunctionStarter::new(
-            &env,
+            env,
             &squall.coordinator_function,
             Duration::from_millis(squall.coordinator_start_wait_ms),
         );
@@ -329,23 +333,57 @@ impl QueryService for AwsService {
 /// | `SQUALL_STATE_LOCATION`, `SQUALL_COORDINATOR_FUNCTION` | where state is, what runs queries |
 /// | `SQUALL_DEFAULT_CATALOG` | the catalog location queries run against |
 /// | `SQUALL_API_PATH_PREFIX` | path in front of `/v1` in generated URIs (a function URL behind a proxy, `cargo lambda watch`'s `/lambda-url/api`) |
-/// | `SQUALL_API_TOKEN` | require this bearer token / basic password (default: none, for IAM authorization at API Gateway) |
+/// | `SQUALL_API_TOKEN_SECRET` | a Secrets Manager secret (name or ARN) whose value is the bearer token / basic password to require; read once, here, and start-up fails naming the secret if it cannot be (the template's `ApiAuth=Token`) |
+/// | `SQUALL_API_TOKEN` | the token itself, for local use only: a Lambda environment is readable in the console |
+///
+/// With neither, requests are not checked: IAM authorization at API Gateway
+/// (the template's `ApiAuth=IAM`) has authenticated them.
 pub async fn api_function_router() -> Result<Router, ServerError> {
     let var = |name: &str| std::env::var(name).ok().filter(|v| !v.is_empty());
-    let service = AwsService::from_env(AwsOptions {
-        catalog: var("SQUALL_DEFAULT_CATALOG"),
-        ..AwsOptions::default()
-    })
+    let env = AwsEnv::load().await;
+    let auth = api_auth(
+        &env,
+        var("SQUALL_API_TOKEN_SECRET").as_deref(),
+        var("SQUALL_API_TOKEN"),
+    )
     .await?;
-    let auth = match var("SQUALL_API_TOKEN") {
-        Some(token) => ApiAuth::Token(token),
-        None => ApiAuth::None,
-    };
+    let service = AwsService::with_aws_env(
+        &env,
+        AwsOptions {
+            catalog: var("SQUALL_DEFAULT_CATALOG"),
+            ..AwsOptions::default()
+        },
+    )?;
     let mut options = ApiOptions::new(auth);
     if let Some(prefix) = var("SQUALL_API_PATH_PREFIX") {
         options.path_prefix = prefix;
     }
     Ok(router(Arc::new(service), options))
+}
+
+/// How the API authenticates, from its two token sources: the Secrets
+/// Manager secret `secret` (name or ARN; read now, once, its string value
+/// the token), or `token` itself; neither means no check. Both at once is
+/// refused, as is a secret that cannot be read (the error names it).
+pub async fn api_auth(
+    env: &AwsEnv,
+    secret: Option<&str>,
+    token: Option<String>,
+) -> Result<ApiAuth, ServerError> {
+    match (secret, token) {
+        (Some(secret), Some(_)) => Err(ServerError::TwoTokens {
+            secret: secret.to_string(),
+        }),
+        (Some(secret), None) => {
+            let token = squall_aws::secrets::read_secret_string(env, secret)
+                .await
+                .map_err(|source| ServerError::TokenSecret { source })?;
+            tracing::info!(secret, "API token read from Secrets Manager");
+            Ok(ApiAuth::Token(token))
+        }
+        (None, Some(token)) => Ok(ApiAuth::Token(token)),
+        (None, None) => Ok(ApiAuth::None),
+    }
 }
 
 #[cfg(test)]

@@ -1,8 +1,9 @@
 //! [`ServerError`]: the one error type of squall-server.
 //!
 //! It covers what can go wrong around a query — an unknown query id, a page
-//! token that names no page, a malformed request, a refused bind, a backend
-//! that cannot be reached — and never the query's own failure: a query that
+//! token that names no page, a malformed request, a refused bind, an API
+//! token that cannot be had, a backend that cannot be reached — and never
+//! the query's own failure: a query that
 //! fails (bad SQL, a task that ran out of retries) is a *successful* service
 //! call whose status is `FAILED` with a [`QueryError`](crate::query_error::QueryError).
 //! The router turns each variant into an HTTP status and a Trino-shaped body
@@ -34,6 +35,19 @@ pub enum ServerError {
          SQUALL_API_TOKEN), or bind a loopback address such as 127.0.0.1"
     )]
     InsecureBind { addr: SocketAddr },
+    /// The API's token cannot be had: its Secrets Manager secret cannot be
+    /// read (the api function then refuses to start).
+    #[error("the API token: {source}")]
+    TokenSecret {
+        #[source]
+        source: squall_aws::AwsError,
+    },
+    /// A token and a secret holding one are both configured.
+    #[error(
+        "both a token (SQUALL_API_TOKEN, --token) and a token secret ({secret}: \
+         SQUALL_API_TOKEN_SECRET, --token-secret) are set: set one"
+    )]
+    TwoTokens { secret: String },
     /// The backend cannot take the request now (try again later).
     #[error("service unavailable: {message}")]
     Unavailable { message: String },
@@ -65,6 +79,8 @@ impl ServerError {
             Self::NotFinished { .. } => 409,
             Self::Unavailable { .. } => 503,
             Self::InsecureBind { .. }
+            | Self::TokenSecret { .. }
+            | Self::TwoTokens { .. }
             | Self::Internal { .. }
             | Self::Engine(_)
             | Self::Io { .. } => 500,

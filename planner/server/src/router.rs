@@ -182,14 +182,11 @@ async fn require_auth(State(api): Shared, request: Request, next: Next) -> Respo
         query_error::PERMISSION_DENIED,
         "authentication required: send Authorization: Bearer <token> (or Basic with the token as password)".into(),
     );
-    let headers = response.headers_mut();
-    headers.append(
+    // Both challenges in one header value (RFC 9110 allows a list): behind
+    // API Gateway, lambda_http keeps only the first of repeated headers.
+    response.headers_mut().insert(
         WWW_AUTHENTICATE,
-        HeaderValue::from_static("Bearer realm=\"squall\""),
-    );
-    headers.append(
-        WWW_AUTHENTICATE,
-        HeaderValue::from_static("Basic realm=\"squall\""),
+        HeaderValue::from_static("Bearer realm=\"squall\", Basic realm=\"squall\""),
     );
     response
 }

@@ -8,7 +8,7 @@
 //! squall tpch check EXPECTED.csv ACTUAL.csv [--query Q.sql]   (exit 0 on a match, 1 otherwise)
 //! squall config                      list every squall.* setting with its default
 //! squall cost < INPUTS.jsonl         price CostInputs JSON lines (see squall_planner::cost)
-//! squall serve [--port 8080] [--host 127.0.0.1] [--backend local|aws] [--catalog DIR|s3://...|glue://DB] [--token T] [--config K=V]...
+//! squall serve [--port 8080] [--host 127.0.0.1] [--backend local|aws] [--catalog DIR|s3://...|glue://DB] [--token T | --token-secret ID] [--config K=V]...
 //! squall loadtest [--clients 8] [--duration 60] [--sf 0.01] [--data DIR] [--queries 1,3] [--seed 1]
 //!                 [--heavy N [--heavy-cancel-after 3] [--heavy-timeout 3]] [--config K=V]...
 //! squall fuzz [--duration 30] [--seed 1] [--target all|api|worker] [--data DIR]
@@ -19,7 +19,9 @@
 //! the aws query service (state in S3, a coordinator function per query: the
 //! same service as the api Lambda function). It binds 127.0.0.1 by
 //! default; a non-loopback address needs a token (`--token` or
-//! `SQUALL_API_TOKEN`), or it refuses to start. Once listening it prints
+//! `SQUALL_API_TOKEN`, or `--token-secret`/`SQUALL_API_TOKEN_SECRET` naming
+//! a Secrets Manager secret that holds it, as the deployed api function
+//! reads it), or it refuses to start. Once listening it prints
 //! `listening on http://ADDR` on stdout (with `--port 0`, the port chosen).
 //! Ctrl-C or SIGTERM stops `serve` within a few seconds: it stops its
 //! queries (clients see `SERVER_SHUTTING_DOWN`), lets requests in flight
@@ -137,7 +139,7 @@ enum Command {
         /// Port to listen on (0: any free port, printed once listening).
         #[arg(long, default_value_t = 8080)]
         port: u16,
-        /// Address to bind; anything but loopback needs --token.
+        /// Address to bind; anything but loopback needs --token or --token-secret.
         #[arg(long, default_value = "127.0.0.1")]
         host: String,
         /// Where queries run: `local` (in this process) or `aws` (a coordinator
@@ -151,6 +153,11 @@ enum Command {
         /// Require `Authorization: Bearer TOKEN` (or basic auth with TOKEN as password).
         #[arg(long, env = "SQUALL_API_TOKEN", hide_env_values = true)]
         token: Option<String>,
+        /// Require the token held by this Secrets Manager secret (name or ARN,
+        /// read once at start-up), as the api function of a stack deployed
+        /// with ApiAuth=Token does.
+        #[arg(long, env = "SQUALL_API_TOKEN_SECRET", conflicts_with = "token")]
+        token_secret: Option<String>,
         /// A setting, `squall.*` or `datafusion.*` (repeatable).
         #[arg(long = "config", short = 'c', value_parser = parse_setting)]
         config: Vec<(String, String)>,
@@ -286,8 +293,15 @@ async fn run(cli: Cli) -> std::result::Result<ExitCode, ServerError> {
             backend,
             catalog,
             token,
+            token_secret,
             config,
-        } => serve::serve_command(&host, port, &backend, catalog, token, config).await,
+        } => {
+            let auth = serve::ServeAuth {
+                token,
+                token_secret,
+            };
+            serve::serve_command(&host, port, &backend, catalog, auth, config).await
+        }
         Command::Loadtest {
             clients,
             duration,

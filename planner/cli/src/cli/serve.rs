@@ -1,19 +1,30 @@
 //! `squall serve`: the HTTP API (Trino client protocol) on a local port,
-//! over the embedded engine or the aws query service.
+//! over the embedded engine or the aws query service, open on loopback or
+//! behind a token (given, or read from a Secrets Manager secret as the
+//! deployed api function reads it).
 
 use std::io::Write as _;
 use std::process::ExitCode;
 use std::sync::Arc;
 
+use squall_aws::AwsEnv;
 use squall_core::config::SquallConfig;
 use squall_planner::{Engine, EngineOptions};
 use squall_server::ServerError;
 use squall_server::auth::{ApiAuth, check_bind};
-use squall_server::aws::{AwsOptions, AwsService};
+use squall_server::aws::{AwsOptions, AwsService, api_auth};
 use squall_server::embedded::{EmbeddedOptions, EmbeddedService};
 use squall_server::router::{ApiOptions, router};
 use squall_server::serve::serve_until_stopped;
 use squall_server::service::QueryService;
+
+/// Where `squall serve` takes its token from (at most one of them).
+pub(super) struct ServeAuth {
+    /// The token itself (`--token`, `SQUALL_API_TOKEN`).
+    pub token: Option<String>,
+    /// A Secrets Manager secret holding it (`--token-secret`, `SQUALL_API_TOKEN_SECRET`).
+    pub token_secret: Option<String>,
+}
 
 /// `squall serve`: checks the address and auth before building anything,
 /// then serves until Ctrl-C or SIGTERM, and then stops its queries and
@@ -23,7 +34,7 @@ pub(super) async fn serve_command(
     port: u16,
     backend: &str,
     catalog: Option<String>,
-    token: Option<String>,
+    auth: ServeAuth,
     config: Vec<(String, String)>,
 ) -> std::result::Result<ExitCode, ServerError> {
     let addr = tokio::net::lookup_host((host, port))
@@ -36,9 +47,10 @@ pub(super) async fn serve_command(
         .ok_or_else(|| ServerError::BadRequest {
             message: format!("{host} resolves to no address"),
         })?;
-    let auth = match token.filter(|t| !t.is_empty()) {
-        Some(t) => ApiAuth::Token(t),
-        None => ApiAuth::None,
+    let token = auth.token.filter(|t| !t.is_empty());
+    let auth = match auth.token_secret.filter(|s| !s.is_empty()) {
+        Some(secret) => api_auth(&AwsEnv::load().await, Some(&secret), token).await?,
+        None => token.map_or(ApiAuth::None, ApiAuth::Token),
     };
     check_bind(&addr, &auth)?;
     let service: Arc<dyn QueryService> = match backend {

@@ -1,9 +1,11 @@
 //! Authentication: 401 without credentials, bearer and basic get in; an
-//! open endpoint is never served beyond loopback.
+//! open endpoint is never served beyond loopback; where the api function
+//! takes its token from.
 
 use base64::Engine as _;
 use reqwest::{Method, StatusCode};
 use squall_server::ApiAuth;
+use squall_server::aws::api_auth;
 
 use crate::common::*;
 
@@ -29,7 +31,8 @@ async fn token_required_when_configured() {
         assert!(
             h.get_all("www-authenticate")
                 .iter()
-                .any(|v| v.to_str().unwrap().starts_with("Bearer"))
+                .any(|v| v.to_str().unwrap().starts_with("Bearer")
+                    && v.to_str().unwrap().contains("Basic realm="))
         );
         assert_trino_error(&doc, "PERMISSION_DENIED", "USER_ERROR");
     }
@@ -95,4 +98,25 @@ fn serve_refuses_an_open_endpoint_beyond_loopback() {
         stderr.contains("refusing to serve on 0.0.0.0") && stderr.contains("--token"),
         "{stderr}"
     );
+}
+
+/// The api function's token sources (`squall_server::aws::api_auth`): none
+/// means no check, a token is used as it is, and a token beside a token
+/// secret is refused before anything is read. (Reading a secret is checked
+/// against moto's Secrets Manager in the emulated-stack test.)
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn api_function_token_sources() {
+    let env = squall_aws::AwsEnv::load().await;
+    assert_eq!(api_auth(&env, None, None).await.unwrap(), ApiAuth::None);
+    assert_eq!(
+        api_auth(&env, None, Some("t0ken".into())).await.unwrap(),
+        ApiAuth::Token("t0ken".into())
+    );
+    let secret = "arn:aws:secretsmanager:us-east-1:123456789012:secret:squall-api-token";
+    let err = api_auth(&env, Some(secret), Some("t0ken".into()))
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains(secret) && err.contains("set one"), "{err}");
+    assert!(!err.contains("t0ken"), "{err}");
 }

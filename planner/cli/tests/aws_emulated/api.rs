@@ -2,7 +2,9 @@
 //! its function URL (`http://127.0.0.1:PORT/lambda-url/api`): every request
 //! is an API Gateway v2 event handled by the same axum router as `squall
 //! serve`, every query a coordinator invocation, every task a worker
-//! invocation, state and results in the emulated S3.
+//! invocation, state and results in the emulated S3. The function requires
+//! the token it read from moto's Secrets Manager at start-up; the client
+//! sends it as a bearer token on every request (`auth.rs` checks the refusals).
 
 use std::time::{Duration, Instant};
 
@@ -14,9 +16,12 @@ use crate::Stack;
 use crate::api_common::{assert_results_shape, assert_trino_error, rows_to_csv};
 
 /// A plain HTTP client of the function URL.
+#[derive(Clone)]
 pub struct Client {
     pub base: String,
     http: reqwest::Client,
+    /// The `Authorization` header sent with every request, if any.
+    authorization: Option<String>,
 }
 
 /// What a client saw of one query.
@@ -36,12 +41,13 @@ impl Outcome {
 }
 
 impl Client {
-    /// A client of the api function's URL.
+    /// A client of the api function's URL, with the stack's token as a bearer token.
     pub fn new(stack: &Stack) -> Self {
         Self::at(&stack.var("SQUALL_API_URL"))
+            .with_authorization(Some(&format!("Bearer {}", stack.api_token())))
     }
 
-    /// A client of the API at `base` (scheme, host and path prefix).
+    /// A client of the API at `base` (scheme, host and path prefix), sending no credentials.
     pub fn at(base: &str) -> Self {
         Self {
             base: base.trim_end_matches('/').to_string(),
@@ -49,6 +55,15 @@ impl Client {
                 .timeout(Duration::from_secs(60))
                 .build()
                 .expect("HTTP client"),
+            authorization: None,
+        }
+    }
+
+    /// The same client sending this `Authorization` header (or none).
+    pub fn with_authorization(&self, authorization: Option<&str>) -> Self {
+        Self {
+            authorization: authorization.map(str::to_string),
+            ..self.clone()
         }
     }
 
@@ -63,6 +78,9 @@ impl Client {
             .http
             .request(method.clone(), url)
             .header("X-Trino-User", "test");
+        if let Some(authorization) = &self.authorization {
+            request = request.header("Authorization", authorization);
+        }
         for (k, v) in headers {
             request = request.header(*k, *v);
         }

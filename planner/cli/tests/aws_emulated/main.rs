@@ -1,10 +1,12 @@
 //! The aws backend end to end against local emulators.
 //!
-//! `infra/local/up.sh` starts moto (S3 and SQS) and `cargo lambda watch`
-//! (the Lambda Invoke API and function URLs, running the `worker`,
-//! `coordinator` and `api` functions) on loopback ports and uploads TPC-H
-//! SF 0.1 to `s3://squall-local/tpch/sf0.1`; `down.sh` stops them however
-//! the test ends. The emulators start once, for one test that runs, in order:
+//! `infra/local/up.sh` starts moto (S3, SQS and Secrets Manager) and `cargo
+//! lambda watch` (the Lambda Invoke API and function URLs, running the
+//! `worker`, `coordinator` and `api` functions) on loopback ports, uploads
+//! TPC-H SF 0.1 to `s3://squall-local/tpch/sf0.1` and, with
+//! `SQUALL_API_AUTH=token`, keeps the api function's token in a secret;
+//! `down.sh` stops them however the test ends. The emulators start once,
+//! for one test that runs, in order:
 //!
 //! - the 22 TPC-H queries with `squall query --backend aws` (the command is
 //!   the coordinator; every task an emulated Lambda invocation, exchange
@@ -17,16 +19,21 @@
 //! - `partitioned`: a Hive-partitioned table through an `s3://` catalog and
 //!   through the emulated Glue Data Catalog (`glue://`), equal to the
 //!   embedded answers, partitions pruned in EXPLAIN;
-//! - `api`: the api function over plain HTTP at its function URL —
-//!   malformed requests (400, 404, 405 with Trino-shaped errors, bad SQL
+//! - `api`: the api function over plain HTTP at its function URL, every
+//!   request with the token as a bearer token — malformed requests (400,
+//!   404, 405 with Trino-shaped errors, bad SQL
 //!   refused before any coordinator starts); a TPC-H query and a result of
 //!   several pages (each page one ranged GET) equal to the expected answers;
 //!   two queries at once; an undecodable task payload failing the query
 //!   with its stage and task named; a cancel that stops the running workers
 //!   (seen in the workers' own log), also while they are inside a CPU-bound
 //!   nested-loop join (their operators stop within a second of the marker);
-//! - `squall serve --backend aws` on a local port: the same service, a TPC-H
-//!   query and a syntax error;
+//! - `auth`: the token check — missing and wrong credentials refused with a
+//!   Trino-shaped 401, the right token accepted as bearer and as basic-auth
+//!   password, the token in neither the functions' environment nor their
+//!   log, and an unreadable token secret stopping start-up;
+//! - `squall serve --backend aws` on a local port: the same service (and the
+//!   same token, read from the same secret), a TPC-H query and a syntax error;
 //! - afterwards no exchange object and no query queue may be left.
 //!
 //! Each part prints its wall time (`--nocapture` shows it).
@@ -39,6 +46,7 @@ mod api;
 #[allow(dead_code)]
 #[path = "../api/common.rs"]
 mod api_common;
+mod auth;
 mod partitioned;
 
 use std::path::{Path, PathBuf};
@@ -61,6 +69,9 @@ fn free_port() -> u16 {
 /// The emulators, up for as long as this value lives.
 struct Stack {
     env: Vec<(String, String)>,
+    /// The api function's token, read from moto's Secrets Manager as a user
+    /// reads a deployed stack's (`aws secretsmanager get-secret-value`).
+    api_token: String,
 }
 
 impl Stack {
@@ -73,10 +84,14 @@ impl Stack {
             .arg(root().join("infra/local/up.sh"))
             .envs(ports.iter().map(|(k, v)| (k.to_string(), v.to_string())))
             .env("SQUALL_BIN", env!("CARGO_BIN_EXE_squall"))
+            .env("SQUALL_API_AUTH", "token")
             .status()
             .expect("running infra/local/up.sh");
         // From here on, down.sh runs however the test ends.
-        let mut stack = Stack { env: vec![] };
+        let mut stack = Stack {
+            env: vec![],
+            api_token: String::new(),
+        };
         assert!(status.success(), "infra/local/up.sh failed");
         let text =
             std::fs::read_to_string(root().join("infra/local/env.sh")).expect("infra/local/env.sh");
@@ -91,7 +106,43 @@ impl Stack {
                 )
             })
             .collect();
+        stack.api_token = stack.read_api_token();
         stack
+    }
+
+    fn read_api_token(&self) -> String {
+        let out = Command::new("python3")
+            .args([
+                "-c",
+                "import boto3,os\n\
+                 sm=boto3.client('secretsmanager')\n\
+                 print(sm.get_secret_value(SecretId=os.environ['SQUALL_API_TOKEN_SECRET'])['SecretString'])",
+            ])
+            .envs(self.env.iter().cloned())
+            .output()
+            .expect("python3 with boto3");
+        assert!(
+            out.status.success(),
+            "reading the api token: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let token = String::from_utf8_lossy(&out.stdout).trim().to_string();
+        assert!(
+            token.len() >= 32,
+            "a short api token: {} characters",
+            token.len()
+        );
+        token
+    }
+
+    /// The api function's token (its secret's value).
+    fn api_token(&self) -> &str {
+        &self.api_token
+    }
+
+    /// The functions' environment (`up.sh` writes it for `cargo lambda watch`).
+    fn functions_env(&self) -> PathBuf {
+        root().join("infra/local/.run/functions.env")
     }
 
     /// A variable of the client environment (`infra/local/env.sh`).
@@ -247,11 +298,18 @@ fn aws_path_on_emulated_lambda_s3_and_sqs() {
         let t = Instant::now();
         api::heavy_cancel(&client, &stack).await;
         timed("a cancel inside a nested-loop join", t);
+        let t = Instant::now();
+        auth::token(&client, &stack).await;
+        auth::unreadable_secret(&stack);
+        timed("token authentication", t);
     });
 
     let t = Instant::now();
     let serve = Served::start(&stack);
-    runtime.block_on(api::served(&api::Client::at(&serve.base)));
+    let bearer = format!("Bearer {}", stack.api_token());
+    runtime.block_on(api::served(
+        &api::Client::at(&serve.base).with_authorization(Some(&bearer)),
+    ));
     drop(serve);
     eprintln!(
         "aws_emulated: squall serve --backend aws: {:.1}s",
