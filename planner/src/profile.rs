@@ -191,6 +191,13 @@ impl QueryProfile {
                 self.store_hedges
             );
         }
+        if self.partitions_read + self.partitions_pruned > 0 {
+            let _ = writeln!(
+                out,
+                "partitions: {} read, {} pruned before planning tasks",
+                self.partitions_read, self.partitions_pruned
+            );
+        }
         let _ = writeln!(
             out,
             "{:>6} {:<28} {:>6} {:>8} {:>10} {:>8} {:>12} {:>12} {:>12} {:>9} {:>11} {:>6} {:>6} {:>10}",

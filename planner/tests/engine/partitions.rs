@@ -133,6 +133,14 @@ async fn pruned_partitions_are_counted_and_never_read() {
     let line = format!("{kept} of {total} partitions ({} pruned)", total - kept);
     assert!(text.contains(&line), "EXPLAIN must say {line:?}:\n{text}");
 
+    let r = squall.sql(&format!("explain analyze {sql}")).await.unwrap();
+    let text = squall_tpch::run::to_csv(&r.schema, &r.batches).unwrap();
+    let line = format!("partitions: {kept} read, {} pruned", total - kept);
+    assert!(
+        text.contains(&line),
+        "EXPLAIN ANALYZE must say {line:?}:\n{text}"
+    );
+
     let profile = squall.sql(sql).await.unwrap().profile.unwrap();
     assert_eq!(profile.partitions_read, kept as u64);
     assert_eq!(profile.partitions_pruned, (total - kept) as u64);
