@@ -10,6 +10,7 @@
 //! - [`cli`]: the command line (`query`, `tpch`, `config`, `cost`, `serve`, `loadtest`, `fuzz`).
 //! - [`client`]: a small Trino-protocol client (what the load test and the fuzzer drive the API with).
 //! - [`loadtest`]: N concurrent clients running TPC-H through the API, every answer checked.
+//! - [`scheduler_bench`]: the coordinator scheduling no-op tasks (`squall bench scheduler`).
 //! - [`fuzz`]: seeded, bounded-time fuzzing of the API (here) and the worker
 //!   (`squall_worker_fuzz`).
 //!
@@ -23,3 +24,4 @@ pub mod cli;
 pub mod client;
 pub mod fuzz;
 pub mod loadtest;
+pub mod scheduler_bench;

@@ -132,6 +132,9 @@ impl LocalQueue {
     }
 }
 
+/// Most messages one receive returns (SQS's own limit is 10 per request).
+const RECEIVE_BATCH: usize = 1024;
+
 #[async_trait]
 impl CompletionQueue for LocalQueue {
     async fn create(&self, query_id: &str) -> Result<String> {
@@ -177,7 +180,9 @@ impl CompletionQueue for LocalQueue {
             Ok(Some(first)) => out.push(first),
             Ok(None) | Err(_) => return Ok(out),
         }
-        while out.len() < 10 {
+        // Everything waiting, up to a bound: one pass of the coordinator's
+        // loop handles a batch, so a burst of reports costs one wake-up.
+        while out.len() < RECEIVE_BATCH {
             match rx.try_recv() {
                 Ok(m) => out.push(m),
                 Err(_) => break,

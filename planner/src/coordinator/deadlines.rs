@@ -37,6 +37,8 @@
 //! attempts are spent the query waits for them up to
 //! `squall.task.silence_timeout_secs` and then fails, naming the tasks.
 
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
 use std::time::{Duration, Instant};
 
 use datafusion::error::Result;
@@ -82,27 +84,32 @@ impl Deadlines {
 
 /// Launch another attempt of every task that is overdue (see `deadlines`),
 /// beside the attempts still silent, while it has attempts left.
+///
+/// Called on every pass of the event loop, so its cost does not grow with
+/// the query's task count: medians are kept as tasks are accepted
+/// ([`RunningMedian`]), and a stage that progressed within its deadline has
+/// no overdue task (an attempt's silence counts from the later of its
+/// launch and its stage's last progress), so only stalled stages are looked
+/// through task by task.
 pub(super) async fn relaunch_overdue(
     job: &QueryJob,
     backend: &Backend,
     address: &str,
     runs: &mut [StageRun],
+    query_times: &RunningMedian,
     profile: &mut QueryProfile,
     deadlines: &Deadlines,
 ) -> Result<()> {
-    let run_times = |run: &StageRun| -> Vec<u64> {
-        run.tasks
-            .iter()
-            .filter_map(|t| t.accepted.as_ref().map(|(_, _, m)| m.wall_ms))
-            .collect()
-    };
-    let query_median = median(runs.iter().flat_map(run_times));
+    let query_median = query_times.median();
     let mut overdue = Vec::new();
     for (si, run) in runs.iter().enumerate() {
         if !run.launched || run.finished.is_some() {
             continue;
         }
-        let deadline = deadlines.deadline(median(run_times(run)), query_median);
+        let deadline = deadlines.deadline(run.run_times.median(), query_median);
+        if run.progressed.is_some_and(|p| p.elapsed() <= deadline) {
+            continue;
+        }
         for (t, task) in run.tasks.iter().enumerate() {
             if task.accepted.is_some() || task.attempts >= job.max_attempts {
                 continue;
@@ -130,6 +137,39 @@ pub(super) async fn relaunch_overdue(
     Ok(())
 }
 
+/// The median of a growing set of run times, kept as values arrive: the
+/// lower half in a max-heap, the upper half (one more on an odd count) in a
+/// min-heap, so adding is O(log n) and the median O(1). The median of an
+/// even count is the upper one, as [`median`] gives.
+#[derive(Debug, Default)]
+pub struct RunningMedian {
+    lower: BinaryHeap<u64>,
+    upper: BinaryHeap<Reverse<u64>>,
+}
+
+impl RunningMedian {
+    pub fn push(&mut self, v: u64) {
+        match self.upper.peek() {
+            Some(&Reverse(m)) if v < m => self.lower.push(v),
+            _ => self.upper.push(Reverse(v)),
+        }
+        // Keep upper.len() == lower.len() or lower.len() + 1.
+        if self.upper.len() > self.lower.len() + 1 {
+            if let Some(Reverse(m)) = self.upper.pop() {
+                self.lower.push(m);
+            }
+        } else if self.lower.len() > self.upper.len()
+            && let Some(m) = self.lower.pop()
+        {
+            self.upper.push(Reverse(m));
+        }
+    }
+
+    pub fn median(&self) -> Option<u64> {
+        self.upper.peek().map(|&Reverse(m)| m)
+    }
+}
+
 /// The tasks a query still waits for, for an error message.
 pub(super) fn waiting_for(job: &QueryJob, runs: &[StageRun]) -> String {
     let mut waiting = Vec::new();
@@ -147,8 +187,10 @@ pub(super) fn waiting_for(job: &QueryJob, runs: &[StageRun]) -> String {
     waiting.join("; ")
 }
 
-/// The median of some values (the upper one of an even count).
-pub fn median(values: impl IntoIterator<Item = u64>) -> Option<u64> {
+/// The median of some values (the upper one of an even count): what
+/// [`RunningMedian`] keeps, computed from scratch.
+#[cfg(test)]
+fn median(values: impl IntoIterator<Item = u64>) -> Option<u64> {
     let mut v: Vec<u64> = values.into_iter().collect();
     if v.is_empty() {
         return None;
@@ -187,5 +229,23 @@ mod tests {
         assert_eq!(median([5, 1, 3]), Some(3));
         assert_eq!(median([4, 1]), Some(4));
         assert_eq!(median(Vec::<u64>::new()), None);
+    }
+
+    #[test]
+    fn the_running_median_is_the_median_of_everything_pushed() {
+        let mut state = 7u64;
+        let mut values = Vec::new();
+        let mut running = RunningMedian::default();
+        assert_eq!(running.median(), None);
+        for _ in 0..2000 {
+            // A small LCG: repeats, runs up and down, and ties.
+            state = state
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            let v = (state >> 33) % 97;
+            values.push(v);
+            running.push(v);
+            assert_eq!(running.median(), median(values.iter().copied()));
+        }
     }
 }

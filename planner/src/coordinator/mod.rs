@@ -51,7 +51,7 @@ use squall_core::task::{
 
 use crate::partitions::PartitionCount;
 use crate::profile::{QueryProfile, StageProfile};
-use deadlines::{Deadlines, relaunch_overdue, waiting_for};
+use deadlines::{Deadlines, RunningMedian, relaunch_overdue, waiting_for};
 
 mod deadlines;
 mod finish;
@@ -152,6 +152,8 @@ struct StageRun {
     finished: Option<Instant>,
     /// For a stage that publishes join keys: its filter, once built.
     filter: Option<FilterBinding>,
+    /// Run times of its accepted tasks, for its attempts' deadlines.
+    run_times: RunningMedian,
 }
 
 #[derive(Default)]
@@ -259,6 +261,7 @@ async fn drive(
             progressed: None,
             finished: None,
             filter: None,
+            run_times: RunningMedian::default(),
         });
     }
     let mut profile = QueryProfile::new(&job.query_id);
@@ -277,6 +280,7 @@ async fn drive(
         .collect();
 
     let deadlines = Deadlines::from_options(&job.config.task);
+    let mut query_times = RunningMedian::default();
     launch_ready(job, backend, address, &mut runs, &mut profile).await?;
     let final_index = runs.len().saturating_sub(1);
     let mut last_message = Instant::now();
@@ -290,7 +294,16 @@ async fn drive(
             }
             bodies = backend.queue.receive(address, Duration::from_millis(500)) => bodies?,
         };
-        relaunch_overdue(job, backend, address, &mut runs, &mut profile, &deadlines).await?;
+        relaunch_overdue(
+            job,
+            backend,
+            address,
+            &mut runs,
+            &query_times,
+            &mut profile,
+            &deadlines,
+        )
+        .await?;
         if bodies.is_empty() {
             if last_message.elapsed() > job.silence_timeout {
                 return Err(PlannerError::Silent {
@@ -334,6 +347,8 @@ async fn drive(
                 }
                 match report.outcome {
                     TaskOutcome::Succeeded { output } => {
+                        run.run_times.push(report.metrics.wall_ms);
+                        query_times.push(report.metrics.wall_ms);
                         task.accepted = Some((report.attempt, output, report.metrics));
                         run.accepted += 1;
                         run.progressed = Some(Instant::now());
