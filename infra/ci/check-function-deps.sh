@@ -8,7 +8,7 @@ set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 cd "$root"
 
-forbidden='^(tpchgen|tpchgen-arrow|indicatif|clap|squall-tpch|squall-cli|squall-worker-fuzz) '
+forbidden='^(tpchgen|tpchgen-arrow|indicatif|clap|squall-tpch|squall-cli|squall-worker-fuzz|squall-bloom-bench|bloomfilter) '
 status=0
 for package in squall-worker-function squall-coordinator-function squall-api-function; do
     tree="$(cargo tree -p "$package" -e normal --prefix none -f '{p}')"
@@ -18,7 +18,7 @@ for package in squall-worker-function squall-coordinator-function squall-api-fun
         echo "$found" | sed 's/^/    /' >&2
         status=1
     else
-        echo "check-function-deps: $package: none of tpchgen, tpchgen-arrow, indicatif, clap, squall-tpch, squall-cli, squall-worker-fuzz" >&2
+        echo "check-function-deps: $package: none of tpchgen, tpchgen-arrow, indicatif, clap, squall-tpch, squall-cli, squall-worker-fuzz, squall-bloom-bench, bloomfilter" >&2
     fi
 done
 exit "$status"

@@ -7,7 +7,7 @@
 //!
 //! # Layout
 //!
-//! - [`cli`]: the command line (`query`, `tpch`, `config`, `cost`, `serve`, `loadtest`, `fuzz`).
+//! - [`cli`]: the command line (`query`, `tpch`, `config`, `cost`, `serve`, `loadtest`, `fuzz`, `bench`).
 //! - [`client`]: a small Trino-protocol client (what the load test and the fuzzer drive the API with).
 //! - [`loadtest`]: N concurrent clients running TPC-H through the API, every answer checked.
 //! - [`scheduler_bench`]: the coordinator scheduling no-op tasks (`squall bench scheduler`).

@@ -12,6 +12,8 @@
 //! squall loadtest [--clients 8] [--duration 60] [--sf 0.01] [--data DIR] [--queries 1,3] [--seed 1]
 //!                 [--heavy N [--heavy-cancel-after 3] [--heavy-timeout 3]] [--config K=V]...
 //! squall fuzz [--duration 30] [--seed 1] [--target all|api|worker] [--data DIR]
+//! squall bench bloom [--keys 10000,100000,1000000] [--hits 0.05,0.5] [--probe-rows 10000000]
+//!                    [--rounds 3] [--fpp F] [--distributions dense,orderkey,partsupp]
 //! ```
 //!
 //! `serve` runs the HTTP API (the Trino client protocol, see
@@ -31,6 +33,7 @@
 //! Ctrl-C during `squall query` cancels the query, waits up to 10 s for its
 //! tasks to stop and its exchange objects to be deleted, and exits with 130.
 
+mod bench;
 mod query;
 mod serve;
 mod tpch;
@@ -134,6 +137,11 @@ enum Command {
         #[arg(long)]
         data: Option<PathBuf>,
     },
+    /// Micro-benchmarks of engine parts, measured side by side in one run.
+    Bench {
+        #[command(subcommand)]
+        command: BenchCommand,
+    },
     /// Serve the HTTP API (Trino client protocol) over the embedded engine or the aws backend.
     Serve {
         /// Port to listen on (0: any free port, printed once listening).
@@ -222,6 +230,35 @@ enum TpchCommand {
         data: Option<PathBuf>,
         #[arg(long = "config", short = 'c', value_parser = parse_setting)]
         config: Vec<(String, String)>,
+    },
+}
+
+#[derive(Subcommand, Debug)]
+enum BenchCommand {
+    /// squall's join-key Bloom filter against the bloomfilter crate on TPC-H
+    /// key distributions: build time, serialized bytes, measured false-positive
+    /// rate, probe rows/s through the batch path and checks/s of the filter alone.
+    Bloom {
+        /// Comma-separated build-side key counts.
+        #[arg(long, value_delimiter = ',', default_value = "10000,100000,1000000")]
+        keys: Vec<usize>,
+        /// Comma-separated fractions of probe rows whose key is a build key.
+        #[arg(long, value_delimiter = ',', default_value = "0.05,0.5")]
+        hits: Vec<f64>,
+        /// Probe rows per case.
+        #[arg(long, default_value_t = 10_000_000)]
+        probe_rows: usize,
+        /// Timed rounds per case (alternating which filter goes first).
+        #[arg(long, default_value_t = 3)]
+        rounds: usize,
+        /// Target false-positive rate of both filters (default: squall.bloom.fpp).
+        #[arg(long)]
+        fpp: Option<f64>,
+        /// Comma-separated key distributions: dense, orderkey, partsupp (default all).
+        #[arg(long, value_delimiter = ',')]
+        distributions: Vec<String>,
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
     },
 }
 
@@ -379,5 +416,6 @@ async fn run(cli: Cli) -> std::result::Result<ExitCode, ServerError> {
         Command::Cost => Ok(query::cost()?),
         Command::Config => Ok(query::config()?),
         Command::Tpch { command } => Ok(tpch::tpch_command(command).await?),
+        Command::Bench { command } => Ok(bench::bench_command(command)?),
     }
 }
