@@ -1,6 +1,7 @@
 //! `squall bench`: micro-benchmarks of engine parts, printed as tables of
 //! figures measured side by side in one run (`bloom`: squall's key filter
-//! against the bloomfilter crate; see `squall_bloom_bench`).
+//! against the bloomfilter crate; see `squall_bloom_bench`), and the
+//! coordinator's scheduling rate (`scheduler`; see `crate::scheduler_bench`).
 
 use std::process::ExitCode;
 
@@ -11,8 +12,23 @@ use squall_core::config::SquallConfig;
 
 use super::BenchCommand;
 
-pub(super) fn bench_command(command: BenchCommand) -> Result<ExitCode> {
+pub(super) async fn bench_command(command: BenchCommand) -> Result<ExitCode> {
     match command {
+        BenchCommand::Scheduler {
+            tasks,
+            stages,
+            config,
+        } => {
+            let run = crate::scheduler_bench::run(tasks, stages, &config).await?;
+            println!(
+                "{} stages of about {} no-op tasks each, {} completion messages",
+                run.stages,
+                run.tasks / run.stages.max(1),
+                run.messages
+            );
+            println!("{}", run.line());
+            Ok(ExitCode::SUCCESS)
+        }
         BenchCommand::Bloom {
             keys,
             hits,

@@ -12,6 +12,7 @@
 //! squall loadtest [--clients 8] [--duration 60] [--sf 0.01] [--data DIR] [--queries 1,3] [--seed 1]
 //!                 [--heavy N [--heavy-cancel-after 3] [--heavy-timeout 3]] [--config K=V]...
 //! squall fuzz [--duration 30] [--seed 1] [--target all|api|worker] [--data DIR]
+//! squall bench scheduler [--tasks 100000] [--stages 2] [--config K=V]...
 //! squall bench bloom [--keys 10000,100000,1000000] [--hits 0.05,0.5] [--probe-rows 10000000]
 //!                    [--rounds 3] [--fpp F] [--distributions dense,orderkey,partsupp]
 //! ```
@@ -235,6 +236,20 @@ enum TpchCommand {
 
 #[derive(Subcommand, Debug)]
 enum BenchCommand {
+    /// The coordinator scheduling no-op tasks over in-process seams: launch,
+    /// report, accept and stage barriers, nothing else. Prints
+    /// `scheduled N tasks in X s: Y tasks/s` last.
+    Scheduler {
+        /// Tasks in all.
+        #[arg(long, default_value_t = 100_000)]
+        tasks: usize,
+        /// Stages in a chain (each starts when the one before has finished).
+        #[arg(long, default_value_t = 2)]
+        stages: usize,
+        /// A setting, `squall.*` (repeatable), e.g. squall.task.launch_concurrency=256.
+        #[arg(long = "config", short = 'c', value_parser = parse_setting)]
+        config: Vec<(String, String)>,
+    },
     /// squall's join-key Bloom filter against the bloomfilter crate on TPC-H
     /// key distributions: build time, serialized bytes, measured false-positive
     /// rate, probe rows/s through the batch path and checks/s of the filter alone.
@@ -416,6 +431,6 @@ async fn run(cli: Cli) -> std::result::Result<ExitCode, ServerError> {
         Command::Cost => Ok(query::cost()?),
         Command::Config => Ok(query::config()?),
         Command::Tpch { command } => Ok(tpch::tpch_command(command).await?),
-        Command::Bench { command } => Ok(bench::bench_command(command)?),
+        Command::Bench { command } => Ok(bench::bench_command(command).await?),
     }
 }
