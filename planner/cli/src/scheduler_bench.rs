@@ -154,3 +154,7 @@ pub async fn run(
         messages: out.profile.messages,
     })
 }
+
+#[cfg(test)]
+#[path = "scheduler_bench_tests.rs"]
+mod tests;
