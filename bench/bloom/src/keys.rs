@@ -17,6 +17,7 @@ use std::fmt;
 use std::sync::Arc;
 
 use arrow::array::{ArrayRef, Int64Array};
+use squall_core::seeded::SplitMix64;
 
 /// Rows per probe batch (DataFusion's default batch size).
 pub const BATCH_ROWS: usize = 8192;
@@ -70,29 +71,6 @@ impl fmt::Display for Distribution {
     }
 }
 
-/// SplitMix64: a small seeded generator, so every run draws the same probe set.
-#[derive(Debug, Clone)]
-pub struct SplitMix(u64);
-
-impl SplitMix {
-    pub fn new(seed: u64) -> Self {
-        Self(seed)
-    }
-
-    pub fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-
-    /// Uniform in `0..n` (`n` > 0).
-    pub fn below(&mut self, n: u64) -> u64 {
-        ((u128::from(self.next_u64()) * u128::from(n)) >> 64) as u64
-    }
-}
-
 /// The key columns of some key tuples, as Arrow arrays.
 pub fn key_arrays(dist: Distribution, tuples: &[(i64, i64)]) -> Vec<ArrayRef> {
     let first: ArrayRef = Arc::new(Int64Array::from_iter_values(tuples.iter().map(|t| t.0)));
@@ -129,16 +107,17 @@ impl CaseData {
         let domain = n + misses;
         let build: Vec<(i64, i64)> = (0..n).map(|i| dist.key(i, domain)).collect();
         let threshold = (hit_fraction.clamp(0.0, 1.0) * u64::MAX as f64) as u64;
-        let mut rng = SplitMix::new(seed);
+        // Seeded, so every run draws the same probe set.
+        let mut rng = SplitMix64::new(seed);
         let mut is_hit = Vec::with_capacity(probe_rows);
         let mut probe = Vec::with_capacity(probe_rows.div_ceil(BATCH_ROWS));
         let mut tuples = Vec::with_capacity(BATCH_ROWS);
         for _ in 0..probe_rows {
             let hit = rng.next_u64() < threshold;
             let i = if hit {
-                rng.below(n)
+                rng.below(n as usize) as u64
             } else {
-                n + rng.below(misses)
+                n + rng.below(misses as usize) as u64
             };
             is_hit.push(hit);
             tuples.push(dist.key(i, domain));

@@ -46,6 +46,7 @@ pub mod memory;
 pub mod recovery;
 pub mod scan;
 pub mod seams;
+pub mod seeded;
 pub mod task;
 pub mod worker;
 

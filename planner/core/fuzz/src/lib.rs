@@ -14,7 +14,8 @@
 //! - [`Finding`], [`Case`]: what a case shows; [`fuzz_worker`]: a bounded run.
 
 pub mod mutate;
-pub mod seeded;
+/// The seeded generator, shared with the rest of the workspace (`squall_core::seeded`).
+pub use squall_core::seeded;
 pub mod worker;
 
 use std::sync::Arc;

@@ -1,5 +1,5 @@
-//! [`SplitMix64`]: a small seeded random generator for the load test and
-//! the fuzzers, so a run is reproduced from its seed. Not for anything that
+//! [`SplitMix64`]: a small seeded random generator for the load test, the
+//! fuzzers and the benchmarks, so a run is reproduced from its seed. Not for anything that
 //! needs unpredictability (ids and slugs use UUIDs).
 
 /// SplitMix64 (Steele, Lea and Flood): 64 bits of state, good enough mixing
