@@ -207,6 +207,23 @@ impl Invoker for LambdaInvoker {
         Ok(())
     }
 
+    /// A speculative loser stops at its next look at its own marker, not
+    /// when the whole query ends.
+    async fn stop_attempt(
+        &self,
+        query_id: &str,
+        stage: u32,
+        task: u32,
+        attempt: u32,
+    ) -> Result<()> {
+        if let Some(state) = &self.state {
+            state
+                .write_attempt_stop(query_id, stage, task, attempt)
+                .await?;
+        }
+        Ok(())
+    }
+
     fn stop_marker(&self, query_id: &str) -> Option<ObjectLocation> {
         self.state.as_ref().map(|s| s.stop_marker(query_id))
     }

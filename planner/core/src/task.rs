@@ -82,6 +82,13 @@ pub enum FilterData {
     Skipped { reason: String },
 }
 
+/// The key of one attempt's own stop marker, beside its query's marker
+/// `query_marker_key`: written when another attempt of the same task has
+/// been accepted, so a speculative loser stops then and not at query end.
+pub fn attempt_stop_key(query_marker_key: &str, stage: u32, task: u32, attempt: u32) -> String {
+    format!("{query_marker_key}-s{stage}-t{task}-a{attempt}")
+}
+
 /// The row groups a task reads from one scan.
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
 pub struct ScanAssignment {

@@ -59,7 +59,7 @@ use crate::scan::bind_task;
 use crate::seams::CompletionQueue;
 use crate::task::{
     FailureKind, FilterBinding, FilterData, ObjectLocation, PROTOCOL_VERSION, TaskIdentity,
-    TaskMetrics, TaskOutcome, TaskReport, TaskSpec,
+    TaskMetrics, TaskOutcome, TaskReport, TaskSpec, attempt_stop_key,
 };
 
 /// Longest a stopped task waits for its operators to stop.
@@ -144,17 +144,18 @@ async fn run_task(spec: &TaskSpec, env: &WorkerEnv, started: Instant) -> TaskRep
                 message: format!("the task panicked: {}", join_error_text(e)),
             })
         }),
-        Err(marker) => {
+        Err((marker, superseded)) => {
             // Wait (briefly) for the operators to let go, so that the
             // invocation ends with its work, not before it.
             let seen = Instant::now();
             work.abort();
             let stopped = tokio::time::timeout(STOP_WAIT, &mut work).await.is_ok();
-            tracing::info!(
-                %marker,
-                operators_stopped_ms = stopped.then(|| seen.elapsed().as_millis() as u64),
-                "task stopped by its query's stop marker"
-            );
+            let operators_stopped_ms = stopped.then(|| seen.elapsed().as_millis() as u64);
+            if superseded {
+                tracing::info!(%marker, operators_stopped_ms, "task stopped: another attempt of it was accepted");
+            } else {
+                tracing::info!(%marker, operators_stopped_ms, "task stopped by its query's stop marker");
+            }
             Err(SquallError::Stopped {
                 stage: spec.stage,
                 task: spec.task,
@@ -276,38 +277,62 @@ fn plan_failure(spec: &TaskSpec, e: SquallError) -> SquallError {
     }
 }
 
-/// Resolves once the task's stop marker exists (its `s3://…/key` text);
-/// never, for a task without one.
-async fn stop_requested(spec: &TaskSpec, env: &WorkerEnv) -> String {
+/// Resolves once the task's query's stop marker, or its attempt's own
+/// marker ([`attempt_stop_key`]), exists (its `s3://…/key` text, and
+/// whether it was the attempt's); never, for a task without one.
+///
+/// The query's marker is looked for at the start and every
+/// `squall.task.stop_poll_ms`. The attempt's marker only matters to an
+/// attempt that another one was launched beside, which happens no earlier
+/// than `squall.task.speculation_min_ms` after it started: it is looked for
+/// from then on, at every fourth look, so most tasks (short ones) never
+/// send that request and a long one adds a quarter to its HEADs.
+async fn stop_requested(spec: &TaskSpec, env: &WorkerEnv) -> (String, bool) {
     let Some(marker) = &spec.stop_marker else {
         return std::future::pending().await;
     };
-    let poll = session_config(&spec.settings)
-        .map(|c| SquallConfig::from_session(&c).task.stop_poll_ms)
-        .unwrap_or(1000);
-    watch_marker(marker, env, poll).await
+    let task = session_config(&spec.settings)
+        .map(|c| SquallConfig::from_session(&c).task)
+        .unwrap_or_default();
+    let attempt = ObjectLocation {
+        store_url: marker.store_url.clone(),
+        key: attempt_stop_key(&marker.key, spec.stage, spec.task, spec.attempt),
+    };
+    let after = Duration::from_millis(task.speculation_min_ms);
+    watch_markers(marker, &attempt, after, env, task.stop_poll_ms).await
 }
 
-async fn watch_marker(marker: &ObjectLocation, env: &WorkerEnv, poll_ms: u64) -> String {
-    let text = format!("{}/{}", marker.store_url.trim_end_matches('/'), marker.key);
-    let store = match ObjectStoreUrl::parse(&marker.store_url)
+/// Looks at every fourth poll for the attempt's marker, once `after` has passed.
+const ATTEMPT_MARKER_EVERY: u64 = 4;
+
+async fn watch_markers(
+    query: &ObjectLocation,
+    attempt: &ObjectLocation,
+    after: Duration,
+    env: &WorkerEnv,
+    poll_ms: u64,
+) -> (String, bool) {
+    let text = |m: &ObjectLocation| format!("{}/{}", m.store_url.trim_end_matches('/'), m.key);
+    let store = match ObjectStoreUrl::parse(&query.store_url)
         .and_then(|u| env.runtime.object_store(u))
     {
         Ok(store) => store,
         Err(e) => {
-            tracing::warn!(%e, marker = %text, "stop marker store unavailable; the task cannot be stopped early");
+            tracing::warn!(%e, marker = %text(query), "stop marker store unavailable; the task cannot be stopped early");
             return std::future::pending().await;
         }
     };
-    let path = Path::from(marker.key.as_str());
+    let started = Instant::now();
     let mut warned = false;
-    loop {
-        match store.head(&path).await {
-            Ok(_) => return text,
+    for look in 0u64.. {
+        let of_attempt = started.elapsed() >= after && look % ATTEMPT_MARKER_EVERY == 0;
+        let marker = if of_attempt { attempt } else { query };
+        match store.head(&Path::from(marker.key.as_str())).await {
+            Ok(_) => return (text(marker), of_attempt),
             Err(object_store::Error::NotFound { .. }) => {}
             Err(e) => {
                 if !warned {
-                    tracing::warn!(%e, marker = %text, "looking for the stop marker failed; looking again later");
+                    tracing::warn!(%e, marker = %text(marker), "looking for the stop marker failed; looking again later");
                     warned = true;
                 }
             }
@@ -317,6 +342,7 @@ async fn watch_marker(marker: &ObjectLocation, env: &WorkerEnv, poll_ms: u64) ->
         }
         tokio::time::sleep(Duration::from_millis(poll_ms)).await;
     }
+    std::future::pending().await
 }
 
 /// Session config of a task: defaults plus the settings the coordinator sent.

@@ -8,6 +8,7 @@
 //! {prefix}/{query}/result.arrow   the result's pages back to back, each a complete Arrow IPC stream
 //! {prefix}/{query}/cancel         exists once a client asked to cancel (written by the API)
 //! {prefix}/{query}/stop           exists once the query has ended: running tasks stop (coordinator)
+//! {prefix}/{query}/stop-s2-t7-a0  exists once another attempt of stage 2's task 7 was accepted
 //! ```
 //!
 //! Each page is a self-contained IPC stream (schema, dictionaries, one
@@ -28,9 +29,10 @@ use arrow::record_batch::RecordBatch;
 use async_trait::async_trait;
 use bytes::Bytes;
 use datafusion::error::{DataFusionError, Result};
+use futures::TryStreamExt;
 use object_store::path::Path;
 use object_store::{ObjectStore, ObjectStoreExt, PutPayload};
-use squall_core::task::ObjectLocation;
+use squall_core::task::{ObjectLocation, attempt_stop_key};
 
 use super::{PageRange, QueryRecord, QueryStore, ResultIndex};
 use crate::error::PlannerError;
@@ -52,8 +54,6 @@ fn store_err(what: &'static str, key: &Path, source: object_store::Error) -> Dat
     }
     .into()
 }
-
-const NAMES: [&str; 4] = ["status.json", "result.arrow", "cancel", "stop"];
 
 impl ObjectQueryStore {
     /// The store under `prefix` of `store`, which is registered as `url`.
@@ -96,6 +96,20 @@ impl ObjectQueryStore {
     /// Creates the query's stop marker: every task still running stops.
     pub async fn write_stop(&self, query_id: &str) -> Result<()> {
         self.touch(&self.key(query_id, "stop")).await
+    }
+
+    /// Creates one attempt's stop marker (another attempt of its task was
+    /// accepted): that attempt stops, the query's other tasks go on.
+    pub async fn write_attempt_stop(
+        &self,
+        query_id: &str,
+        stage: u32,
+        task: u32,
+        attempt: u32,
+    ) -> Result<()> {
+        let marker = self.stop_marker(query_id);
+        let key = attempt_stop_key(&marker.key, stage, task, attempt);
+        self.touch(&Path::from(key)).await
     }
 }
 
@@ -198,13 +212,19 @@ impl QueryStore for ObjectQueryStore {
             .unwrap_or_else(|| RecordBatch::new_empty(Arc::clone(schema))))
     }
 
-    /// Deletes the query's objects (those that exist).
+    /// Deletes every object of the query (record, result, markers).
     async fn forget(&self, query_id: &str) -> Result<()> {
-        for name in NAMES {
-            let key = self.key(query_id, name);
-            match self.store.delete(&key).await {
+        let folder = Path::from(format!("{}/{query_id}", self.prefix).trim_start_matches('/'));
+        let objects: Vec<_> = self
+            .store
+            .list(Some(&folder))
+            .try_collect()
+            .await
+            .map_err(|e| store_err("listing", &folder, e))?;
+        for meta in objects {
+            match self.store.delete(&meta.location).await {
                 Ok(()) | Err(object_store::Error::NotFound { .. }) => {}
-                Err(e) => return Err(store_err("deleting", &key, e)),
+                Err(e) => return Err(store_err("deleting", &meta.location, e)),
             }
         }
         Ok(())

@@ -8,8 +8,8 @@ use arrow::datatypes::{DataType, Field, Schema};
 use arrow::record_batch::RecordBatch;
 use datafusion::sql::sqlparser::parser::ParserError;
 use futures::StreamExt;
-use object_store::ObjectStore;
 use object_store::memory::InMemory;
+use object_store::{ObjectStore, ObjectStoreExt};
 
 use super::*;
 
@@ -127,6 +127,13 @@ async fn the_object_store_keeps_the_contract() {
     assert_eq!(store.stop_marker("q1").key, "state/q1/stop");
     assert_eq!(store.stop_marker("q1").store_url, "memory://");
     store.write_stop("q2").await.unwrap();
+    store.write_attempt_stop("q2", 2, 7, 0).await.unwrap();
+    assert!(
+        objects
+            .head(&object_store::path::Path::from("state/q2/stop-s2-t7-a0"))
+            .await
+            .is_ok()
+    );
     store.forget("q2").await.unwrap();
     let left = objects.list(None).collect::<Vec<_>>().await;
     assert!(left.is_empty(), "{left:?}");

@@ -100,6 +100,46 @@ async fn a_stop_marker_stops_a_running_task() {
 }
 
 #[tokio::test]
+async fn an_attempts_own_marker_stops_only_that_attempt() {
+    let dir = tempfile::tempdir().unwrap();
+    let marker = dir.path().join("stop");
+    let env = WorkerEnv {
+        runtime: Arc::new(RuntimeEnv::default()),
+        queue: Arc::new(Sink::default()),
+    };
+    let mut spec = slow_spec(&marker);
+    spec.settings
+        .push(("squall.task.speculation_min_ms".into(), "100".into()));
+    let query_key = spec.stop_marker.as_ref().unwrap().key.clone();
+    // Another task's attempt marker, and this task's other attempt's: not its own.
+    for (task, attempt) in [(4, 0), (3, 1)] {
+        let other = attempt_stop_key(&query_key, 2, task, attempt);
+        std::fs::write(format!("/{other}"), b"").unwrap();
+    }
+    let payload = spec.encode().unwrap();
+    let started = Instant::now();
+    let task = tokio::spawn(async move { handle_task(&payload, &env).await });
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert!(
+        !task.is_finished(),
+        "stopped by a marker that is not its own"
+    );
+    let own = attempt_stop_key(&query_key, 2, 3, 0);
+    std::fs::write(format!("/{own}"), b"").unwrap();
+    let report = tokio::time::timeout(Duration::from_secs(10), task)
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(started.elapsed() < Duration::from_secs(10));
+    let TaskOutcome::Failed { error } = &report.outcome else {
+        panic!("a superseded attempt succeeded: {report:?}");
+    };
+    assert_eq!(error.kind, FailureKind::Stopped);
+    assert!(error.message.contains(&own), "{}", error.message);
+    assert!(!marker.exists(), "the query's own marker was never written");
+}
+
+#[tokio::test]
 async fn a_task_started_after_the_stop_does_not_run() {
     let dir = tempfile::tempdir().unwrap();
     let marker = dir.path().join("stop");
