@@ -44,6 +44,8 @@ pub struct WorkerFunction {
 
 impl WorkerFunction {
     pub async fn from_env() -> Result<Self> {
+        // This process runs only tasks: an injected abort may kill it.
+        squall_core::worker::worker_has_own_process();
         let aws = AwsEnv::load().await;
         let runtime = aws_runtime(&aws)?;
         Ok(Self {

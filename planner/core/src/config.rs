@@ -151,6 +151,12 @@ config_namespace! {
         pub seed: u64, default = 0
         /// Probability that a task attempt fails (before or after writing its output).
         pub task_crash_rate: f64, default = 0.0
+        /// Probability that a task attempt kills its own worker process
+        /// (before or after writing its output, never reporting): a Lambda
+        /// that dies without a word, as one out of memory does. Only a worker
+        /// with a process of its own (the worker function) dies; an embedded
+        /// worker, sharing the engine's process, fails the attempt instead.
+        pub task_abort_rate: f64, default = 0.0
         /// Every task attempt waits this many milliseconds before it runs (a slow
         /// worker); a stop marker still stops it while it waits.
         pub task_delay_ms: u64, default = 0

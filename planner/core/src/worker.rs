@@ -345,6 +345,28 @@ async fn watch_markers(
     std::future::pending().await
 }
 
+/// Set by a worker that has a process of its own (the worker function):
+/// an injected abort (`squall.fault.task_abort_rate`) may then kill it.
+static OWN_PROCESS: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Declares that this process runs only workers, so an injected abort
+/// kills it (as a Lambda dies) instead of failing the attempt.
+pub fn worker_has_own_process() {
+    OWN_PROCESS.store(true, std::sync::atomic::Ordering::SeqCst);
+}
+
+/// An injected abort: the process dies at once, no report and no cleanup;
+/// an embedded worker fails the attempt instead.
+fn die(when: &str) -> Result<(), SquallError> {
+    if OWN_PROCESS.load(std::sync::atomic::Ordering::SeqCst) {
+        tracing::error!(when, "injected fault: the worker process aborts");
+        std::process::abort();
+    }
+    Err(SquallError::InjectedFault(format!(
+        "task aborted {when} (an embedded worker fails the attempt rather than kill the engine)"
+    )))
+}
+
 /// Session config of a task: defaults plus the settings the coordinator sent.
 pub fn session_config(settings: &[(String, String)]) -> Result<SessionConfig> {
     let mut config = SessionConfig::new().with_option_extension(SquallConfig::default());
@@ -454,11 +476,23 @@ async fn execute(spec: &TaskSpec, env: &WorkerEnv) -> Result<(TaskOutcome, TaskM
         ));
     }
 
+    let abort = fault::happens(
+        squall.fault.task_abort_rate,
+        squall.fault.seed,
+        "task_abort",
+        &coords,
+    );
+    if abort && !crash_after_write {
+        die("before writing its output")?;
+    }
     let output = writer.write(task_ctx).await?;
     if crash {
         return Err(SquallError::InjectedFault(
             "task crashed after writing its output".into(),
         ));
+    }
+    if abort {
+        die("after writing its output")?;
     }
 
     let mut metrics = collect_metrics(&writer);

@@ -16,6 +16,8 @@
 //!   5% of object-store requests fail, 10% of completion messages are
 //!   duplicated and 10% lost): the same answers, and the workers' own log
 //!   shows the faults happened;
+//! - Q6 and Q3 while 30% of task attempts kill their worker process
+//!   mid-task: the same answers through the silent-attempt path;
 //! - `partitioned`: a Hive-partitioned table through an `s3://` catalog and
 //!   through the emulated Glue Data Catalog (`glue://`), equal to the
 //!   embedded answers, partitions pruned in EXPLAIN;
@@ -261,6 +263,13 @@ fn aws_path_on_emulated_lambda_s3_and_sqs() {
     );
 
     let t = Instant::now();
+    worker_deaths(&stack);
+    eprintln!(
+        "aws_emulated: 2 TPC-H queries with worker processes dying mid-task in {:.1}s",
+        t.elapsed().as_secs_f64()
+    );
+
+    let t = Instant::now();
     partitioned::partitioned_tables(&stack);
     eprintln!(
         "aws_emulated: a partitioned table through s3:// and glue:// catalogs in {:.1}s",
@@ -399,6 +408,53 @@ fn tpch_under_faults(stack: &Stack) {
     assert!(
         shows(&["completion message lost", "completion message duplicated"]),
         "the workers' log shows no lost or duplicated completion message"
+    );
+}
+
+/// Q6 and Q3 while 30% of task attempts kill their worker process mid-task
+/// (`abort`, before or after writing the output): no report ever comes,
+/// the coordinator's deadlines launch new attempts beside the dead ones
+/// (the silent-attempt path a Lambda that runs out of memory takes), and
+/// the answers do not change. The functions' own log shows the deaths and
+/// the processes started again (`infra/local/cargo-shim.sh` plays Lambda
+/// replacing a dead environment).
+fn worker_deaths(stack: &Stack) {
+    let settings = [
+        "squall.fault.seed=5",
+        "squall.fault.task_abort_rate=0.3",
+        "squall.task.max_attempts=8",
+        "squall.task.speculation_min_ms=1000",
+        "squall.task.attempt_timeout_ms=4000",
+    ];
+    let mut failures = Vec::new();
+    for q in [6, 3] {
+        let sql = squall_tpch::query(q).expect("query");
+        let mut args = vec!["query", "--backend", "aws", "--format", "csv"];
+        for s in &settings {
+            args.extend(["--config", s]);
+        }
+        args.push(sql);
+        let out = stack.squall(&args);
+        if !out.status.success() {
+            failures.push(format!(
+                "q{q:02} with dying workers: exit {:?}: {}",
+                out.status.code(),
+                String::from_utf8_lossy(&out.stderr)
+            ));
+            continue;
+        }
+        let expected = squall_tpch::expected_answer(0.1, q).expect("answer");
+        match compare_csv(expected, &String::from_utf8_lossy(&out.stdout), Some(sql)) {
+            Ok(c) if c.ok => {}
+            Ok(c) => failures.push(format!("q{q:02} with dying workers: {}", c.message)),
+            Err(e) => failures.push(format!("q{q:02} with dying workers: {e}")),
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    let log = std::fs::read_to_string(stack.lambda_log()).unwrap_or_default();
+    assert!(
+        log.contains("the worker process aborts") && log.contains("starting it again"),
+        "the functions' log shows no worker process that died and came back"
     );
 }
 

@@ -6,6 +6,7 @@
 //! | setting | seam | what happens |
 //! |---|---|---|
 //! | `task_crash_rate` | worker | the attempt fails, before or after writing its output |
+//! | `task_abort_rate` | worker | the worker process dies mid-task (`abort`); no report ever comes |
 //! | `task_hang_rate`, `task_hang_ms` | worker | the attempt hangs (a straggler) until stopped |
 //! | `task_delay_ms` | worker | every attempt waits before it runs (a slow worker) |
 //! | `store_error_rate` | object store ([`FaultyStore`]) | a request fails with a 503 SlowDown |
