@@ -407,12 +407,17 @@ async fn cancel(
         api.service.cancel(&id).await
     }
     .await;
+    cancelled(&b, &id, result, "query cancelled by client")
+}
+
+/// 204 after a cancel, or the error that kept it from happening.
+fn cancelled(b: &BaseUri, id: &str, result: Result<(), ServerError>, what: &str) -> Response {
     match result {
         Ok(()) => {
-            tracing::info!(query_id = %id, "query cancelled by client");
+            tracing::info!(query_id = %id, "{what}");
             StatusCode::NO_CONTENT.into_response()
         }
-        Err(e) => service_error(&b, &id, &e),
+        Err(e) => service_error(b, id, &e),
     }
 }
 
@@ -434,13 +439,7 @@ async fn kill(
         api.service.cancel(&id).await
     }
     .await;
-    match result {
-        Ok(()) => {
-            tracing::info!(query_id = %id, "query killed by client");
-            StatusCode::NO_CONTENT.into_response()
-        }
-        Err(e) => service_error(&b, &id, &e),
-    }
+    cancelled(&b, &id, result, "query killed by client")
 }
 
 async fn query_info(
