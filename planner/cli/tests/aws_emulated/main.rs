@@ -346,6 +346,37 @@ fn aws_path_on_emulated_lambda_s3_and_sqs() {
     );
 }
 
+/// Runs TPC-H queries `qs` with `squall query --backend aws` and `settings`
+/// and checks each answer against the SF 0.1 answers; panics naming every
+/// query that failed or answered wrong (`what` says under which conditions).
+fn tpch_checked(stack: &Stack, qs: &[usize], settings: &[&str], what: &str) {
+    let mut failures = Vec::new();
+    for &q in qs {
+        let sql = squall_tpch::query(q).expect("query");
+        let mut args = vec!["query", "--backend", "aws", "--format", "csv"];
+        for s in settings {
+            args.extend(["--config", s]);
+        }
+        args.push(sql);
+        let out = stack.squall(&args);
+        if !out.status.success() {
+            failures.push(format!(
+                "q{q:02}{what}: exit {:?}: {}",
+                out.status.code(),
+                String::from_utf8_lossy(&out.stderr)
+            ));
+            continue;
+        }
+        let expected = squall_tpch::expected_answer(0.1, q).expect("answer");
+        match compare_csv(expected, &String::from_utf8_lossy(&out.stdout), Some(sql)) {
+            Ok(c) if c.ok => {}
+            Ok(c) => failures.push(format!("q{q:02}{what}: {}", c.message)),
+            Err(e) => failures.push(format!("q{q:02}{what}: {e}")),
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
 /// Q1, Q3, Q6 and Q10 with crashing tasks, failing S3 requests, and
 /// duplicated and lost SQS messages, all injected at the seams the embedded
 /// backend shares; the answers must not change.
@@ -362,31 +393,7 @@ fn tpch_under_faults(stack: &Stack) {
         // Every task payload travels through S3 (and must be gone afterwards).
         "squall.inline_payload_bytes=256",
     ];
-    let mut failures = Vec::new();
-    for q in [1, 3, 6, 10] {
-        let sql = squall_tpch::query(q).expect("query");
-        let mut args = vec!["query", "--backend", "aws", "--format", "csv"];
-        for f in &faults {
-            args.extend(["--config", f]);
-        }
-        args.push(sql);
-        let out = stack.squall(&args);
-        if !out.status.success() {
-            failures.push(format!(
-                "q{q:02} under faults: exit {:?}: {}",
-                out.status.code(),
-                String::from_utf8_lossy(&out.stderr)
-            ));
-            continue;
-        }
-        let expected = squall_tpch::expected_answer(0.1, q).expect("answer");
-        match compare_csv(expected, &String::from_utf8_lossy(&out.stdout), Some(sql)) {
-            Ok(c) if c.ok => {}
-            Ok(c) => failures.push(format!("q{q:02} under faults: {}", c.message)),
-            Err(e) => failures.push(format!("q{q:02} under faults: {e}")),
-        }
-    }
-    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    tpch_checked(stack, &[1, 3, 6, 10], &faults, " under faults");
     // The faults did happen (decisions depend on the random query ids, so
     // any one kind may miss a run; ~30 tasks make both checks near certain).
     // The functions' output reaches the log file through a pipe: give the
@@ -426,31 +433,7 @@ fn worker_deaths(stack: &Stack) {
         "squall.task.speculation_min_ms=1000",
         "squall.task.attempt_timeout_ms=4000",
     ];
-    let mut failures = Vec::new();
-    for q in [6, 3] {
-        let sql = squall_tpch::query(q).expect("query");
-        let mut args = vec!["query", "--backend", "aws", "--format", "csv"];
-        for s in &settings {
-            args.extend(["--config", s]);
-        }
-        args.push(sql);
-        let out = stack.squall(&args);
-        if !out.status.success() {
-            failures.push(format!(
-                "q{q:02} with dying workers: exit {:?}: {}",
-                out.status.code(),
-                String::from_utf8_lossy(&out.stderr)
-            ));
-            continue;
-        }
-        let expected = squall_tpch::expected_answer(0.1, q).expect("answer");
-        match compare_csv(expected, &String::from_utf8_lossy(&out.stdout), Some(sql)) {
-            Ok(c) if c.ok => {}
-            Ok(c) => failures.push(format!("q{q:02} with dying workers: {}", c.message)),
-            Err(e) => failures.push(format!("q{q:02} with dying workers: {e}")),
-        }
-    }
-    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    tpch_checked(stack, &[6, 3], &settings, " with dying workers");
     let log = std::fs::read_to_string(stack.lambda_log()).unwrap_or_default();
     assert!(
         log.contains("the worker process aborts") && log.contains("starting it again"),
@@ -459,25 +442,6 @@ fn worker_deaths(stack: &Stack) {
 }
 
 fn tpch_through_the_command(stack: &Stack) {
-    let mut failures = Vec::new();
-    for q in 1..=22 {
-        let sql = squall_tpch::query(q).expect("query");
-        let out = stack.squall(&["query", "--backend", "aws", "--format", "csv", sql]);
-        if !out.status.success() {
-            failures.push(format!(
-                "q{q:02}: exit {:?}: {}",
-                out.status.code(),
-                String::from_utf8_lossy(&out.stderr)
-            ));
-            continue;
-        }
-        let actual = String::from_utf8_lossy(&out.stdout);
-        let expected = squall_tpch::expected_answer(0.1, q).expect("answer");
-        match compare_csv(expected, &actual, Some(sql)) {
-            Ok(c) if c.ok => {}
-            Ok(c) => failures.push(format!("q{q:02}: {}", c.message)),
-            Err(e) => failures.push(format!("q{q:02}: {e}")),
-        }
-    }
-    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    let all: Vec<usize> = (1..=22).collect();
+    tpch_checked(stack, &all, &[], "");
 }
