@@ -1,7 +1,17 @@
 //! Completion queues on SQS: one queue per query (`{prefix}{query_id}`), so
-//! concurrent queries never see each other's messages. Receives long-poll
-//! and delete what they received; delivery is at-least-once, which the
-//! coordinator tolerates (duplicates are counted and ignored).
+//! concurrent queries never see each other's messages. Delivery is
+//! at-least-once, which the coordinator tolerates (duplicates are counted
+//! and ignored).
+//!
+//! A receive long-polls for up to 10 messages (SQS's most per request). A
+//! full batch means more are waiting: it then drains with
+//! [`DRAIN_RECEIVERS`] short polls at once, again while they come back
+//! full, up to [`MAX_PER_RECEIVE`] messages, so a burst of completions
+//! costs a round trip per 80 messages rather than per 10. What was received
+//! is deleted in batches of 10 in the background, off the coordinator's
+//! path (a message whose delete is late or lost comes back as a duplicate).
+//! Requests: one ReceiveMessage and one DeleteMessageBatch per 10 messages,
+//! as before, plus the empty long polls of an idle query.
 
 use std::time::Duration;
 
@@ -38,6 +48,32 @@ fn sdk_err<E: std::error::Error>(queue: &str, e: E) -> SquallError {
     err(queue, crate::error_chain(&e))
 }
 
+/// Most messages one ReceiveMessage returns.
+const BATCH: usize = 10;
+/// Short polls at once while a queue has a backlog.
+pub const DRAIN_RECEIVERS: usize = 8;
+/// Most messages one [`CompletionQueue::receive`] returns.
+pub const MAX_PER_RECEIVE: usize = 400;
+
+impl SqsQueue {
+    async fn receive_batch(
+        &self,
+        address: &str,
+        wait_secs: i32,
+    ) -> Result<Vec<aws_sdk_sqs::types::Message>> {
+        let out = self
+            .client
+            .receive_message()
+            .queue_url(address)
+            .max_number_of_messages(BATCH as i32)
+            .wait_time_seconds(wait_secs)
+            .send()
+            .await
+            .map_err(|e| sdk_err(address, e))?;
+        Ok(out.messages.unwrap_or_default())
+    }
+}
+
 #[async_trait]
 impl CompletionQueue for SqsQueue {
     async fn create(&self, query_id: &str) -> Result<String> {
@@ -70,53 +106,78 @@ impl CompletionQueue for SqsQueue {
 
     async fn receive(&self, address: &str, wait: Duration) -> Result<Vec<String>> {
         let wait_secs = wait.as_secs().clamp(1, 20) as i32;
-        let out = self
-            .client
-            .receive_message()
-            .queue_url(address)
-            .max_number_of_messages(10)
-            .wait_time_seconds(wait_secs)
-            .send()
-            .await
-            .map_err(|e| sdk_err(address, e))?;
-        let messages = out.messages.unwrap_or_default();
-        if messages.is_empty() {
-            return Ok(vec![]);
+        let mut messages = self.receive_batch(address, wait_secs).await?;
+        let mut full = messages.len() == BATCH;
+        while full && messages.len() < MAX_PER_RECEIVE {
+            let more = futures::future::join_all(
+                (0..DRAIN_RECEIVERS).map(|_| self.receive_batch(address, 0)),
+            )
+            .await;
+            full = true;
+            for batch in more {
+                match batch {
+                    Ok(m) => {
+                        full &= m.len() == BATCH;
+                        messages.extend(m);
+                    }
+                    Err(e) => {
+                        full = false;
+                        tracing::debug!(%e, "a draining receive failed; the messages come later");
+                    }
+                }
+            }
         }
-        let entries: Vec<DeleteMessageBatchRequestEntry> = messages
+        let handles: Vec<String> = messages
             .iter()
-            .enumerate()
-            .filter_map(|(i, m)| {
-                let handle = m.receipt_handle.clone()?;
-                DeleteMessageBatchRequestEntry::builder()
-                    .id(i.to_string())
-                    .receipt_handle(handle)
-                    .build()
-                    .ok()
-            })
+            .filter_map(|m| m.receipt_handle.clone())
             .collect();
-        if !entries.is_empty()
-            && let Err(e) = self
-                .client
-                .delete_message_batch()
-                .queue_url(address)
-                .set_entries(Some(entries))
-                .send()
-                .await
-        {
-            // Undeleted messages come back as duplicates, which are tolerated.
-            tracing::warn!(error = %sdk_err(address, e), "deleting received messages failed");
+        for chunk in handles.chunks(BATCH) {
+            let entries: Vec<DeleteMessageBatchRequestEntry> = chunk
+                .iter()
+                .enumerate()
+                .filter_map(|(i, handle)| {
+                    DeleteMessageBatchRequestEntry::builder()
+                        .id(i.to_string())
+                        .receipt_handle(handle)
+                        .build()
+                        .ok()
+                })
+                .collect();
+            let (client, queue) = (self.client.clone(), address.to_string());
+            tokio::spawn(async move {
+                let sent = client
+                    .delete_message_batch()
+                    .queue_url(&queue)
+                    .set_entries(Some(entries))
+                    .send()
+                    .await;
+                if let Err(e) = sent {
+                    // Undeleted messages come back as duplicates, which are
+                    // tolerated; a queue deleted meanwhile has ended its query.
+                    let e = sdk_err(&queue, e);
+                    if e.to_string().contains("QueueDoesNotExist") {
+                        tracing::debug!(error = %e, "deleting received messages of an ended query");
+                    } else {
+                        tracing::warn!(error = %e, "deleting received messages failed");
+                    }
+                }
+            });
         }
         Ok(messages.into_iter().filter_map(|m| m.body).collect())
     }
 
+    /// Deleting a queue already gone (a second cleanup sweep) is not an error.
     async fn delete(&self, address: &str) -> Result<()> {
-        self.client
-            .delete_queue()
-            .queue_url(address)
-            .send()
-            .await
-            .map_err(|e| sdk_err(address, e))?;
-        Ok(())
+        match self.client.delete_queue().queue_url(address).send().await {
+            Ok(_) => Ok(()),
+            Err(e) => {
+                let e = sdk_err(address, e);
+                if e.to_string().contains("QueueDoesNotExist") {
+                    Ok(())
+                } else {
+                    Err(e)
+                }
+            }
+        }
     }
 }
