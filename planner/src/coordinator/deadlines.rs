@@ -42,6 +42,7 @@ use std::collections::BinaryHeap;
 use std::time::{Duration, Instant};
 
 use datafusion::error::Result;
+use futures::{StreamExt, TryStreamExt};
 use squall_core::config::TaskOptions;
 
 use super::{QueryJob, StageRun};
@@ -120,7 +121,11 @@ pub(super) async fn relaunch_overdue(
             }
         }
     }
-    for (si, t, deadline) in overdue {
+    // A stalled stage can have many overdue tasks at once (a lost batch of
+    // messages, a dead worker's slot): their new attempts go out
+    // concurrently, as a stage's first ones do.
+    let mut launches = Vec::with_capacity(overdue.len());
+    for &(si, t, deadline) in &overdue {
         let attempt = runs[si].tasks[t].attempts;
         tracing::info!(
             stage = job.staged.stages[si].id,
@@ -129,7 +134,17 @@ pub(super) async fn relaunch_overdue(
             deadline_ms = deadline.as_millis() as u64,
             "task overdue; launching another attempt beside it"
         );
-        super::launch_task(job, backend, address, runs, si, t, attempt).await?;
+        launches.push((si, t, attempt));
+    }
+    let relaunched: &[StageRun] = runs;
+    futures::stream::iter(launches)
+        .map(|(si, t, attempt)| {
+            super::launch_task(job, backend, address, relaunched, si, t, attempt)
+        })
+        .buffer_unordered(job.config.task.launch_concurrency.max(1))
+        .try_collect::<Vec<()>>()
+        .await?;
+    for (si, t, _) in overdue {
         runs[si].tasks[t].attempts += 1;
         runs[si].tasks[t].launched = Some(Instant::now());
         profile.speculative += 1;
