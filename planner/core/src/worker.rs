@@ -62,8 +62,8 @@ pub use stop::worker_has_own_process;
 use stop::{die, stop_requested};
 
 use crate::task::{
-    FailureKind, FilterBinding, FilterData, ObjectLocation, PROTOCOL_VERSION, TaskIdentity,
-    TaskMetrics, TaskOutcome, TaskReport, TaskSpec, attempt_stop_key,
+    FailureKind, FilterBinding, FilterData, PROTOCOL_VERSION, TaskIdentity, TaskMetrics,
+    TaskOutcome, TaskReport, TaskSpec,
 };
 
 /// Longest a stopped task waits for its operators to stop.

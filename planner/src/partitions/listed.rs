@@ -221,15 +221,7 @@ async fn list_files(store: &dyn ObjectStore, url: &ListingTableUrl) -> Result<Ve
     let depth = url.prefix().parts().count();
     Ok(objects
         .into_iter()
-        .filter(|m| {
-            m.size > 0
-                && m.location.as_ref().ends_with(".parquet")
-                && !m
-                    .location
-                    .parts()
-                    .skip(depth)
-                    .any(|p| p.as_ref().starts_with('.') || p.as_ref().starts_with('_'))
-        })
+        .filter(|m| m.size > 0 && super::is_data_file(&m.location, depth))
         .collect())
 }
 

@@ -79,10 +79,10 @@ pub async fn inspect(
             .skip(depth)
             .map(|p| p.as_ref().to_string())
             .collect();
-        let Some((file, folders)) = parts.split_last() else {
+        let Some((_, folders)) = parts.split_last() else {
             continue;
         };
-        if !file.ends_with(".parquet") || parts.iter().any(|p| hidden(p)) {
+        if !is_data_file(&meta.location, depth) {
             continue;
         }
         files += 1;
@@ -136,9 +136,14 @@ pub async fn inspect(
     })
 }
 
-/// Folders and files DataFusion and Hive skip.
-fn hidden(part: &str) -> bool {
-    part.starts_with('.') || part.starts_with('_')
+/// A Parquet file of a table whose folder is `depth` segments deep: not in
+/// a folder, and not itself, that DataFusion and Hive skip (`.x`, `_x`).
+pub(crate) fn is_data_file(location: &Path, depth: usize) -> bool {
+    location.as_ref().ends_with(".parquet")
+        && !location
+            .parts()
+            .skip(depth)
+            .any(|p| p.as_ref().starts_with('.') || p.as_ref().starts_with('_'))
 }
 
 /// The narrowest of BIGINT, DATE and VARCHAR that reads every value.

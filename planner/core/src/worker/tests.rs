@@ -6,6 +6,7 @@ use async_trait::async_trait;
 use bytes::Bytes;
 
 use super::*;
+use crate::task::{ObjectLocation, attempt_stop_key};
 
 /// A completion queue that keeps what it is sent.
 #[derive(Default)]
