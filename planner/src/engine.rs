@@ -259,8 +259,8 @@ impl Engine {
                 let (staged, job) = self
                     .prepare(state.clone(), input, options, query_id)
                     .await?;
-                let counts: Vec<usize> = (0..staged.stages.len())
-                    .map(|i| job_task_count(&staged, &job, i))
+                let counts: Vec<String> = (0..staged.stages.len())
+                    .map(|i| planned_tasks(&staged, &job, i))
                     .collect();
                 let text = staged.display(Some(&counts)) + &scan_summary(&staged, &job);
                 text_result(vec![("distributed_plan", text)])
@@ -270,10 +270,13 @@ impl Engine {
                 let (staged, job) = self
                     .prepare(state.clone(), input, options, query_id)
                     .await?;
-                let counts: Vec<usize> = (0..staged.stages.len())
-                    .map(|i| job_task_count(&staged, &job, i))
-                    .collect();
                 let out = run_query(job, &self.backend).await?;
+                let counts: Vec<String> = out
+                    .profile
+                    .stage_profiles
+                    .iter()
+                    .map(|s| tasks_text(s.tasks))
+                    .collect();
                 text_result(vec![
                     ("distributed_plan", staged.display(Some(&counts))),
                     ("profile", out.profile.display()),
@@ -497,12 +500,21 @@ fn scan_summary(staged: &StagedPlan, job: &QueryJob) -> String {
     out
 }
 
-fn job_task_count(staged: &StagedPlan, job: &QueryJob, i: usize) -> usize {
+/// EXPLAIN's task count of stage `i`: a hash stage's tasks are formed from
+/// its measured inputs when it launches, so only their ceiling is known.
+fn planned_tasks(staged: &StagedPlan, job: &QueryJob, i: usize) -> String {
     match &staged.stages[i].layout {
-        TaskLayout::Hash { partitions } => *partitions,
-        TaskLayout::Scan => job.scan_tasks.get(i).map(|t| t.len()).unwrap_or(1),
-        TaskLayout::Single { .. } => 1,
+        TaskLayout::Hash { partitions } if job.config.shuffle.target_task_bytes > 0 => {
+            format!("up to {} (sized from its inputs)", tasks_text(*partitions))
+        }
+        TaskLayout::Hash { partitions } => tasks_text(*partitions),
+        TaskLayout::Scan => tasks_text(job.scan_tasks.get(i).map(|t| t.len()).unwrap_or(1)),
+        TaskLayout::Single { .. } => tasks_text(1),
     }
+}
+
+fn tasks_text(n: usize) -> String {
+    format!("{n} task{}", if n == 1 { "" } else { "s" })
 }
 
 /// Largest estimated build side (bytes) of a join planned as a broadcast.

@@ -132,8 +132,9 @@ impl StagedPlan {
         self.stages.iter().filter(move |s| s.inputs.contains(&id))
     }
 
-    /// The staged plan as text; `task_counts[i]` is shown for stage `i` when given.
-    pub fn display(&self, task_counts: Option<&[usize]>) -> String {
+    /// The staged plan as text; `tasks[i]` (e.g. "4 tasks") is shown for
+    /// stage `i` when given.
+    pub fn display(&self, tasks: Option<&[String]>) -> String {
         let mut out = String::new();
         let last = self.stages.len().saturating_sub(1);
         for (i, s) in self.stages.iter().enumerate() {
@@ -143,9 +144,9 @@ impl StagedPlan {
                 let ids: Vec<String> = s.inputs.iter().map(|i| format!("s{i}")).collect();
                 format!(" <- {}", ids.join(", "))
             };
-            let tasks = task_counts
+            let tasks = tasks
                 .and_then(|c| c.get(i))
-                .map(|n| format!(", {n} task{}", if *n == 1 { "" } else { "s" }))
+                .map(|t| format!(", {t}"))
                 .unwrap_or_default();
             let fin = if i == last { " (final)" } else { "" };
             let filters = if s.filter_inputs.is_empty() {

@@ -28,9 +28,21 @@ config_namespace! {
 config_namespace! {
     /// The exchange between stages.
     pub struct ShuffleOptions {
-        /// Hash partitions per exchange, and so tasks per reduce stage
-        /// (0 = the number of worker slots).
+        /// Hash partitions a map task writes per exchange (0 = the number of
+        /// worker slots): the most tasks a reduce stage can have.
         pub partitions: usize, default = 0
+        /// Exchange bytes (compressed, as written) a reduce task should read.
+        /// Once a shuffle's map tasks are done, its reading stage's tasks are
+        /// formed from the measured partition sizes: each takes a contiguous
+        /// range of partitions and reads it with one GET per map object
+        /// (0 = one task per partition).
+        pub target_task_bytes: usize, default = 64 * 1024 * 1024
+        /// At least this many tasks per reduce stage when it has that many
+        /// partitions (0 = the number of worker slots: the embedded backend
+        /// keeps every slot busy; a deployment sets 1).
+        pub min_tasks: usize, default = 0
+        /// At most this many tasks per reduce stage (0 = the partitions).
+        pub max_tasks: usize, default = 0
         /// Compression of exchange objects: lz4, zstd or none.
         pub compression: String, default = "lz4".to_string()
         /// Concurrent range reads per shuffle-read partition.

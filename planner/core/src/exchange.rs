@@ -14,8 +14,9 @@
 //!  ^ offset 0             ^ ranges[1].offset
 //! ```
 //!
-//! A reduce task range-reads its partition from every accepted map object
-//! and decodes it with [`decode_partition`]. This module owns the bytes only:
+//! A reduce task range-reads its partitions from every accepted map object
+//! (one GET for a contiguous range of them: their streams are adjacent) and
+//! decodes them with [`decode_partition`]. This module owns the bytes only:
 //! it does no I/O (see `exec::shuffle_read` / `exec::shuffle_write`).
 
 use std::sync::Arc;
@@ -197,15 +198,26 @@ fn write_batch(
     Ok(())
 }
 
-/// Decode one partition's bytes (exactly the range the map task reported).
+/// Decode the bytes of one partition, or of adjacent partitions read with
+/// one ranged GET (exactly the range the map tasks reported): one IPC stream
+/// after another, each ending with its end-of-stream marker.
 pub fn decode_partition(bytes: Bytes) -> Result<Vec<RecordBatch>> {
-    if bytes.is_empty() {
-        return Ok(vec![]);
+    let len = bytes.len() as u64;
+    let mut cursor = std::io::Cursor::new(bytes);
+    let mut batches = Vec::new();
+    while cursor.position() < len {
+        let mut reader = StreamReader::try_new(&mut cursor, None)?;
+        for batch in &mut reader {
+            batches.push(batch?);
+        }
+        if !reader.is_finished() {
+            return Err(arrow::error::ArrowError::IpcError(
+                "partition stream ends before its end-of-stream marker".to_string(),
+            )
+            .into());
+        }
     }
-    let reader = StreamReader::try_new(std::io::Cursor::new(bytes), None)?;
-    reader
-        .collect::<std::result::Result<Vec<_>, _>>()
-        .map_err(Into::into)
+    Ok(batches)
 }
 
 /// Object key of one task attempt's output: `{prefix}/{query}/s{stage}/t{task}/a{attempt}`.
@@ -346,6 +358,24 @@ mod tests {
             );
             assert!(decode_partition(Bytes::new()).unwrap().is_empty());
         }
+    }
+
+    #[test]
+    fn adjacent_partitions_decode_from_one_range() {
+        let mut b = MapObjectBuilder::new(schema(), 4, Compression::Lz4, 100).unwrap();
+        b.push(0, batch(0, 30)).unwrap();
+        b.push(1, batch(30, 20)).unwrap();
+        b.push(3, batch(50, 7)).unwrap();
+        let (chunks, ranges) = b.finish().unwrap();
+        let obj = object(&chunks);
+        let end = ranges[3].offset + ranges[3].len;
+        let got = decode_partition(obj.slice(ranges[1].offset as usize..end as usize)).unwrap();
+        let got = arrow::compute::concat_batches(&schema(), &got).unwrap();
+        let want =
+            arrow::compute::concat_batches(&schema(), &[batch(30, 20), batch(50, 7)]).unwrap();
+        assert_eq!(got, want);
+        let all = decode_partition(obj.clone()).unwrap();
+        assert_eq!(all.iter().map(|b| b.num_rows()).sum::<usize>(), 57);
     }
 
     #[test]

@@ -1,13 +1,17 @@
 //! Resolving a stage's shuffle reads: once its input stages are complete,
 //! each task gets an [`InputBinding`] per read naming exactly the accepted
-//! map objects and the byte ranges it reads from each.
+//! map objects and the byte ranges it reads from each: for a hash read, one
+//! range per map object covering the task's contiguous partitions
+//! ([`super::coalesce`]).
 
 use crate::error::PlannerError;
 use datafusion::error::{DataFusionError, Result};
 use squall_core::exec::{ReadMode, ShuffleReadExec};
 use squall_core::scan::{Leaf, leaves};
 use squall_core::task::{InputBinding, MapOutput, ObjectRange};
+use std::ops::Range;
 
+use super::coalesce::{Sizing, add_sizes, coalesce, span};
 use super::{QueryJob, StageRun};
 use crate::backend::Backend;
 use crate::stages::TaskLayout;
@@ -25,30 +29,72 @@ pub(super) fn bind_inputs(
         let Leaf::ShuffleRead(read) = leaf else {
             continue;
         };
-        let upstream = job
-            .staged
-            .stages
-            .iter()
-            .position(|s| s.id == read.stage())
-            .ok_or_else(|| {
-                DataFusionError::from(PlannerError::Internal(format!(
-                    "stage {} reads unknown stage {}",
-                    stage.id,
-                    read.stage()
-                )))
-            })?;
-        let outputs: Vec<&MapOutput> = runs[upstream]
-            .tasks
-            .iter()
-            .filter_map(|t| t.accepted.as_ref().map(|(_, o, _)| o))
-            .collect();
+        let outputs = upstream_outputs(job, runs, si, read)?;
         bindings.push(InputBinding {
             stage: read.stage(),
             store_url: backend.exchange_url.clone(),
-            partitions: read_partitions(read, &stage.layout, &outputs, t),
+            partitions: read_partitions(read, &stage.layout, &runs[si].groups, &outputs, t),
         });
     }
     Ok(bindings)
+}
+
+/// The partition ranges of stage `si`'s tasks (hash stage) or read
+/// partitions (single task), from the measured outputs of the stages its
+/// hash reads read; empty when it has none, or reads partition counts that
+/// differ (then each partition is read on its own).
+pub(super) fn stage_groups(
+    job: &QueryJob,
+    runs: &[StageRun],
+    si: usize,
+    sizing: Sizing,
+) -> Result<Vec<Range<usize>>> {
+    let mut sizes = Vec::new();
+    let mut count = None;
+    for leaf in leaves(&job.staged.stages[si].plan) {
+        let Leaf::ShuffleRead(read) = leaf else {
+            continue;
+        };
+        if read.mode() != ReadMode::Hash {
+            continue;
+        }
+        let n = read.planned_partitioning().partition_count();
+        if count.is_some_and(|c| c != n) {
+            return Ok(Vec::new());
+        }
+        count = Some(n);
+        add_sizes(&mut sizes, &upstream_outputs(job, runs, si, read)?, n);
+    }
+    Ok(match count {
+        Some(n) => coalesce(&sizes[..n.min(sizes.len())], sizing),
+        None => Vec::new(),
+    })
+}
+
+/// The accepted outputs of the stage `read` reads.
+fn upstream_outputs<'a>(
+    job: &QueryJob,
+    runs: &'a [StageRun],
+    si: usize,
+    read: &ShuffleReadExec,
+) -> Result<Vec<&'a MapOutput>> {
+    let upstream = job
+        .staged
+        .stages
+        .iter()
+        .position(|s| s.id == read.stage())
+        .ok_or_else(|| {
+            DataFusionError::from(PlannerError::Internal(format!(
+                "stage {} reads unknown stage {}",
+                job.staged.stages[si].id,
+                read.stage()
+            )))
+        })?;
+    Ok(runs[upstream]
+        .tasks
+        .iter()
+        .filter_map(|t| t.accepted.as_ref().map(|(_, o, _)| o))
+        .collect())
 }
 
 fn range(out: &MapOutput, p: usize) -> Option<ObjectRange> {
@@ -66,19 +112,23 @@ fn range(out: &MapOutput, p: usize) -> Option<ObjectRange> {
 fn read_partitions(
     read: &ShuffleReadExec,
     layout: &TaskLayout,
+    groups: &[Range<usize>],
     outputs: &[&MapOutput],
     task: usize,
 ) -> Vec<Vec<ObjectRange>> {
+    let read_group = |g: &Range<usize>| -> Vec<ObjectRange> {
+        outputs.iter().filter_map(|o| span(o, g)).collect()
+    };
     match read.mode() {
         ReadMode::Hash => match layout {
             TaskLayout::Hash { .. } => {
-                vec![outputs.iter().filter_map(|o| range(o, task)).collect()]
+                let group = groups.get(task).cloned().unwrap_or(task..task + 1);
+                vec![read_group(&group)]
             }
+            _ if !groups.is_empty() => groups.iter().map(read_group).collect(),
             _ => {
                 let n = read.planned_partitioning().partition_count();
-                (0..n)
-                    .map(|p| outputs.iter().filter_map(|o| range(o, p)).collect())
-                    .collect()
+                (0..n).map(|p| read_group(&(p..p + 1))).collect()
             }
         },
         ReadMode::Gather => {
@@ -93,10 +143,11 @@ fn read_partitions(
                 parts
             }
         }
+        // Everything, so one GET per map object.
         ReadMode::Broadcast => vec![
             outputs
                 .iter()
-                .flat_map(|o| (0..o.partitions.len()).filter_map(move |p| range(o, p)))
+                .filter_map(|o| span(o, &(0..o.partitions.len())))
                 .collect(),
         ],
     }

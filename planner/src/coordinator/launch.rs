@@ -1,8 +1,10 @@
 //! Launching tasks: a stage starts once every input stage has an accepted
 //! attempt per task and every key filter it applies is built; each task's
 //! payload carries its stage plan, scan assignment, resolved inputs and
-//! filters. A stage's invocations go out concurrently, at most
-//! `squall.task.launch_concurrency` at once.
+//! filters. A stage reading hash partitions gets its task count here, from
+//! the measured sizes of its inputs ([`super::coalesce`]). A stage's
+//! invocations go out concurrently, at most `squall.task.launch_concurrency`
+//! at once.
 
 use crate::error::PlannerError;
 use std::time::Instant;
@@ -13,11 +15,13 @@ use squall_core::exchange::map_object_key;
 use squall_core::scan::{Leaf, leaves};
 use squall_core::task::{ObjectLocation, PROTOCOL_VERSION, ScanAssignment, TaskSpec};
 
-use super::inputs::bind_inputs;
-use super::{QueryJob, StageRun};
+use super::coalesce::Sizing;
+use super::inputs::{bind_inputs, stage_groups};
+use super::{QueryJob, StageRun, TaskRun};
 use crate::backend::Backend;
 use crate::profile::QueryProfile;
 use crate::stages::TaskLayout;
+use std::sync::atomic::Ordering;
 
 pub(super) fn task_count(job: &QueryJob, index: usize) -> usize {
     match &job.staged.stages[index].layout {
@@ -54,7 +58,22 @@ pub(super) async fn launch_ready(
                     .all(|source| position(*source).is_some_and(|j| runs[j].filter.is_some()))
         })
         .collect();
+    let sizing = Sizing::from_config(&job.config);
     for i in ready {
+        // A stage reading hash partitions gets its tasks (or read
+        // partitions) from the measured sizes of what it reads.
+        let groups = stage_groups(job, runs, i, sizing)?;
+        if matches!(job.staged.stages[i].layout, TaskLayout::Hash { .. }) && !groups.is_empty() {
+            let planned = runs[i].tasks.len();
+            runs[i].tasks = (0..groups.len()).map(|_| TaskRun::default()).collect();
+            job.progress
+                .total_tasks
+                .fetch_sub(planned.saturating_sub(groups.len()), Ordering::Relaxed);
+            job.progress
+                .total_tasks
+                .fetch_add(groups.len().saturating_sub(planned), Ordering::Relaxed);
+        }
+        runs[i].groups = groups;
         runs[i].launched = true;
         runs[i].started = Some(Instant::now());
         runs[i].progressed = runs[i].started;

@@ -25,7 +25,8 @@
 //! What it does not do: plan (see `stages`, `split`) or execute operators.
 //!
 //! Layout: the event loop is here ([`run_query`]); [`launch`] starts ready
-//! stages and their tasks, [`inputs`] resolves shuffle reads, [`key_filter`]
+//! stages and their tasks, [`coalesce`] sizes a reduce stage's tasks from
+//! its measured map outputs, [`inputs`] resolves shuffle reads, [`key_filter`]
 //! builds a finished stage's join-key filter, [`deadlines`] relaunches
 //! silent attempts, and [`finish`] reads the result and cleans up.
 
@@ -53,6 +54,7 @@ use crate::partitions::PartitionCount;
 use crate::profile::{QueryProfile, StageProfile};
 use deadlines::{Deadlines, RunningMedian, relaunch_overdue, waiting_for};
 
+pub mod coalesce;
 mod deadlines;
 mod finish;
 mod inputs;
@@ -154,6 +156,10 @@ struct StageRun {
     filter: Option<FilterBinding>,
     /// Run times of its accepted tasks, for its attempts' deadlines.
     run_times: RunningMedian,
+    /// For a stage reading hash partitions: the contiguous partition ranges
+    /// its tasks (a hash stage) or its read partitions (a single task) read,
+    /// formed from the measured map outputs when it launches ([`coalesce`]).
+    groups: Vec<std::ops::Range<usize>>,
 }
 
 #[derive(Default)]
@@ -262,6 +268,7 @@ async fn drive(
             finished: None,
             filter: None,
             run_times: RunningMedian::default(),
+            groups: Vec::new(),
         });
     }
     let mut profile = QueryProfile::new(&job.query_id);

@@ -81,10 +81,12 @@ async fn a_sort_spills_under_the_memory_limit_and_answers_right() {
                row_number() over (partition by l_suppkey order by l_comment, l_orderkey, l_linenumber) as rn \
                from lineitem) t group by l_suppkey order by l_suppkey";
     // One task at a time: tasks running side by side share the query's
-    // limit, and which of them gets the memory is a race.
+    // limit, and which of them gets the memory is a race. One task per hash
+    // partition (no coalescing), so each task sorts half of the rows.
     let one_slot = [
         ("squall.worker_slots", "1"),
         ("squall.shuffle.partitions", "2"),
+        ("squall.shuffle.target_task_bytes", "0"),
     ];
     let unlimited = engine(&data.path, &one_slot).await;
     let r = unlimited.sql(sql).await.unwrap();
@@ -111,6 +113,7 @@ async fn a_sort_spills_under_the_memory_limit_and_answers_right() {
         &[
             one_slot[0],
             one_slot[1],
+            one_slot[2],
             (
                 "squall.query.memory_limit_bytes",
                 limit.to_string().as_str(),

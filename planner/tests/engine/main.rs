@@ -5,6 +5,8 @@
 //!   and to single-node DataFusion on the same files.
 //! - `many_tasks`: the 22 queries with tiny row groups and task targets, so
 //!   every stage runs as many tasks and exchanges have many map outputs.
+//! - `coalesce`: reduce tasks formed from the measured partition sizes (one
+//!   GET per map object for a range of partitions), equal answers, fewer GETs.
 //! - `staged_plans`: snapshots of the staged plans of the 22 queries.
 //! - `concurrency`: two queries at once on one engine.
 //! - `retries`: injected task failures are retried, answers stay right, and
@@ -41,6 +43,7 @@
 mod common;
 
 mod cancel;
+mod coalesce;
 mod key_filter;
 
 mod concurrency;

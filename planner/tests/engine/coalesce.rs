@@ -1,0 +1,84 @@
+//! Reduce tasks sized from the measured map outputs: with many hash
+//! partitions, each reduce task reads a contiguous range of them with one
+//! GET per map object. Answers equal single-node DataFusion with and without
+//! coalescing, and the coalesced run makes far fewer exchange GETs.
+
+use crate::common::*;
+
+const QUERIES: [usize; 6] = [3, 5, 9, 13, 18, 21];
+
+async fn run(target_bytes: &str) -> (u64, usize, Vec<(usize, String)>) {
+    let data = sf001_small_groups();
+    let engine = engine(
+        &data.path,
+        &[
+            ("squall.scan.target_task_bytes", "20000"),
+            ("squall.shuffle.partitions", "64"),
+            ("squall.shuffle.target_task_bytes", target_bytes),
+            ("squall.shuffle.min_tasks", "1"),
+            ("squall.worker_slots", "3"),
+        ],
+    )
+    .await;
+    let (mut gets, mut most_reduce_tasks) = (0, 0);
+    let mut results = Vec::new();
+    for q in QUERIES {
+        let sql = squall_tpch::query(q).unwrap();
+        let result = engine
+            .sql(sql)
+            .await
+            .unwrap_or_else(|e| panic!("q{q}: {e}"));
+        let profile = result.profile.clone().unwrap();
+        // GETs of the hash reads (broadcasts and gathers read whole objects).
+        gets += profile
+            .stage_profiles
+            .iter()
+            .filter(|s| s.layout.starts_with("hash"))
+            .map(|s| s.get_requests)
+            .sum::<u64>();
+        most_reduce_tasks = most_reduce_tasks.max(
+            profile
+                .stage_profiles
+                .iter()
+                .filter(|s| s.layout.starts_with("hash"))
+                .map(|s| s.tasks)
+                .max()
+                .unwrap_or(0),
+        );
+        results.push((
+            q,
+            squall_tpch::run::to_csv(&result.schema, &result.batches).unwrap(),
+        ));
+    }
+    assert_eq!(count_files(engine.exchange_root()), 0);
+    (gets, most_reduce_tasks, results)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn coalesced_reduce_tasks_answer_right_with_fewer_gets() {
+    let reference = single_node(&sf001_small_groups().path).await;
+    // Small enough that the bigger shuffles get several tasks.
+    let (coalesced_gets, coalesced_tasks, coalesced) = run("131072").await;
+    let (per_partition_gets, per_partition_tasks, per_partition) = run("0").await;
+    for (q, actual) in coalesced.iter().chain(&per_partition) {
+        let sql = squall_tpch::query(*q).unwrap();
+        let expected = single_node_csv(&reference, sql).await;
+        let c = squall_tpch::compare::compare_csv(&expected, actual, Some(sql)).unwrap();
+        assert!(c.ok, "q{q:02}: {}", c.message);
+    }
+    println!(
+        "hash-read GETs: {coalesced_gets} coalesced (largest reduce stage {coalesced_tasks} tasks), {per_partition_gets} with one task per partition"
+    );
+    assert_eq!(
+        per_partition_tasks, 64,
+        "one task per partition without a target"
+    );
+    assert!(
+        (2..64).contains(&coalesced_tasks),
+        "the largest shuffle should get a few tasks, got {coalesced_tasks}"
+    );
+    assert!(
+        coalesced_gets * 3 < per_partition_gets,
+        "coalesced GETs {coalesced_gets} vs one task per partition {per_partition_gets}"
+    );
+}
