@@ -77,11 +77,11 @@ pub fn coalesce(sizes: &[u64], sizing: Sizing) -> Vec<Range<usize>> {
         return (0..n).map(|p| p..p + 1).collect();
     }
     if n == 0 {
-        return vec![0..0];
+        return std::iter::once(0..0).collect();
     }
     let total: u64 = sizes.iter().sum();
     if total == 0 {
-        return vec![0..n];
+        return std::iter::once(0..n).collect();
     }
     let tasks = sizing.tasks(total, n);
     // The smallest bound on a range's bytes that splits the partitions into
