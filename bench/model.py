@@ -19,12 +19,16 @@ What it uses, per stage of each query
     stages: a task that does almost nothing), on one core of this machine;
   * growth: how the stage's input volume (Parquet bytes scanned plus
     exchange bytes read) grew from the small to the base scale, as an
-    exponent a (volume ~ SF^a, clamped to [0, 1.3]): a scan of lineitem grows
-    ~1, the gather of Q1's four groups ~0, a partial-aggregate reduce with the
-    number of map tasks. Work and bytes at scale SF = base x (SF/base)^a;
+    exponent a (volume ~ SF^a, clamped to [0, 1]: every TPC-H table but
+    nation and region grows linearly with SF and its joins follow foreign
+    keys, so no stage's input grows faster than the data; a faster growth
+    measured between two small scales is fixed costs and filters that cut a
+    small scale more, and extrapolated 1,000x it would be absurd): a scan of
+    lineitem grows ~1, the gather of Q1's four groups ~0. Work and bytes at scale SF = base x (SF/base)^a;
   * task counts: scan stages grow with their row groups (squall splits by
-    row groups toward a byte target), hash stages have --partitions tasks,
-    gather stages one;
+    row groups toward a byte target, --task-mb), hash stages get one task per
+    --reduce-mb of exchange input, at most --partitions (squall forms them
+    from the measured map outputs), gather stages one;
   * the stage graph: a stage starts when all its inputs are done.
 
 Embedded prediction (validate): each stage takes max(one task, total work /
@@ -34,7 +38,8 @@ coordination, result assembly) is kept fixed.
 
 Lambda prediction (predict): each task = start (cold start the first time an
 environment is used) + its reads (sequential ranged GETs for the row groups
-it scans, one footer GET, or one GET per map output of its inputs, 8 at a
+it scans, one footer GET, or one GET per map output of its inputs (a
+reduce task's contiguous range of partitions is one GET), 32 at a
 time, each latency drawn from the distribution below, bytes at 80 MB/s) + its
 CPU work (one thread; Lambda gives a full vCPU from 1,769 MB, less below) +
 one PUT of its output. Tasks are placed on N workers as they free up;
@@ -84,7 +89,7 @@ PARAMETERS = {
     "s3_get_per_s": 5500.0, "s3_put_per_s": 3500.0,   # per prefix
     "stage_handoff_ms": 30.0,           # SQS message to the next stage's launch
     "vcpu_mb": 1769.0,                  # memory that buys one full vCPU
-    "fetch_concurrency": 8,             # squall.shuffle.fetch_concurrency
+    "fetch_concurrency": 32,            # squall.shuffle.fetch_concurrency (sam-template.yaml)
     "footer_concurrency": 32,           # coordinator footer reads in flight
 }
 
@@ -95,12 +100,16 @@ def load_profiles(path):
         doc = json.load(f)
     out = {}
     for q in doc["queries"]:
+        if "profile" not in q and "stage_profiles" in q:
+            # `squall tpch run --profile`: the profile's figures at top level.
+            q = {"query": int(str(q["query"]).lstrip("q")), "wall_ms": q["wall_ms"],
+                 "median_ms": q["wall_ms"], "profile": q}
         if q.get("profile"):
             out[int(q["query"])] = q
     return doc.get("scale_factor"), doc.get("ready", {}), out
 
 
-STAGE_RE = re.compile(r"^Stage s(\d+)(?: \(final\))? \[(.*?)\](?: <- (.*))?$")
+STAGE_RE = re.compile(r"^Stage s(\d+)(?: \(final\))? \[(.*?)\](?: <- (.*?))?(?:, after key filter of .*)?$")
 
 
 def stage_graph(squall, data, q, cache_dir=None):
@@ -157,7 +166,7 @@ def growth_exponent(base_stage, small_stage, scale_ratio):
     vb, vs = volume(base_stage), volume(small_stage)
     if vb <= 0 or vs <= 0:
         return default
-    return min(max(math.log(vb / vs) / math.log(scale_ratio), 0.0), 1.3)
+    return min(max(math.log(vb / vs) / math.log(scale_ratio), 0.0), 1.0)
 
 
 def task_overhead_ms(profiles):
@@ -261,7 +270,7 @@ def nonempty_fraction(rows, partitions):
 
 
 def lambda_query(base_q, small_q, plan, scale, workers, memory_mb, partitions, c0, scale_ratio, rng, p,
-                 plan_ms, files_base, task_mb=32):
+                 plan_ms, files_base, task_mb=32, reduce_mb=64):
     graph, modes = plan
     stages = stages_of(base_q, small_q, scale_ratio, c0)
     by = {st["stage"]: st for st in stages}
@@ -280,7 +289,9 @@ def lambda_query(base_q, small_q, plan, scale, workers, memory_mb, partitions, c
         if st["is_scan"]:
             n = max(1, math.ceil(scaled_tasks(st, g) * 32 / task_mb))
         elif st["layout"].startswith("hash"):
-            n = partitions
+            # Reduce tasks are formed from the measured partition sizes: one
+            # per reduce_mb of exchange input, at most the partitions.
+            n = min(partitions, max(1, math.ceil(st["bytes_in"] * g / (reduce_mb * 1024 * 1024))))
         else:
             n = 1
         tasks_of[sid] = n
@@ -415,7 +426,7 @@ def cmd_predict(args):
     p = dict(PARAMETERS)
     p["s3_prefixes"] = args.s3_prefixes
     print(f"Lambda: {args.workers} workers x {args.memory} MB, {args.partitions} hash partitions, "
-          f"{args.task_mb} MiB scan tasks; "
+          f"{args.task_mb} MiB scan tasks, {args.reduce_mb} MiB reduce tasks; "
           f"from SF{sf_base:g} profiles (c0 = {c0:.1f} ms per task); parameters: {json.dumps(p)}")
     # Per-row-group CPU cost of the scan stages, as measured.
     per_rg = [st["work_ms"] / st["row_groups"] for q in base
@@ -431,7 +442,8 @@ def cmd_predict(args):
             rng = random.Random(args.seed * 1000 + q)
             plan_ms = max((base[q].get("wall_ms") or 0) - (base[q]["profile"].get("wall_ms") or 0), 0.0)
             latency, usage = lambda_query(base[q], small.get(q), graphs[q], scale, args.workers, args.memory,
-                                          args.partitions, c0, ratio, rng, p, plan_ms, files, args.task_mb)
+                                          args.partitions, c0, ratio, rng, p, plan_ms, files, args.task_mb,
+                                          args.reduce_mb)
             usages.append({
                 "worker_invocations": usage["worker_invocations"], "worker_ms": int(math.ceil(usage["worker_ms"])),
                 "worker_memory_mb": args.memory, "coordinator_ms": int(math.ceil(latency)),
@@ -474,9 +486,12 @@ def main(argv=None):
             s.add_argument("--workers", type=int, default=1000)
             s.add_argument("--memory", type=int, default=3008)
             s.add_argument("--coordinator-memory", type=int, default=1024)
-            s.add_argument("--partitions", type=int, default=256)
-            s.add_argument("--task-mb", type=int, default=32,
-                           help="squall.scan.target_task_bytes in MiB (fewer, bigger scan tasks above 32)")
+            s.add_argument("--partitions", type=int, default=1000,
+                           help="squall.shuffle.partitions (the deployed default)")
+            s.add_argument("--task-mb", type=int, default=256,
+                           help="squall.scan.target_task_bytes in MiB (the deployed default)")
+            s.add_argument("--reduce-mb", type=int, default=64,
+                           help="squall.shuffle.target_task_bytes in MiB (the deployed default)")
             s.add_argument("--seed", type=int, default=7)
             s.add_argument("--s3-prefixes", type=int, default=1,
                            help="S3 prefixes a stage's requests spread over (each 5,500 GET/s, 3,500 PUT/s)")
