@@ -39,6 +39,9 @@ pub struct QueryProfile {
     pub scan_bytes: u64,
     pub s3_get: u64,
     pub s3_put: u64,
+    /// Broadcast inputs the coordinator combined into one object for their
+    /// readers (`coordinator::combine`).
+    pub broadcasts_combined: u64,
     /// Operator CPU time summed over tasks (DataFusion's `elapsed_compute`).
     pub cpu_ms: u64,
     /// The largest peak memory of any one task.
@@ -189,6 +192,13 @@ impl QueryProfile {
                 self.invoke_throttles,
                 self.store_retries,
                 self.store_hedges
+            );
+        }
+        if self.broadcasts_combined > 0 {
+            let _ = writeln!(
+                out,
+                "exchange: {} broadcast inputs combined into one object each",
+                self.broadcasts_combined
             );
         }
         if self.partitions_read + self.partitions_pruned > 0 {

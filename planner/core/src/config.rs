@@ -43,6 +43,11 @@ config_namespace! {
         pub min_tasks: usize, default = 0
         /// At most this many tasks per reduce stage (0 = the partitions).
         pub max_tasks: usize, default = 0
+        /// A finished stage read as a broadcast by several tasks has its map
+        /// objects combined into one by the coordinator (one GET per reader
+        /// instead of one per map object) when they hold at most this many
+        /// bytes (0 = never combine).
+        pub combine_max_bytes: usize, default = 64 * 1024 * 1024
         /// Compression of exchange objects: lz4, zstd or none.
         pub compression: String, default = "lz4".to_string()
         /// Concurrent range reads per shuffle-read partition.

@@ -230,6 +230,12 @@ pub fn map_object_key(prefix: &str, query: &str, stage: u32, task: u32, attempt:
     }
 }
 
+/// Object key of stage `stage`'s map objects combined for its broadcast
+/// readers: `{prefix}/{query}/s{stage}/broadcast`.
+pub fn broadcast_object_key(prefix: &str, query: &str, stage: u32) -> String {
+    format!("{}/s{stage}/broadcast", query_prefix(prefix, query))
+}
+
 /// Prefix under which all of a query's exchange objects live.
 pub fn query_prefix(prefix: &str, query: &str) -> String {
     let prefix = prefix.trim_matches('/');

@@ -30,10 +30,20 @@ pub(super) fn bind_inputs(
             continue;
         };
         let outputs = upstream_outputs(job, runs, si, read)?;
+        let combined = match read.mode() {
+            ReadMode::Broadcast => upstream(job, si, read)
+                .ok()
+                .and_then(|u| runs[u].combined.clone()),
+            _ => None,
+        };
+        let partitions = match combined {
+            Some(range) => vec![vec![range]],
+            None => read_partitions(read, &stage.layout, &runs[si].groups, &outputs, t),
+        };
         bindings.push(InputBinding {
             stage: read.stage(),
             store_url: backend.exchange_url.clone(),
-            partitions: read_partitions(read, &stage.layout, &runs[si].groups, &outputs, t),
+            partitions,
         });
     }
     Ok(bindings)
@@ -71,15 +81,9 @@ pub(super) fn stage_groups(
     })
 }
 
-/// The accepted outputs of the stage `read` reads.
-fn upstream_outputs<'a>(
-    job: &QueryJob,
-    runs: &'a [StageRun],
-    si: usize,
-    read: &ShuffleReadExec,
-) -> Result<Vec<&'a MapOutput>> {
-    let upstream = job
-        .staged
+/// The index of the stage `read` (a leaf of stage `si`) reads.
+fn upstream(job: &QueryJob, si: usize, read: &ShuffleReadExec) -> Result<usize> {
+    job.staged
         .stages
         .iter()
         .position(|s| s.id == read.stage())
@@ -89,7 +93,17 @@ fn upstream_outputs<'a>(
                 job.staged.stages[si].id,
                 read.stage()
             )))
-        })?;
+        })
+}
+
+/// The accepted outputs of the stage `read` reads.
+fn upstream_outputs<'a>(
+    job: &QueryJob,
+    runs: &'a [StageRun],
+    si: usize,
+    read: &ShuffleReadExec,
+) -> Result<Vec<&'a MapOutput>> {
+    let upstream = upstream(job, si, read)?;
     Ok(runs[upstream]
         .tasks
         .iter()

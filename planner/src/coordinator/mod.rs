@@ -26,7 +26,8 @@
 //!
 //! Layout: the event loop is here ([`run_query`]); [`launch`] starts ready
 //! stages and their tasks, [`coalesce`] sizes a reduce stage's tasks from
-//! its measured map outputs, [`inputs`] resolves shuffle reads, [`key_filter`]
+//! its measured map outputs, [`combine`] merges a finished broadcast input
+//! into one object, [`inputs`] resolves shuffle reads, [`key_filter`]
 //! builds a finished stage's join-key filter, [`deadlines`] relaunches
 //! silent attempts, and [`finish`] reads the result and cleans up.
 
@@ -55,6 +56,7 @@ use crate::profile::{QueryProfile, StageProfile};
 use deadlines::{Deadlines, RunningMedian, relaunch_overdue, waiting_for};
 
 pub mod coalesce;
+mod combine;
 mod deadlines;
 mod finish;
 mod inputs;
@@ -160,6 +162,11 @@ struct StageRun {
     /// its tasks (a hash stage) or its read partitions (a single task) read,
     /// formed from the measured map outputs when it launches ([`coalesce`]).
     groups: Vec<std::ops::Range<usize>>,
+    /// Its accepted outputs combined into one object for its broadcast
+    /// readers, once finished ([`combine`]).
+    combined: Option<squall_core::task::ObjectRange>,
+    /// Whether combining was considered (once, when it finished).
+    combine_considered: bool,
 }
 
 #[derive(Default)]
@@ -269,6 +276,8 @@ async fn drive(
             filter: None,
             run_times: RunningMedian::default(),
             groups: Vec::new(),
+            combined: None,
+            combine_considered: false,
         });
     }
     let mut profile = QueryProfile::new(&job.query_id);
@@ -410,6 +419,11 @@ async fn drive(
                     profile.s3_put += fp.put_requests;
                     profile.filters.push(fp);
                     runs[si].filter = Some(binding);
+                }
+                if !runs[si].combine_considered {
+                    runs[si].combine_considered = true;
+                    runs[si].combined =
+                        combine::combine_broadcast(job, backend, &runs, si, &mut profile).await;
                 }
                 launch_ready(job, backend, address, &mut runs, &mut profile).await?;
             }

@@ -82,3 +82,44 @@ async fn coalesced_reduce_tasks_answer_right_with_fewer_gets() {
         "coalesced GETs {coalesced_gets} vs one task per partition {per_partition_gets}"
     );
 }
+
+/// A broadcast build side of many map objects, read by many probe tasks:
+/// combined by the coordinator into one object, each probe task makes one
+/// GET for it instead of one per map object; answers unchanged.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn broadcast_inputs_are_combined_into_one_object() {
+    let data = sf001_small_groups();
+    let reference = single_node(&data.path).await;
+    let sql = squall_tpch::query(3).unwrap();
+    let expected = single_node_csv(&reference, sql).await;
+    let mut gets = Vec::new();
+    for combine in ["67108864", "0"] {
+        let engine = engine(
+            &data.path,
+            &[
+                ("squall.scan.target_task_bytes", "20000"),
+                ("squall.shuffle.combine_max_bytes", combine),
+            ],
+        )
+        .await;
+        let result = engine.sql(sql).await.unwrap();
+        let profile = result.profile.clone().unwrap();
+        let actual = squall_tpch::run::to_csv(&result.schema, &result.batches).unwrap();
+        assert_same(
+            &format!("q03, combine_max_bytes={combine}"),
+            &expected,
+            &actual,
+            sql,
+        );
+        assert_eq!(
+            profile.broadcasts_combined > 0,
+            combine != "0",
+            "{}",
+            profile.display()
+        );
+        assert_eq!(count_files(engine.exchange_root()), 0);
+        gets.push(profile.s3_get);
+    }
+    println!("q03 exchange GETs: {} combined, {} not", gets[0], gets[1]);
+    assert!(gets[0] * 2 < gets[1], "{gets:?}");
+}

@@ -6,7 +6,8 @@
 //! - `many_tasks`: the 22 queries with tiny row groups and task targets, so
 //!   every stage runs as many tasks and exchanges have many map outputs.
 //! - `coalesce`: reduce tasks formed from the measured partition sizes (one
-//!   GET per map object for a range of partitions), equal answers, fewer GETs.
+//!   GET per map object for a range of partitions) and broadcast inputs
+//!   combined into one object: equal answers, fewer GETs.
 //! - `staged_plans`: snapshots of the staged plans of the 22 queries.
 //! - `concurrency`: two queries at once on one engine.
 //! - `retries`: injected task failures are retried, answers stay right, and
