@@ -91,6 +91,7 @@ PARAMETERS = {
     "vcpu_mb": 1769.0,                  # memory that buys one full vCPU
     "fetch_concurrency": 32,            # squall.shuffle.fetch_concurrency (sam-template.yaml)
     "footer_concurrency": 32,           # coordinator footer reads in flight
+    "combine_max_bytes": 64 * 1024 * 1024,  # squall.shuffle.combine_max_bytes
 }
 
 
@@ -297,19 +298,31 @@ def lambda_query(base_q, small_q, plan, scale, workers, memory_mb, partitions, c
         tasks_of[sid] = n
         inputs = graph.get(sid, [])
         start = max([finish.get(i, t0) for i in inputs] or [t0]) + p["stage_handoff_ms"]
-        # Ranged GETs per task: one per non-empty partition it reads from each
-        # map output (a hash read takes its own partition, which a map task
-        # with few rows often leaves empty; broadcast and gather read all).
-        map_outputs = 0.0
+        # Ranged GETs per task: one per map output whose range for the task is
+        # non-empty (a hash read takes its range of partitions, which a map
+        # task with few rows may leave empty; a gather reads all). A broadcast
+        # input the coordinator combined (squall.shuffle.combine_max_bytes) is
+        # one GET per task, after the coordinator's m_i GETs and one PUT.
+        map_outputs, combine_gets, combine_ms = 0.0, 0, 0.0
         for i in inputs:
             m_i = tasks_of.get(i, 1)
-            if modes.get(sid, {}).get(i) == "hash" and i in by:
+            mode = modes.get(sid, {}).get(i)
+            if mode == "hash" and i in by:
                 src = by[i]
                 rows_per_map = src["rows_out"] * scale ** src["alpha"] / m_i
                 map_outputs += m_i * nonempty_fraction(rows_per_map, n)
+            elif (mode == "broadcast" and i in by and m_i * n > m_i + n + 1
+                  and by[i]["bytes_out"] * scale ** by[i]["alpha"] <= p["combine_max_bytes"]):
+                map_outputs += 1
+                combine_gets += m_i
+                k = min(p["fetch_concurrency"], m_i)
+                combine_ms = max(combine_ms, math.ceil(m_i / k) * lat.mean_max(k) + p["put_median_ms"])
             else:
                 map_outputs += m_i
         map_outputs = int(math.ceil(map_outputs))
+        start += combine_ms
+        usage["s3_get"] += combine_gets
+        usage["s3_put"] += 1 if combine_gets else 0
         work_per_task = st["work_ms"] * g / n / speed
         scan_bytes = st["scan_bytes"] * g / n
         in_bytes = st["bytes_in"] * g / n
