@@ -212,7 +212,7 @@ async fn run_query_in_span(job: QueryJob, backend: &Backend) -> Result<QueryOutp
     if let Err(e) = backend.invoker.cancel(&job.query_id).await {
         tracing::warn!(%e, query_id = %job.query_id, "stopping tasks failed");
     }
-    cleanup(&job.query_id, backend, &address).await;
+    cleanup(&job, backend, &address).await;
     if result.is_err() || silent > 0 {
         // A stopped task may still finish a write it had started (a blocking
         // file write or an S3 PUT in flight is not interrupted), and a task
@@ -222,7 +222,7 @@ async fn run_query_in_span(job: QueryJob, backend: &Backend) -> Result<QueryOutp
             None => Duration::ZERO,
         };
         tokio::time::sleep(Duration::from_millis(500) + marker_poll).await;
-        cleanup(&job.query_id, backend, &address).await;
+        cleanup(&job, backend, &address).await;
     }
     if let Ok(out) = &mut result {
         out.profile.invoke_throttles = invoker.throttles();
