@@ -18,9 +18,12 @@ use object_store::{ObjectStore, ObjectStoreExt};
 use squall_core::exchange::{decode_partition, query_prefix, stage_shards};
 use squall_core::task::MapOutput;
 
+use squall_core::requests::RequestCounter;
+
 use super::QueryJob;
 use super::launch::task_count;
 use crate::backend::Backend;
+use crate::profile::QueryRequests;
 
 /// Read every partition of the final stage's outputs, in task then partition order.
 pub(super) async fn read_outputs(
@@ -96,5 +99,24 @@ pub async fn cleanup(job: &QueryJob, backend: &Backend, address: &str) {
     }
     if let Err(e) = backend.queue.delete(address).await {
         tracing::warn!(%e, query_id, "deleting completion queue failed");
+    }
+}
+
+/// The requests of `job` that planning and the coordinator made (the
+/// coordinator's are in `coordinator`, its queue's and invoker's are taken
+/// from them; the tasks' come from their reports). Call once, at the end.
+pub(super) fn query_requests(
+    job: &QueryJob,
+    backend: &Backend,
+    address: &str,
+    coordinator: &RequestCounter,
+) -> QueryRequests {
+    QueryRequests {
+        planning: job.planning_requests,
+        coordinator: coordinator.snapshot()
+            + backend.queue.take_requests(address)
+            + backend.invoker.take_requests(&job.query_id),
+        stop_markers: backend.invoker.stop_marker(&job.query_id).is_some(),
+        ..QueryRequests::default()
     }
 }

@@ -45,6 +45,7 @@ use squall_core::config::SquallConfig;
 use squall_core::fault::{FaultyInvoker, hash_text};
 use squall_core::key_filter::FilterSizing;
 use squall_core::recovery::{Backoff, RetryingInvoker, StoreStats, layered_store};
+use squall_core::requests::RequestCounts;
 use squall_core::task::{
     FilterBinding, MapOutput, ScanAssignment, TaskMetrics, TaskOutcome, TaskReport,
 };
@@ -60,7 +61,7 @@ mod key_filter;
 mod launch;
 
 pub use finish::cleanup;
-use finish::read_outputs;
+use finish::{query_requests, read_outputs};
 use launch::{launch_ready, launch_task, task_count};
 
 use crate::backend::Backend;
@@ -95,6 +96,8 @@ pub struct QueryJob {
     /// The query's settings: store retries and hedging, throttle retries,
     /// attempt deadlines, and the faults injected at the seams.
     pub config: SquallConfig,
+    /// Requests planning made (listings, footers), for the profile.
+    pub planning_requests: RequestCounts,
 }
 
 /// How the coordinator turns build-side key sections into a filter and ships it.
@@ -224,7 +227,10 @@ async fn run_query_in_span(job: QueryJob, backend: &Backend) -> Result<QueryOutp
         tokio::time::sleep(Duration::from_millis(500) + marker_poll).await;
         cleanup(&job, backend, &address).await;
     }
+    let mut requests = query_requests(&job, backend, &address, &store_stats.requests);
     if let Ok(out) = &mut result {
+        requests.tasks = out.profile.requests.tasks;
+        out.profile.requests = requests;
         out.profile.invoke_throttles = invoker.throttles();
         out.profile.store_retries += store_stats.retries();
         out.profile.store_hedges += store_stats.hedges();
@@ -265,6 +271,8 @@ async fn drive(
         });
     }
     let mut profile = QueryProfile::new(&job.query_id);
+    // Per stage: the requests of every attempt that reported.
+    let mut requests = vec![RequestCounts::default(); runs.len()];
     job.progress
         .total_stages
         .store(runs.len(), Ordering::Relaxed);
@@ -340,6 +348,7 @@ async fn drive(
                 };
                 if !task.reported.contains(&report.attempt) {
                     task.reported.push(report.attempt);
+                    requests[si] += report.metrics.requests;
                 }
                 if task.accepted.is_some() {
                     profile.duplicates += 1;
@@ -427,6 +436,7 @@ async fn drive(
     for run in &runs {
         let stage = &job.staged.stages[run.index];
         let mut sp = StageProfile::new(stage.id, stage.layout.to_string(), run.tasks.len());
+        sp.requests = requests[run.index];
         sp.row_groups_pruned += job.row_groups_pruned.get(run.index).copied().unwrap_or(0);
         if let Some(p) = job.partitions.get(run.index) {
             sp.partitions_read = p.read as u64;
