@@ -397,7 +397,7 @@ def overheads(usage, latency_ms, state_poll_ms=500.0):
     besides its tasks' reads and writes, as planner/src/cost.rs counts and
     estimates them (AwsEstimate): into `usage`, returned as CostInputs."""
     n = usage["worker_invocations"]
-    polls = int(latency_ms // state_poll_ms)
+    polls = math.ceil(latency_ms / state_poll_ms)
     batches = math.ceil(n / 10)
     sqs = 2 + n + 2 * batches + math.ceil(latency_ms / 1000.0)
     stop = {"head": 0, "put": 1}                                   # the stop marker

@@ -137,10 +137,10 @@ Stage s3 (final) [hash x2, 2 tasks] <- s1, s2
         # CreateQueue, DeleteQueue, 25 sends, 3 receives and 3 batch deletes, 3 idle polls.
         self.assertEqual(c["sqs_requests"], 2 + 25 + 6 + 3)
         self.assertEqual(c["api_invocations"], 2 + 3)
-        # 4 polls: the coordinator's state and the API's.
-        self.assertEqual(c["s3_get"], 100 + 1 + 4 + 2)
-        self.assertEqual(c["s3_head"], 30 + 0 + (2 + 4) + 4)
-        self.assertEqual(c["s3_put"], 25 + 1 + (3 + 4) + 1)
+        # 5 polls: the coordinator's state and the API's.
+        self.assertEqual(c["s3_get"], 100 + 1 + 5 + 2)
+        self.assertEqual(c["s3_head"], 30 + 0 + (2 + 5) + 5)
+        self.assertEqual(c["s3_put"], 25 + 1 + (3 + 5) + 1)
         self.assertEqual((c["s3_list"], c["s3_delete"]), (3, 25))
 
     def test_prefixes_follow_the_setting(self):

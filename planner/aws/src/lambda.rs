@@ -196,6 +196,10 @@ impl Invoker for LambdaInvoker {
 
     async fn cancel(&self, query_id: &str) -> Result<()> {
         let requests = self.requests.counter(query_id);
+        // Payloads were spilled if this invoker stored anything for the
+        // query before its end (attempt stop markers count too: then a
+        // LIST finds nothing, harmlessly).
+        let spilled = requests.snapshot().put > 0;
         if let Some(state) = &self.state {
             // The error names the marker's key.
             state.counting(&requests).write_stop(query_id).await?;
@@ -203,7 +207,7 @@ impl Invoker for LambdaInvoker {
         // The query has ended: its spilled task payloads are of no more use
         // (an attempt still queued in Lambda finds its payload gone and
         // reports a failure nobody waits for).
-        if let Some((store, _, prefix)) = &self.payloads {
+        if let Some((store, _, prefix)) = self.payloads.as_ref().filter(|_| spilled) {
             let folder = format!("{}/{query_id}/", prefix.trim_matches('/'));
             let folder = Path::from(folder.trim_start_matches('/'));
             let store = CountingStore::wrap(Arc::clone(store), &requests);

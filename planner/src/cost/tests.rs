@@ -189,10 +189,10 @@ fn inputs_from_a_profile_are_the_measured_requests_plus_the_estimate() {
 
     // Embedded: stop-marker looks (one per attempt at its start, one per
     // second of task time) and the marker, the coordinator function's
-    // state, the API's polls (1.2 s at 500 ms: 2 polls, 2 long polls).
+    // state, the API's polls (1.2 s at 500 ms: 3 polls, 2 long polls).
     assert_eq!((e.stop_markers.head, e.stop_markers.put), (6, 1));
-    assert_eq!((e.state.get, e.state.head, e.state.put), (1, 2 + 2, 3 + 2));
-    assert_eq!((e.api.put, e.api.get, e.api.head), (1, 2 + 2, 2));
+    assert_eq!((e.state.get, e.state.head, e.state.put), (1, 2 + 3, 3 + 3));
+    assert_eq!((e.api.put, e.api.get, e.api.head), (1, 3 + 2, 3));
     assert_eq!(e.api_invocations, 2 + 2);
 }
 
