@@ -48,11 +48,26 @@ of Lambda's side (3,000 per second, tree fan-out) and the coordinator's own
 scheduling rate, measured with `squall bench scheduler --tasks 100000`
 (no-op tasks over in-process seams: 34,888 tasks/s on a 2-core machine, dev
 profile; so Lambda's side is the bound); S3 serves 5,500 GETs / 3,500 PUTs per
-second per prefix, and a stage's requests share --s3-prefixes prefixes
-(default 1: squall's exchange keys are {query}/s{stage}/..., and S3 splits a
-busy prefix only after minutes of sustained load).
+second per prefix. squall's exchange keys are spread over
+`squall.shuffle.prefixes` shards, {prefix}/{shard}/{query}/s{stage}/t{task}/...,
+a stage's tasks taking consecutive shards (planner/core/src/exchange.rs):
+a stage's PUTs share min(prefixes, its tasks) prefixes, its exchange reads
+min(prefixes, the map objects of each input) prefixes, and its scan reads
+--s3-prefixes prefixes (an assumption: tables that are read this hard live
+under prefixes S3 has split at least as finely). --s3-prefixes defaults to
+the setting (`squall config`, so SQUALL_SHUFFLE_PREFIXES counts); 1 is the
+layout before shards ({query}/s{stage}/..., all under one prefix, which S3
+splits only after minutes of sustained load).
 Cost: the predicted usage priced by `squall cost` (planner/src/cost.rs, the
-same formula the profile reports). Monte Carlo with a fixed seed.
+same formula the profile reports), with the requests a query makes besides
+its tasks' reads and writes, as cost.rs counts and estimates them: a footer
+GET per file at planning, a HEAD per task attempt at its start and per
+second it runs (stop-marker looks), one cleanup LIST per shard written to
+(per 1,000 objects), a DELETE per object, SQS (CreateQueue, DeleteQueue, a
+SendMessage per task, a ReceiveMessage and a DeleteMessageBatch per 10
+reports, an idle long poll per second), and the coordinator function's and
+the API's state polling (cost.rs's AwsEstimate). Monte Carlo with a fixed
+seed.
 
 The published figures (see PARAMETERS) are inputs, not measurements of
 this project: the GET tail shape in particular is an assumption.
@@ -132,6 +147,7 @@ def stage_graph(squall, data, q, cache_dir=None):
 
 
 READ_RE = re.compile(r"ShuffleReadExec: stage=(\d+), mode=(\w+)")
+INPUT_RE = re.compile(r"^(?:after key filter of )?s(\d+)$")
 
 
 def parse_explain(text):
@@ -141,7 +157,9 @@ def parse_explain(text):
         m = STAGE_RE.match(line.strip())
         if m:
             current = int(m.group(1))
-            graph[current] = [int(s.strip().lstrip("s")) for s in (m.group(3) or "").split(",") if s.strip()]
+            # Inputs, and the stages whose key filters it waits for.
+            graph[current] = [int(i.group(1)) for i in (INPUT_RE.match(part.strip())
+                                                        for part in (m.group(3) or "").split(",")) if i]
             modes[current] = {}
             continue
         r = READ_RE.search(line)
@@ -280,10 +298,14 @@ def lambda_query(base_q, small_q, plan, scale, workers, memory_mb, partitions, c
     lat = Latency(rng, p)
     envs_created = 0
     finish, tasks_of = {}, {}
-    usage = {"worker_invocations": 0, "worker_ms": 0.0, "s3_get": 0, "s3_put": 0}
+    usage = {"worker_invocations": 0, "worker_ms": 0.0, "s3_get": 0, "s3_head": 0, "s3_put": 0,
+             "s3_list": 0, "s3_delete": 0}
+    prefixes = max(1, min(256, int(p.get("s3_prefixes", 1))))
+    shards_used = 0
     # Planning: measured at the base scale, plus the coordinator's footer reads.
     files = files_base * scale
     t0 = plan_ms + math.ceil(files / p["footer_concurrency"]) * p["get_median_ms"]
+    usage["s3_get"] += int(math.ceil(files))
     for sid in sorted(by, key=lambda s: topo_key(s, graph)):
         st = by[sid]
         g = scale ** st["alpha"]
@@ -304,7 +326,13 @@ def lambda_query(base_q, small_q, plan, scale, workers, memory_mb, partitions, c
         # input the coordinator combined (squall.shuffle.combine_max_bytes) is
         # one GET per task, after the coordinator's m_i GETs and one PUT.
         map_outputs, combine_gets, combine_ms = 0.0, 0, 0.0
-        for i in inputs:
+        # GETs per second the inputs' shards can serve together.
+        exchange_rate = 0.0
+        # What the stage reads (a key filter's stage is waited for, not read).
+        reads = [i for i in inputs if i in modes[sid]] if modes.get(sid) else inputs
+        for i in reads:
+            exchange_rate += p["s3_get_per_s"] * min(prefixes, tasks_of.get(i, 1))
+        for i in reads:
             m_i = tasks_of.get(i, 1)
             mode = modes.get(sid, {}).get(i)
             if mode == "hash" and i in by:
@@ -328,12 +356,12 @@ def lambda_query(base_q, small_q, plan, scale, workers, memory_mb, partitions, c
         in_bytes = st["bytes_in"] * g / n
         out_bytes = st["bytes_out"] * g / n
         rg_per_task = max(1, math.ceil(st["row_groups"] * g / n)) if st["is_scan"] else 0
-        durations, gets = [], 0
+        durations, gets, scan_gets = [], 0, 0
         for _ in range(n):
             io = 0.0
             if st["is_scan"]:
                 io += lat.get() + sum(lat.get() for _ in range(rg_per_task))
-                gets += 1 + rg_per_task
+                scan_gets += 1 + rg_per_task
             if map_outputs:
                 k = min(p["fetch_concurrency"], map_outputs)
                 batches = math.ceil(map_outputs / k)
@@ -366,16 +394,59 @@ def lambda_query(base_q, small_q, plan, scale, workers, memory_mb, partitions, c
             ends.append(begin + d)
             heapq.heappush(free, begin + d)
         makespan = max(ends) - start
-        prefixes = p.get("s3_prefixes", 1)
-        floor = max(gets / (p["s3_get_per_s"] * prefixes), n / (p["s3_put_per_s"] * prefixes)) * 1000.0
+        # The per-prefix request rates bound the stage: its scan reads over
+        # --s3-prefixes, its exchange reads over its inputs' shards, its PUTs
+        # over the shards its own tasks take.
+        floor = max(scan_gets / (p["s3_get_per_s"] * prefixes),
+                    gets / exchange_rate if gets else 0.0,
+                    n / (p["s3_put_per_s"] * min(prefixes, n))) * 1000.0
         finish[sid] = start + max(makespan, floor)
+        shards_used = min(prefixes, shards_used + min(prefixes, n))
         usage["worker_invocations"] += n
         usage["worker_ms"] += sum(durations)
-        usage["s3_get"] += gets
+        usage["s3_get"] += gets + scan_gets
         usage["s3_put"] += n
+        usage["s3_delete"] += n
+        # Stop-marker looks: one as a task starts, one per second it runs.
+        usage["s3_head"] += sum(1 + int(d // 1000.0) for d in durations)
     latency = max(finish.values()) + lat.get()  # the coordinator reads the result
     usage["s3_get"] += 1
+    # Cleanup: a LIST per shard written to (per 1,000 objects in it).
+    usage["s3_list"] += max(shards_used, math.ceil(usage["s3_delete"] / 1000))
     return latency, usage
+
+
+def overheads(usage, latency_ms, state_poll_ms=500.0):
+    """What a query asks of SQS, the coordinator function's state and the API
+    besides its tasks' reads and writes, as planner/src/cost.rs counts and
+    estimates them (AwsEstimate): into `usage`, returned as CostInputs."""
+    n = usage["worker_invocations"]
+    polls = math.ceil(latency_ms / state_poll_ms)
+    batches = math.ceil(n / 10)
+    sqs = 2 + n + 2 * batches + math.ceil(latency_ms / 1000.0)
+    stop = {"head": 0, "put": 1}                                   # the stop marker
+    state = {"get": 1, "head": 2 + polls, "put": 3 + min(polls, n)}  # coordinator function
+    api = {"get": polls + 2, "head": polls, "put": 1}               # the client's polls
+    return {
+        "worker_invocations": n, "worker_ms": int(math.ceil(usage["worker_ms"])),
+        "api_invocations": 2 + math.ceil(latency_ms / 1000.0),
+        "s3_get": usage["s3_get"] + state["get"] + api["get"],
+        "s3_head": usage["s3_head"] + stop["head"] + state["head"] + api["head"],
+        "s3_put": usage["s3_put"] + stop["put"] + state["put"] + api["put"],
+        "s3_list": usage["s3_list"], "s3_delete": usage["s3_delete"], "sqs_requests": sqs,
+    }
+
+
+def default_prefixes(squall):
+    """`squall.shuffle.prefixes` as `squall config` shows it (environment included)."""
+    out = subprocess.run([squall, "config"], capture_output=True, text=True, check=True).stdout
+    return prefixes_setting(out)
+
+
+def prefixes_setting(config_text):
+    """The `squall.shuffle.prefixes = N` line of `squall config`'s output (1 without one)."""
+    m = re.search(r"^squall\.shuffle\.prefixes = (\d+)", config_text, re.M)
+    return int(m.group(1)) if m else 1
 
 
 def price(squall, usages):
@@ -437,7 +508,7 @@ def cmd_predict(args):
     sf_base, ready, base, small, ratio, c0, graphs = common(args)
     files = footer_files(args.plans)
     p = dict(PARAMETERS)
-    p["s3_prefixes"] = args.s3_prefixes
+    p["s3_prefixes"] = args.s3_prefixes if args.s3_prefixes else default_prefixes(args.squall)
     print(f"Lambda: {args.workers} workers x {args.memory} MB, {args.partitions} hash partitions, "
           f"{args.task_mb} MiB scan tasks, {args.reduce_mb} MiB reduce tasks; "
           f"from SF{sf_base:g} profiles (c0 = {c0:.1f} ms per task); parameters: {json.dumps(p)}")
@@ -457,12 +528,10 @@ def cmd_predict(args):
             latency, usage = lambda_query(base[q], small.get(q), graphs[q], scale, args.workers, args.memory,
                                           args.partitions, c0, ratio, rng, p, plan_ms, files, args.task_mb,
                                           args.reduce_mb)
-            usages.append({
-                "worker_invocations": usage["worker_invocations"], "worker_ms": int(math.ceil(usage["worker_ms"])),
-                "worker_memory_mb": args.memory, "coordinator_ms": int(math.ceil(latency)),
-                "coordinator_memory_mb": args.coordinator_memory, "s3_get": usage["s3_get"],
-                "s3_put": usage["s3_put"], "s3_list": max(1, math.ceil(usage["s3_put"] / 1000)),
-                "sqs_requests": 2 + 3 * usage["worker_invocations"]})
+            inputs = overheads(usage, latency)
+            inputs.update({"worker_memory_mb": args.memory, "coordinator_ms": int(math.ceil(latency)),
+                           "coordinator_memory_mb": args.coordinator_memory})
+            usages.append(inputs)
             lats.append((q, latency))
         costs = price(args.squall, usages)
         print(f"\nSF{sf:g}: {'query':>5} {'latency s':>10} {'tasks':>7} {'GETs':>9} {'PUTs':>7} "
@@ -506,8 +575,9 @@ def main(argv=None):
             s.add_argument("--reduce-mb", type=int, default=64,
                            help="squall.shuffle.target_task_bytes in MiB (the deployed default)")
             s.add_argument("--seed", type=int, default=7)
-            s.add_argument("--s3-prefixes", type=int, default=1,
-                           help="S3 prefixes a stage's requests spread over (each 5,500 GET/s, 3,500 PUT/s)")
+            s.add_argument("--s3-prefixes", type=int, default=None,
+                           help="S3 prefixes exchange keys spread over (each 5,500 GET/s, 3,500 PUT/s); "
+                                "default squall.shuffle.prefixes as `squall config` shows it")
     args = ap.parse_args(argv)
     return {"predict": cmd_predict, "validate": cmd_validate}[args.cmd](args)
 

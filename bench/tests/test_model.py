@@ -48,6 +48,9 @@ Stage s3 (final) [hash x2, 2 tasks] <- s1, s2
         m = model.STAGE_RE.match("Stage s10 (final) [single (gather), 1 task] <- s9")
         self.assertEqual((m.group(1), m.group(3)), ("10", "s9"))
         self.assertIsNone(model.STAGE_RE.match("Stage s1 [scan, 1 task]").group(3))
+        # A stage that waits for another's key filter starts after it too.
+        graph, _ = model.parse_explain("Stage s10 [hash x2, 2 tasks] <- s9, after key filter of s5\n")
+        self.assertEqual(graph, {10: [9, 5]})
 
     def test_growth_exponents(self):
         big = stage(1, "scan", 4, 100, scan=1000, rg=10)
@@ -103,6 +106,48 @@ Stage s3 (final) [hash x2, 2 tasks] <- s1, s2
         # Fewer workers cannot make it faster; the same seed gives the same answer.
         self.assertGreaterEqual(run(100, 50)[0], lat100)
         self.assertEqual(run(100, 1000)[0], lat100)
+        # Each object written is deleted; stop-marker looks at least one per task.
+        self.assertEqual(use1000["s3_delete"], use1000["s3_put"])
+        self.assertGreaterEqual(use1000["s3_head"], use1000["worker_invocations"])
+
+    def test_exchange_spread_over_prefixes(self):
+        base = query([stage(1, "scan", 6, 600, scan=6_000_000, rg=48, rows=6_000_000),
+                      stage(2, "hash x2", 2, 40, bin_=1000, rows=4)], 400, 380)
+        g = ({1: [], 2: [1]}, {2: {1: "hash"}})
+
+        def run(prefixes):
+            p = dict(model.PARAMETERS, s3_prefixes=prefixes)
+            return model.lambda_query(base, None, g, 1000, 1000, 3008, 256, 1.0, 10, random.Random(1), p,
+                                      20.0, 24)
+
+        one, used_one = run(1)
+        sixteen, used_sixteen = run(16)
+        # 6,000 map objects x 256 reduce tasks of GETs under one prefix are
+        # throttled; over 16 prefixes they are served 16 times as fast.
+        self.assertLess(sixteen, one)
+        self.assertEqual(used_one["s3_get"], used_sixteen["s3_get"])
+        # A cleanup LIST per shard written to.
+        self.assertEqual((used_one["s3_list"], used_sixteen["s3_list"]), (7, 16))
+
+    def test_overheads_are_cost_inputs(self):
+        usage = {"worker_invocations": 25, "worker_ms": 1000.4, "s3_get": 100, "s3_head": 30, "s3_put": 25,
+                 "s3_list": 3, "s3_delete": 25}
+        c = model.overheads(usage, 2100.0)
+        self.assertEqual(c["worker_ms"], 1001)
+        # CreateQueue, DeleteQueue, 25 sends, 3 receives and 3 batch deletes, 3 idle polls.
+        self.assertEqual(c["sqs_requests"], 2 + 25 + 6 + 3)
+        self.assertEqual(c["api_invocations"], 2 + 3)
+        # 5 polls: the coordinator's state and the API's.
+        self.assertEqual(c["s3_get"], 100 + 1 + 5 + 2)
+        self.assertEqual(c["s3_head"], 30 + 0 + (2 + 5) + 5)
+        self.assertEqual(c["s3_put"], 25 + 1 + (3 + 5) + 1)
+        self.assertEqual((c["s3_list"], c["s3_delete"]), (3, 25))
+
+    def test_prefixes_follow_the_setting(self):
+        text = "squall.shuffle.partitions = 0  (SQUALL_SHUFFLE_PARTITIONS)\n" \
+               "squall.shuffle.prefixes = 16  (SQUALL_SHUFFLE_PREFIXES)\n    Key prefixes ...\n"
+        self.assertEqual(model.prefixes_setting(text), 16)
+        self.assertEqual(model.prefixes_setting(""), 1)
 
 
 if __name__ == "__main__":

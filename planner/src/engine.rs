@@ -25,12 +25,13 @@ use arrow::array::{RecordBatch, StringArray};
 use arrow::datatypes::{DataType, Field, Schema, SchemaRef};
 use datafusion::error::Result;
 use datafusion::execution::runtime_env::{RuntimeEnv, RuntimeEnvBuilder};
-use datafusion::execution::{SessionState, TaskContext};
+use datafusion::execution::{SessionState, SessionStateBuilder, TaskContext};
 use datafusion::logical_expr::{DdlStatement, LogicalPlan};
 use datafusion::prelude::{SessionConfig, SessionContext};
 use datafusion::sql::parser::{DFParser, Statement};
 use squall_core::config::SquallConfig;
 use squall_core::executor::{join_error_text, spawn_cpu};
+use squall_core::requests::{CountingRegistry, RequestCounter};
 use squall_core::scan::{Leaf, leaves};
 
 use crate::backend::Backend;
@@ -339,7 +340,8 @@ impl Engine {
     }
 
     /// Plan a logical plan into a staged plan and a ready-to-run job, on
-    /// the CPU executor, unless the query is cancelled first.
+    /// the CPU executor, unless the query is cancelled first. Every request
+    /// planning makes (listings, footers) is counted for the query's profile.
     async fn prepare(
         &self,
         state: SessionState,
@@ -347,17 +349,30 @@ impl Engine {
         options: &RunOptions,
         query_id: &str,
     ) -> Result<(StagedPlan, QueryJob)> {
+        let requests = RequestCounter::new();
+        let base = self.ctx.runtime_env();
+        let runtime = RuntimeEnvBuilder::from_runtime_env(&base)
+            .with_object_store_registry(Arc::new(CountingRegistry::new(
+                Arc::clone(&base.object_store_registry),
+                Arc::clone(&requests),
+            )))
+            .build_arc()?;
+        let state = SessionStateBuilder::new_from_existing(state)
+            .with_runtime_env(Arc::clone(&runtime))
+            .build();
         let planner = Planner {
-            runtime: self.ctx.runtime_env(),
+            runtime,
             footers: Arc::clone(&self.footers),
             partitions: Arc::clone(&self.partitions),
         };
         let (options, query_id) = (options.clone(), query_id.to_string());
         let cancel = options.cancel.clone();
-        on_cpu(&cancel, async move {
+        let (staged, mut job) = on_cpu(&cancel, async move {
             planner.prepare(state, &plan, &options, &query_id).await
         })
-        .await
+        .await?;
+        job.planning_requests = requests.snapshot();
+        Ok((staged, job))
     }
 }
 
@@ -462,6 +477,7 @@ impl Planner {
             filters: FilterShipping::from_options(&squall.bloom),
             faults: squall.fault.clone(),
             config: squall.clone(),
+            planning_requests: Default::default(),
         };
         Ok((staged, job))
     }

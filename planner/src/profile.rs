@@ -1,9 +1,17 @@
 //! The query profile: what each stage and task did, summed per query.
 //! `EXPLAIN ANALYZE` prints it, `squall tpch run --profile` writes it as JSON.
+//!
+//! [`QueryRequests`] holds every request the query made of S3, SQS and
+//! Lambda, measured at the seams (`squall_core::requests`), by who made it:
+//! the coordinator's planning, the task attempts (summed per stage, every
+//! attempt that reported), the coordinator while the query ran, and the
+//! coordinator function's state store. The cost model prices them
+//! (`crate::cost`).
 
 use std::fmt::Write as _;
 
 use serde::{Deserialize, Serialize};
+use squall_core::requests::RequestCounts;
 use squall_core::task::{MapOutput, TaskMetrics};
 
 /// Figures of one query.
@@ -37,11 +45,17 @@ pub struct QueryProfile {
     pub partitions_read: u64,
     pub partitions_pruned: u64,
     pub scan_bytes: u64,
+    /// Exchange GETs and PUTs as the shuffle operators of accepted attempts
+    /// count them, plus the key filters' (every request: `requests`).
     pub s3_get: u64,
     pub s3_put: u64,
     /// Broadcast inputs the coordinator combined into one object for their
     /// readers (`coordinator::combine`).
     pub broadcasts_combined: u64,
+    /// The coordinator's GETs of the map objects it combined.
+    pub combine_get_requests: u64,
+    /// Every request the query made, by who made it.
+    pub requests: QueryRequests,
     /// Operator CPU time summed over tasks (DataFusion's `elapsed_compute`).
     pub cpu_ms: u64,
     /// The largest peak memory of any one task.
@@ -52,6 +66,36 @@ pub struct QueryProfile {
     /// The join-key filters built for this query.
     pub filters: Vec<FilterProfile>,
     pub stage_profiles: Vec<StageProfile>,
+}
+
+/// Every request a query made of S3, SQS and Lambda, by who made it.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct QueryRequests {
+    /// The coordinator's planning reads: table listings, Parquet footers
+    /// and metadata (what caches already held is not read again).
+    pub planning: RequestCounts,
+    /// Every task attempt that reported (retries, duplicates and failed
+    /// attempts included): its stores, stop-marker looks, a spilled
+    /// payload's GET, its report's SendMessage.
+    pub tasks: RequestCounts,
+    /// The coordinator while the query ran: key sections and filters,
+    /// result reads, cleanup (LISTs, DELETEs), its completion queue,
+    /// invocations, spilled payloads and stop markers.
+    pub coordinator: RequestCounts,
+    /// The coordinator function's query record, cancel-marker looks and
+    /// result in the state store (aws; zero elsewhere).
+    pub state: RequestCounts,
+    /// Whether the tasks looked for stop markers (aws); when not, the cost
+    /// model estimates the looks they would have made on AWS.
+    pub stop_markers: bool,
+}
+
+impl QueryRequests {
+    /// Everything, whoever made it.
+    pub fn total(&self) -> RequestCounts {
+        self.planning + self.tasks + self.coordinator + self.state
+    }
 }
 
 /// One join-key filter: who published it and what it became.
@@ -104,6 +148,8 @@ pub struct StageProfile {
     pub peak_memory_bytes: u64,
     pub bloom_rows_dropped: u64,
     pub bloom_rows_checked: u64,
+    /// Every request of the stage's attempts that reported.
+    pub requests: RequestCounts,
 }
 
 impl StageProfile {
@@ -162,6 +208,7 @@ impl QueryProfile {
         self.peak_memory_bytes = self.peak_memory_bytes.max(s.peak_memory_bytes);
         self.bloom_rows_dropped += s.bloom_rows_dropped;
         self.bloom_rows_checked += s.bloom_rows_checked;
+        self.requests.tasks += s.requests;
         self.stage_profiles.push(s);
     }
 
@@ -210,7 +257,7 @@ impl QueryProfile {
         }
         let _ = writeln!(
             out,
-            "{:>6} {:<28} {:>6} {:>8} {:>10} {:>8} {:>12} {:>12} {:>12} {:>9} {:>11} {:>6} {:>6} {:>10}",
+            "{:>6} {:<28} {:>6} {:>8} {:>10} {:>8} {:>12} {:>12} {:>12} {:>9} {:>11} {:>6} {:>6} {:>6} {:>10}",
             "stage",
             "layout",
             "tasks",
@@ -223,13 +270,14 @@ impl QueryProfile {
             "row_grps",
             "key_dropped",
             "GETs",
+            "HEADs",
             "PUTs",
             "peak_mem"
         );
         for s in &self.stage_profiles {
             let _ = writeln!(
                 out,
-                "{:>6} {:<28} {:>6} {:>8} {:>10} {:>8} {:>12} {:>12} {:>12} {:>9} {:>11} {:>6} {:>6} {:>10}",
+                "{:>6} {:<28} {:>6} {:>8} {:>10} {:>8} {:>12} {:>12} {:>12} {:>9} {:>11} {:>6} {:>6} {:>6} {:>10}",
                 format!("s{}", s.stage),
                 s.layout,
                 s.tasks,
@@ -241,8 +289,9 @@ impl QueryProfile {
                 s.bytes_in_exchange,
                 format!("{}/{}", s.row_groups, s.row_groups + s.row_groups_pruned),
                 s.bloom_rows_dropped,
-                s.get_requests,
-                s.put_requests,
+                s.requests.get,
+                s.requests.head,
+                s.requests.put,
                 s.peak_memory_bytes
             );
         }
@@ -261,6 +310,49 @@ impl QueryProfile {
                 ),
             };
         }
+        self.requests.display(&mut out);
         out
+    }
+}
+
+impl QueryRequests {
+    /// The requests table of `EXPLAIN ANALYZE`: who made how many of each kind.
+    fn display(&self, out: &mut String) {
+        let _ = writeln!(
+            out,
+            "{:<13} {:>7} {:>7} {:>7} {:>6} {:>7} {:>6} {:>7}",
+            "requests", "GET", "HEAD", "PUT", "LIST", "DELETE", "SQS", "Invoke"
+        );
+        let total = self.total();
+        for (who, c) in [
+            ("planning", &self.planning),
+            ("tasks", &self.tasks),
+            ("coordinator", &self.coordinator),
+            ("state", &self.state),
+            ("total", &total),
+        ] {
+            let _ = writeln!(
+                out,
+                "  {who:<11} {:>7} {:>7} {:>7} {:>6} {:>7} {:>6} {:>7}",
+                c.get,
+                c.head,
+                c.put,
+                c.list,
+                c.delete,
+                c.sqs(),
+                c.invocations()
+            );
+        }
+        let _ = writeln!(
+            out,
+            "SQS: {} CreateQueue, {} SendMessage, {} ReceiveMessage, {} DeleteMessageBatch, {} DeleteQueue; Lambda: {} invocations, {} throttled",
+            total.sqs_create_queue,
+            total.sqs_send,
+            total.sqs_receive,
+            total.sqs_delete_batch,
+            total.sqs_delete_queue,
+            total.invoke,
+            total.invoke_throttled
+        );
     }
 }

@@ -20,8 +20,9 @@ use object_store::ObjectStoreExt;
 use object_store::path::Path;
 use serde::{Deserialize, Serialize};
 use squall_core::config::SquallConfig;
+use squall_core::requests::{RequestCounter, RequestCounts};
 use squall_core::task::{FailureKind, TaskOutcome};
-use squall_core::worker::{WorkerEnv, handle_task};
+use squall_core::worker::{WorkerEnv, handle_fetched_task};
 use squall_planner::paging::{PageLimits, paginate};
 use squall_planner::{CancellationToken, EngineOptions, QueryProgress, RunOptions};
 use tokio::sync::Notify;
@@ -58,14 +59,14 @@ impl WorkerFunction {
 
     /// Run the task in `event`; returns a summary (status, stage, task, attempt).
     pub async fn handle(&self, event: serde_json::Value) -> serde_json::Value {
-        let payload = match self.payload(event).await {
+        let (payload, fetched) = match self.payload(event).await {
             Ok(p) => p,
             Err(e) => {
                 tracing::error!(%e, "task payload unavailable");
                 return serde_json::json!({"status": "failed", "error": e.to_string()});
             }
         };
-        let report = handle_task(&payload, &self.env).await;
+        let report = handle_fetched_task(&payload, &self.env, fetched).await;
         let (status, error) = match &report.outcome {
             TaskOutcome::Succeeded { .. } => ("succeeded", None),
             TaskOutcome::Failed { error } if error.kind == FailureKind::Stopped => {
@@ -83,7 +84,9 @@ impl WorkerFunction {
         })
     }
 
-    async fn payload(&self, event: serde_json::Value) -> Result<Bytes> {
+    /// The task's bytes, and the requests fetching them took (a GET for a
+    /// payload in S3).
+    async fn payload(&self, event: serde_json::Value) -> Result<(Bytes, RequestCounts)> {
         if let Ok(pointer) = serde_json::from_value::<PayloadPointer>(event.clone()) {
             let (url, key) = crate::s3::split_s3_url(&pointer.payload_location)?;
             let store = self
@@ -102,10 +105,14 @@ impl WorkerFunction {
                 .bytes()
                 .await
                 .map_err(unreadable)?;
-            return Ok(bytes);
+            let fetched = RequestCounts {
+                get: 1,
+                ..RequestCounts::default()
+            };
+            return Ok((bytes, fetched));
         }
         serde_json::to_vec(&event)
-            .map(Bytes::from)
+            .map(|b| (Bytes::from(b), RequestCounts::default()))
             .map_err(|e| DataFusionError::External(Box::new(e)))
     }
 }
@@ -175,11 +182,15 @@ impl CoordinatorFunction {
     }
 }
 
-/// Runs the query of `request` and records every change; returns the final record.
+/// Runs the query of `request` and records every change; returns the final
+/// record. Its requests of the state store go into the query's profile
+/// (`requests.state`), the final record's PUT included.
 pub async fn run_recorded(
     store: &ObjectQueryStore,
     request: CoordinatorRequest,
 ) -> Result<QueryRecord> {
+    let requests = RequestCounter::new();
+    let store = &store.counting(&requests);
     let id = request.query_id.clone();
     let mut record = match store.read_record(&id).await? {
         Some(r) => r,
@@ -252,7 +263,12 @@ pub async fn run_recorded(
             .await;
             match stored {
                 Ok(index) => {
-                    record.profile = result.profile;
+                    record.profile = result.profile.map(|mut profile| {
+                        profile.requests.state = requests.snapshot();
+                        // The write of this very record.
+                        profile.requests.state.put += 1;
+                        profile
+                    });
                     record.finish(index);
                 }
                 Err(e) => record.fail(QueryFailure::new(

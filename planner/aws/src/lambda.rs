@@ -20,6 +20,11 @@
 //! stop marker, and [`Invoker::cancel`] (called whenever a query ends)
 //! creates it; running workers see it within `squall.task.stop_poll_ms`.
 //!
+//! What the invoker stores for a query (spilled payloads, their cleanup,
+//! stop markers) is counted per query ([`Invoker::take_requests`]); the
+//! Invoke requests themselves are counted by the coordinator's retrying
+//! wrapper (`squall_core::recovery::RetryingInvoker`).
+//!
 //! [`FunctionStarter`] starts one function asynchronously (the API starting
 //! a coordinator) and tells its caller whether the invocation was accepted.
 
@@ -35,6 +40,7 @@ use object_store::path::Path;
 use object_store::{ObjectStore, ObjectStoreExt, PutPayload};
 use serde::{Deserialize, Serialize};
 use squall_core::error::{Result, SquallError};
+use squall_core::requests::{CountingStore, RequestCounts, RequestTally};
 use squall_core::seams::{CompletionQueue, Invoker};
 use squall_core::task::{FailureKind, ObjectLocation, TaskIdentity, TaskReport};
 
@@ -60,6 +66,8 @@ pub struct LambdaInvoker {
     state: Option<ObjectQueryStore>,
     /// How long an invocation waits for Lambda's answer.
     answer_wait: Duration,
+    /// S3 requests made for each query (by query id).
+    requests: RequestTally,
 }
 
 impl LambdaInvoker {
@@ -83,6 +91,7 @@ impl LambdaInvoker {
             payloads,
             state: None,
             answer_wait: Duration::from_millis(250),
+            requests: RequestTally::default(),
         }
     }
 
@@ -123,7 +132,7 @@ impl Invoker for LambdaInvoker {
                 id.attempt
             );
             let key = key.trim_start_matches('/').to_string();
-            store
+            CountingStore::wrap(Arc::clone(store), &self.requests.counter(&id.query_id))
                 .put(&Path::from(key.as_str()), PutPayload::from(payload))
                 .await?;
             let pointer = PayloadPointer {
@@ -186,16 +195,22 @@ impl Invoker for LambdaInvoker {
     }
 
     async fn cancel(&self, query_id: &str) -> Result<()> {
+        let requests = self.requests.counter(query_id);
+        // Payloads were spilled if this invoker stored anything for the
+        // query before its end (attempt stop markers count too: then a
+        // LIST finds nothing, harmlessly).
+        let spilled = requests.snapshot().put > 0;
         if let Some(state) = &self.state {
             // The error names the marker's key.
-            state.write_stop(query_id).await?;
+            state.counting(&requests).write_stop(query_id).await?;
         }
         // The query has ended: its spilled task payloads are of no more use
         // (an attempt still queued in Lambda finds its payload gone and
         // reports a failure nobody waits for).
-        if let Some((store, _, prefix)) = &self.payloads {
+        if let Some((store, _, prefix)) = self.payloads.as_ref().filter(|_| spilled) {
             let folder = format!("{}/{query_id}/", prefix.trim_matches('/'));
             let folder = Path::from(folder.trim_start_matches('/'));
+            let store = CountingStore::wrap(Arc::clone(store), &requests);
             let locations = store.list(Some(&folder)).map_ok(|m| m.location).boxed();
             let deleted: Vec<_> = store.delete_stream(locations).collect().await;
             for r in deleted {
@@ -218,6 +233,7 @@ impl Invoker for LambdaInvoker {
     ) -> Result<()> {
         if let Some(state) = &self.state {
             state
+                .counting(&self.requests.counter(query_id))
                 .write_attempt_stop(query_id, stage, task, attempt)
                 .await?;
         }
@@ -226,6 +242,10 @@ impl Invoker for LambdaInvoker {
 
     fn stop_marker(&self, query_id: &str) -> Option<ObjectLocation> {
         self.state.as_ref().map(|s| s.stop_marker(query_id))
+    }
+
+    fn take_requests(&self, query_id: &str) -> RequestCounts {
+        self.requests.take(query_id)
     }
 }
 
@@ -325,7 +345,9 @@ pub fn is_throttle(
 
 /// Tell the coordinator an attempt never started.
 async fn report_failure(queue: &dyn CompletionQueue, id: &TaskIdentity, message: String) {
-    let report = TaskReport::failed(id, FailureKind::Invoke, message, true);
+    let mut report = TaskReport::failed(id, FailureKind::Invoke, message, true);
+    // Its own SendMessage, as a worker counts its report's.
+    report.metrics.requests.sqs_send = 1;
     match report.encode() {
         Ok(body) => {
             if let Err(e) = queue.send(&id.reply_to, body).await {

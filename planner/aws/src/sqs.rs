@@ -11,13 +11,20 @@
 //! is deleted in batches of 10 in the background, off the coordinator's
 //! path (a message whose delete is late or lost comes back as a duplicate).
 //! Requests: one ReceiveMessage and one DeleteMessageBatch per 10 messages,
-//! as before, plus the empty long polls of an idle query.
+//! as before, plus the empty long polls of an idle query and the drain's
+//! short polls that come back short.
+//!
+//! Every request this process makes for a queue is counted under its
+//! address ([`CompletionQueue::take_requests`]), except SendMessage, which
+//! the sender counts in its report.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
 use aws_sdk_sqs::types::{DeleteMessageBatchRequestEntry, QueueAttributeName};
 use squall_core::error::{Result, SquallError};
+use squall_core::requests::{Request, RequestCounts, RequestTally};
 use squall_core::seams::CompletionQueue;
 
 use crate::env::AwsEnv;
@@ -25,6 +32,7 @@ use crate::env::AwsEnv;
 pub struct SqsQueue {
     client: aws_sdk_sqs::Client,
     prefix: String,
+    requests: Arc<RequestTally>,
 }
 
 impl SqsQueue {
@@ -32,6 +40,7 @@ impl SqsQueue {
         Self {
             client: aws_sdk_sqs::Client::new(&env.sdk),
             prefix: prefix.to_string(),
+            requests: Arc::default(),
         }
     }
 }
@@ -61,6 +70,7 @@ impl SqsQueue {
         address: &str,
         wait_secs: i32,
     ) -> Result<Vec<aws_sdk_sqs::types::Message>> {
+        self.requests.count(address, Request::SqsReceive, 1);
         let out = self
             .client
             .receive_message()
@@ -89,8 +99,11 @@ impl CompletionQueue for SqsQueue {
             .send()
             .await
             .map_err(|e| sdk_err(&name, e))?;
-        out.queue_url
-            .ok_or_else(|| err(&name, "CreateQueue returned no queue URL"))
+        let address = out
+            .queue_url
+            .ok_or_else(|| err(&name, "CreateQueue returned no queue URL"))?;
+        self.requests.count(&address, Request::SqsCreateQueue, 1);
+        Ok(address)
     }
 
     async fn send(&self, address: &str, body: String) -> Result<()> {
@@ -131,6 +144,9 @@ impl CompletionQueue for SqsQueue {
             .iter()
             .filter_map(|m| m.receipt_handle.clone())
             .collect();
+        let batches = handles.len().div_ceil(BATCH) as u64;
+        self.requests
+            .count(address, Request::SqsDeleteBatch, batches);
         for chunk in handles.chunks(BATCH) {
             let entries: Vec<DeleteMessageBatchRequestEntry> = chunk
                 .iter()
@@ -168,6 +184,7 @@ impl CompletionQueue for SqsQueue {
 
     /// Deleting a queue already gone (a second cleanup sweep) is not an error.
     async fn delete(&self, address: &str) -> Result<()> {
+        self.requests.count(address, Request::SqsDeleteQueue, 1);
         match self.client.delete_queue().queue_url(address).send().await {
             Ok(_) => Ok(()),
             Err(e) => {
@@ -179,5 +196,9 @@ impl CompletionQueue for SqsQueue {
                 }
             }
         }
+    }
+
+    fn take_requests(&self, address: &str) -> RequestCounts {
+        self.requests.take(address)
     }
 }

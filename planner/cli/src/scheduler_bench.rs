@@ -144,6 +144,7 @@ pub async fn run(
         filters: FilterShipping::from_options(&config.bloom),
         faults: config.fault.clone(),
         config,
+        planning_requests: Default::default(),
     };
     let started = Instant::now();
     let out = run_query(job, &backend).await?;

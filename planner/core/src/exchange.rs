@@ -7,7 +7,7 @@
 //! count; an empty partition has no bytes at all (`len == 0`).
 //!
 //! ```text
-//!  object  s{stage}/t{task}/a{attempt}
+//!  object  {prefix}/{shard}/{query}/s{stage}/t{task}/a{attempt}
 //!  +----------------------+----------------------+-----+----------------------+
 //!  | IPC stream, part 0   | IPC stream, part 1   | ... | IPC stream, part R-1 |
 //!  +----------------------+----------------------+-----+----------------------+
@@ -16,8 +16,19 @@
 //!
 //! A reduce task range-reads its partitions from every accepted map object
 //! (one GET for a contiguous range of them: their streams are adjacent) and
-//! decodes them with [`decode_partition`]. This module owns the bytes only:
-//! it does no I/O (see `exec::shuffle_read` / `exec::shuffle_write`).
+//! decodes them with [`decode_partition`]. This module owns the bytes and
+//! the keys only: it does no I/O (see `exec::shuffle_read` /
+//! `exec::shuffle_write`).
+//!
+//! **Keys** are attempt-scoped and spread over `squall.shuffle.prefixes`
+//! shards ([`map_object_key`]): S3 serves about 3,500 PUTs and 5,500 GETs
+//! per second per prefix, so a query's objects under one prefix would be
+//! throttled at a few hundred concurrent tasks. The shard comes before the
+//! query id, so the shard prefixes outlive any one query and keep the
+//! partitions S3 splits them into; a stage's tasks take consecutive shards
+//! from a start that a hash of (query, stage) picks ([`shard`]). Everything
+//! of a query is found by listing `{prefix}/{shard}/{query}/` for each shard
+//! its stages wrote to ([`stage_shards`], [`query_prefix`]).
 
 use std::sync::Arc;
 
@@ -220,30 +231,84 @@ pub fn decode_partition(bytes: Bytes) -> Result<Vec<RecordBatch>> {
     Ok(batches)
 }
 
-/// Object key of one task attempt's output: `{prefix}/{query}/s{stage}/t{task}/a{attempt}`.
-pub fn map_object_key(prefix: &str, query: &str, stage: u32, task: u32, attempt: u32) -> String {
+/// Most prefixes (shards) a query's exchange objects spread over: the
+/// shard is written as two hex digits.
+pub const MAX_SHARDS: u32 = 256;
+
+/// The shard of task `task` of stage `stage` of query `query` among
+/// `shards` (clamped to 1..=[`MAX_SHARDS`]): the stage starts at a shard
+/// that a hash of (query, stage) picks, and its tasks take the following
+/// shards in turn, so one stage's objects are spread evenly and the stages
+/// (and queries) start at different shards.
+pub fn shard(query: &str, stage: u32, task: u32, shards: u32) -> u32 {
+    let shards = shards.clamp(1, MAX_SHARDS);
+    // FNV-1a over the query id and the stage, then a splitmix64 finish: a
+    // stable function (keys must not change between builds of the coordinator).
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in query.bytes().chain([0xff]).chain(stage.to_le_bytes()) {
+        h ^= u64::from(b);
+        h = h.wrapping_mul(0x0000_0100_0000_01b3);
+    }
+    h ^= h >> 30;
+    h = h.wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    h ^= h >> 27;
+    h = h.wrapping_mul(0x94d0_49bb_1331_11eb);
+    h ^= h >> 31;
+    ((h % u64::from(shards)) as u32 + task % shards) % shards
+}
+
+/// The shards that tasks `0..tasks` of one stage write to.
+pub fn stage_shards(query: &str, stage: u32, tasks: u32, shards: u32) -> Vec<u32> {
+    let shards = shards.clamp(1, MAX_SHARDS);
+    (0..tasks.min(shards))
+        .map(|t| shard(query, stage, t, shards))
+        .collect()
+}
+
+/// Prefix under which the query's exchange objects of one shard live:
+/// `{prefix}/{shard:02x}/{query}`. Listing the prefixes of every shard the
+/// query wrote to ([`stage_shards`]) finds all of its objects.
+pub fn query_prefix(prefix: &str, shard: u32, query: &str) -> String {
     let prefix = prefix.trim_matches('/');
     if prefix.is_empty() {
-        format!("{query}/s{stage}/t{task}/a{attempt}")
+        format!("{shard:02x}/{query}")
     } else {
-        format!("{prefix}/{query}/s{stage}/t{task}/a{attempt}")
+        format!("{prefix}/{shard:02x}/{query}")
     }
+}
+
+/// Object key of one task attempt's output,
+/// `{prefix}/{shard:02x}/{query}/s{stage}/t{task}/a{attempt}`, spread over
+/// `shards` prefixes (`squall.shuffle.prefixes`) by [`shard`].
+pub fn map_object_key(
+    prefix: &str,
+    shards: u32,
+    query: &str,
+    stage: u32,
+    task: u32,
+    attempt: u32,
+) -> String {
+    let shard = shard(query, stage, task, shards);
+    format!(
+        "{}/s{stage}/t{task}/a{attempt}",
+        query_prefix(prefix, shard, query)
+    )
+}
+
+/// Object key of the join-key filter stage `stage` publishes (when too big
+/// to travel inline): `{prefix}/{shard:02x}/{query}/s{stage}/filter`, in the
+/// shard of the stage's task 0.
+pub fn filter_object_key(prefix: &str, shards: u32, query: &str, stage: u32) -> String {
+    let shard = shard(query, stage, 0, shards);
+    format!("{}/s{stage}/filter", query_prefix(prefix, shard, query))
 }
 
 /// Object key of stage `stage`'s map objects combined for its broadcast
-/// readers: `{prefix}/{query}/s{stage}/broadcast`.
-pub fn broadcast_object_key(prefix: &str, query: &str, stage: u32) -> String {
-    format!("{}/s{stage}/broadcast", query_prefix(prefix, query))
-}
-
-/// Prefix under which all of a query's exchange objects live.
-pub fn query_prefix(prefix: &str, query: &str) -> String {
-    let prefix = prefix.trim_matches('/');
-    if prefix.is_empty() {
-        query.to_string()
-    } else {
-        format!("{prefix}/{query}")
-    }
+/// readers: `{prefix}/{shard:02x}/{query}/s{stage}/broadcast`, in the shard
+/// of the stage's task 0.
+pub fn broadcast_object_key(prefix: &str, shards: u32, query: &str, stage: u32) -> String {
+    let shard = shard(query, stage, 0, shards);
+    format!("{}/s{stage}/broadcast", query_prefix(prefix, shard, query))
 }
 
 #[cfg(test)]
@@ -409,9 +474,47 @@ mod tests {
     }
 
     #[test]
-    fn keys_are_attempt_scoped() {
-        assert_eq!(map_object_key("ex/", "q7", 1, 2, 3), "ex/q7/s1/t2/a3");
-        assert_eq!(map_object_key("", "q7", 1, 2, 0), "q7/s1/t2/a0");
-        assert_eq!(query_prefix("/a/b/", "q"), "a/b/q");
+    fn keys_are_attempt_scoped_and_sharded() {
+        let s = shard("q7", 1, 2, 16);
+        assert_eq!(
+            map_object_key("ex/", 16, "q7", 1, 2, 3),
+            format!("ex/{s:02x}/q7/s1/t2/a3")
+        );
+        assert_eq!(map_object_key("", 1, "q7", 1, 2, 0), "00/q7/s1/t2/a0");
+        assert_eq!(query_prefix("/a/b/", 10, "q"), "a/b/0a/q");
+        let f = shard("q7", 4, 0, 16);
+        assert_eq!(
+            filter_object_key("ex", 16, "q7", 4),
+            format!("ex/{f:02x}/q7/s4/filter")
+        );
+        // Every attempt of a task lands in the same shard.
+        assert!(map_object_key("ex", 16, "q7", 1, 2, 0).starts_with(&query_prefix("ex", s, "q7")));
+    }
+
+    #[test]
+    fn a_stage_spreads_evenly_over_the_shards() {
+        for shards in [1, 3, 16, 32, 256, 1000] {
+            let n = shards.clamp(1, MAX_SHARDS);
+            let mut count = vec![0u32; n as usize];
+            for t in 0..(n * 5) {
+                let s = shard("q1234", 3, t, shards);
+                assert!(s < n, "shard {s} of {n}");
+                count[s as usize] += 1;
+            }
+            assert!(count.iter().all(|&c| c == 5), "{shards}: {count:?}");
+        }
+        // A stage with fewer tasks than shards uses as many shards as tasks.
+        let used = stage_shards("q1", 2, 5, 16);
+        let mut distinct = used.clone();
+        distinct.sort_unstable();
+        distinct.dedup();
+        assert_eq!((used.len(), distinct.len()), (5, 5));
+        assert_eq!(stage_shards("q1", 2, 100, 16).len(), 16);
+        // Stages of one query start at different shards (not all at 0).
+        let starts: std::collections::HashSet<u32> =
+            (0..32).map(|stage| shard("q1", stage, 0, 16)).collect();
+        assert!(starts.len() > 4, "{starts:?}");
+        // A fixed function: keys must not change between builds.
+        assert_eq!(shard("q0123456789abcdef", 1, 0, 16), 9);
     }
 }

@@ -28,6 +28,7 @@
 //! - [`activity`]: the tasks this worker process is running, per query.
 //! - [`fault`]: seeded fault injection shared by every backend (wrappers of the seams).
 //! - [`recovery`]: retries with backoff, hedged reads, throttle retries (wrappers of the seams).
+//! - [`requests`]: counting every request made of S3, SQS and Lambda, where it is made.
 //! - [`error`]: the crate's error type.
 //!
 //! What this crate deliberately does not do: decide how a query is cut into
@@ -44,6 +45,7 @@ pub mod fault;
 pub mod key_filter;
 pub mod memory;
 pub mod recovery;
+pub mod requests;
 pub mod scan;
 pub mod seams;
 pub mod seeded;

@@ -7,6 +7,9 @@
 //! | object store       | a local folder            | S3                    |
 //! | [`CompletionQueue`]| in-process channels       | one SQS queue a query |
 //! | [`Invoker`]        | in-process task slots     | Lambda `Invoke`       |
+//!
+//! Both count, per query, the requests they make of their service
+//! (`take_requests`), for the query's profile (`crate::requests`).
 
 use std::time::Duration;
 
@@ -14,6 +17,7 @@ use async_trait::async_trait;
 use bytes::Bytes;
 
 use crate::error::Result;
+use crate::requests::RequestCounts;
 use crate::task::ObjectLocation;
 
 /// Where task reports travel. Each query gets its own queue, so concurrent
@@ -29,6 +33,14 @@ pub trait CompletionQueue: Send + Sync {
     async fn receive(&self, address: &str, wait: Duration) -> Result<Vec<String>>;
     /// Delete the queue and anything left in it.
     async fn delete(&self, address: &str) -> Result<()>;
+
+    /// The requests made of the queue service for `address` by this
+    /// process's `create`, `receive` and `delete` (not `send`: a sender
+    /// counts its own, in its report), forgetting them. The coordinator asks
+    /// once, when its query has ended.
+    fn take_requests(&self, _address: &str) -> RequestCounts {
+        RequestCounts::default()
+    }
 }
 
 /// Starts a task from its serialized [`crate::task::TaskSpec`] bytes.
@@ -69,5 +81,12 @@ pub trait Invoker: Send + Sync {
     /// every `TaskSpec`), or `None` when the backend stops tasks itself.
     fn stop_marker(&self, _query_id: &str) -> Option<ObjectLocation> {
         None
+    }
+
+    /// The requests made for `query_id` so far (invocations, and what the
+    /// backend stores for them: spilled payloads, stop markers), forgetting
+    /// them. The coordinator asks once, when its query has ended.
+    fn take_requests(&self, _query_id: &str) -> RequestCounts {
+        RequestCounts::default()
     }
 }

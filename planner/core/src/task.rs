@@ -14,6 +14,7 @@ use bytes::Bytes;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Result, SquallError};
+use crate::requests::RequestCounts;
 
 /// Version of the task contract. A worker rejects a spec of another version.
 pub const PROTOCOL_VERSION: u32 = 1;
@@ -336,6 +337,12 @@ pub struct TaskMetrics {
     pub store_retries: u64,
     #[serde(default)]
     pub store_hedges: u64,
+    /// Every request the attempt made, measured at its seams: its stores
+    /// (Parquet, exchange, filter objects; retries and hedges included), its
+    /// stop-marker looks, the GET of a payload that came through S3, and
+    /// the SendMessage of this report itself.
+    #[serde(default)]
+    pub requests: RequestCounts,
 }
 
 impl TaskSpec {

@@ -25,6 +25,12 @@
 //! marker exists the task is dropped wherever it is (between batches, during
 //! a read) and ends `stopped` without writing its output; it sends no report,
 //! since its query has ended.
+//!
+//! Every request a task makes is counted into its report
+//! (`TaskMetrics::requests`, see [`crate::requests`]): its stores' through
+//! the registry's counting layer, its stop-marker looks, the GET of a
+//! payload that came through S3 ([`handle_fetched_task`]) and the
+//! SendMessage of the report itself.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -36,7 +42,6 @@ use datafusion::execution::TaskContext;
 use datafusion::execution::object_store::ObjectStoreUrl;
 use datafusion::execution::runtime_env::{RuntimeEnv, RuntimeEnvBuilder};
 use datafusion::physical_plan::ExecutionPlan;
-use datafusion::physical_plan::metrics::MetricValue;
 use datafusion::physical_plan::{ChildrenPropertiesMode, ReplaceChildrenOptions};
 use datafusion::prelude::{SessionConfig, SessionContext};
 use object_store::ObjectStoreExt;
@@ -55,9 +60,12 @@ use crate::key_filter::{BoundFilter, KeyFilterExec};
 use crate::key_filter::{KeyRanges, push_into_scan, range_predicate};
 use crate::memory::PeakTrackingPool;
 use crate::recovery::{LayeredRegistry, StoreStats};
+use crate::requests::{RequestCounter, RequestCounts};
 use crate::scan::bind_task;
 use crate::seams::CompletionQueue;
+mod metrics;
 mod stop;
+use metrics::collect_metrics;
 pub use stop::worker_has_own_process;
 use stop::{die, stop_requested};
 
@@ -80,9 +88,22 @@ pub struct WorkerEnv {
 
 /// Run the task in `payload`, send its report, and return the report.
 pub async fn handle_task(payload: &[u8], env: &WorkerEnv) -> TaskReport {
+    handle_fetched_task(payload, env, RequestCounts::default()).await
+}
+
+/// [`handle_task`] for a payload whose fetching took `fetched` requests
+/// (the GET of a payload that came through S3): the report counts them
+/// with the task's own.
+pub async fn handle_fetched_task(
+    payload: &[u8],
+    env: &WorkerEnv,
+    fetched: RequestCounts,
+) -> TaskReport {
     let started = Instant::now();
+    let requests = RequestCounter::new();
+    requests.add(&fetched);
     let mut queue = Arc::clone(&env.queue);
-    let (report, reply_to) = match TaskSpec::decode(payload) {
+    let (mut report, reply_to) = match TaskSpec::decode(payload) {
         Ok(spec) => {
             let _running = RunningTask::start(&spec.query_id);
             let span = info_span!("task", query_id = %spec.query_id, stage = spec.stage, task = spec.task, attempt = spec.attempt);
@@ -90,7 +111,9 @@ pub async fn handle_task(payload: &[u8], env: &WorkerEnv) -> TaskReport {
                 let faults = SquallConfig::from_session(&config).fault;
                 queue = fault::FaultyQueue::wrap(queue, &faults, &coordinates(&spec));
             }
-            let report = run_task(&spec, env, started).instrument(span).await;
+            let report = run_task(&spec, env, started, &requests)
+                .instrument(span)
+                .await;
             (report, spec.reply_to.clone())
         }
         Err(e) => {
@@ -112,6 +135,9 @@ pub async fn handle_task(payload: &[u8], env: &WorkerEnv) -> TaskReport {
         // or going, and nobody reads this report.
         return report;
     }
+    // What the attempt asked of S3, and the SendMessage of this report.
+    report.metrics.requests = requests.snapshot();
+    report.metrics.requests.sqs_send += 1;
     match report.encode() {
         Ok(body) => {
             if let Err(e) = queue.send(&reply_to, body).await {
@@ -123,7 +149,12 @@ pub async fn handle_task(payload: &[u8], env: &WorkerEnv) -> TaskReport {
     report
 }
 
-async fn run_task(spec: &TaskSpec, env: &WorkerEnv, started: Instant) -> TaskReport {
+async fn run_task(
+    spec: &TaskSpec,
+    env: &WorkerEnv,
+    started: Instant,
+    requests: &Arc<RequestCounter>,
+) -> TaskReport {
     tracing::info!("task started");
     // The operators run on the CPU executor; this runtime only waits for
     // them and watches the stop marker, so a busy task never delays the
@@ -132,13 +163,13 @@ async fn run_task(spec: &TaskSpec, env: &WorkerEnv, started: Instant) -> TaskRep
     // coordinator makes reaching code that trusts it) ends the task with a
     // report, not the worker.
     let work = spawn_cpu({
-        let (spec, env) = (spec.clone(), env.clone());
-        async move { execute(&spec, &env).await }.in_current_span()
+        let (spec, env, requests) = (spec.clone(), env.clone(), Arc::clone(requests));
+        async move { execute(&spec, &env, &requests).await }.in_current_span()
     });
     tokio::pin!(work);
     let ended = tokio::select! {
         joined = &mut work => Ok(joined),
-        marker = stop_requested(spec, env) => Err(marker),
+        marker = stop_requested(spec, env, requests) => Err(marker),
     };
     let result = match ended {
         Ok(joined) => joined.unwrap_or_else(|e| {
@@ -302,7 +333,11 @@ fn coordinates(spec: &TaskSpec) -> [u64; 3] {
     ]
 }
 
-async fn execute(spec: &TaskSpec, env: &WorkerEnv) -> Result<(TaskOutcome, TaskMetrics)> {
+async fn execute(
+    spec: &TaskSpec,
+    env: &WorkerEnv,
+    requests: &Arc<RequestCounter>,
+) -> Result<(TaskOutcome, TaskMetrics)> {
     let config = session_config(&spec.settings)?;
     let squall = SquallConfig::from_session(&config);
     let coords = coordinates(spec);
@@ -331,8 +366,9 @@ async fn execute(spec: &TaskSpec, env: &WorkerEnv) -> Result<(TaskOutcome, TaskM
         squall.task.memory_limit_bytes,
     ));
     // Every store the task opens (data, exchange, filters) retries and
-    // hedges its requests, and carries the injected store faults if any.
-    let store_stats = Arc::new(StoreStats::default());
+    // hedges its requests, counts them, and carries the injected store
+    // faults if any.
+    let store_stats = Arc::new(StoreStats::counting_into(requests));
     let registry = LayeredRegistry::new(
         Arc::clone(&env.runtime.object_store_registry),
         &squall,
@@ -493,68 +529,6 @@ async fn bind_filters(
         Ok(Transformed::yes(node))
     })?;
     Ok(bound.data)
-}
-
-/// Sum what the plan's operators measured.
-fn collect_metrics(root: &dyn ExecutionPlan) -> TaskMetrics {
-    let mut m = TaskMetrics::default();
-    let mut compute_ns = 0u64;
-    let mut stack: Vec<&dyn ExecutionPlan> = vec![root];
-    while let Some(node) = stack.pop() {
-        if let Some(set) = node.metrics() {
-            for metric in set.iter() {
-                let v = metric.value();
-                match (node.name(), v) {
-                    ("ShuffleReadExec", MetricValue::Count { name, count }) => {
-                        match name.as_ref() {
-                            "get_requests" => m.get_requests += count.value() as u64,
-                            "bytes_fetched" => m.bytes_in_exchange += count.value() as u64,
-                            _ => {}
-                        }
-                    }
-                    ("ShuffleReadExec", MetricValue::OutputRows(c)) => {
-                        m.rows_in_exchange += c.value() as u64
-                    }
-                    ("ShuffleWriteExec", MetricValue::Count { name, count })
-                        if name.as_ref() == "put_requests" =>
-                    {
-                        m.put_requests += count.value() as u64
-                    }
-                    ("DataSourceExec", MetricValue::Count { name, count })
-                        if name.as_ref() == "bytes_scanned" =>
-                    {
-                        m.scan_bytes += count.value() as u64
-                    }
-                    ("DataSourceExec", MetricValue::Time { name, time })
-                        if name.as_ref() == "time_elapsed_scanning_total" =>
-                    {
-                        m.scan_ms += (time.value() / 1_000_000) as u64
-                    }
-                    (
-                        "DataSourceExec",
-                        MetricValue::PruningMetrics {
-                            name,
-                            pruning_metrics,
-                        },
-                    ) if name.as_ref() == "row_groups_pruned_statistics" => {
-                        m.row_groups_pruned += pruning_metrics.pruned() as u64
-                    }
-                    ("KeyFilterExec", MetricValue::Count { name, count }) => match name.as_ref() {
-                        "rows_dropped" => m.bloom_rows_dropped += count.value() as u64,
-                        "rows_checked" => m.bloom_rows_checked += count.value() as u64,
-                        _ => {}
-                    },
-                    (_, MetricValue::ElapsedCompute(time)) => compute_ns += time.value() as u64,
-                    _ => {}
-                }
-            }
-        }
-        stack.extend(node.children().into_iter().map(|c| c.as_ref()));
-    }
-    // CPU time as the operators measure it (their `elapsed_compute`), plus
-    // the time the scans spent decoding; waits on I/O are not included.
-    m.cpu_ms = compute_ns / 1_000_000;
-    m
 }
 
 fn failure_report(

@@ -16,6 +16,11 @@
 //! A task's tokio task here only waits: the worker runs the operators on the
 //! CPU executor and watches for stops on this runtime. Cancelling a query
 //! aborts its tasks, which stops their operators at their next yield.
+//!
+//! The queue counts, per query, the SQS requests the same calls would have
+//! made (`squall_core::requests::sqs_receive_requests`: a receive hands over
+//! any number of reports here, SQS 10 per request), so an embedded profile
+//! prices like one on AWS.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -27,6 +32,7 @@ use datafusion::execution::runtime_env::RuntimeEnv;
 use object_store::local::LocalFileSystem;
 use squall_core::config::SquallConfig;
 use squall_core::error::{Result, SquallError};
+use squall_core::requests::{Request, RequestCounts, RequestTally, sqs_receive_requests};
 use squall_core::seams::{CompletionQueue, Invoker};
 use squall_core::worker::{WorkerEnv, handle_task};
 use tokio::sync::{Semaphore, mpsc};
@@ -107,6 +113,8 @@ impl LocalBackend {
 #[derive(Default)]
 pub struct LocalQueue {
     queues: Mutex<HashMap<String, QueueEnds>>,
+    /// The SQS requests each queue's calls stand for.
+    requests: RequestTally,
 }
 
 struct QueueEnds {
@@ -140,6 +148,7 @@ impl CompletionQueue for LocalQueue {
     async fn create(&self, query_id: &str) -> Result<String> {
         let (tx, rx) = mpsc::unbounded_channel();
         let address = format!("local:{query_id}");
+        self.requests.count(&address, Request::SqsCreateQueue, 1);
         self.lock()?.insert(
             address.clone(),
             QueueEnds {
@@ -178,7 +187,10 @@ impl CompletionQueue for LocalQueue {
         let mut out = Vec::new();
         match tokio::time::timeout(wait, rx.recv()).await {
             Ok(Some(first)) => out.push(first),
-            Ok(None) | Err(_) => return Ok(out),
+            Ok(None) | Err(_) => {
+                self.requests.count(address, Request::SqsReceive, 1);
+                return Ok(out);
+            }
         }
         // Everything waiting, up to a bound: one pass of the coordinator's
         // loop handles a batch, so a burst of reports costs one wake-up.
@@ -188,12 +200,21 @@ impl CompletionQueue for LocalQueue {
                 Err(_) => break,
             }
         }
+        let (receives, deletes) = sqs_receive_requests(out.len() as u64);
+        let counter = self.requests.counter(address);
+        counter.count(Request::SqsReceive, receives);
+        counter.count(Request::SqsDeleteBatch, deletes);
         Ok(out)
     }
 
     async fn delete(&self, address: &str) -> Result<()> {
+        self.requests.count(address, Request::SqsDeleteQueue, 1);
         self.lock()?.remove(address);
         Ok(())
+    }
+
+    fn take_requests(&self, address: &str) -> RequestCounts {
+        self.requests.take(address)
     }
 }
 

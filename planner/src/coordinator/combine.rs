@@ -97,6 +97,7 @@ pub(super) async fn combine_broadcast(
             profile.s3_get += m as u64;
             profile.s3_put += 1;
             profile.broadcasts_combined += 1;
+            profile.combine_get_requests += m as u64;
             Some(range)
         }
         Err(e) => {
@@ -126,7 +127,12 @@ async fn write_combined(
         .try_collect()
         .await
         .map_err(datafusion::error::DataFusionError::from)?;
-    let key = broadcast_object_key(&backend.exchange_prefix, &job.query_id, stage);
+    let key = broadcast_object_key(
+        &backend.exchange_prefix,
+        job.config.shuffle.prefixes,
+        &job.query_id,
+        stage,
+    );
     let len: u64 = parts.iter().map(|p| p.len() as u64).sum();
     store
         .put(&Path::from(key.as_str()), PutPayload::from_iter(parts))

@@ -1,5 +1,11 @@
 //! The end of a query: reading the final stage's outputs, and deleting
 //! every exchange object and the completion queue however the query ended.
+//!
+//! Cleanup lists `{prefix}/{shard}/{query}/` for every shard a stage of the
+//! query wrote to (`squall_core::exchange::stage_shards`: one LIST for a
+//! one-task stage, at most `squall.shuffle.prefixes` for the query), all
+//! at once, and deletes what they list in batches (S3's DeleteObjects
+//! takes 1,000 keys a request).
 
 use crate::error::PlannerError;
 use std::sync::Arc;
@@ -9,10 +15,15 @@ use datafusion::error::{DataFusionError, Result};
 use futures::{StreamExt, TryStreamExt};
 use object_store::path::Path;
 use object_store::{ObjectStore, ObjectStoreExt};
-use squall_core::exchange::{decode_partition, query_prefix};
+use squall_core::exchange::{decode_partition, query_prefix, stage_shards};
 use squall_core::task::MapOutput;
 
+use squall_core::requests::RequestCounter;
+
+use super::QueryJob;
+use super::launch::task_count;
 use crate::backend::Backend;
+use crate::profile::QueryRequests;
 
 /// Read every partition of the final stage's outputs, in task then partition order.
 pub(super) async fn read_outputs(
@@ -50,13 +61,37 @@ pub(super) async fn read_outputs(
     Ok(batches)
 }
 
+/// The prefixes holding every exchange object of `job`: one per shard its
+/// stages' tasks wrote to.
+pub(super) fn exchange_prefixes(job: &QueryJob, backend: &Backend) -> Vec<Path> {
+    let shards = job.config.shuffle.prefixes;
+    let mut used = std::collections::BTreeSet::new();
+    for (i, stage) in job.staged.stages.iter().enumerate() {
+        let tasks = u32::try_from(task_count(job, i)).unwrap_or(u32::MAX);
+        used.extend(stage_shards(&job.query_id, stage.id, tasks, shards));
+    }
+    used.into_iter()
+        .map(|shard| Path::from(query_prefix(&backend.exchange_prefix, shard, &job.query_id)))
+        .collect()
+}
+
 /// Delete every exchange object of the query and its queue. Errors are
 /// logged, never returned: cleanup must not hide the query's own outcome.
-pub async fn cleanup(query_id: &str, backend: &Backend, address: &str) {
-    let prefix = Path::from(query_prefix(&backend.exchange_prefix, query_id));
+pub async fn cleanup(job: &QueryJob, backend: &Backend, address: &str) {
+    let query_id = job.query_id.as_str();
     let store = Arc::clone(&backend.exchange_store);
-    let locations = store.list(Some(&prefix)).map_ok(|m| m.location).boxed();
-    let deleted: Vec<_> = store.delete_stream(locations).collect().await;
+    let prefixes = exchange_prefixes(job, backend);
+    let listers = prefixes.len().max(1);
+    let locations = futures::stream::iter(prefixes)
+        .map(move |prefix| store.list(Some(&prefix)))
+        .flatten_unordered(listers)
+        .map_ok(|m| m.location)
+        .boxed();
+    let deleted: Vec<_> = backend
+        .exchange_store
+        .delete_stream(locations)
+        .collect()
+        .await;
     for r in deleted {
         if let Err(e) = r {
             tracing::warn!(%e, query_id, "deleting exchange object failed");
@@ -64,5 +99,24 @@ pub async fn cleanup(query_id: &str, backend: &Backend, address: &str) {
     }
     if let Err(e) = backend.queue.delete(address).await {
         tracing::warn!(%e, query_id, "deleting completion queue failed");
+    }
+}
+
+/// The requests of `job` that planning and the coordinator made (the
+/// coordinator's are in `coordinator`, its queue's and invoker's are taken
+/// from them; the tasks' come from their reports). Call once, at the end.
+pub(super) fn query_requests(
+    job: &QueryJob,
+    backend: &Backend,
+    address: &str,
+    coordinator: &RequestCounter,
+) -> QueryRequests {
+    QueryRequests {
+        planning: job.planning_requests,
+        coordinator: coordinator.snapshot()
+            + backend.queue.take_requests(address)
+            + backend.invoker.take_requests(&job.query_id),
+        stop_markers: backend.invoker.stop_marker(&job.query_id).is_some(),
+        ..QueryRequests::default()
     }
 }

@@ -12,7 +12,7 @@ use bytes::Bytes;
 use datafusion::error::{DataFusionError, Result};
 use object_store::path::Path;
 use object_store::{ObjectStoreExt, PutPayload};
-use squall_core::exchange::query_prefix;
+use squall_core::exchange::filter_object_key;
 use squall_core::key_filter::{ColumnRange, KeyRanges};
 use squall_core::key_filter::{Merged, Section, decode_section, merge_ranges, merge_sections};
 use squall_core::task::{FilterBinding, FilterData, ObjectLocation};
@@ -82,9 +82,11 @@ pub(super) async fn build_filter(
             if bytes.len() <= job.filters.inline_max_bytes {
                 FilterData::Inline { bytes }
             } else {
-                let key = format!(
-                    "{}/s{stage}/filter",
-                    query_prefix(&backend.exchange_prefix, &job.query_id)
+                let key = filter_object_key(
+                    &backend.exchange_prefix,
+                    job.config.shuffle.prefixes,
+                    &job.query_id,
+                    stage,
                 );
                 let len = bytes.len() as u64;
                 backend

@@ -149,6 +149,7 @@ pub(super) async fn launch_task(
             store_url: backend.exchange_url.clone(),
             key: map_object_key(
                 &backend.exchange_prefix,
+                job.config.shuffle.prefixes,
                 &job.query_id,
                 stage.id,
                 t as u32,

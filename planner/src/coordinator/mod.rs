@@ -47,6 +47,7 @@ use squall_core::config::SquallConfig;
 use squall_core::fault::{FaultyInvoker, hash_text};
 use squall_core::key_filter::FilterSizing;
 use squall_core::recovery::{Backoff, RetryingInvoker, StoreStats, layered_store};
+use squall_core::requests::RequestCounts;
 use squall_core::task::{
     FilterBinding, MapOutput, ScanAssignment, TaskMetrics, TaskOutcome, TaskReport,
 };
@@ -64,7 +65,7 @@ mod key_filter;
 mod launch;
 
 pub use finish::cleanup;
-use finish::read_outputs;
+use finish::{query_requests, read_outputs};
 use launch::{launch_ready, launch_task, task_count};
 
 use crate::backend::Backend;
@@ -99,6 +100,8 @@ pub struct QueryJob {
     /// The query's settings: store retries and hedging, throttle retries,
     /// attempt deadlines, and the faults injected at the seams.
     pub config: SquallConfig,
+    /// Requests planning made (listings, footers), for the profile.
+    pub planning_requests: RequestCounts,
 }
 
 /// How the coordinator turns build-side key sections into a filter and ships it.
@@ -225,7 +228,7 @@ async fn run_query_in_span(job: QueryJob, backend: &Backend) -> Result<QueryOutp
     if let Err(e) = backend.invoker.cancel(&job.query_id).await {
         tracing::warn!(%e, query_id = %job.query_id, "stopping tasks failed");
     }
-    cleanup(&job.query_id, backend, &address).await;
+    cleanup(&job, backend, &address).await;
     if result.is_err() || silent > 0 {
         // A stopped task may still finish a write it had started (a blocking
         // file write or an S3 PUT in flight is not interrupted), and a task
@@ -235,9 +238,12 @@ async fn run_query_in_span(job: QueryJob, backend: &Backend) -> Result<QueryOutp
             None => Duration::ZERO,
         };
         tokio::time::sleep(Duration::from_millis(500) + marker_poll).await;
-        cleanup(&job.query_id, backend, &address).await;
+        cleanup(&job, backend, &address).await;
     }
+    let mut requests = query_requests(&job, backend, &address, &store_stats.requests);
     if let Ok(out) = &mut result {
+        requests.tasks = out.profile.requests.tasks;
+        out.profile.requests = requests;
         out.profile.invoke_throttles = invoker.throttles();
         out.profile.store_retries += store_stats.retries();
         out.profile.store_hedges += store_stats.hedges();
@@ -281,6 +287,8 @@ async fn drive(
         });
     }
     let mut profile = QueryProfile::new(&job.query_id);
+    // Per stage: the requests of every attempt that reported.
+    let mut requests = vec![RequestCounts::default(); runs.len()];
     job.progress
         .total_stages
         .store(runs.len(), Ordering::Relaxed);
@@ -356,6 +364,7 @@ async fn drive(
                 };
                 if !task.reported.contains(&report.attempt) {
                     task.reported.push(report.attempt);
+                    requests[si] += report.metrics.requests;
                 }
                 if task.accepted.is_some() {
                     profile.duplicates += 1;
@@ -448,6 +457,7 @@ async fn drive(
     for run in &runs {
         let stage = &job.staged.stages[run.index];
         let mut sp = StageProfile::new(stage.id, stage.layout.to_string(), run.tasks.len());
+        sp.requests = requests[run.index];
         sp.row_groups_pruned += job.row_groups_pruned.get(run.index).copied().unwrap_or(0);
         if let Some(p) = job.partitions.get(run.index) {
             sp.partitions_read = p.read as u64;

@@ -32,6 +32,7 @@ use datafusion::error::{DataFusionError, Result};
 use futures::TryStreamExt;
 use object_store::path::Path;
 use object_store::{ObjectStore, ObjectStoreExt, PutPayload};
+use squall_core::requests::{CountingStore, RequestCounter};
 use squall_core::task::{ObjectLocation, attempt_stop_key};
 
 use super::{PageRange, QueryRecord, QueryStore, ResultIndex};
@@ -62,6 +63,14 @@ impl ObjectQueryStore {
             store,
             url: url.to_string(),
             prefix: prefix.trim_matches('/').to_string(),
+        }
+    }
+
+    /// The same store, every request it makes counted into `requests`.
+    pub fn counting(&self, requests: &Arc<RequestCounter>) -> Self {
+        Self {
+            store: CountingStore::wrap(Arc::clone(&self.store), requests),
+            ..self.clone()
         }
     }
 

@@ -24,6 +24,10 @@
 //!   sort spill; locations outside the allowed roots are refused.
 //! - `key_filter`: join-key filters on and off, join semantics with NULL keys,
 //!   multi-column keys and empty build sides, filters under task crashes.
+//! - `requests`: the requests a query makes of S3, SQS and Lambda, as the
+//!   profile counts them at the seams, add up (GETs per non-empty range,
+//!   PUTs per map object, a cleanup LIST per shard written to, a DELETE per
+//!   object, a SendMessage per report) and are priced.
 //! - `sql`: statements beyond TPC-H (SET, EXPLAIN, VALUES, empty results, errors).
 //! - `partitions`: Hive-style partitioned tables (folder catalog and
 //!   `CREATE EXTERNAL TABLE ... PARTITIONED BY`): answers, pruning in EXPLAIN
@@ -52,6 +56,7 @@ mod faults;
 mod limits;
 mod many_tasks;
 mod partitions;
+mod requests;
 mod retries;
 mod sql;
 mod staged_plans;

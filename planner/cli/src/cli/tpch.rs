@@ -65,23 +65,35 @@ pub(super) async fn tpch_command(command: TpchCommand) -> Result<ExitCode> {
                     ExitCode::FAILURE
                 });
             }
+            let squall = squall_config(&config)?;
             println!(
-                "{:>5} {:>10} {:>8} {:>7} {:>6}  check",
-                "query", "time_ms", "rows", "stages", "tasks"
+                "{:>5} {:>10} {:>8} {:>7} {:>6} {:>9} {:>11}  check",
+                "query", "time_ms", "rows", "stages", "tasks", "requests", "cost_usd"
             );
             let runs = tpch::run::run(&opts, |r| {
-                let (stages, tasks) = r
+                let (stages, tasks, requests, cost) = r
                     .profile
                     .as_ref()
-                    .map(|p| (p.stages, p.tasks))
-                    .unwrap_or((0, 0));
+                    .map(|p| {
+                        let c = squall_planner::cost::profile_cost(p, &squall);
+                        let t = p.requests.total();
+                        (
+                            p.stages,
+                            p.tasks,
+                            t.objects() + t.sqs() + t.invocations(),
+                            c.total_usd,
+                        )
+                    })
+                    .unwrap_or((0, 0, 0, 0.0));
                 println!(
-                    "{:>5} {:>10.1} {:>8} {:>7} {:>6}  {}",
+                    "{:>5} {:>10.1} {:>8} {:>7} {:>6} {:>9} {:>11.7}  {}",
                     format!("q{:02}", r.query),
                     r.wall_ms,
                     r.rows,
                     stages,
                     tasks,
+                    requests,
+                    cost,
                     r.check
                 );
             })
@@ -96,7 +108,7 @@ pub(super) async fn tpch_command(command: TpchCommand) -> Result<ExitCode> {
                 runs.len()
             );
             if let Some(path) = profile {
-                write_profile(&path, sf, &runs, &squall_config(&config)?)?;
+                write_profile(&path, sf, &runs, &squall)?;
                 println!("profile written to {}", path.display());
             }
             Ok(if passed == runs.len() {

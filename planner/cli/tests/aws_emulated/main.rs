@@ -12,6 +12,9 @@
 //!   the coordinator; every task an emulated Lambda invocation, exchange
 //!   objects in S3, completion messages through one SQS queue per query),
 //!   checked against the TPC-H answers;
+//! - `requests`: Q3's `EXPLAIN ANALYZE` with every task payload through S3:
+//!   the SQS requests, invocations, stop-marker HEADs and payload requests
+//!   it counts add up;
 //! - four of them again under injected faults (20% of task attempts crash,
 //!   5% of object-store requests fail, 10% of completion messages are
 //!   duplicated and 10% lost): the same answers, and the workers' own log
@@ -50,6 +53,7 @@ mod api;
 mod api_common;
 mod auth;
 mod partitioned;
+mod requests;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -252,6 +256,13 @@ fn aws_path_on_emulated_lambda_s3_and_sqs() {
     tpch_through_the_command(&stack);
     eprintln!(
         "aws_emulated: 22 TPC-H queries through `squall query --backend aws` in {:.1}s",
+        t.elapsed().as_secs_f64()
+    );
+
+    let t = Instant::now();
+    requests::sqs_and_s3_requests(&stack);
+    eprintln!(
+        "aws_emulated: the requests of Q3, counted, in {:.1}s",
         t.elapsed().as_secs_f64()
     );
 

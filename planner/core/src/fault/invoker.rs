@@ -11,6 +11,7 @@ use bytes::Bytes;
 use super::{Occurrences, happens, hash_text};
 use crate::config::FaultOptions;
 use crate::error::{Result, SquallError};
+use crate::requests::RequestCounts;
 use crate::seams::Invoker;
 use crate::task::{ObjectLocation, TaskIdentity};
 
@@ -83,5 +84,9 @@ impl Invoker for FaultyInvoker {
 
     fn stop_marker(&self, query_id: &str) -> Option<ObjectLocation> {
         self.inner.stop_marker(query_id)
+    }
+
+    fn take_requests(&self, query_id: &str) -> RequestCounts {
+        self.inner.take_requests(query_id)
     }
 }

@@ -18,6 +18,7 @@ use async_trait::async_trait;
 use super::{Occurrences, draw, happens, hash_text};
 use crate::config::FaultOptions;
 use crate::error::Result;
+use crate::requests::RequestCounts;
 use crate::seams::CompletionQueue;
 
 /// Injects message loss, duplication and delay into the sends of `inner`.
@@ -102,6 +103,10 @@ impl CompletionQueue for FaultyQueue {
 
     async fn delete(&self, address: &str) -> Result<()> {
         self.inner.delete(address).await
+    }
+
+    fn take_requests(&self, address: &str) -> RequestCounts {
+        self.inner.take_requests(address)
     }
 }
 

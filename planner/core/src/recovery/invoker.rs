@@ -7,6 +7,9 @@
 //! its `squall.task.max_attempts` on a burst of the account's concurrency
 //! would fail queries for a reason that waiting fixes. Once the retries are
 //! spent the error goes up, naming the stage and task, and fails the query.
+//!
+//! It is made per query, so it counts that query's invocations: accepted
+//! and throttled ones, injected throttles included ([`Invoker::take_requests`]).
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -16,6 +19,7 @@ use bytes::Bytes;
 
 use super::Backoff;
 use crate::error::{Result, SquallError};
+use crate::requests::RequestCounts;
 use crate::seams::Invoker;
 use crate::task::ObjectLocation;
 
@@ -25,6 +29,7 @@ pub struct RetryingInvoker {
     retries: u32,
     backoff: Backoff,
     throttles: AtomicU64,
+    accepted: AtomicU64,
 }
 
 impl RetryingInvoker {
@@ -34,6 +39,7 @@ impl RetryingInvoker {
             retries,
             backoff,
             throttles: AtomicU64::new(0),
+            accepted: AtomicU64::new(0),
         }
     }
 
@@ -70,7 +76,12 @@ impl Invoker for RetryingInvoker {
                     tokio::time::sleep(wait).await;
                     retry += 1;
                 }
-                other => return other,
+                other => {
+                    if other.is_ok() {
+                        self.accepted.fetch_add(1, Ordering::Relaxed);
+                    }
+                    return other;
+                }
             }
         }
     }
@@ -93,6 +104,17 @@ impl Invoker for RetryingInvoker {
 
     fn stop_marker(&self, query_id: &str) -> Option<ObjectLocation> {
         self.inner.stop_marker(query_id)
+    }
+
+    /// The backend's counts for the query, plus the invocations sent
+    /// through this wrapper.
+    fn take_requests(&self, query_id: &str) -> RequestCounts {
+        self.inner.take_requests(query_id)
+            + RequestCounts {
+                invoke: self.accepted.load(Ordering::Relaxed),
+                invoke_throttled: self.throttles(),
+                ..RequestCounts::default()
+            }
     }
 }
 
@@ -148,6 +170,12 @@ mod tests {
             (5..100).contains(&invoker.throttles()),
             "{}",
             invoker.throttles()
+        );
+        // Every Invoke request is counted: 40 accepted, the throttled ones besides.
+        let counts = invoker.take_requests("q");
+        assert_eq!(
+            (counts.invoke, counts.invoke_throttled),
+            (40, invoker.throttles())
         );
     }
 

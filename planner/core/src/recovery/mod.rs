@@ -5,8 +5,9 @@
 //! stragglers; see the planner's coordinator).
 //!
 //! ```text
-//! coordinator / task ──> ResilientStore ──> [FaultyStore] ──> backend store (local folder, S3)
-//!                          retries with backoff, hedges slow reads
+//! coordinator / task ──> ResilientStore ──> CountingStore ──> [FaultyStore] ──> backend store (local folder, S3)
+//!                          retries with backoff,  every request sent
+//!                          hedges slow reads      (crate::requests)
 //! coordinator ─────────> RetryingInvoker ──> [FaultyInvoker] ──> backend invoker (tasks, Lambda)
 //!                          retries throttled invocations with backoff
 //! ```
@@ -38,10 +39,12 @@ pub use store::{ResilientStore, StorePolicy, StoreStats, is_transient};
 
 use crate::config::SquallConfig;
 use crate::fault::FaultyStore;
+use crate::requests::CountingStore;
 
 /// `store` with the configured fault injection (if any) under bounded
-/// retries and hedged reads. `scope` are the coordinates of the requester,
-/// for reproducible fault decisions.
+/// retries and hedged reads, every request sent (retries and hedges
+/// included) counted into `stats.requests`. `scope` are the coordinates of
+/// the requester, for reproducible fault decisions.
 pub fn layered_store(
     store: Arc<dyn ObjectStore>,
     config: &SquallConfig,
@@ -49,8 +52,9 @@ pub fn layered_store(
     stats: &Arc<StoreStats>,
 ) -> Arc<dyn ObjectStore> {
     let faulty = FaultyStore::wrap(store, &config.fault, scope);
+    let counted = CountingStore::wrap(faulty, &stats.requests);
     Arc::new(ResilientStore::new(
-        faulty,
+        counted,
         StorePolicy::from_options(&config.store),
         Arc::clone(stats),
     ))

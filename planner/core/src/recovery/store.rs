@@ -40,6 +40,7 @@ use object_store::{
 
 use super::Backoff;
 use crate::config::StoreOptions;
+use crate::requests::RequestCounter;
 
 type Call<T> = Pin<Box<dyn Future<Output = Result<T>> + Send + 'static>>;
 
@@ -65,7 +66,7 @@ impl StorePolicy {
     }
 }
 
-/// What the wrapper did, summed over every store that shares it.
+/// What the wrappers did, summed over every store that shares it.
 #[derive(Debug, Default)]
 pub struct StoreStats {
     /// Requests sent again after a transient error.
@@ -74,6 +75,9 @@ pub struct StoreStats {
     pub hedges: AtomicU64,
     /// Hedged reads the second request answered first.
     pub hedge_wins: AtomicU64,
+    /// Every request sent, retries and hedges included
+    /// ([`crate::requests::CountingStore`], under the retries).
+    pub requests: Arc<RequestCounter>,
 }
 
 impl StoreStats {
@@ -82,6 +86,14 @@ impl StoreStats {
     }
     pub fn hedges(&self) -> u64 {
         self.hedges.load(Ordering::Relaxed)
+    }
+
+    /// Stats whose requests count into `requests`.
+    pub fn counting_into(requests: &Arc<RequestCounter>) -> Self {
+        Self {
+            requests: Arc::clone(requests),
+            ..Self::default()
+        }
     }
 }
 

@@ -6,6 +6,7 @@
 //! accepted). `squall.fault.task_abort_rate` kills a worker that has a
 //! process of its own, as a Lambda dies.
 
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use datafusion::execution::object_store::ObjectStoreUrl;
@@ -15,6 +16,7 @@ use object_store::path::Path;
 use super::{WorkerEnv, session_config};
 use crate::config::SquallConfig;
 use crate::error::SquallError;
+use crate::requests::{Request, RequestCounter};
 use crate::task::{ObjectLocation, TaskSpec, attempt_stop_key};
 
 /// Resolves once the task's query's stop marker, or its attempt's own
@@ -27,7 +29,13 @@ use crate::task::{ObjectLocation, TaskSpec, attempt_stop_key};
 /// than `squall.task.speculation_min_ms` after it started: it is looked for
 /// from then on, at every fourth look, so most tasks (short ones) never
 /// send that request and a long one adds a quarter to its HEADs.
-pub(super) async fn stop_requested(spec: &TaskSpec, env: &WorkerEnv) -> (String, bool) {
+///
+/// Every look is a HEAD, counted into `requests`.
+pub(super) async fn stop_requested(
+    spec: &TaskSpec,
+    env: &WorkerEnv,
+    requests: &Arc<RequestCounter>,
+) -> (String, bool) {
     let Some(marker) = &spec.stop_marker else {
         return std::future::pending().await;
     };
@@ -39,7 +47,7 @@ pub(super) async fn stop_requested(spec: &TaskSpec, env: &WorkerEnv) -> (String,
         key: attempt_stop_key(&marker.key, spec.stage, spec.task, spec.attempt),
     };
     let after = Duration::from_millis(task.speculation_min_ms);
-    watch_markers(marker, &attempt, after, env, task.stop_poll_ms).await
+    watch_markers(marker, &attempt, after, env, task.stop_poll_ms, requests).await
 }
 
 /// Looks at every fourth poll for the attempt's marker, once `after` has passed.
@@ -51,6 +59,7 @@ async fn watch_markers(
     after: Duration,
     env: &WorkerEnv,
     poll_ms: u64,
+    requests: &RequestCounter,
 ) -> (String, bool) {
     let text = |m: &ObjectLocation| format!("{}/{}", m.store_url.trim_end_matches('/'), m.key);
     let store = match ObjectStoreUrl::parse(&query.store_url)
@@ -67,6 +76,7 @@ async fn watch_markers(
     for look in 0u64.. {
         let of_attempt = started.elapsed() >= after && look % ATTEMPT_MARKER_EVERY == 0;
         let marker = if of_attempt { attempt } else { query };
+        requests.count(Request::Head, 1);
         match store.head(&Path::from(marker.key.as_str())).await {
             Ok(_) => return (text(marker), of_attempt),
             Err(object_store::Error::NotFound { .. }) => {}
