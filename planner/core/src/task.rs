@@ -336,6 +336,12 @@ pub struct TaskMetrics {
     pub store_retries: u64,
     #[serde(default)]
     pub store_hedges: u64,
+    /// Times the exchange writer moved its output to local disk, and the
+    /// bytes it moved (`squall.shuffle.spill_threshold_bytes`, memory limits).
+    #[serde(default)]
+    pub spills: u64,
+    #[serde(default)]
+    pub spill_bytes: u64,
 }
 
 impl TaskSpec {

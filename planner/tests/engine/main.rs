@@ -24,6 +24,9 @@
 //!   sort spill; locations outside the allowed roots are refused.
 //! - `key_filter`: join-key filters on and off, join semantics with NULL keys,
 //!   multi-column keys and empty build sides, filters under task crashes.
+//! - `spill`: a map output beyond the memory limit (or the spill threshold)
+//!   spills to local disk and is uploaded in parts; the answer equals
+//!   single-node DataFusion's and the profile shows the spills.
 //! - `sql`: statements beyond TPC-H (SET, EXPLAIN, VALUES, empty results, errors).
 //! - `partitions`: Hive-style partitioned tables (folder catalog and
 //!   `CREATE EXTERNAL TABLE ... PARTITIONED BY`): answers, pruning in EXPLAIN
@@ -53,6 +56,7 @@ mod limits;
 mod many_tasks;
 mod partitions;
 mod retries;
+mod spill;
 mod sql;
 mod staged_plans;
 mod tpch;
