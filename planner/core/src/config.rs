@@ -63,8 +63,7 @@ config_namespace! {
         /// more (0 = no bound).
         pub coalesce_bytes: usize, default = 64 * 1024 * 1024
         /// Part size of the multipart upload of an exchange object that spilled
-        /// or is larger than one part (at least 5 MiB, S3's minimum); an object
-        /// held in memory and no larger goes in one PUT.
+        /// (at least 5 MiB, S3's minimum); an object held in memory goes in one PUT.
         pub upload_part_bytes: usize, default = 8 * 1024 * 1024
         /// Parts of one exchange object uploaded at once (each holds
         /// `upload_part_bytes` of memory while in flight).

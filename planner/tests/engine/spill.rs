@@ -81,10 +81,21 @@ async fn a_map_output_beyond_the_memory_limit_spills_and_answers_right() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_spill_threshold_spills_without_a_memory_limit() {
     let data = sf01();
+    let one_task = ("squall.scan.target_task_bytes", "1073741824");
+    // Not spilled: one PUT per task, however large its object (over 5 MiB
+    // here, S3's smallest part).
+    let unspilled = engine(&data.path, &[one_task]).await;
+    let r = unspilled.sql(SQL).await.unwrap();
+    let profile = r.profile.unwrap();
+    let scan = scan_stage(&profile.stage_profiles);
+    assert_eq!(scan.spills, 0, "{scan:?}");
+    assert!(scan.bytes_out / scan.tasks as u64 > 5 << 20, "{scan:?}");
+    assert_eq!(scan.put_requests, scan.tasks as u64, "{scan:?}");
+
     let engine = engine(
         &data.path,
         &[
-            ("squall.scan.target_task_bytes", "1073741824"),
+            one_task,
             ("squall.shuffle.spill_threshold_bytes", "1048576"),
         ],
     )

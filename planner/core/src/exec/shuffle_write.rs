@@ -11,8 +11,8 @@
 //!                               MapObjectBuilder: a coalescer and an IPC stream per output partition
 //!                               ── over squall.shuffle.spill_threshold_bytes, or refused by the
 //!                                  memory pool ──> local spill file (the runtime's DiskManager)
-//!  input exhausted ──> upload (upload.rs): one PUT, or a multipart upload in
-//!                      partition order (spilled segments read back, then the tails in memory)
+//!  input exhausted ──> upload (upload.rs): one PUT, or when it spilled a multipart
+//!                      upload in partition order (spilled segments read back, then the tails)
 //! ```
 //!
 //! The memory the output holds (encoded bytes and rows waiting in the
@@ -54,7 +54,7 @@ mod upload;
 mod tests;
 
 use spill::SpillingOutput;
-use upload::{MIN_PART_BYTES, Piece, UploadOptions, upload};
+use upload::{MAX_PUT_BYTES, MIN_PART_BYTES, Piece, UploadOptions, upload};
 
 /// Root of a stage plan: writes the stage's output to one exchange object.
 #[derive(Debug)]
@@ -243,6 +243,7 @@ impl ShuffleWriteExec {
             let url = ObjectStoreUrl::parse(&output.store_url)?;
             let store = ctx.runtime_env().object_store(url)?;
             let options = UploadOptions {
+                max_put_bytes: MAX_PUT_BYTES,
                 part_bytes: squall.shuffle.upload_part_bytes.max(MIN_PART_BYTES),
                 concurrency: squall.shuffle.upload_concurrency,
             };

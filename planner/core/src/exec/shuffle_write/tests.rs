@@ -87,6 +87,7 @@ async fn write(
 }
 
 const ONE_PUT: UploadOptions = UploadOptions {
+    max_put_bytes: 1 << 30,
     part_bytes: 1 << 30,
     concurrency: 4,
 };
@@ -98,7 +99,9 @@ async fn spilling_after_every_push_keeps_the_object_byte_for_byte() {
     assert_eq!(stats, SpillStats::default());
     assert_eq!(requests, 1);
 
+    // Spilled: in parts, however small the object.
     let parts = UploadOptions {
+        max_put_bytes: 1 << 30,
         part_bytes: 4096,
         concurrency: 3,
     };
@@ -322,6 +325,7 @@ fn memory_object(chunks: &[usize]) -> (ObjectBytes, Vec<u8>) {
 #[tokio::test]
 async fn an_upload_is_one_put_or_exact_parts_bounded_in_flight() {
     let options = UploadOptions {
+        max_put_bytes: 1000,
         part_bytes: 1000,
         concurrency: 2,
     };
@@ -359,6 +363,7 @@ async fn a_failed_part_aborts_the_upload() {
     let (object, _) = memory_object(&[10_000]);
     let path = Path::from("x/q/s1/t0/a0");
     let options = UploadOptions {
+        max_put_bytes: 1000,
         part_bytes: 1000,
         concurrency: 2,
     };

@@ -1,12 +1,14 @@
 //! Writing one exchange object from its pieces: ranges of a local spill
 //! file and bytes in memory, in the object's order.
 //!
-//! An object held wholly in memory and no larger than one part goes in one
-//! PUT. Any other (it spilled, or it is large) goes as a multipart upload:
-//! the pieces are cut into parts of exactly `part_bytes` (the last one
-//! shorter), spilled ranges read back from the file one part's worth at a
-//! time, with at most `concurrency` parts in flight, so the upload holds at
-//! most `concurrency + 1` parts in memory besides the tails it was given.
+//! An object held wholly in memory goes in one PUT (up to S3's 5 GiB limit
+//! for one): it is in memory already, and requests, not bytes, set the price
+//! of an exchange. One that spilled goes as a multipart upload: the pieces
+//! are cut into parts of exactly `part_bytes` (the last one shorter),
+//! spilled ranges read back from the file one part's worth at a time, with
+//! at most `concurrency` parts in flight, so the upload holds at most
+//! `concurrency + 1` parts read back from the file besides the tails it was
+//! given (those part buffers are not reserved in the memory pool).
 //! Requests are counted as S3 bills them: CreateMultipartUpload, each
 //! UploadPart and CompleteMultipartUpload. On any error the parts in flight
 //! are dropped and the upload is aborted (S3 keeps the parts of an upload
@@ -34,6 +36,9 @@ use crate::error::SquallError;
 
 /// S3's smallest part (all parts but the last).
 pub const MIN_PART_BYTES: usize = 5 * 1024 * 1024;
+
+/// S3's largest single PUT.
+pub const MAX_PUT_BYTES: u64 = 5 * 1024 * 1024 * 1024;
 
 /// A range of the spill file holding part of one partition's stream.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -90,9 +95,11 @@ impl ObjectBytes {
     }
 }
 
-/// Part size and parallelism of a multipart upload.
+/// When to upload in parts, and the part size and parallelism then.
 #[derive(Debug, Clone, Copy)]
 pub struct UploadOptions {
+    /// An object in memory up to this size goes in one PUT.
+    pub max_put_bytes: u64,
     pub part_bytes: usize,
     pub concurrency: usize,
 }
@@ -107,8 +114,9 @@ pub async fn upload(
     let options = UploadOptions {
         part_bytes: options.part_bytes.max(1),
         concurrency: options.concurrency.max(1),
+        ..options
     };
-    if !object.spilled() && object.len() <= options.part_bytes as u64 {
+    if !object.spilled() && object.len() <= options.max_put_bytes {
         let payload: PutPayload = object
             .pieces
             .into_iter()
