@@ -218,9 +218,15 @@ impl MapObjectBuilder {
     }
 
     /// Encode the rows every coalescer holds (as short batches).
+    ///
+    /// Each coalescer is dropped once flushed (the next push makes a new
+    /// one): a string-view coalescer doubles the blocks it copies strings
+    /// into with every block it starts, up to 1 MiB, and keeps doing so
+    /// after a flush, so a reused one would soon start a 1 MiB block for a
+    /// few rows in each of many partitions.
     pub fn flush_coalescers(&mut self) -> Result<()> {
         for buf in &mut self.partitions {
-            let Some(coalescer) = buf.coalescer.as_mut() else {
+            let Some(mut coalescer) = buf.coalescer.take() else {
                 continue;
             };
             let before = stream_len(&buf.writer);
@@ -228,9 +234,8 @@ impl MapObjectBuilder {
             while let Some(done) = coalescer.next_completed_batch() {
                 write_batch(&mut buf.writer, &self.schema, &self.options, &done)?;
             }
-            let size = coalescer.size();
-            self.coalescing = self.coalescing - buf.coalescing + size;
-            buf.coalescing = size;
+            self.coalescing -= buf.coalescing;
+            buf.coalescing = 0;
             self.encoded += stream_len(&buf.writer) - before;
         }
         Ok(())

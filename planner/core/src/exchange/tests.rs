@@ -273,3 +273,42 @@ fn a_coalescing_budget_shrinks_batches_of_many_partitions_and_bounds_them() {
         batch(9990, 10)
     );
 }
+
+#[test]
+fn flushing_under_a_budget_many_times_keeps_batches_long() {
+    // 200 partitions, each push a few rows of a long string: the budget is
+    // hit again and again. Each flush must start the partitions' string
+    // blocks small again, or every coalescer soon holds a 1 MiB block for a
+    // few rows, the budget is passed at every push and every batch is tiny.
+    let schema = Arc::new(Schema::new(vec![Field::new(
+        "s",
+        DataType::Utf8View,
+        false,
+    )]));
+    let object_bytes = |budget: usize| {
+        let mut b = MapObjectBuilder::new(Arc::clone(&schema), 200, Compression::Lz4, 8192)
+            .unwrap()
+            .with_coalesce_bytes(budget);
+        for round in 0..300 {
+            for p in 0..200 {
+                let rows =
+                    (0..5).map(|i| format!("{round:05} {p:03} {i} {}", "comment ".repeat(4)));
+                let s = StringViewArray::from_iter_values(rows);
+                b.push(
+                    p,
+                    RecordBatch::try_new(Arc::clone(&schema), vec![Arc::new(s)]).unwrap(),
+                )
+                .unwrap();
+            }
+        }
+        let (tails, ranges) = b.finish().unwrap();
+        assert_eq!(ranges.iter().map(|r| r.rows).sum::<u64>(), 300_000);
+        tails.iter().map(|t| t.len()).sum::<usize>()
+    };
+    let unbounded = object_bytes(0);
+    let bounded = object_bytes(4 << 20);
+    assert!(
+        bounded < unbounded * 3 / 2,
+        "{bounded} bytes under a budget, {unbounded} without"
+    );
+}
