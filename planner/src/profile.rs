@@ -63,6 +63,10 @@ pub struct QueryProfile {
     /// Rows join-key filters dropped before the shuffle.
     pub bloom_rows_dropped: u64,
     pub bloom_rows_checked: u64,
+    /// Times exchange writers moved their output to local disk, and the
+    /// bytes they moved (accepted tasks).
+    pub spills: u64,
+    pub spill_bytes: u64,
     /// The join-key filters built for this query.
     pub filters: Vec<FilterProfile>,
     pub stage_profiles: Vec<StageProfile>,
@@ -150,6 +154,8 @@ pub struct StageProfile {
     pub bloom_rows_checked: u64,
     /// Every request of the stage's attempts that reported.
     pub requests: RequestCounts,
+    pub spills: u64,
+    pub spill_bytes: u64,
 }
 
 impl StageProfile {
@@ -179,6 +185,8 @@ impl StageProfile {
         self.peak_memory_bytes = self.peak_memory_bytes.max(m.peak_memory_bytes);
         self.bloom_rows_dropped += m.bloom_rows_dropped;
         self.bloom_rows_checked += m.bloom_rows_checked;
+        self.spills += m.spills;
+        self.spill_bytes += m.spill_bytes;
     }
 }
 
@@ -209,6 +217,8 @@ impl QueryProfile {
         self.bloom_rows_dropped += s.bloom_rows_dropped;
         self.bloom_rows_checked += s.bloom_rows_checked;
         self.requests.tasks += s.requests;
+        self.spills += s.spills;
+        self.spill_bytes += s.spill_bytes;
         self.stage_profiles.push(s);
     }
 
@@ -253,6 +263,21 @@ impl QueryProfile {
                 out,
                 "partitions: {} read, {} pruned before planning tasks",
                 self.partitions_read, self.partitions_pruned
+            );
+        }
+        if self.spills > 0 {
+            let stages: Vec<String> = self
+                .stage_profiles
+                .iter()
+                .filter(|s| s.spills > 0)
+                .map(|s| format!("s{} {} bytes in {}", s.stage, s.spill_bytes, s.spills))
+                .collect();
+            let _ = writeln!(
+                out,
+                "exchange writers spilled to local disk: {} bytes in {} spills ({})",
+                self.spill_bytes,
+                self.spills,
+                stages.join(", ")
             );
         }
         let _ = writeln!(

@@ -59,6 +59,22 @@ config_namespace! {
         /// gaining there (geomean 324 s at 8, 295 s at 16 and at 32), and each
         /// shard a query wrote to costs one LIST at cleanup.
         pub prefixes: u32, default = 16
+        /// A map task moves its encoded output to a local temporary file (the
+        /// runtime's DiskManager; on Lambda, /tmp) once it holds more than this
+        /// many bytes, and whenever the memory pool refuses it more (0 = only then).
+        pub spill_threshold_bytes: usize, default = 256 * 1024 * 1024
+        /// Memory the per-partition batch coalescers of a map task may hold
+        /// together (rows waiting to fill a batch), and at most a quarter of
+        /// the task's memory limit; with many partitions each partition's
+        /// batches are made smaller to fit, and all are flushed when they hold
+        /// more (0 = no bound).
+        pub coalesce_bytes: usize, default = 64 * 1024 * 1024
+        /// Part size of the multipart upload of an exchange object that spilled
+        /// (at least 5 MiB, S3's minimum); an object held in memory goes in one PUT.
+        pub upload_part_bytes: usize, default = 8 * 1024 * 1024
+        /// Parts of one exchange object uploaded at once (each holds
+        /// `upload_part_bytes` of memory while in flight).
+        pub upload_concurrency: usize, default = 4
     }
 }
 

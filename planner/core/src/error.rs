@@ -25,6 +25,10 @@ pub enum SquallError {
     #[error("exchange object {key}: {message}")]
     Exchange { key: String, message: String },
 
+    /// A map output could not be spilled to (or read back from) local disk.
+    #[error("stage output {key}: spilling to local disk: {message}")]
+    Spill { key: String, message: String },
+
     #[error("completion queue {queue}: {message}")]
     Queue { queue: String, message: String },
 

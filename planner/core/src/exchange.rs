@@ -18,7 +18,8 @@
 //! (one GET for a contiguous range of them: their streams are adjacent) and
 //! decodes them with [`decode_partition`]. This module owns the bytes and
 //! the keys only: it does no I/O (see `exec::shuffle_read` /
-//! `exec::shuffle_write`).
+//! `exec::shuffle_write`, which also spills a map output that outgrows its
+//! memory to local disk and uploads it in parts; the layout stays the same).
 //!
 //! **Keys** are attempt-scoped and spread over `squall.shuffle.prefixes`
 //! shards ([`map_object_key`]): S3 serves about 3,500 PUTs and 5,500 GETs
@@ -33,7 +34,7 @@
 use std::sync::Arc;
 
 use arrow::compute::BatchCoalescer;
-use arrow::datatypes::SchemaRef;
+use arrow::datatypes::{DataType, SchemaRef};
 use arrow::ipc::CompressionType;
 use arrow::ipc::reader::StreamReader;
 use arrow::ipc::writer::{IpcWriteOptions, StreamWriter};
@@ -80,19 +81,49 @@ impl Compression {
 ///
 /// Rows pushed into a partition are coalesced into batches of about
 /// `batch_rows` rows before they are encoded, so hash partitioning into many
-/// small slices does not turn into many tiny IPC messages.
+/// small slices does not turn into many tiny IPC messages. With a coalescing
+/// budget ([`Self::with_coalesce_bytes`]) the coalescers of all partitions
+/// together stay near it: each partition's batches are made smaller when
+/// there are many partitions (estimated from the schema), and every
+/// coalescer is flushed into its stream when they hold more than the budget
+/// all the same (so batches are as long as the budget lets them be).
+///
+/// The builder holds everything in memory. A caller that must bound that
+/// memory takes the bytes encoded so far out with [`Self::take_encoded`] (to
+/// spill them) and keeps pushing: each partition's stream goes on where it
+/// stopped, so the bytes it took out of a partition followed by that
+/// partition's tail from [`Self::finish`] are exactly the stream the
+/// partition would have been, and [`Self::finish`] reports the ranges of the
+/// whole object.
 pub struct MapObjectBuilder {
     schema: SchemaRef,
     options: IpcWriteOptions,
+    /// Rows per batch as asked for (the session's batch size).
     batch_rows: usize,
+    /// Rows per encoded batch of each partition: `batch_rows`, or fewer so
+    /// that all partitions' coalescers fit `coalesce_bytes`.
+    partition_batch_rows: usize,
+    /// Budget of all coalescers together (0 = none).
+    coalesce_bytes: usize,
     partitions: Vec<PartitionBuffer>,
+    /// Encoded bytes held (in the partitions' streams).
+    encoded: usize,
+    /// Bytes the coalescers hold (their `size()`).
+    coalescing: usize,
 }
 
 struct PartitionBuffer {
     coalescer: Option<BatchCoalescer>,
     writer: Option<StreamWriter<Vec<u8>>>,
     rows: u64,
+    /// Bytes of this partition's stream taken out by `take_encoded` so far.
+    taken: u64,
+    /// This partition's share of `MapObjectBuilder::coalescing`.
+    coalescing: usize,
 }
+
+/// Fewest rows per encoded batch a coalescing budget makes a partition use.
+const MIN_PARTITION_BATCH_ROWS: usize = 256;
 
 impl MapObjectBuilder {
     pub fn new(
@@ -101,31 +132,69 @@ impl MapObjectBuilder {
         compression: Compression,
         batch_rows: usize,
     ) -> Result<Self> {
+        let batch_rows = batch_rows.max(1);
         Ok(Self {
             schema,
             options: compression.ipc_options()?,
-            batch_rows: batch_rows.max(1),
+            batch_rows,
+            partition_batch_rows: batch_rows,
+            coalesce_bytes: 0,
             partitions: (0..partitions)
                 .map(|_| PartitionBuffer {
                     coalescer: None,
                     writer: None,
                     rows: 0,
+                    taken: 0,
+                    coalescing: 0,
                 })
                 .collect(),
+            encoded: 0,
+            coalescing: 0,
         })
+    }
+
+    /// Bound the memory of the coalescers of all partitions together to
+    /// about `bytes` (0 = no bound): each partition coalesces toward fewer
+    /// rows when `batch_rows` rows of every partition would not fit
+    /// (estimated from the schema), and all coalescers are flushed when they
+    /// hold more than `bytes`.
+    pub fn with_coalesce_bytes(mut self, bytes: usize) -> Self {
+        self.coalesce_bytes = bytes;
+        self.partition_batch_rows = if bytes == 0 {
+            self.batch_rows
+        } else {
+            let per_partition = bytes / self.partitions.len().max(1);
+            (per_partition / estimated_row_bytes(&self.schema)).clamp(
+                MIN_PARTITION_BATCH_ROWS.min(self.batch_rows),
+                self.batch_rows,
+            )
+        };
+        self
     }
 
     pub fn num_partitions(&self) -> usize {
         self.partitions.len()
     }
 
-    /// Bytes encoded so far (held in memory until the object is written).
-    pub fn buffered_bytes(&self) -> usize {
-        self.partitions
-            .iter()
-            .filter_map(|p| p.writer.as_ref())
-            .map(|w| w.get_ref().len())
-            .sum()
+    /// Rows per encoded batch of each partition.
+    pub fn partition_batch_rows(&self) -> usize {
+        self.partition_batch_rows
+    }
+
+    /// Memory the builder holds: the bytes encoded so far (and not taken
+    /// out) and the rows its coalescers are holding.
+    pub fn held_bytes(&self) -> usize {
+        self.encoded + self.coalescing
+    }
+
+    /// Bytes encoded so far and not taken out.
+    pub fn encoded_bytes(&self) -> usize {
+        self.encoded
+    }
+
+    /// Bytes the coalescers hold.
+    pub fn coalescing_bytes(&self) -> usize {
+        self.coalescing
     }
 
     /// Append `batch` to output partition `partition`.
@@ -134,60 +203,130 @@ impl MapObjectBuilder {
             return Ok(());
         }
         let count = self.partitions.len();
-        let schema = Arc::clone(&self.schema);
-        let batch_rows = self.batch_rows;
-        let options = self.options.clone();
         let buf = self.partitions.get_mut(partition).ok_or_else(|| {
             SquallError::Plan(format!(
                 "output partition {partition} out of range 0..{count}"
             ))
         })?;
         buf.rows += batch.num_rows() as u64;
-        let coalescer = buf
-            .coalescer
-            .get_or_insert_with(|| BatchCoalescer::new(Arc::clone(&schema), batch_rows));
+        let before = stream_len(&buf.writer);
+        let coalescer = buf.coalescer.get_or_insert_with(|| {
+            BatchCoalescer::new(Arc::clone(&self.schema), self.partition_batch_rows)
+        });
         coalescer.push_batch(batch)?;
         while let Some(done) = coalescer.next_completed_batch() {
-            write_batch(&mut buf.writer, &schema, &options, &done)?;
+            write_batch(&mut buf.writer, &self.schema, &self.options, &done)?;
+        }
+        let size = coalescer.size();
+        self.coalescing = self.coalescing - buf.coalescing + size;
+        buf.coalescing = size;
+        self.encoded += stream_len(&buf.writer) - before;
+        if self.coalesce_bytes > 0 && self.coalescing > self.coalesce_bytes {
+            self.flush_coalescers()?;
         }
         Ok(())
     }
 
-    /// Finish every partition and return the object's chunks (to be stored
-    /// back to back, in order) with each partition's range.
-    pub fn finish(self) -> Result<(Vec<Bytes>, Vec<PartitionRange>)> {
-        let mut chunks = Vec::new();
+    /// Encode the rows every coalescer holds (as short batches).
+    ///
+    /// Each coalescer is dropped once flushed (the next push makes a new
+    /// one): a string-view coalescer doubles the blocks it copies strings
+    /// into with every block it starts, up to 1 MiB, and keeps doing so
+    /// after a flush, so a reused one would soon start a 1 MiB block for a
+    /// few rows in each of many partitions.
+    pub fn flush_coalescers(&mut self) -> Result<()> {
+        for buf in &mut self.partitions {
+            let Some(mut coalescer) = buf.coalescer.take() else {
+                continue;
+            };
+            let before = stream_len(&buf.writer);
+            coalescer.finish_buffered_batch()?;
+            while let Some(done) = coalescer.next_completed_batch() {
+                write_batch(&mut buf.writer, &self.schema, &self.options, &done)?;
+            }
+            self.coalescing -= buf.coalescing;
+            buf.coalescing = 0;
+            self.encoded += stream_len(&buf.writer) - before;
+        }
+        Ok(())
+    }
+
+    /// Flush the coalescers and take every partition's bytes encoded so far
+    /// out of the builder, as `(partition, bytes)` in partition order
+    /// (partitions with nothing new are left out). The streams go on where
+    /// they stopped.
+    pub fn take_encoded(&mut self) -> Result<Vec<(usize, Vec<u8>)>> {
+        self.flush_coalescers()?;
+        let mut taken = Vec::new();
+        for (i, buf) in self.partitions.iter_mut().enumerate() {
+            let Some(writer) = buf.writer.as_mut() else {
+                continue;
+            };
+            let bytes = std::mem::take(writer.get_mut());
+            if !bytes.is_empty() {
+                buf.taken += bytes.len() as u64;
+                taken.push((i, bytes));
+            }
+        }
+        self.encoded = 0;
+        Ok(taken)
+    }
+
+    /// Finish every partition and return each partition's tail (the bytes of
+    /// its stream not taken out by [`Self::take_encoded`]; empty for an empty
+    /// partition) with each partition's range in the whole object. The
+    /// object is, for each partition in order, the bytes taken out of it
+    /// followed by its tail.
+    pub fn finish(mut self) -> Result<(Vec<Bytes>, Vec<PartitionRange>)> {
+        self.flush_coalescers()?;
+        let mut tails = Vec::with_capacity(self.partitions.len());
         let mut ranges = Vec::with_capacity(self.partitions.len());
         let mut offset = 0u64;
-        for mut buf in self.partitions {
-            if let Some(mut coalescer) = buf.coalescer.take() {
-                coalescer.finish_buffered_batch()?;
-                while let Some(done) = coalescer.next_completed_batch() {
-                    write_batch(&mut buf.writer, &self.schema, &self.options, &done)?;
-                }
-            }
+        for buf in self.partitions {
             match buf.writer {
                 Some(mut writer) => {
                     writer.finish()?;
-                    let bytes = Bytes::from(writer.into_inner()?);
-                    let len = bytes.len() as u64;
+                    let tail = Bytes::from(writer.into_inner()?);
+                    let len = buf.taken + tail.len() as u64;
                     ranges.push(PartitionRange {
                         offset,
                         len,
                         rows: buf.rows,
                     });
                     offset += len;
-                    chunks.push(bytes);
+                    tails.push(tail);
                 }
-                None => ranges.push(PartitionRange {
-                    offset,
-                    len: 0,
-                    rows: 0,
-                }),
+                None => {
+                    ranges.push(PartitionRange {
+                        offset,
+                        len: 0,
+                        rows: 0,
+                    });
+                    tails.push(Bytes::new());
+                }
             }
         }
-        Ok((chunks, ranges))
+        Ok((tails, ranges))
     }
+}
+
+fn stream_len(writer: &Option<StreamWriter<Vec<u8>>>) -> usize {
+    writer.as_ref().map_or(0, |w| w.get_ref().len())
+}
+
+/// Bytes a coalescer holds per row, roughly: fixed-width values as they
+/// are, a view as its 16 bytes and 32 of data, other values as 32 bytes.
+fn estimated_row_bytes(schema: &SchemaRef) -> usize {
+    schema
+        .fields()
+        .iter()
+        .map(|f| match f.data_type() {
+            DataType::Boolean => 1,
+            DataType::Utf8View | DataType::BinaryView => 48,
+            t => t.primitive_width().unwrap_or(32),
+        })
+        .sum::<usize>()
+        .max(1)
 }
 
 fn write_batch(
@@ -312,209 +451,4 @@ pub fn broadcast_object_key(prefix: &str, shards: u32, query: &str, stage: u32) 
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use arrow::array::{
-        ArrayRef, BooleanArray, Date32Array, Decimal128Array, Float64Array, Int32Array, Int64Array,
-        StringArray, StringViewArray, TimestampMicrosecondArray,
-    };
-    use arrow::datatypes::{DataType, Field, Schema, TimeUnit};
-
-    fn schema() -> SchemaRef {
-        Arc::new(Schema::new(vec![
-            Field::new("i32", DataType::Int32, true),
-            Field::new("i64", DataType::Int64, true),
-            Field::new("f64", DataType::Float64, true),
-            Field::new("dec", DataType::Decimal128(15, 2), true),
-            Field::new("date", DataType::Date32, true),
-            Field::new("ts", DataType::Timestamp(TimeUnit::Microsecond, None), true),
-            Field::new("s", DataType::Utf8, true),
-            Field::new("sv", DataType::Utf8View, true),
-            Field::new("b", DataType::Boolean, true),
-        ]))
-    }
-
-    fn batch(start: i32, n: i32) -> RecordBatch {
-        let r: Vec<i32> = (start..start + n).collect();
-        let null = |i: &i32| i % 7 == 0;
-        let cols: Vec<ArrayRef> = vec![
-            Arc::new(Int32Array::from_iter(
-                r.iter().map(|i| (!null(i)).then_some(*i)),
-            )),
-            Arc::new(Int64Array::from_iter(
-                r.iter()
-                    .map(|i| (!null(i)).then_some(*i as i64 * 1_000_000_007)),
-            )),
-            Arc::new(Float64Array::from_iter(
-                r.iter().map(|i| (!null(i)).then_some(*i as f64 / 3.0)),
-            )),
-            Arc::new(
-                Decimal128Array::from_iter(
-                    r.iter().map(|i| (!null(i)).then_some(*i as i128 * 101)),
-                )
-                .with_precision_and_scale(15, 2)
-                .unwrap(),
-            ),
-            Arc::new(Date32Array::from_iter(
-                r.iter().map(|i| (!null(i)).then_some(9000 + *i)),
-            )),
-            Arc::new(TimestampMicrosecondArray::from_iter(
-                r.iter()
-                    .map(|i| (!null(i)).then_some(*i as i64 * 1_000_000)),
-            )),
-            Arc::new(StringArray::from_iter(
-                r.iter()
-                    .map(|i| (!null(i)).then(|| format!("Customer#{i:09} ünïcode"))),
-            )),
-            Arc::new(StringViewArray::from_iter(
-                r.iter()
-                    .map(|i| (!null(i)).then(|| "x".repeat((*i % 40) as usize))),
-            )),
-            Arc::new(BooleanArray::from_iter(
-                r.iter().map(|i| (!null(i)).then_some(i % 2 == 0)),
-            )),
-        ];
-        RecordBatch::try_new(schema(), cols).unwrap()
-    }
-
-    fn object(chunks: &[Bytes]) -> Bytes {
-        Bytes::from(
-            chunks
-                .iter()
-                .flat_map(|c| c.iter().copied())
-                .collect::<Vec<u8>>(),
-        )
-    }
-
-    #[test]
-    fn round_trip_all_types_and_ranges() {
-        for compression in [Compression::None, Compression::Lz4, Compression::Zstd] {
-            let mut b = MapObjectBuilder::new(schema(), 3, compression, 100).unwrap();
-            b.push(0, batch(0, 250)).unwrap();
-            b.push(2, batch(250, 10)).unwrap();
-            b.push(0, batch(260, 5)).unwrap();
-            let (chunks, ranges) = b.finish().unwrap();
-            let obj = object(&chunks);
-            assert_eq!(ranges.len(), 3);
-            assert_eq!(ranges[0].rows, 255);
-            assert_eq!(
-                ranges[1],
-                PartitionRange {
-                    offset: ranges[0].len,
-                    len: 0,
-                    rows: 0
-                }
-            );
-            assert_eq!(ranges[2].offset, ranges[0].len);
-            assert_eq!(obj.len() as u64, ranges[2].offset + ranges[2].len);
-
-            let p0 = decode_partition(obj.slice(0..ranges[0].len as usize)).unwrap();
-            let got = arrow::compute::concat_batches(&schema(), &p0).unwrap();
-            let want =
-                arrow::compute::concat_batches(&schema(), &[batch(0, 250), batch(260, 5)]).unwrap();
-            assert_eq!(got, want, "{compression:?}");
-            // coalesced toward 100-row batches rather than kept as pushed
-            assert!(
-                p0.iter().all(|b| b.num_rows() <= 100),
-                "{:?}",
-                p0.iter().map(|b| b.num_rows()).collect::<Vec<_>>()
-            );
-
-            let r2 = ranges[2];
-            let p2 = decode_partition(obj.slice(r2.offset as usize..(r2.offset + r2.len) as usize))
-                .unwrap();
-            assert_eq!(
-                arrow::compute::concat_batches(&schema(), &p2).unwrap(),
-                batch(250, 10)
-            );
-            assert!(decode_partition(Bytes::new()).unwrap().is_empty());
-        }
-    }
-
-    #[test]
-    fn adjacent_partitions_decode_from_one_range() {
-        let mut b = MapObjectBuilder::new(schema(), 4, Compression::Lz4, 100).unwrap();
-        b.push(0, batch(0, 30)).unwrap();
-        b.push(1, batch(30, 20)).unwrap();
-        b.push(3, batch(50, 7)).unwrap();
-        let (chunks, ranges) = b.finish().unwrap();
-        let obj = object(&chunks);
-        let end = ranges[3].offset + ranges[3].len;
-        let got = decode_partition(obj.slice(ranges[1].offset as usize..end as usize)).unwrap();
-        let got = arrow::compute::concat_batches(&schema(), &got).unwrap();
-        let want =
-            arrow::compute::concat_batches(&schema(), &[batch(30, 20), batch(50, 7)]).unwrap();
-        assert_eq!(got, want);
-        let all = decode_partition(obj.clone()).unwrap();
-        assert_eq!(all.iter().map(|b| b.num_rows()).sum::<usize>(), 57);
-    }
-
-    #[test]
-    fn all_empty_object_has_no_bytes() {
-        let mut b = MapObjectBuilder::new(schema(), 4, Compression::Lz4, 8192).unwrap();
-        b.push(1, batch(0, 0)).unwrap();
-        let (chunks, ranges) = b.finish().unwrap();
-        assert!(chunks.is_empty());
-        assert!(ranges.iter().all(|r| r.len == 0 && r.rows == 0));
-    }
-
-    #[test]
-    fn out_of_range_partition_is_an_error() {
-        let mut b = MapObjectBuilder::new(schema(), 2, Compression::None, 10).unwrap();
-        assert!(b.push(2, batch(0, 3)).is_err());
-    }
-
-    #[test]
-    fn truncated_range_is_an_error() {
-        let mut b = MapObjectBuilder::new(schema(), 1, Compression::Lz4, 10).unwrap();
-        b.push(0, batch(0, 30)).unwrap();
-        let (chunks, _) = b.finish().unwrap();
-        let obj = object(&chunks);
-        assert!(decode_partition(obj.slice(0..obj.len() / 2)).is_err());
-    }
-
-    #[test]
-    fn keys_are_attempt_scoped_and_sharded() {
-        let s = shard("q7", 1, 2, 16);
-        assert_eq!(
-            map_object_key("ex/", 16, "q7", 1, 2, 3),
-            format!("ex/{s:02x}/q7/s1/t2/a3")
-        );
-        assert_eq!(map_object_key("", 1, "q7", 1, 2, 0), "00/q7/s1/t2/a0");
-        assert_eq!(query_prefix("/a/b/", 10, "q"), "a/b/0a/q");
-        let f = shard("q7", 4, 0, 16);
-        assert_eq!(
-            filter_object_key("ex", 16, "q7", 4),
-            format!("ex/{f:02x}/q7/s4/filter")
-        );
-        // Every attempt of a task lands in the same shard.
-        assert!(map_object_key("ex", 16, "q7", 1, 2, 0).starts_with(&query_prefix("ex", s, "q7")));
-    }
-
-    #[test]
-    fn a_stage_spreads_evenly_over_the_shards() {
-        for shards in [1, 3, 16, 32, 256, 1000] {
-            let n = shards.clamp(1, MAX_SHARDS);
-            let mut count = vec![0u32; n as usize];
-            for t in 0..(n * 5) {
-                let s = shard("q1234", 3, t, shards);
-                assert!(s < n, "shard {s} of {n}");
-                count[s as usize] += 1;
-            }
-            assert!(count.iter().all(|&c| c == 5), "{shards}: {count:?}");
-        }
-        // A stage with fewer tasks than shards uses as many shards as tasks.
-        let used = stage_shards("q1", 2, 5, 16);
-        let mut distinct = used.clone();
-        distinct.sort_unstable();
-        distinct.dedup();
-        assert_eq!((used.len(), distinct.len()), (5, 5));
-        assert_eq!(stage_shards("q1", 2, 100, 16).len(), 16);
-        // Stages of one query start at different shards (not all at 0).
-        let starts: std::collections::HashSet<u32> =
-            (0..32).map(|stage| shard("q1", stage, 0, 16)).collect();
-        assert!(starts.len() > 4, "{starts:?}");
-        // A fixed function: keys must not change between builds.
-        assert_eq!(shard("q0123456789abcdef", 1, 0, 16), 9);
-    }
-}
+mod tests;

@@ -343,6 +343,12 @@ pub struct TaskMetrics {
     /// the SendMessage of this report itself.
     #[serde(default)]
     pub requests: RequestCounts,
+    /// Times the exchange writer moved its output to local disk, and the
+    /// bytes it moved (`squall.shuffle.spill_threshold_bytes`, memory limits).
+    #[serde(default)]
+    pub spills: u64,
+    #[serde(default)]
+    pub spill_bytes: u64,
 }
 
 impl TaskSpec {

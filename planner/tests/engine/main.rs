@@ -28,6 +28,9 @@
 //!   profile counts them at the seams, add up (GETs per non-empty range,
 //!   PUTs per map object, a cleanup LIST per shard written to, a DELETE per
 //!   object, a SendMessage per report) and are priced.
+//! - `spill`: a map output beyond the memory limit (or the spill threshold)
+//!   spills to local disk and is uploaded in parts; the answer equals
+//!   single-node DataFusion's and the profile shows the spills.
 //! - `sql`: statements beyond TPC-H (SET, EXPLAIN, VALUES, empty results, errors).
 //! - `partitions`: Hive-style partitioned tables (folder catalog and
 //!   `CREATE EXTERNAL TABLE ... PARTITIONED BY`): answers, pruning in EXPLAIN
@@ -58,6 +61,7 @@ mod many_tasks;
 mod partitions;
 mod requests;
 mod retries;
+mod spill;
 mod sql;
 mod staged_plans;
 mod tpch;

@@ -181,9 +181,12 @@ async fn throttled_invocations_are_counted_apart() {
     let engine = engine(
         &data.path,
         &[
+            // The query id is part of what decides a throttle: enough tasks
+            // (small scan tasks) that some are throttled whatever the id.
             ("squall.fault.invoke_throttle_rate", "0.3"),
             ("squall.fault.seed", "3"),
             ("squall.task.invoke_backoff_ms", "1"),
+            ("squall.scan.target_task_bytes", "20000"),
         ],
     )
     .await;

@@ -4,8 +4,20 @@
 //! an output partition: by hash (or range) of the exchange keys, or — in
 //! passthrough mode, used for gathers, broadcasts and the final result — to
 //! the output partition with the same index as the input partition. All
-//! output partitions go into ONE exchange object (see [`crate::exchange`]),
-//! written with one PUT when the input is exhausted.
+//! output partitions go into ONE exchange object (see [`crate::exchange`]).
+//!
+//! ```text
+//!  input partitions ──rows──> SpillingOutput (spill.rs)
+//!                               MapObjectBuilder: a coalescer and an IPC stream per output partition
+//!                               ── over squall.shuffle.spill_threshold_bytes, or refused by the
+//!                                  memory pool ──> local spill file (the runtime's DiskManager)
+//!  input exhausted ──> upload (upload.rs): one PUT, or when it spilled a multipart
+//!                      upload in partition order (spilled segments read back, then the tails)
+//! ```
+//!
+//! The memory the output holds (encoded bytes and rows waiting in the
+//! coalescers) is reserved in the task's memory pool, so a task's output is
+//! bounded by its memory limit and the spill threshold, not by its size.
 
 use std::fmt;
 use std::sync::{Arc, Mutex};
@@ -15,7 +27,7 @@ use arrow::datatypes::{DataType, Field, Schema, SchemaRef};
 use datafusion::common::tree_node::TreeNodeRecursion;
 use datafusion::error::{DataFusionError, Result};
 use datafusion::execution::TaskContext;
-use datafusion::execution::memory_pool::MemoryConsumer;
+use datafusion::execution::memory_pool::{MemoryConsumer, MemoryLimit};
 use datafusion::execution::object_store::ObjectStoreUrl;
 use datafusion::physical_expr::{EquivalenceProperties, PhysicalExpr};
 use datafusion::physical_plan::execution_plan::{Boundedness, EmissionType};
@@ -28,13 +40,21 @@ use datafusion::physical_plan::{
 };
 use futures::StreamExt;
 use object_store::path::Path;
-use object_store::{ObjectStoreExt, PutPayload};
 
 use crate::config::SquallConfig;
 use crate::error::external;
 use crate::exchange::{Compression, MapObjectBuilder};
 use crate::key_filter::KeyCollector;
 use crate::task::{KeySection, MapOutput, ObjectLocation};
+
+mod spill;
+mod upload;
+
+#[cfg(test)]
+mod tests;
+
+use spill::SpillingOutput;
+use upload::{MAX_PUT_BYTES, MIN_PART_BYTES, Piece, UploadOptions, upload};
 
 /// Root of a stage plan: writes the stage's output to one exchange object.
 #[derive(Debug)]
@@ -124,17 +144,21 @@ impl ShuffleWriteExec {
         let batch_rows = ctx.session_config().batch_size();
         let inputs = self.input.output_partitioning().partition_count();
         let outputs = self.output_partition_count();
-        let builder = Arc::new(Mutex::new(MapObjectBuilder::new(
-            self.input.schema(),
-            outputs,
-            compression,
-            batch_rows,
-        )?));
-        // The encoded object is held in memory until it is written: account for it.
-        let reservation = Arc::new(Mutex::new(
-            MemoryConsumer::new(format!("ShuffleWriteExec[{}]", output.key))
-                .register(ctx.memory_pool()),
-        ));
+        let builder = MapObjectBuilder::new(self.input.schema(), outputs, compression, batch_rows)?
+            .with_coalesce_bytes(coalesce_budget(
+                squall.shuffle.coalesce_bytes,
+                ctx.memory_pool().memory_limit(),
+            ));
+        // The output is held in memory until it spills or is written: account for it.
+        let reservation = MemoryConsumer::new(format!("ShuffleWriteExec[{}]", output.key))
+            .register(ctx.memory_pool());
+        let sink = Arc::new(Mutex::new(SpillingOutput::new(
+            builder,
+            reservation,
+            squall.shuffle.spill_threshold_bytes,
+            Arc::clone(&ctx.runtime_env().disk_manager),
+            output.key.clone(),
+        )));
         let rows_written = MetricBuilder::new(&self.metrics).output_rows(0);
         let repart_time = MetricBuilder::new(&self.metrics).subset_time("repart_time", 0);
 
@@ -152,8 +176,7 @@ impl ShuffleWriteExec {
                 )?),
                 None => None,
             };
-            let builder = Arc::clone(&builder);
-            let reservation = Arc::clone(&reservation);
+            let sink = Arc::clone(&sink);
             let rows_written = rows_written.clone();
             let publish = self.publish_keys.clone();
             let max_keys = squall.bloom.max_keys;
@@ -175,10 +198,7 @@ impl ShuffleWriteExec {
                         c.insert(&arrays)?;
                     }
                     let push = |part: usize, b: RecordBatch| -> Result<()> {
-                        let mut guard = builder.lock().map_err(external)?;
-                        guard.push(part, b).map_err(DataFusionError::from)?;
-                        let held = guard.buffered_bytes();
-                        reservation.lock().map_err(external)?.try_resize(held)
+                        sink.lock().map_err(external)?.push(part, b)
                     };
                     match partitioner.as_mut() {
                         Some(p) => p.partition(batch, push)?,
@@ -197,53 +217,76 @@ impl ShuffleWriteExec {
                 }
             }
         }
-        let builder = Arc::try_unwrap(builder)
+        let sink = Arc::try_unwrap(sink)
             .map_err(|_| DataFusionError::Internal("shuffle writer still shared".into()))?
             .into_inner()
             .map_err(external)?;
-        let (mut chunks, partitions) = builder.finish()?;
+        let spilled = sink.stats();
+        // The reservation stays until the tails it accounts for are written.
+        let (mut object, partitions, _reservation) = sink.finish()?;
         let mut key_section = None;
         if self.publish_keys.is_some() {
-            let offset: u64 = chunks.iter().map(|c| c.len() as u64).sum();
             let columns = self.publish_keys.as_ref().map_or(0, |k| k.len());
             let collector =
                 keys.unwrap_or_else(|| KeyCollector::new(squall.bloom.max_keys, columns));
             let overflow = collector.overflowed();
             let section = collector.finish().map_err(DataFusionError::from)?;
             key_section = Some(KeySection {
-                offset,
+                offset: object.len(),
                 len: section.len() as u64,
                 overflow,
             });
-            chunks.push(bytes::Bytes::from(section));
+            object.push(Piece::Memory(bytes::Bytes::from(section)));
         }
-        let bytes: usize = chunks.iter().map(|c| c.len()).sum();
-        if !chunks.is_empty() {
+        let bytes = object.len();
+        if !object.is_empty() {
             let url = ObjectStoreUrl::parse(&output.store_url)?;
             let store = ctx.runtime_env().object_store(url)?;
-            store
-                .put(
-                    &Path::from(output.key.as_str()),
-                    PutPayload::from_iter(chunks),
-                )
+            let options = UploadOptions {
+                max_put_bytes: MAX_PUT_BYTES,
+                part_bytes: squall.shuffle.upload_part_bytes.max(MIN_PART_BYTES),
+                concurrency: squall.shuffle.upload_concurrency,
+            };
+            let requests = upload(&store, &Path::from(output.key.as_str()), object, options)
                 .await
-                .map_err(|e| {
-                    DataFusionError::External(
-                        format!("writing exchange object {}: {e}", output.key).into(),
-                    )
-                })?;
+                .map_err(DataFusionError::from)?;
             MetricBuilder::new(&self.metrics)
                 .global_counter("put_requests")
-                .add(1);
+                .add(requests as usize);
         }
         MetricBuilder::new(&self.metrics)
             .global_counter("bytes_written")
-            .add(bytes);
+            .add(bytes as usize);
+        MetricBuilder::new(&self.metrics)
+            .global_counter("spills")
+            .add(spilled.spills);
+        MetricBuilder::new(&self.metrics)
+            .global_counter("spill_bytes")
+            .add(spilled.bytes as usize);
+        if spilled.spills > 0 {
+            tracing::info!(
+                key = %output.key,
+                spills = spilled.spills,
+                spill_bytes = spilled.bytes,
+                object_bytes = bytes,
+                "map output spilled to local disk"
+            );
+        }
         Ok(MapOutput {
             key: output.key,
             partitions,
             keys: key_section,
         })
+    }
+}
+
+/// The coalescers' budget: the setting, and at most a quarter of the
+/// task's memory limit (coalescers that fill the limit would make the
+/// output spill after every push, in ever shorter batches).
+fn coalesce_budget(setting: usize, limit: MemoryLimit) -> usize {
+    match limit {
+        MemoryLimit::Finite(limit) if setting > 0 => setting.min((limit / 4).max(1)),
+        _ => setting,
     }
 }
 

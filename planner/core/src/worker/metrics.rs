@@ -25,10 +25,13 @@ pub(super) fn collect_metrics(root: &dyn ExecutionPlan) -> TaskMetrics {
                     ("ShuffleReadExec", MetricValue::OutputRows(c)) => {
                         m.rows_in_exchange += c.value() as u64
                     }
-                    ("ShuffleWriteExec", MetricValue::Count { name, count })
-                        if name.as_ref() == "put_requests" =>
-                    {
-                        m.put_requests += count.value() as u64
+                    ("ShuffleWriteExec", MetricValue::Count { name, count }) => {
+                        match name.as_ref() {
+                            "put_requests" => m.put_requests += count.value() as u64,
+                            "spills" => m.spills += count.value() as u64,
+                            "spill_bytes" => m.spill_bytes += count.value() as u64,
+                            _ => {}
+                        }
                     }
                     ("DataSourceExec", MetricValue::Count { name, count })
                         if name.as_ref() == "bytes_scanned" =>

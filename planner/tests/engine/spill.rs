@@ -1,0 +1,113 @@
+//! Map outputs beyond memory: a scan task whose output is larger than the
+//! query's memory limit (or than the spill threshold) spills it to local
+//! disk and uploads it in parts, and the query answers as single-node
+//! DataFusion does; the profile shows the spills and the multipart requests.
+
+use squall_planner::profile::StageProfile;
+
+use crate::common::*;
+
+/// Nearly every comment is distinct: the scan stage's output is about as
+/// large as the comments themselves (12 MB at SF 0.1).
+const SQL: &str = "SELECT count(*), sum(n) FROM \
+                   (SELECT l_comment, count(*) AS n FROM lineitem GROUP BY l_comment) t";
+
+/// The stage that scans lineitem (the only one reading row groups).
+fn scan_stage(stages: &[StageProfile]) -> &StageProfile {
+    stages
+        .iter()
+        .find(|s| s.row_groups > 0)
+        .expect("a scan stage")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_map_output_beyond_the_memory_limit_spills_and_answers_right() {
+    let data = sf01();
+    let limit = 4 * 1024 * 1024;
+    let engine = engine(
+        &data.path,
+        &[
+            // One scan task for all of lineitem, one task at a time (tasks
+            // side by side would share the limit).
+            ("squall.scan.target_task_bytes", "1073741824"),
+            ("squall.worker_slots", "1"),
+            // Reduce tasks small enough for their final aggregation to fit:
+            // one per partition.
+            ("squall.shuffle.partitions", "32"),
+            ("squall.shuffle.target_task_bytes", "0"),
+            ("squall.query.memory_limit_bytes", &limit.to_string()),
+            ("datafusion.execution.sort_spill_reservation_bytes", "65536"),
+        ],
+    )
+    .await;
+    let r = engine
+        .sql(SQL)
+        .await
+        .unwrap_or_else(|e| panic!("under a {limit}-byte limit: {e}"));
+    let actual = squall_tpch::run::to_csv(&r.schema, &r.batches).unwrap();
+    let expected = single_node_csv(&single_node(&data.path).await, SQL).await;
+    assert_same("spilled map output", &expected, &actual, SQL);
+
+    let profile = r.profile.unwrap();
+    let scan = scan_stage(&profile.stage_profiles);
+    assert_eq!(scan.tasks, 1);
+    assert!(
+        scan.spills > 0 && scan.spill_bytes > 0,
+        "the scan stage did not spill: {scan:?}"
+    );
+    assert!(
+        scan.spill_bytes > (limit as u64),
+        "spilled only {} bytes",
+        scan.spill_bytes
+    );
+    // A multipart upload: create, at least two parts, complete.
+    assert!(scan.put_requests >= 4, "{scan:?}");
+    assert!(
+        profile.peak_memory_bytes <= limit as u64,
+        "a task held {} bytes, above the limit {limit}",
+        profile.peak_memory_bytes
+    );
+    assert!(
+        profile
+            .display()
+            .contains("exchange writers spilled to local disk"),
+        "{}",
+        profile.display()
+    );
+    assert_eq!(count_files(engine.exchange_root()), 0);
+    assert_eq!(engine.open_queues(), 0);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_spill_threshold_spills_without_a_memory_limit() {
+    let data = sf01();
+    let one_task = ("squall.scan.target_task_bytes", "1073741824");
+    // Not spilled: one PUT per task, however large its object (over 5 MiB
+    // here, S3's smallest part).
+    let unspilled = engine(&data.path, &[one_task]).await;
+    let r = unspilled.sql(SQL).await.unwrap();
+    let profile = r.profile.unwrap();
+    let scan = scan_stage(&profile.stage_profiles);
+    assert_eq!(scan.spills, 0, "{scan:?}");
+    assert!(scan.bytes_out / scan.tasks as u64 > 5 << 20, "{scan:?}");
+    assert_eq!(scan.put_requests, scan.tasks as u64, "{scan:?}");
+
+    let engine = engine(
+        &data.path,
+        &[
+            one_task,
+            ("squall.shuffle.spill_threshold_bytes", "1048576"),
+        ],
+    )
+    .await;
+    let actual = squall_csv(&engine, SQL).await;
+    let expected = single_node_csv(&single_node(&data.path).await, SQL).await;
+    assert_same("spilled by the threshold", &expected, &actual, SQL);
+    let r = engine.sql(SQL).await.unwrap();
+    let profile = r.profile.unwrap();
+    let scan = scan_stage(&profile.stage_profiles);
+    assert!(scan.spills >= 10, "{scan:?}");
+    assert!(scan.put_requests >= 4, "{scan:?}");
+    assert_eq!(profile.spills, scan.spills);
+    assert_eq!(count_files(engine.exchange_root()), 0);
+}
