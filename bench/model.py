@@ -125,7 +125,7 @@ def load_profiles(path):
     return doc.get("scale_factor"), doc.get("ready", {}), out
 
 
-STAGE_RE = re.compile(r"^Stage s(\d+)(?: \(final\))? \[(.*?)\](?: <- (.*?))?(?:, after key filter of .*)?$")
+STAGE_RE = re.compile(r"^Stage s(\d+)(?: \(final\))? \[(.*?)\](?: <- (.*?))?(?:, (after key filter of .*))?$")
 
 
 def stage_graph(squall, data, q, cache_dir=None):
@@ -158,8 +158,8 @@ def parse_explain(text):
         if m:
             current = int(m.group(1))
             # Inputs, and the stages whose key filters it waits for.
-            graph[current] = [int(i.group(1)) for i in (INPUT_RE.match(part.strip())
-                                                        for part in (m.group(3) or "").split(",")) if i]
+            parts = ((m.group(3) or "") + "," + (m.group(4) or "")).split(",")
+            graph[current] = [int(i.group(1)) for i in (INPUT_RE.match(part.strip()) for part in parts) if i]
             modes[current] = {}
             continue
         r = READ_RE.search(line)
@@ -314,7 +314,9 @@ def lambda_query(base_q, small_q, plan, scale, workers, memory_mb, partitions, c
         elif st["layout"].startswith("hash"):
             # Reduce tasks are formed from the measured partition sizes: one
             # per reduce_mb of exchange input, at most the partitions.
-            n = min(partitions, max(1, math.ceil(st["bytes_in"] * g / (reduce_mb * 1024 * 1024))))
+            # (reduce_mb 0: one task per partition, as before coalescing.)
+            n = partitions if reduce_mb <= 0 else \
+                min(partitions, max(1, math.ceil(st["bytes_in"] * g / (reduce_mb * 1024 * 1024))))
         else:
             n = 1
         tasks_of[sid] = n
@@ -509,6 +511,7 @@ def cmd_predict(args):
     files = footer_files(args.plans)
     p = dict(PARAMETERS)
     p["s3_prefixes"] = args.s3_prefixes if args.s3_prefixes else default_prefixes(args.squall)
+    p["combine_max_bytes"] = args.combine_mb * 1024 * 1024
     print(f"Lambda: {args.workers} workers x {args.memory} MB, {args.partitions} hash partitions, "
           f"{args.task_mb} MiB scan tasks, {args.reduce_mb} MiB reduce tasks; "
           f"from SF{sf_base:g} profiles (c0 = {c0:.1f} ms per task); parameters: {json.dumps(p)}")
@@ -573,7 +576,9 @@ def main(argv=None):
             s.add_argument("--task-mb", type=int, default=256,
                            help="squall.scan.target_task_bytes in MiB (the deployed default)")
             s.add_argument("--reduce-mb", type=int, default=64,
-                           help="squall.shuffle.target_task_bytes in MiB (the deployed default)")
+                           help="squall.shuffle.target_task_bytes in MiB (the deployed default; 0 = a task per partition)")
+            s.add_argument("--combine-mb", type=int, default=64,
+                           help="squall.shuffle.combine_max_bytes in MiB (0 = broadcasts never combined)")
             s.add_argument("--seed", type=int, default=7)
             s.add_argument("--s3-prefixes", type=int, default=None,
                            help="S3 prefixes exchange keys spread over (each 5,500 GET/s, 3,500 PUT/s); "

@@ -49,8 +49,9 @@ Stage s3 (final) [hash x2, 2 tasks] <- s1, s2
         self.assertEqual((m.group(1), m.group(3)), ("10", "s9"))
         self.assertIsNone(model.STAGE_RE.match("Stage s1 [scan, 1 task]").group(3))
         # A stage that waits for another's key filter starts after it too.
-        graph, _ = model.parse_explain("Stage s10 [hash x2, 2 tasks] <- s9, after key filter of s5\n")
-        self.assertEqual(graph, {10: [9, 5]})
+        graph, _ = model.parse_explain("Stage s10 [hash x2, 2 tasks] <- s9, after key filter of s5\n"
+                                       "Stage s11 [scan, 3 tasks], after key filter of s5, s6\n")
+        self.assertEqual(graph, {10: [9, 5], 11: [5, 6]})
 
     def test_growth_exponents(self):
         big = stage(1, "scan", 4, 100, scan=1000, rg=10)
@@ -60,7 +61,8 @@ Stage s3 (final) [hash x2, 2 tasks] <- s1, s2
         self.assertEqual(model.growth_exponent(big, None, 10), 1.0)
         self.assertEqual(model.growth_exponent(flat, None, 10), 0.0)
         huge = stage(3, "hash x2", 2, 1, bin_=10 ** 9)
-        self.assertEqual(model.growth_exponent(huge, stage(3, "hash x2", 2, 1, bin_=1), 10), 1.3)
+        # No stage's input grows faster than the data.
+        self.assertEqual(model.growth_exponent(huge, stage(3, "hash x2", 2, 1, bin_=1), 10), 1.0)
 
     def test_topological_order(self):
         g = {1: [], 2: [], 3: [1, 2], 4: [3]}
@@ -86,9 +88,10 @@ Stage s3 (final) [hash x2, 2 tasks] <- s1, s2
         g = ({1: [], 2: [1], 3: [2]}, {2: {1: "hash"}, 3: {2: "gather"}})
         p = dict(model.PARAMETERS)
 
-        def run(scale, workers, seed=1):
+        # One reduce task per partition (reduce_mb 0), as before coalescing.
+        def run(scale, workers, seed=1, reduce_mb=0):
             return model.lambda_query(base, small, g, scale, workers, 3008, 64, 1.0, 10, random.Random(seed), p,
-                                      20.0, 24)
+                                      20.0, 24, reduce_mb=reduce_mb)
 
         lat100, use100 = run(100, 1000)
         lat1000, use1000 = run(1000, 1000)
@@ -98,7 +101,12 @@ Stage s3 (final) [hash x2, 2 tasks] <- s1, s2
         self.assertGreaterEqual(use1000["s3_get"], 6000 * 64)
         # Bigger scan tasks: fewer map outputs, fewer GETs.
         _, fewer = model.lambda_query(base, small, g, 1000, 1000, 3008, 64, 1.0, 10, random.Random(1), p, 20.0, 24,
-                                      task_mb=256)
+                                      task_mb=256, reduce_mb=0)
+        # Reduce tasks from the exchange bytes: the 1 MB exchange is one task,
+        # reading each map object once.
+        _, coalesced = run(1000, 1000, reduce_mb=64)
+        self.assertEqual(coalesced["worker_invocations"], 6000 + 1 + 1)
+        self.assertLess(coalesced["s3_get"], use1000["s3_get"] / 5)
         self.assertEqual(fewer["worker_invocations"], 750 + 64 + 1)
         self.assertLess(fewer["s3_get"], use1000["s3_get"])
         self.assertEqual(use1000["s3_put"], 6000 + 64 + 1)
