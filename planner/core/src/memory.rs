@@ -133,11 +133,19 @@ impl MemoryPool for PeakTrackingPool {
 }
 
 /// Forwards to `inner`, refusing growth that would take this pool past `limit`.
+///
+/// Consumers that can spill (sorts, aggregations, the exchange writer) share
+/// the limit fairly, as DataFusion's `FairSpillPool` does: each may hold at
+/// most `limit / (spillable consumers registered)`, so two tasks of a query
+/// running side by side both spill early instead of one taking all of it
+/// and the other failing.
 #[derive(Debug)]
 pub struct BoundedPool {
     inner: Arc<dyn MemoryPool>,
     limit: usize,
     used: AtomicUsize,
+    /// Registered consumers that can spill.
+    spillable: AtomicUsize,
     /// What the limit is, for the error (`query q1's memory limit …`).
     what: String,
 }
@@ -148,6 +156,7 @@ impl BoundedPool {
             inner,
             limit,
             used: AtomicUsize::new(0),
+            spillable: AtomicUsize::new(0),
             what,
         }
     }
@@ -169,10 +178,20 @@ impl MemoryPool for BoundedPool {
     }
 
     fn register(&self, consumer: &MemoryConsumer) {
+        if consumer.can_spill() {
+            self.spillable.fetch_add(1, Ordering::Relaxed);
+        }
         self.inner.register(consumer)
     }
 
     fn unregister(&self, consumer: &MemoryConsumer) {
+        if consumer.can_spill() {
+            let _ = self
+                .spillable
+                .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |n| {
+                    Some(n.saturating_sub(1))
+                });
+        }
         self.inner.unregister(consumer)
     }
 
@@ -191,6 +210,21 @@ impl MemoryPool for BoundedPool {
     }
 
     fn try_grow(&self, reservation: &MemoryReservation, additional: usize) -> Result<()> {
+        let consumer = reservation.consumer();
+        if consumer.can_spill() {
+            let share = self.limit / self.spillable.load(Ordering::Relaxed).max(1);
+            let wanted = reservation.size().saturating_add(additional);
+            if wanted > share {
+                return Err(DataFusionError::ResourcesExhausted(format!(
+                    "{} of {} bytes exceeded: {} asked for {additional} more bytes with {} held, \
+                     above its fair share of {share} bytes among the spillable consumers",
+                    self.what,
+                    self.limit,
+                    consumer.name(),
+                    reservation.size(),
+                )));
+            }
+        }
         self.used
             .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |used| {
                 used.checked_add(additional).filter(|&n| n <= self.limit)
@@ -312,5 +346,35 @@ mod tests {
         drop((b, c, one, two, other));
         assert_eq!(shared.reserved(), 0);
         assert_eq!(query_reserved("qshare"), 0);
+    }
+
+    #[test]
+    fn spillable_consumers_of_a_query_share_its_limit_fairly() {
+        let shared: Arc<dyn MemoryPool> = Arc::new(UnboundedMemoryPool::default());
+        let one: Arc<dyn MemoryPool> =
+            Arc::new(PeakTrackingPool::for_task(&shared, "qfair", 1000, 0));
+        let two: Arc<dyn MemoryPool> =
+            Arc::new(PeakTrackingPool::for_task(&shared, "qfair", 1000, 0));
+        let a = MemoryConsumer::new("agg a")
+            .with_can_spill(true)
+            .register(&one);
+        // Alone, a spillable consumer may take the whole limit.
+        a.try_grow(900).unwrap();
+        a.shrink(900);
+        let b = MemoryConsumer::new("agg b")
+            .with_can_spill(true)
+            .register(&two);
+        a.try_grow(500).unwrap();
+        let err = a.try_grow(1).unwrap_err().to_string();
+        assert!(err.contains("fair share of 500 bytes"), "{err}");
+        // The other task's share is left for it, so it need not fail.
+        b.try_grow(500).unwrap();
+        // A consumer that cannot spill is bound by the limit only.
+        let c = MemoryConsumer::new("join").register(&two);
+        assert!(c.try_grow(1).is_err(), "the limit is all taken");
+        drop(b);
+        c.try_grow(500).unwrap();
+        drop((a, c, one, two));
+        assert_eq!(query_reserved("qfair"), 0);
     }
 }
