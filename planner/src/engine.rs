@@ -18,6 +18,7 @@
 //! and task reports are never kept waiting by a busy plan.
 
 use crate::error::PlannerError;
+use crate::explain;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -260,11 +261,7 @@ impl Engine {
                 let (staged, job) = self
                     .prepare(state.clone(), input, options, query_id)
                     .await?;
-                let counts: Vec<String> = (0..staged.stages.len())
-                    .map(|i| planned_tasks(&staged, &job, i))
-                    .collect();
-                let text = staged.display(Some(&counts)) + &scan_summary(&staged, &job);
-                text_result(vec![("distributed_plan", text)])
+                text_result(vec![("distributed_plan", explain::planned(&staged, &job))])
             }
             LogicalPlan::Analyze(analyze) => {
                 let input = analyze.input.as_ref().clone();
@@ -272,14 +269,8 @@ impl Engine {
                     .prepare(state.clone(), input, options, query_id)
                     .await?;
                 let out = run_query(job, &self.backend).await?;
-                let counts: Vec<String> = out
-                    .profile
-                    .stage_profiles
-                    .iter()
-                    .map(|s| tasks_text(s.tasks))
-                    .collect();
                 text_result(vec![
-                    ("distributed_plan", staged.display(Some(&counts))),
+                    ("distributed_plan", explain::analyzed(&staged, &out.profile)),
                     ("profile", out.profile.display()),
                 ])
             }
@@ -481,56 +472,6 @@ impl Planner {
         };
         Ok((staged, job))
     }
-}
-
-/// EXPLAIN's lines on what the scans of each stage read: partitions of
-/// partitioned tables and row groups, after pruning.
-fn scan_summary(staged: &StagedPlan, job: &QueryJob) -> String {
-    let mut out = String::new();
-    for (i, stage) in staged.stages.iter().enumerate() {
-        let Some(tasks) = job.scan_tasks.get(i).filter(|t| !t.is_empty()) else {
-            continue;
-        };
-        let kept: usize = tasks
-            .iter()
-            .flatten()
-            .flat_map(|a| &a.files)
-            .map(|f| f.row_groups.len())
-            .sum();
-        let pruned = job.row_groups_pruned.get(i).copied().unwrap_or(0);
-        let partitions = match job.partitions.get(i) {
-            Some(p) if p.read > 0 || p.total.is_some() => match p.total {
-                Some(total) => {
-                    format!("{} of {total} partitions ({} pruned), ", p.read, p.pruned())
-                }
-                None => format!("{} partitions, ", p.read),
-            },
-            _ => String::new(),
-        };
-        out.push_str(&format!(
-            "Stage s{} scans: {partitions}{kept} of {} row groups ({pruned} pruned by statistics)\n",
-            stage.id,
-            kept as u64 + pruned
-        ));
-    }
-    out
-}
-
-/// EXPLAIN's task count of stage `i`: a hash stage's tasks are formed from
-/// its measured inputs when it launches, so only their ceiling is known.
-fn planned_tasks(staged: &StagedPlan, job: &QueryJob, i: usize) -> String {
-    match &staged.stages[i].layout {
-        TaskLayout::Hash { partitions } if job.config.shuffle.target_task_bytes > 0 => {
-            format!("up to {} (sized from its inputs)", tasks_text(*partitions))
-        }
-        TaskLayout::Hash { partitions } => tasks_text(*partitions),
-        TaskLayout::Scan => tasks_text(job.scan_tasks.get(i).map(|t| t.len()).unwrap_or(1)),
-        TaskLayout::Single { .. } => tasks_text(1),
-    }
-}
-
-fn tasks_text(n: usize) -> String {
-    format!("{n} task{}", if n == 1 { "" } else { "s" })
 }
 
 /// Largest estimated build side (bytes) of a join planned as a broadcast.

@@ -9,6 +9,7 @@
 //! - [`engine`]: the embedded entry point — SQL in, batches and a profile out.
 //! - [`error`]: [`PlannerError`], the crate's one error type.
 //! - [`stages`]: cutting a DataFusion physical plan into stages.
+//! - [`explain`]: EXPLAIN's text of a staged plan (task counts, what scans read).
 //! - [`key_filter`]: placing join-key filters between the two sides of hash joins
 //!   (the filters themselves are `squall_core::key_filter`; building one from a
 //!   finished stage is `coordinator::key_filter`).
@@ -34,6 +35,7 @@ pub mod coordinator;
 pub mod cost;
 pub mod engine;
 pub mod error;
+pub mod explain;
 pub mod key_filter;
 pub mod limits;
 pub mod locations;
