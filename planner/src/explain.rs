@@ -73,4 +73,3 @@ fn planned_tasks(staged: &StagedPlan, job: &QueryJob, i: usize) -> String {
 fn tasks_text(n: usize) -> String {
     format!("{n} task{}", if n == 1 { "" } else { "s" })
 }
-
