@@ -29,16 +29,16 @@ pub(super) fn bind_inputs(
         let Leaf::ShuffleRead(read) = leaf else {
             continue;
         };
-        let outputs = upstream_outputs(job, runs, si, read)?;
-        let combined = match read.mode() {
-            ReadMode::Broadcast => upstream(job, si, read)
-                .ok()
-                .and_then(|u| runs[u].combined.clone()),
-            _ => None,
-        };
-        let partitions = match combined {
-            Some(range) => vec![vec![range]],
-            None => read_partitions(read, &stage.layout, &runs[si].groups, &outputs, t),
+        let upstream = upstream(job, si, read)?;
+        let partitions = match (read.mode(), &runs[upstream].combined) {
+            (ReadMode::Broadcast, Some(range)) => vec![vec![range.clone()]],
+            _ => read_partitions(
+                read,
+                &stage.layout,
+                &runs[si].groups,
+                &accepted(&runs[upstream]),
+                t,
+            ),
         };
         bindings.push(InputBinding {
             stage: read.stage(),
@@ -73,7 +73,7 @@ pub(super) fn stage_groups(
             return Ok(Vec::new());
         }
         count = Some(n);
-        add_sizes(&mut sizes, &upstream_outputs(job, runs, si, read)?, n);
+        add_sizes(&mut sizes, &accepted(&runs[upstream(job, si, read)?]), n);
     }
     Ok(match count {
         Some(n) => coalesce(&sizes[..n.min(sizes.len())], sizing),
@@ -96,31 +96,12 @@ fn upstream(job: &QueryJob, si: usize, read: &ShuffleReadExec) -> Result<usize> 
         })
 }
 
-/// The accepted outputs of the stage `read` reads.
-fn upstream_outputs<'a>(
-    job: &QueryJob,
-    runs: &'a [StageRun],
-    si: usize,
-    read: &ShuffleReadExec,
-) -> Result<Vec<&'a MapOutput>> {
-    let upstream = upstream(job, si, read)?;
-    Ok(runs[upstream]
-        .tasks
+/// The accepted outputs of a stage's tasks, in task order.
+fn accepted(run: &StageRun) -> Vec<&MapOutput> {
+    run.tasks
         .iter()
         .filter_map(|t| t.accepted.as_ref().map(|(_, o, _)| o))
-        .collect())
-}
-
-fn range(out: &MapOutput, p: usize) -> Option<ObjectRange> {
-    out.partitions
-        .get(p)
-        .filter(|r| r.len > 0)
-        .map(|r| ObjectRange {
-            key: out.key.clone(),
-            offset: r.offset,
-            len: r.len,
-            rows: r.rows,
-        })
+        .collect()
 }
 
 fn read_partitions(
@@ -148,7 +129,7 @@ fn read_partitions(
         ReadMode::Gather => {
             let parts: Vec<Vec<ObjectRange>> = outputs
                 .iter()
-                .flat_map(|o| (0..o.partitions.len()).filter_map(move |p| range(o, p)))
+                .flat_map(|o| (0..o.partitions.len()).filter_map(move |p| span(o, &(p..p + 1))))
                 .map(|r| vec![r])
                 .collect();
             if parts.is_empty() {

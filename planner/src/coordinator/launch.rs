@@ -64,14 +64,10 @@ pub(super) async fn launch_ready(
         // partitions) from the measured sizes of what it reads.
         let groups = stage_groups(job, runs, i, sizing)?;
         if matches!(job.staged.stages[i].layout, TaskLayout::Hash { .. }) && !groups.is_empty() {
-            let planned = runs[i].tasks.len();
+            let total = &job.progress.total_tasks;
+            total.fetch_sub(runs[i].tasks.len(), Ordering::Relaxed);
+            total.fetch_add(groups.len(), Ordering::Relaxed);
             runs[i].tasks = (0..groups.len()).map(|_| TaskRun::default()).collect();
-            job.progress
-                .total_tasks
-                .fetch_sub(planned.saturating_sub(groups.len()), Ordering::Relaxed);
-            job.progress
-                .total_tasks
-                .fetch_add(groups.len().saturating_sub(planned), Ordering::Relaxed);
         }
         runs[i].groups = groups;
         runs[i].launched = true;
