@@ -36,6 +36,10 @@ use parquet::arrow::async_reader::MetadataFetch;
 use parquet::file::metadata::{ParquetMetaData, ParquetMetaDataReader};
 use squall_core::task::{FileRowGroups, ScanAssignment};
 
+/// Footer reads a scan's planning keeps in flight (each one or two ranged
+/// GETs of up to 512 KiB).
+const FOOTER_READS_IN_FLIGHT: usize = 64;
+
 /// (store url, path, size, last modified): a footer stays valid while these do.
 type FooterKey = (String, String, u64, i64);
 
@@ -147,16 +151,23 @@ pub async fn scan_units(
         });
         out.partitions = PartitionCount { read, total };
     }
-    for file in files {
+    // The footers not cached yet are read FOOTER_READS_IN_FLIGHT at a time:
+    // at thousands of files, one after another would take minutes.
+    let mut footers: Vec<Arc<ParquetMetaData>> = Vec::with_capacity(files.len());
+    for chunk in files.chunks(FOOTER_READS_IN_FLIGHT) {
+        let reads: Vec<_> = chunk
+            .iter()
+            .map(|file| cache.footer(runtime, &config.object_store_url, &file.object_meta))
+            .collect();
+        footers.extend(futures::future::try_join_all(reads).await?);
+    }
+    for (file, metadata) in files.into_iter().zip(footers) {
         let path = file.object_meta.location.to_string();
         let partition_values = file
             .partition_values
             .iter()
             .map(value_text)
             .collect::<Result<Vec<_>>>()?;
-        let metadata = cache
-            .footer(runtime, &config.object_store_url, &file.object_meta)
-            .await?;
         let count = metadata.num_row_groups();
         out.row_groups_total += count;
         let keep = match &predicate {

@@ -20,6 +20,14 @@ config_namespace! {
         pub min_tasks: usize, default = 0
         /// Partitions (threads) a scan task reads its row groups with.
         pub task_partitions: usize, default = 1
+        /// Read-ahead: a scan partition fetches the column chunks of its next
+        /// row groups in windows of up to this many bytes, one coalesced
+        /// request each, while it decodes the current ones (0 = one row group
+        /// at a time, as it asks for them).
+        pub read_ahead_bytes: usize, default = 8 * 1024 * 1024
+        /// Read-ahead windows a scan partition keeps in flight (each holds up
+        /// to `read_ahead_bytes` of memory).
+        pub read_ahead_windows: usize, default = 2
         /// Prune row groups by Parquet statistics before making tasks.
         pub prune_row_groups: bool, default = true
     }

@@ -44,6 +44,7 @@ pub mod executor;
 pub mod fault;
 pub mod key_filter;
 pub mod memory;
+pub mod read_ahead;
 pub mod recovery;
 pub mod requests;
 pub mod scan;

@@ -21,9 +21,11 @@ use datafusion::datasource::physical_plan::parquet::ParquetAccessPlan;
 use datafusion::datasource::physical_plan::{FileGroup, FileScanConfigBuilder, ParquetSource};
 use datafusion::datasource::source::DataSourceExec;
 use datafusion::error::{DataFusionError, Result};
+use datafusion::execution::runtime_env::RuntimeEnv;
 use datafusion::physical_plan::{ChildrenPropertiesMode, ExecutionPlan, ReplaceChildrenOptions};
 
 use crate::exec::ShuffleReadExec;
+use crate::read_ahead::ReadAheadFactory;
 use crate::task::{FileRowGroups, InputBinding, ScanAssignment};
 
 /// A leaf of a stage plan, as far as task binding is concerned.
@@ -66,19 +68,42 @@ pub fn as_parquet_scan(plan: &Arc<dyn ExecutionPlan>) -> Option<&DataSourceExec>
     dse.downcast_to_file_source::<ParquetSource>().map(|_| dse)
 }
 
-/// Bind scans and reads of `plan` for one task. `task_partitions` is the
-/// number of partitions (threads) each scan reads its row groups with.
+/// How a task's scans read: partitions (threads) per scan, and read-ahead.
+#[derive(Clone)]
+pub struct ScanReading {
+    /// Partitions (threads) each scan reads its row groups with.
+    pub task_partitions: usize,
+    /// Read-ahead window bytes (0 = none) and windows in flight.
+    pub read_ahead_bytes: u64,
+    pub read_ahead_windows: usize,
+    /// Where the scans' object stores are found (read-ahead reads them itself).
+    pub runtime: Option<Arc<RuntimeEnv>>,
+}
+
+impl ScanReading {
+    /// One partition per scan, no read-ahead.
+    pub fn plain() -> Self {
+        Self {
+            task_partitions: 1,
+            read_ahead_bytes: 0,
+            read_ahead_windows: 0,
+            runtime: None,
+        }
+    }
+}
+
+/// Bind scans and reads of `plan` for one task, its scans reading as `reading` says.
 pub fn bind_task(
     plan: Arc<dyn ExecutionPlan>,
     scans: &[ScanAssignment],
     inputs: &[InputBinding],
-    task_partitions: usize,
+    reading: &ScanReading,
 ) -> Result<Arc<dyn ExecutionPlan>> {
     let mut state = BindState {
         scans,
         inputs,
         next_scan: 0,
-        task_partitions: task_partitions.max(1),
+        reading,
     };
     let bound = state.bind(plan)?;
     if state.next_scan != scans.len() {
@@ -95,7 +120,7 @@ struct BindState<'a> {
     scans: &'a [ScanAssignment],
     inputs: &'a [InputBinding],
     next_scan: usize,
-    task_partitions: usize,
+    reading: &'a ScanReading,
 }
 
 impl BindState<'_> {
@@ -121,7 +146,7 @@ impl BindState<'_> {
                 ))
             })?;
             self.next_scan += 1;
-            return bind_scan(scan, assignment, self.task_partitions);
+            return bind_scan(scan, assignment, self.reading);
         }
         let children: Vec<Arc<dyn ExecutionPlan>> = plan.children().into_iter().cloned().collect();
         if children.is_empty() {
@@ -141,9 +166,10 @@ impl BindState<'_> {
 fn bind_scan(
     scan: &DataSourceExec,
     assignment: &ScanAssignment,
-    task_partitions: usize,
+    reading: &ScanReading,
 ) -> Result<Arc<dyn ExecutionPlan>> {
-    let (config, _) = scan
+    let task_partitions = reading.task_partitions.max(1);
+    let (config, source) = scan
         .downcast_to_file_source::<ParquetSource>()
         .ok_or_else(|| DataFusionError::Internal("not a Parquet scan".into()))?;
     // A scan DataFusion planned as one partition must stay one partition:
@@ -168,9 +194,21 @@ fn bind_scan(
     }
     let types: Vec<&DataType> = partition_cols.iter().map(|f| f.data_type()).collect();
     let groups = file_groups(&assignment.files, partitions, &types)?;
-    let config = FileScanConfigBuilder::from(config.clone())
-        .with_file_groups(groups)
-        .build();
+    let mut builder = FileScanConfigBuilder::from(config.clone()).with_file_groups(groups);
+    if let (Some(runtime), true) = (&reading.runtime, reading.read_ahead_bytes > 0) {
+        let store = runtime.object_store(&config.object_store_url)?;
+        let factory = ReadAheadFactory::new(
+            source.parquet_file_reader_factory().cloned(),
+            store,
+            reading.read_ahead_bytes,
+            reading.read_ahead_windows,
+        );
+        let source = source
+            .clone()
+            .with_parquet_file_reader_factory(Arc::new(factory));
+        builder = builder.with_source(Arc::new(source));
+    }
+    let config = builder.build();
     Ok(DataSourceExec::from_data_source(config))
 }
 

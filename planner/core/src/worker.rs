@@ -61,7 +61,7 @@ use crate::key_filter::{KeyRanges, push_into_scan, range_predicate};
 use crate::memory::PeakTrackingPool;
 use crate::recovery::{LayeredRegistry, StoreStats};
 use crate::requests::{RequestCounter, RequestCounts};
-use crate::scan::bind_task;
+use crate::scan::{ScanReading, bind_task};
 use crate::seams::CompletionQueue;
 mod metrics;
 mod stop;
@@ -403,7 +403,12 @@ async fn execute(
         Arc::clone(root.input()),
         &spec.scans,
         &spec.inputs,
-        squall.scan.task_partitions,
+        &ScanReading {
+            task_partitions: squall.scan.task_partitions,
+            read_ahead_bytes: squall.scan.read_ahead_bytes as u64,
+            read_ahead_windows: squall.scan.read_ahead_windows,
+            runtime: Some(task_ctx.runtime_env()),
+        },
     )
     .map_err(|e| plan_failure(spec, e.into()))?;
     let input = bind_filters(input, &spec.filters, &task_ctx)
