@@ -73,7 +73,6 @@ The published figures (see PARAMETERS) are inputs, not measurements of
 this project: the GET tail shape in particular is an assumption.
 """
 import argparse
-import heapq
 import json
 import math
 import os
@@ -89,25 +88,7 @@ import stats  # noqa: E402
 
 QUERIES = os.path.join(HERE, "tpch", "queries")
 
-PARAMETERS = {
-    # S3 GET first-byte latency: lognormal, median and spread; plus a rare
-    # multi-second tail (a slow or retried request). Published: median
-    # ~20-40 ms, "multi-second tails".
-    "get_median_ms": 30.0, "get_sigma": 0.6, "tail_prob": 0.001, "tail_ms": (1000.0, 3000.0),
-    "put_median_ms": 60.0, "put_sigma": 0.6,
-    "function_mb_per_s": 80.0,          # sustained network per function
-    "env_per_10s": 1000,                # new environments per function per 10 s
-    "invokes_per_s": 3000.0,            # coordinator (tree) invocation rate, Lambda's side
-    "coordinator_tasks_per_s": 34888.0, # measured: squall bench scheduler --tasks 100000
-    "cold_start_ms": 250.0,             # a Rust arm64 function's first invocation
-    "warm_start_ms": 15.0,              # async invoke to handler, warm
-    "s3_get_per_s": 5500.0, "s3_put_per_s": 3500.0,   # per prefix
-    "stage_handoff_ms": 30.0,           # SQS message to the next stage's launch
-    "vcpu_mb": 1769.0,                  # memory that buys one full vCPU
-    "fetch_concurrency": 32,            # squall.shuffle.fetch_concurrency (sam-template.yaml)
-    "footer_concurrency": 32,           # coordinator footer reads in flight
-    "combine_max_bytes": 64 * 1024 * 1024,  # squall.shuffle.combine_max_bytes
-}
+from model_lambda import PARAMETERS, Latency, lambda_query, nonempty_fraction, overheads  # noqa: E402,F401
 
 
 # ------------------------------------------------------------------ inputs
@@ -172,52 +153,8 @@ def strip_comments(sql):
     return "\n".join(l for l in sql.splitlines() if not l.strip().startswith("--"))
 
 
-# ------------------------------------------------------------------ per-stage figures
-def volume(s):
-    return (s.get("scan_bytes") or 0) + (s.get("bytes_in_exchange") or 0)
-
-
-def growth_exponent(base_stage, small_stage, scale_ratio):
-    """a with volume ~ SF^a, from two scales; scans default to 1, others to 0."""
-    default = 1.0 if base_stage.get("row_groups") else 0.0
-    if small_stage is None:
-        return default
-    vb, vs = volume(base_stage), volume(small_stage)
-    if vb <= 0 or vs <= 0:
-        return default
-    return min(max(math.log(vb / vs) / math.log(scale_ratio), 0.0), 1.0)
-
-
-def task_overhead_ms(profiles):
-    means = sorted(s["task_wall_ms_sum"] / s["tasks"] for p in profiles.values()
-                   for s in p["profile"]["stage_profiles"] if s["tasks"])
-    if not means:
-        return 0.0
-    return means[max(0, int(0.05 * len(means)) - 1)]
-
-
-def stages_of(base, small, scale_ratio, c0):
-    """Per stage: the figures the predictions scale."""
-    small_by = {s["stage"]: s for s in (small or {}).get("profile", {}).get("stage_profiles", [])}
-    out = []
-    for s in base["profile"]["stage_profiles"]:
-        a = growth_exponent(s, small_by.get(s["stage"]), scale_ratio)
-        work = max(0.0, s["task_wall_ms_sum"] - s["tasks"] * c0)
-        out.append({
-            "stage": s["stage"], "layout": s["layout"], "tasks": s["tasks"], "alpha": a, "work_ms": work,
-            "row_groups": s.get("row_groups") or 0, "scan_bytes": s.get("scan_bytes") or 0,
-            "bytes_in": s.get("bytes_in_exchange") or 0, "bytes_out": s.get("bytes_out") or 0,
-            "rows_out": s.get("rows_out") or 0,
-            "is_scan": s["layout"] == "scan",
-        })
-    return out
-
-
-def scaled_tasks(st, g):
-    if st["is_scan"] and st["row_groups"] >= st["tasks"]:
-        return max(st["tasks"], int(round(st["tasks"] * g)))
-    return st["tasks"]
-
+from model_stages import (growth_exponent, scaled_tasks, stages_of, task_overhead_ms,  # noqa: E402,F401
+                          topo_key, volume)
 
 # ------------------------------------------------------------------ embedded (validation)
 def embedded_stage_time(st, scale, slots, c0):
@@ -239,14 +176,6 @@ def embedded_stages_ms(stages, graph, scale, slots, c0):
     return max(max(finish.values() or [0.0]), total / slots)
 
 
-def topo_key(sid, graph, memo=None):
-    memo = {} if memo is None else memo
-    if sid in memo:
-        return memo[sid]
-    memo[sid] = 1 + max([topo_key(i, graph, memo) for i in graph.get(sid, [])] or [0])
-    return memo[sid]
-
-
 def predict_embedded(base_q, small_q, graph, scale, slots, c0, scale_ratio):
     stages = stages_of(base_q, small_q, scale_ratio, c0)
     t_base = embedded_stages_ms(stages, graph, 1.0, slots, c0)
@@ -254,189 +183,6 @@ def predict_embedded(base_q, small_q, graph, scale, slots, c0, scale_ratio):
     wall = base_q["median_ms"] or base_q["wall_ms"]
     fixed = max(wall - t_base, 0.0)
     return fixed + t_scaled * (wall - fixed) / t_base if t_base > 0 else wall
-
-
-# ------------------------------------------------------------------ Lambda (predict)
-class Latency:
-    def __init__(self, rng, p):
-        self.rng, self.p = rng, p
-
-    def _draw(self, median, sigma):
-        v = median * math.exp(self.rng.gauss(0.0, sigma))
-        if self.rng.random() < self.p["tail_prob"]:
-            v += self.rng.uniform(*self.p["tail_ms"])
-        return v
-
-    def get(self):
-        return self._draw(self.p["get_median_ms"], self.p["get_sigma"])
-
-    def mean_max(self, k, n=4000):
-        """Mean of the slowest of k concurrent GETs (sampled once per k)."""
-        cache = self.__dict__.setdefault("_mean_max", {})
-        if k not in cache:
-            cache[k] = sum(max(self.get() for _ in range(k)) for _ in range(n)) / n
-        return cache[k]
-
-    def put(self):
-        return self._draw(self.p["put_median_ms"], self.p["put_sigma"])
-
-
-def nonempty_fraction(rows, partitions):
-    """Expected share of `partitions` hash partitions that `rows` rows fill."""
-    if partitions <= 1:
-        return 1.0
-    return 1.0 - (1.0 - 1.0 / partitions) ** max(rows, 0.0)
-
-
-def lambda_query(base_q, small_q, plan, scale, workers, memory_mb, partitions, c0, scale_ratio, rng, p,
-                 plan_ms, files_base, task_mb=32, reduce_mb=64):
-    graph, modes = plan
-    stages = stages_of(base_q, small_q, scale_ratio, c0)
-    by = {st["stage"]: st for st in stages}
-    speed = min(1.0, memory_mb / p["vcpu_mb"])
-    mbps = p["function_mb_per_s"] * 1000.0  # bytes per ms = MB/s * 1e6 / 1e3
-    lat = Latency(rng, p)
-    envs_created = 0
-    finish, tasks_of = {}, {}
-    usage = {"worker_invocations": 0, "worker_ms": 0.0, "s3_get": 0, "s3_head": 0, "s3_put": 0,
-             "s3_list": 0, "s3_delete": 0}
-    prefixes = max(1, min(256, int(p.get("s3_prefixes", 1))))
-    shards_used = 0
-    # Planning: measured at the base scale, plus the coordinator's footer reads.
-    files = files_base * scale
-    t0 = plan_ms + math.ceil(files / p["footer_concurrency"]) * p["get_median_ms"]
-    usage["s3_get"] += int(math.ceil(files))
-    for sid in sorted(by, key=lambda s: topo_key(s, graph)):
-        st = by[sid]
-        g = scale ** st["alpha"]
-        if st["is_scan"]:
-            n = max(1, math.ceil(scaled_tasks(st, g) * 32 / task_mb))
-        elif st["layout"].startswith("hash"):
-            # Reduce tasks are formed from the measured partition sizes: one
-            # per reduce_mb of exchange input, at most the partitions.
-            # (reduce_mb 0: one task per partition, as before coalescing.)
-            n = partitions if reduce_mb <= 0 else \
-                min(partitions, max(1, math.ceil(st["bytes_in"] * g / (reduce_mb * 1024 * 1024))))
-        else:
-            n = 1
-        tasks_of[sid] = n
-        inputs = graph.get(sid, [])
-        start = max([finish.get(i, t0) for i in inputs] or [t0]) + p["stage_handoff_ms"]
-        # Ranged GETs per task: one per map output whose range for the task is
-        # non-empty (a hash read takes its range of partitions, which a map
-        # task with few rows may leave empty; a gather reads all). A broadcast
-        # input the coordinator combined (squall.shuffle.combine_max_bytes) is
-        # one GET per task, after the coordinator's m_i GETs and one PUT.
-        map_outputs, combine_gets, combine_ms = 0.0, 0, 0.0
-        # GETs per second the inputs' shards can serve together.
-        exchange_rate = 0.0
-        # What the stage reads (a key filter's stage is waited for, not read).
-        reads = [i for i in inputs if i in modes[sid]] if modes.get(sid) else inputs
-        for i in reads:
-            exchange_rate += p["s3_get_per_s"] * min(prefixes, tasks_of.get(i, 1))
-        for i in reads:
-            m_i = tasks_of.get(i, 1)
-            mode = modes.get(sid, {}).get(i)
-            if mode == "hash" and i in by:
-                src = by[i]
-                rows_per_map = src["rows_out"] * scale ** src["alpha"] / m_i
-                map_outputs += m_i * nonempty_fraction(rows_per_map, n)
-            elif (mode == "broadcast" and i in by and m_i * n > m_i + n + 1
-                  and by[i]["bytes_out"] * scale ** by[i]["alpha"] <= p["combine_max_bytes"]):
-                map_outputs += 1
-                combine_gets += m_i
-                k = min(p["fetch_concurrency"], m_i)
-                combine_ms = max(combine_ms, math.ceil(m_i / k) * lat.mean_max(k) + p["put_median_ms"])
-            else:
-                map_outputs += m_i
-        map_outputs = int(math.ceil(map_outputs))
-        start += combine_ms
-        usage["s3_get"] += combine_gets
-        usage["s3_put"] += 1 if combine_gets else 0
-        work_per_task = st["work_ms"] * g / n / speed
-        scan_bytes = st["scan_bytes"] * g / n
-        in_bytes = st["bytes_in"] * g / n
-        out_bytes = st["bytes_out"] * g / n
-        rg_per_task = max(1, math.ceil(st["row_groups"] * g / n)) if st["is_scan"] else 0
-        durations, gets, scan_gets = [], 0, 0
-        for _ in range(n):
-            io = 0.0
-            if st["is_scan"]:
-                io += lat.get() + sum(lat.get() for _ in range(rg_per_task))
-                scan_gets += 1 + rg_per_task
-            if map_outputs:
-                k = min(p["fetch_concurrency"], map_outputs)
-                batches = math.ceil(map_outputs / k)
-                if batches <= 32:
-                    for _b in range(batches):
-                        io += max(lat.get() for _ in range(k))
-                else:  # a sum of many batches: its mean, from a sample
-                    io += batches * lat.mean_max(k)
-                gets += map_outputs
-            io += (scan_bytes + in_bytes + out_bytes) / mbps
-            durations.append(io + work_per_task + lat.put())
-        # Place tasks on workers: a warm environment when one is free first,
-        # else a new one (cold start), new ones ramping 1,000 per 10 s from
-        # the query's start; the coordinator issues invocations at a rate.
-        free = [start] * min(envs_created, workers)
-        heapq.heapify(free)
-        ends = []
-        for i, d in enumerate(durations):
-            issue = start + i / min(p["invokes_per_s"], p["coordinator_tasks_per_s"]) * 1000.0
-            warm = max(free[0], issue) + p["warm_start_ms"] if free else math.inf
-            cold = math.inf
-            if envs_created < workers:
-                cold = max(issue, (envs_created // p["env_per_10s"]) * 10_000.0) + p["cold_start_ms"]
-            if warm <= cold:
-                heapq.heappop(free)
-                begin = warm
-            else:
-                envs_created += 1
-                begin = cold
-            ends.append(begin + d)
-            heapq.heappush(free, begin + d)
-        makespan = max(ends) - start
-        # The per-prefix request rates bound the stage: its scan reads over
-        # --s3-prefixes, its exchange reads over its inputs' shards, its PUTs
-        # over the shards its own tasks take.
-        floor = max(scan_gets / (p["s3_get_per_s"] * prefixes),
-                    gets / exchange_rate if gets else 0.0,
-                    n / (p["s3_put_per_s"] * min(prefixes, n))) * 1000.0
-        finish[sid] = start + max(makespan, floor)
-        shards_used = min(prefixes, shards_used + min(prefixes, n))
-        usage["worker_invocations"] += n
-        usage["worker_ms"] += sum(durations)
-        usage["s3_get"] += gets + scan_gets
-        usage["s3_put"] += n
-        usage["s3_delete"] += n
-        # Stop-marker looks: one as a task starts, one per second it runs.
-        usage["s3_head"] += sum(1 + int(d // 1000.0) for d in durations)
-    latency = max(finish.values()) + lat.get()  # the coordinator reads the result
-    usage["s3_get"] += 1
-    # Cleanup: a LIST per shard written to (per 1,000 objects in it).
-    usage["s3_list"] += max(shards_used, math.ceil(usage["s3_delete"] / 1000))
-    return latency, usage
-
-
-def overheads(usage, latency_ms, state_poll_ms=500.0):
-    """What a query asks of SQS, the coordinator function's state and the API
-    besides its tasks' reads and writes, as planner/src/cost.rs counts and
-    estimates them (AwsEstimate): into `usage`, returned as CostInputs."""
-    n = usage["worker_invocations"]
-    polls = math.ceil(latency_ms / state_poll_ms)
-    batches = math.ceil(n / 10)
-    sqs = 2 + n + 2 * batches + math.ceil(latency_ms / 1000.0)
-    stop = {"head": 0, "put": 1}                                   # the stop marker
-    state = {"get": 1, "head": 2 + polls, "put": 3 + min(polls, n)}  # coordinator function
-    api = {"get": polls + 2, "head": polls, "put": 1}               # the client's polls
-    return {
-        "worker_invocations": n, "worker_ms": int(math.ceil(usage["worker_ms"])),
-        "api_invocations": 2 + math.ceil(latency_ms / 1000.0),
-        "s3_get": usage["s3_get"] + state["get"] + api["get"],
-        "s3_head": usage["s3_head"] + stop["head"] + state["head"] + api["head"],
-        "s3_put": usage["s3_put"] + stop["put"] + state["put"] + api["put"],
-        "s3_list": usage["s3_list"], "s3_delete": usage["s3_delete"], "sqs_requests": sqs,
-    }
 
 
 def default_prefixes(squall):
@@ -512,6 +258,9 @@ def cmd_predict(args):
     p = dict(PARAMETERS)
     p["s3_prefixes"] = args.s3_prefixes if args.s3_prefixes else default_prefixes(args.squall)
     p["combine_max_bytes"] = args.combine_mb * 1024 * 1024
+    p["read_ahead_bytes"] = int(args.read_ahead_mb * 1024 * 1024)
+    p["two_level_min_requests"] = args.two_level_min
+    p["warm_footers"] = args.warm_footers
     print(f"Lambda: {args.workers} workers x {args.memory} MB, {args.partitions} hash partitions, "
           f"{args.task_mb} MiB scan tasks, {args.reduce_mb} MiB reduce tasks; "
           f"from SF{sf_base:g} profiles (c0 = {c0:.1f} ms per task); parameters: {json.dumps(p)}")
@@ -553,10 +302,54 @@ def cmd_predict(args):
     return 0
 
 
+def cmd_requests(args):
+    """The exchange requests the model predicts for a measured run, against
+    those measured: the run's own profile is the base (scale 1, its stage
+    graph, rows and bytes), and the model forms its reduce tasks and the
+    GETs and PUTs of every stage as it would at scale."""
+    _, _, base, _, _, c0, graphs = common(args)
+    p = dict(PARAMETERS)
+    p["s3_prefixes"] = 16
+    p["combine_max_bytes"] = args.combine_mb * 1024 * 1024
+    p["two_level_min_requests"] = args.two_level_min
+    print(f"exchange requests predicted for {args.base} ({args.partitions} partitions, "
+          f"{args.reduce_mb} MiB reduce tasks, broadcasts combined up to {args.combine_mb} MiB)")
+    print(f"{'query':>5} {'tasks':>7} {'predicted':>9} {'GETs':>9} {'predicted':>9} {'error':>7} "
+          f"{'PUTs':>7} {'predicted':>9}")
+    totals = [0, 0, 0, 0, 0, 0]
+    rows = []
+    for q in sorted(base):
+        prof = base[q]["profile"]
+        _, usage = lambda_query(base[q], None, graphs[q], 1.0, args.workers, 3008, args.partitions, c0, 10.0,
+                                random.Random(args.seed * 1000 + q), p, 0.0, 0, task_mb=p["base_task_mb"],
+                                reduce_mb=args.reduce_mb)
+        stages = {s["stage"]: s for s in prof["stage_profiles"]}
+        tasks = sum(s["tasks"] for s in stages.values())
+        gets = sum(s.get("get_requests") or 0 for s in stages.values()) + (prof.get("combine_get_requests") or 0)
+        puts = sum(s.get("put_requests") or 0 for s in stages.values())
+        p_tasks = sum(r["tasks"] for r in usage["stages"])
+        p_gets = sum(r["exchange_gets"] + r["combine_gets"] for r in usage["stages"])
+        p_puts = p_tasks
+        err = stats.relative_error(p_gets, gets)
+        rows.append({"query": q, "tasks": tasks, "predicted_tasks": p_tasks, "gets": gets, "predicted_gets": p_gets,
+                     "puts": puts, "predicted_puts": p_puts})
+        for k, v in enumerate((tasks, p_tasks, gets, p_gets, puts, p_puts)):
+            totals[k] += v
+        print(f"  q{q:02d} {tasks:>7} {p_tasks:>9} {gets:>9} {p_gets:>9} "
+              f"{(err * 100 if err is not None else float('nan')):>6.1f}% {puts:>7} {p_puts:>9}")
+    t = totals
+    print(f"  all {t[0]:>7} {t[1]:>9} {t[2]:>9} {t[3]:>9} "
+          f"{(stats.relative_error(t[3], t[2]) or 0) * 100:>6.1f}% {t[4]:>7} {t[5]:>9}")
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump({"rows": rows}, f, indent=1)
+    return 0
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = ap.add_subparsers(dest="cmd", required=True)
-    for name in ("predict", "validate"):
+    for name in ("predict", "validate", "requests"):
         s = sub.add_parser(name)
         s.add_argument("--base", required=True, help="profile JSON of the base scale (bench/run.py)")
         s.add_argument("--small", help="profile JSON of a 10x smaller scale (growth exponents)")
@@ -566,16 +359,29 @@ def main(argv=None):
         s.add_argument("--json", help="write the predictions here")
         if name == "validate":
             s.add_argument("--measured", required=True, help="profile JSON of the scale to predict")
-        else:
+        if name == "requests":
+            s.add_argument("--workers", type=int, default=1000)
+            s.add_argument("--partitions", type=int, default=1000)
+            s.add_argument("--reduce-mb", type=float, default=64)
+            s.add_argument("--combine-mb", type=int, default=64)
+            s.add_argument("--two-level-min", type=int, default=0)
+            s.add_argument("--seed", type=int, default=7)
+        if name == "predict":
             s.add_argument("--sf", type=float, nargs="+", default=[100, 1000])
             s.add_argument("--workers", type=int, default=1000)
             s.add_argument("--memory", type=int, default=3008)
             s.add_argument("--coordinator-memory", type=int, default=1024)
             s.add_argument("--partitions", type=int, default=1000,
                            help="squall.shuffle.partitions (the deployed default)")
-            s.add_argument("--task-mb", type=int, default=256,
+            s.add_argument("--read-ahead-mb", type=float, default=8,
+                           help="squall.scan.read_ahead_bytes in MiB (0 = a row group at a time)")
+            s.add_argument("--two-level-min", type=int, default=0,
+                           help="squall.shuffle.two_level_min_requests (0 = never)")
+            s.add_argument("--warm-footers", action="store_true",
+                           help="the coordinator has the tables' footers cached (a warm coordinator)")
+            s.add_argument("--task-mb", type=float, default=256,
                            help="squall.scan.target_task_bytes in MiB (the deployed default)")
-            s.add_argument("--reduce-mb", type=int, default=64,
+            s.add_argument("--reduce-mb", type=float, default=64,
                            help="squall.shuffle.target_task_bytes in MiB (the deployed default; 0 = a task per partition)")
             s.add_argument("--combine-mb", type=int, default=64,
                            help="squall.shuffle.combine_max_bytes in MiB (0 = broadcasts never combined)")
@@ -584,7 +390,7 @@ def main(argv=None):
                            help="S3 prefixes exchange keys spread over (each 5,500 GET/s, 3,500 PUT/s); "
                                 "default squall.shuffle.prefixes as `squall config` shows it")
     args = ap.parse_args(argv)
-    return {"predict": cmd_predict, "validate": cmd_validate}[args.cmd](args)
+    return {"predict": cmd_predict, "validate": cmd_validate, "requests": cmd_requests}[args.cmd](args)
 
 
 if __name__ == "__main__":

@@ -1,0 +1,298 @@
+"""The Lambda half of the scale model (model.py predict): one query's stages
+run as tasks on N workers, from the per-stage figures of model_stages.py.
+Every assumption is in model.py's docstring and in PARAMETERS below."""
+import heapq
+import math
+
+from model_stages import scaled_tasks, stages_of, topo_key
+
+PARAMETERS = {
+    # S3 GET first-byte latency: lognormal, median and spread; plus a rare
+    # multi-second tail (a slow or retried request). Published: median
+    # ~20-40 ms, "multi-second tails".
+    "get_median_ms": 30.0, "get_sigma": 0.6, "tail_prob": 0.001, "tail_ms": (1000.0, 3000.0),
+    "put_median_ms": 60.0, "put_sigma": 0.6,
+    "function_mb_per_s": 80.0,          # sustained network per function
+    "env_per_10s": 1000,                # new environments per function per 10 s
+    "invokes_per_s": 3000.0,            # coordinator (tree) invocation rate, Lambda's side
+    "coordinator_tasks_per_s": 34888.0, # measured: squall bench scheduler --tasks 100000
+    "cold_start_ms": 250.0,             # a Rust arm64 function's first invocation
+    "warm_start_ms": 15.0,              # async invoke to handler, warm
+    "s3_get_per_s": 5500.0, "s3_put_per_s": 3500.0,   # per prefix
+    "stage_handoff_ms": 30.0,           # SQS message to the next stage's launch
+    "vcpu_mb": 1769.0,                  # memory that buys one full vCPU
+    "fetch_concurrency": 32,            # squall.shuffle.fetch_concurrency (sam-template.yaml)
+    "footer_concurrency": 64,           # planning's footer reads in flight (split.rs)
+    "footer_bytes": 64 * 1024,          # the tail a footer read fetches (split.rs)
+    "coordinator_mb_per_s": 80.0,       # the coordinator function's network
+    "warm_footers": False,              # footers cached by a warm coordinator (FooterCache)
+    "combine_max_bytes": 64 * 1024 * 1024,  # squall.shuffle.combine_max_bytes
+    # Scan read-ahead (squall.scan.read_ahead_bytes / _windows): a scan task
+    # waits for its first window, then fetches while it decodes.
+    "read_ahead_bytes": 8 * 1024 * 1024, "read_ahead_windows": 2,
+    # Two-level exchange: a hash read of m map objects by n tasks with
+    # m x n >= this many GETs goes through an a x b grid of combine tasks
+    # (0 = never).
+    "two_level_min_requests": 0,
+    "combine_task_bytes": 64 * 1024 * 1024,   # bytes a combine task moves
+    "combine_mb_per_s": 200.0,          # its decode and re-encode, one core (an assumption)
+    "base_task_mb": 32,                 # scan task size of the base profile's run
+}
+
+
+class Latency:
+    def __init__(self, rng, p):
+        self.rng, self.p = rng, p
+
+    def _draw(self, median, sigma):
+        v = median * math.exp(self.rng.gauss(0.0, sigma))
+        if self.rng.random() < self.p["tail_prob"]:
+            v += self.rng.uniform(*self.p["tail_ms"])
+        return v
+
+    def get(self):
+        return self._draw(self.p["get_median_ms"], self.p["get_sigma"])
+
+    def mean_get(self):
+        p = self.p
+        return p["get_median_ms"] * math.exp(p["get_sigma"] ** 2 / 2) + p["tail_prob"] * sum(p["tail_ms"]) / 2
+
+    def mean_max(self, k, n=4000):
+        """Mean of the slowest of k concurrent GETs (sampled once per k)."""
+        cache = self.__dict__.setdefault("_mean_max", {})
+        if k not in cache:
+            cache[k] = sum(max(self.get() for _ in range(k)) for _ in range(n)) / n
+        return cache[k]
+
+    def batches(self, gets, k):
+        """Time to make `gets` GETs, k at a time."""
+        if gets <= 0:
+            return 0.0
+        k = max(1, min(k, gets))
+        rounds = math.ceil(gets / k)
+        if rounds <= 32:
+            return sum(max(self.get() for _ in range(k)) for _ in range(rounds))
+        return rounds * self.mean_max(k)  # a sum of many rounds: its mean, from a sample
+
+    def put(self):
+        return self._draw(self.p["put_median_ms"], self.p["put_sigma"])
+
+
+def nonempty_fraction(rows, partitions):
+    """Expected share of `partitions` hash partitions that `rows` rows fill."""
+    if partitions <= 1:
+        return 1.0
+    return 1.0 - (1.0 - 1.0 / partitions) ** max(rows, 0.0)
+
+
+def combine_grid(m, n, total_bytes, task_bytes):
+    """(a, b): the grid of a two-level exchange of m map objects read by n
+    tasks. Combine task (g, h) reads the h-th of b partition ranges from
+    the g-th of a groups of map objects: m*b GETs, a*b PUTs, then n*a
+    GETs for the readers. At least total/task_bytes combine tasks, shaped
+    a/b = m/n, which minimises m*b + n*a for a given a*b."""
+    t = max(1, math.ceil(total_bytes / max(1, task_bytes)))
+    a = min(m, max(1, round(math.sqrt(t * m / max(1, n)))))
+    b = min(n, max(1, math.ceil(t / a)))
+    return a, b
+
+
+class Placement:
+    """Tasks placed on workers: a warm environment when one is free first,
+    else a new one (cold start), new ones ramping 1,000 per 10 s from the
+    query's start; the coordinator issues invocations at a rate."""
+
+    def __init__(self, workers, p):
+        self.workers, self.p, self.envs = workers, p, 0
+        self.rate = min(p["invokes_per_s"], p["coordinator_tasks_per_s"])
+
+    def run(self, durations, start):
+        free = [start] * min(self.envs, self.workers)
+        heapq.heapify(free)
+        ends = []
+        for i, d in enumerate(durations):
+            issue = start + i / self.rate * 1000.0
+            warm = max(free[0], issue) + self.p["warm_start_ms"] if free else math.inf
+            cold = math.inf
+            if self.envs < self.workers:
+                cold = max(issue, (self.envs // self.p["env_per_10s"]) * 10_000.0) + self.p["cold_start_ms"]
+            if warm <= cold:
+                heapq.heappop(free)
+                begin = warm
+            else:
+                self.envs += 1
+                begin = cold
+            ends.append(begin + d)
+            heapq.heappush(free, begin + d)
+        return max(ends) - start if ends else 0.0
+
+
+def scan_io(lat, p, scan_bytes, rg_per_task, mbps):
+    """A scan task's reads: (time before its CPU work can start, time that
+    overlaps it, GETs). One footer GET (a warm environment's cache is not
+    counted on), then a GET per row group (its column chunks coalesce into
+    one). With read-ahead, the row groups come in windows of
+    read_ahead_bytes fetched while the task decodes; without, one row group
+    at a time, each round trip waited out."""
+    gets = 1 + rg_per_task
+    w = p["read_ahead_bytes"]
+    if w <= 0:
+        return lat.get() + sum(lat.get() for _ in range(rg_per_task)) + scan_bytes / mbps, 0.0, gets
+    windows = max(1, math.ceil(scan_bytes / w))
+    first = lat.get() + lat.get() + min(scan_bytes, w) / mbps
+    rest = max(0.0, scan_bytes - w) / mbps + (windows - 1) * lat.mean_get() / max(1, p["read_ahead_windows"])
+    return first, rest, gets
+
+
+def lambda_query(base_q, small_q, plan, scale, workers, memory_mb, partitions, c0, scale_ratio, rng, p,
+                 plan_ms, files_base, task_mb=32, reduce_mb=64):
+    graph, modes = plan
+    stages = stages_of(base_q, small_q, scale_ratio, c0)
+    by = {st["stage"]: st for st in stages}
+    speed = min(1.0, memory_mb / p["vcpu_mb"])
+    mbps = p["function_mb_per_s"] * 1000.0  # bytes per ms = MB/s * 1e6 / 1e3
+    lat = Latency(rng, p)
+    place = Placement(workers, p)
+    finish, tasks_of = {}, {}
+    usage = {"worker_invocations": 0, "worker_ms": 0.0, "s3_get": 0, "s3_head": 0, "s3_put": 0,
+             "s3_list": 0, "s3_delete": 0, "stages": []}
+    prefixes = max(1, min(256, int(p.get("s3_prefixes", 1))))
+    shards_used = 0
+
+    def account(durations, puts_per_task=1):
+        usage["worker_invocations"] += len(durations)
+        usage["worker_ms"] += sum(durations)
+        usage["s3_put"] += len(durations) * puts_per_task
+        usage["s3_delete"] += len(durations) * puts_per_task
+        # Stop-marker looks: one as a task starts, one per second it runs.
+        usage["s3_head"] += sum(1 + int(d // 1000.0) for d in durations)
+
+    # Planning: measured at the base scale, plus the coordinator's footer reads.
+    files = 0 if p["warm_footers"] else files_base * scale
+    t0 = plan_ms + max(math.ceil(files / p["footer_concurrency"]) * p["get_median_ms"],
+                       files * p["footer_bytes"] / (p["coordinator_mb_per_s"] * 1000.0))
+    usage["s3_get"] += int(math.ceil(files))
+    for sid in sorted(by, key=lambda s: topo_key(s, graph)):
+        st = by[sid]
+        g = scale ** st["alpha"]
+        if st["is_scan"]:
+            n = max(1, math.ceil(scaled_tasks(st, g) * p["base_task_mb"] / task_mb))
+            if st["row_groups"]:
+                n = min(n, max(1, math.ceil(st["row_groups"] * g)))
+        elif st["layout"].startswith("hash"):
+            # Reduce tasks are formed from the measured partition sizes: one
+            # per reduce_mb of exchange input, at most the partitions.
+            # (reduce_mb 0: one task per partition, as before coalescing.)
+            n = partitions if reduce_mb <= 0 else \
+                min(partitions, max(1, math.ceil(st["bytes_in"] * g / (reduce_mb * 1024 * 1024))))
+        else:
+            n = 1
+        tasks_of[sid] = n
+        inputs = graph.get(sid, [])
+        start = max([finish.get(i, t0) for i in inputs] or [t0]) + p["stage_handoff_ms"]
+        record = {"stage": sid, "tasks": n, "exchange_gets": 0, "scan_gets": 0, "combine_gets": 0,
+                  "grids": []}
+        # Ranged GETs per task: one per map output whose range for the task is
+        # non-empty (a hash read takes its range of partitions, which a map
+        # task with few rows may leave empty; a gather reads all). A broadcast
+        # input the coordinator combined (squall.shuffle.combine_max_bytes) is
+        # one GET per task, after the coordinator's m_i GETs and one PUT. A
+        # hash read through a two-level exchange reads a combine outputs.
+        map_outputs, combine_gets, combine_ms = 0.0, 0, 0.0
+        # GETs per second the inputs' shards can serve together.
+        exchange_rate = 0.0
+        # What the stage reads (a key filter's stage is waited for, not read).
+        reads = [i for i in inputs if i in modes[sid]] if sid in modes else inputs
+        for i in reads:
+            exchange_rate += p["s3_get_per_s"] * min(prefixes, tasks_of.get(i, 1))
+        for i in reads:
+            m_i = tasks_of.get(i, 1)
+            mode = modes.get(sid, {}).get(i)
+            if mode == "hash" and i in by:
+                src = by[i]
+                rows_per_map = src["rows_out"] * scale ** src["alpha"] / m_i
+                reading = m_i * nonempty_fraction(rows_per_map, n)
+                two = p["two_level_min_requests"]
+                total = src["bytes_out"] * scale ** src["alpha"]
+                a, b = combine_grid(m_i, n, total, p["combine_task_bytes"]) if two > 0 else (0, 0)
+                # Only where it saves requests (GETs of both levels and the grid's PUTs).
+                if two > 0 and reading * n >= two and m_i * b + n * a + a * b < reading * n:
+                    per = total / (a * b)
+                    durations = [lat.batches(math.ceil(m_i / a), p["fetch_concurrency"]) + per / mbps
+                                 + per / (p["combine_mb_per_s"] * 1000.0) / speed + lat.put()
+                                 for _ in range(a * b)]
+                    begin = max(finish.get(i, t0), t0) + p["stage_handoff_ms"]
+                    combine_ms = max(combine_ms, begin + place.run(durations, begin) - start)
+                    account(durations)
+                    usage["s3_get"] += m_i * b
+                    record["grids"].append((i, a, b, m_i * b))
+                    reading = a
+                map_outputs += reading
+            elif (mode == "broadcast" and i in by and m_i * n > m_i + n + 1
+                  and by[i]["bytes_out"] * scale ** by[i]["alpha"] <= p["combine_max_bytes"]):
+                map_outputs += 1
+                combine_gets += m_i
+                k = min(p["fetch_concurrency"], m_i)
+                combine_ms = max(combine_ms, math.ceil(m_i / k) * lat.mean_max(k) + p["put_median_ms"])
+            else:
+                map_outputs += m_i
+        map_outputs = int(math.ceil(map_outputs))
+        start += max(0.0, combine_ms)
+        usage["s3_get"] += combine_gets
+        usage["s3_put"] += 1 if combine_gets else 0
+        record["combine_gets"] = combine_gets
+        work_per_task = st["work_ms"] * g / n / speed
+        scan_bytes = st["scan_bytes"] * g / n
+        in_bytes = st["bytes_in"] * g / n
+        out_bytes = st["bytes_out"] * g / n
+        rg_per_task = max(1, math.ceil(st["row_groups"] * g / n)) if st["is_scan"] else 0
+        durations, gets, scan_gets = [], 0, 0
+        for _ in range(n):
+            before, overlapped = 0.0, 0.0
+            if st["is_scan"]:
+                before, overlapped, k = scan_io(lat, p, scan_bytes, rg_per_task, mbps)
+                scan_gets += k
+            if map_outputs:
+                before += lat.batches(map_outputs, p["fetch_concurrency"])
+                gets += map_outputs
+            before += (in_bytes + out_bytes) / mbps
+            durations.append(before + max(work_per_task, overlapped) + lat.put())
+        makespan = place.run(durations, start)
+        # The per-prefix request rates bound the stage: its scan reads over
+        # --s3-prefixes, its exchange reads over its inputs' shards, its PUTs
+        # over the shards its own tasks take.
+        floor = max(scan_gets / (p["s3_get_per_s"] * prefixes),
+                    gets / exchange_rate if gets else 0.0,
+                    n / (p["s3_put_per_s"] * min(prefixes, n))) * 1000.0
+        finish[sid] = start + max(makespan, floor)
+        shards_used = min(prefixes, shards_used + min(prefixes, n))
+        account(durations)
+        usage["s3_get"] += gets + scan_gets
+        record.update(exchange_gets=gets, scan_gets=scan_gets)
+        usage["stages"].append(record)
+    latency = max(finish.values()) + lat.get()  # the coordinator reads the result
+    usage["s3_get"] += 1
+    # Cleanup: a LIST per shard written to (per 1,000 objects in it).
+    usage["s3_list"] += max(shards_used, math.ceil(usage["s3_delete"] / 1000))
+    return latency, usage
+
+
+def overheads(usage, latency_ms, state_poll_ms=500.0):
+    """What a query asks of SQS, the coordinator function's state and the API
+    besides its tasks' reads and writes, as planner/src/cost.rs counts and
+    estimates them (AwsEstimate): into `usage`, returned as CostInputs."""
+    n = usage["worker_invocations"]
+    polls = math.ceil(latency_ms / state_poll_ms)
+    batches = math.ceil(n / 10)
+    sqs = 2 + n + 2 * batches + math.ceil(latency_ms / 1000.0)
+    stop = {"head": 0, "put": 1}                                   # the stop marker
+    state = {"get": 1, "head": 2 + polls, "put": 3 + min(polls, n)}  # coordinator function
+    api = {"get": polls + 2, "head": polls, "put": 1}               # the client's polls
+    return {
+        "worker_invocations": n, "worker_ms": int(math.ceil(usage["worker_ms"])),
+        "api_invocations": 2 + math.ceil(latency_ms / 1000.0),
+        "s3_get": usage["s3_get"] + state["get"] + api["get"],
+        "s3_head": usage["s3_head"] + stop["head"] + state["head"] + api["head"],
+        "s3_put": usage["s3_put"] + stop["put"] + state["put"] + api["put"],
+        "s3_list": usage["s3_list"], "s3_delete": usage["s3_delete"], "sqs_requests": sqs,
+    }

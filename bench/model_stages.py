@@ -1,0 +1,57 @@
+"""Per-stage figures of a measured query profile, shared by the embedded
+(model.py validate) and the Lambda (model_lambda.py) predictions."""
+import math
+
+# ------------------------------------------------------------------ per-stage figures
+def volume(s):
+    return (s.get("scan_bytes") or 0) + (s.get("bytes_in_exchange") or 0)
+
+
+def growth_exponent(base_stage, small_stage, scale_ratio):
+    """a with volume ~ SF^a, from two scales; scans default to 1, others to 0."""
+    default = 1.0 if base_stage.get("row_groups") else 0.0
+    if small_stage is None:
+        return default
+    vb, vs = volume(base_stage), volume(small_stage)
+    if vb <= 0 or vs <= 0:
+        return default
+    return min(max(math.log(vb / vs) / math.log(scale_ratio), 0.0), 1.0)
+
+
+def task_overhead_ms(profiles):
+    means = sorted(s["task_wall_ms_sum"] / s["tasks"] for p in profiles.values()
+                   for s in p["profile"]["stage_profiles"] if s["tasks"])
+    if not means:
+        return 0.0
+    return means[max(0, int(0.05 * len(means)) - 1)]
+
+
+def stages_of(base, small, scale_ratio, c0):
+    """Per stage: the figures the predictions scale."""
+    small_by = {s["stage"]: s for s in (small or {}).get("profile", {}).get("stage_profiles", [])}
+    out = []
+    for s in base["profile"]["stage_profiles"]:
+        a = growth_exponent(s, small_by.get(s["stage"]), scale_ratio)
+        work = max(0.0, s["task_wall_ms_sum"] - s["tasks"] * c0)
+        out.append({
+            "stage": s["stage"], "layout": s["layout"], "tasks": s["tasks"], "alpha": a, "work_ms": work,
+            "row_groups": s.get("row_groups") or 0, "scan_bytes": s.get("scan_bytes") or 0,
+            "bytes_in": s.get("bytes_in_exchange") or 0, "bytes_out": s.get("bytes_out") or 0,
+            "rows_out": s.get("rows_out") or 0,
+            "is_scan": s["layout"] == "scan",
+        })
+    return out
+
+
+def scaled_tasks(st, g):
+    if st["is_scan"] and st["row_groups"] >= st["tasks"]:
+        return max(st["tasks"], int(round(st["tasks"] * g)))
+    return st["tasks"]
+
+
+def topo_key(sid, graph, memo=None):
+    memo = {} if memo is None else memo
+    if sid in memo:
+        return memo[sid]
+    memo[sid] = 1 + max([topo_key(i, graph, memo) for i in graph.get(sid, [])] or [0])
+    return memo[sid]

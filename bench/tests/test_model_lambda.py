@@ -1,0 +1,74 @@
+"""The Lambda simulation's newer parts: scan read-ahead, the two-level
+exchange's grid, and stages that only wait for a key filter."""
+import os
+import random
+import sys
+import unittest
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+
+import model_lambda as ml  # noqa: E402
+from test_model import query, stage  # noqa: E402
+
+
+class Lambda(unittest.TestCase):
+    def test_grid_keeps_requests_far_below_m_times_n(self):
+        a, b = ml.combine_grid(1000, 1000, 100 * 2**30, 64 * 2**20)
+        # At least one combine task per 64 MiB, shaped like the exchange.
+        self.assertGreaterEqual(a * b, 1600)
+        self.assertLessEqual(abs(a - b), 1)
+        self.assertLess(1000 * b + 1000 * a, 1000 * 1000 / 10)
+        # A small exchange: one combine task reads everything.
+        self.assertEqual(ml.combine_grid(1000, 1000, 10 * 2**20, 64 * 2**20), (1, 1))
+        # Never more groups than map objects or partition ranges.
+        a, b = ml.combine_grid(3, 2000, 2**40, 64 * 2**20)
+        self.assertLessEqual(a, 3)
+        self.assertLessEqual(b, 2000)
+
+    def test_read_ahead_hides_fetches_behind_cpu(self):
+        p = dict(ml.PARAMETERS)
+        lat = ml.Latency(random.Random(1), p)
+        mbps = p["function_mb_per_s"] * 1000.0
+        before, overlapped, gets = ml.scan_io(lat, p, 256 * 2**20, 40, mbps)
+        self.assertEqual(gets, 41)
+        # Only the first window is waited for; the rest overlaps the decode.
+        self.assertLess(before, 2 * 8 * 2**20 / mbps + 2000)
+        self.assertGreater(overlapped, (256 - 8) * 2**20 / mbps)
+        off = dict(p, read_ahead_bytes=0)
+        waited, none, same = ml.scan_io(ml.Latency(random.Random(1), off), off, 256 * 2**20, 40, mbps)
+        self.assertEqual((none, same), (0.0, 41))
+        self.assertGreater(waited, 256 * 2**20 / mbps + 40 * 10)
+
+    def test_two_level_exchange_cuts_gets_of_a_big_shuffle(self):
+        # 2,000 map tasks shuffle 20 GB to 1,000 reduce tasks.
+        base = query([stage(1, "scan", 2000, 600_000, scan=20 * 10**9, rg=2000, rows=10**9, bout=20 * 10**9),
+                      stage(2, "hash x1000", 1000, 400_000, bin_=20 * 10**9, rows=4)], 400, 380)
+        g = ({1: [], 2: [1]}, {1: {}, 2: {1: "hash"}})
+
+        def run(two_level):
+            p = dict(ml.PARAMETERS, s3_prefixes=16, two_level_min_requests=two_level)
+            return ml.lambda_query(base, None, g, 1, 1000, 1769, 1000, 1.0, 10, random.Random(1), p,
+                                   20.0, 24, reduce_mb=8)[1]
+
+        flat, grid = run(0), run(100_000)
+        self.assertEqual(flat["stages"][1]["exchange_gets"], 2000 * 1000)
+        a, b = ml.combine_grid(2000, 1000, 20 * 10**9, ml.PARAMETERS["combine_task_bytes"])
+        self.assertEqual(grid["worker_invocations"], flat["worker_invocations"] + a * b)
+        self.assertEqual(grid["stages"][1]["grids"], [(1, a, b, 2000 * b)])
+        self.assertEqual(grid["stages"][1]["exchange_gets"], 1000 * a)
+        self.assertLess(grid["s3_get"], flat["s3_get"] / 10)
+        # Below the threshold, or where it would not save requests, no grid.
+        self.assertEqual(run(10**8)["stages"][1]["grids"], [])
+
+    def test_a_key_filter_wait_reads_nothing(self):
+        # s2 waits for s1's key filter (an input in the graph, no read mode).
+        base = query([stage(1, "scan", 4, 100, scan=1_000_000, rg=4, rows=1000),
+                      stage(2, "scan", 8, 200, scan=2_000_000, rg=8, rows=1000)], 100, 90)
+        g = ({1: [], 2: [1]}, {1: {}, 2: {}})
+        p = dict(ml.PARAMETERS, s3_prefixes=16)
+        _, u = ml.lambda_query(base, None, g, 1, 1000, 1769, 1000, 1.0, 10, random.Random(1), p, 0.0, 0)
+        self.assertEqual([s["exchange_gets"] for s in u["stages"]], [0, 0])
+
+
+if __name__ == "__main__":
+    unittest.main()
