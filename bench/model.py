@@ -109,8 +109,8 @@ def load_profiles(path):
 STAGE_RE = re.compile(r"^Stage s(\d+)(?: \(final\))? \[(.*?)\](?: <- (.*?))?(?:, (after key filter of .*))?$")
 
 
-def stage_graph(squall, data, q, cache_dir=None):
-    """{stage: [input stages]} from `squall query "explain ..."`."""
+def stage_graph(squall, data, q, cache_dir=None, settings=()):
+    """{stage: [input stages]} from `squall query "explain ..."` (with `-c` settings)."""
     cache = os.path.join(cache_dir, f"q{q:02d}.explain") if cache_dir else None
     if cache and os.path.exists(cache):
         with open(cache) as f:
@@ -118,7 +118,8 @@ def stage_graph(squall, data, q, cache_dir=None):
     else:
         with open(os.path.join(QUERIES, f"q{q:02d}.sql")) as f:
             sql = f.read()
-        text = subprocess.run([squall, "query", "--catalog", data, "explain " + strip_comments(sql)],
+        flags = [a for kv in settings for a in ("-c", kv)]
+        text = subprocess.run([squall, "query", "--catalog", data, *flags, "explain " + strip_comments(sql)],
                               capture_output=True, text=True, check=True).stdout
         if cache:
             os.makedirs(cache_dir, exist_ok=True)
@@ -153,8 +154,8 @@ def strip_comments(sql):
     return "\n".join(l for l in sql.splitlines() if not l.strip().startswith("--"))
 
 
-from model_stages import (growth_exponent, scaled_tasks, stages_of, task_overhead_ms,  # noqa: E402,F401
-                          topo_key, volume)
+from model_stages import (growth_exponent, scaled_settings, scaled_tasks, stages_of,  # noqa: E402,F401
+                          task_overhead_ms, topo_key, volume)
 
 # ------------------------------------------------------------------ embedded (validation)
 def embedded_stage_time(st, scale, slots, c0):
@@ -217,7 +218,8 @@ def common(args):
     sf_small, _, small = load_profiles(args.small) if args.small else (None, {}, {})
     ratio = (sf_base / sf_small) if sf_small else 10.0
     c0 = task_overhead_ms(base)
-    graphs = {q: stage_graph(args.squall, args.plans, q, args.plan_cache) for q in base}
+    settings = scaled_settings(sf_base, getattr(args, "plan_sf", None))
+    graphs = {q: stage_graph(args.squall, args.plans, q, args.plan_cache, settings) for q in base}
     return sf_base, ready, base, small, ratio, c0, graphs
 
 
@@ -346,9 +348,18 @@ def cmd_requests(args):
     return 0
 
 
+def cmd_settings(args):
+    """The `-c` flags that plan a run at --run-sf as --plan-sf would be planned."""
+    print(" ".join(f"-c {kv}" for kv in scaled_settings(args.run_sf, args.plan_sf)))
+    return 0
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = ap.add_subparsers(dest="cmd", required=True)
+    st = sub.add_parser("settings")
+    st.add_argument("--run-sf", type=float, required=True)
+    st.add_argument("--plan-sf", type=float, required=True)
     for name in ("predict", "validate", "requests"):
         s = sub.add_parser(name)
         s.add_argument("--base", required=True, help="profile JSON of the base scale (bench/run.py)")
@@ -357,6 +368,8 @@ def main(argv=None):
         s.add_argument("--plans", required=True, help="data folder of the base scale (for explain)")
         s.add_argument("--plan-cache", help="folder to keep explain outputs in")
         s.add_argument("--json", help="write the predictions here")
+        s.add_argument("--plan-sf", type=float,
+                       help="the profiles were run planned as this scale (model.py settings): explain likewise")
         if name == "validate":
             s.add_argument("--measured", required=True, help="profile JSON of the scale to predict")
         if name == "requests":
@@ -390,7 +403,8 @@ def main(argv=None):
                            help="S3 prefixes exchange keys spread over (each 5,500 GET/s, 3,500 PUT/s); "
                                 "default squall.shuffle.prefixes as `squall config` shows it")
     args = ap.parse_args(argv)
-    return {"predict": cmd_predict, "validate": cmd_validate, "requests": cmd_requests}[args.cmd](args)
+    return {"predict": cmd_predict, "validate": cmd_validate, "requests": cmd_requests,
+            "settings": cmd_settings}[args.cmd](args)
 
 
 if __name__ == "__main__":

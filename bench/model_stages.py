@@ -2,6 +2,28 @@
 (model.py validate) and the Lambda (model_lambda.py) predictions."""
 import math
 
+# Planning's absolute size thresholds (planner/src/engine.rs, squall config):
+# where a plan changes with scale. A run at SF s with each divided by
+# target/s is planned as SF target would be (every TPC-H table but nation
+# and region grows linearly, and so do the planner's estimates), so its
+# profile has the stage graph the target scale runs.
+SCALED_SETTINGS = {
+    "datafusion.optimizer.hash_join_single_partition_threshold": 16 * 1024 * 1024,  # BROADCAST_MAX_BYTES
+    "datafusion.optimizer.hash_join_single_partition_threshold_rows": 512 * 1024,   # BROADCAST_MAX_ROWS
+    "squall.bloom.max_build_rows": 16_000_000,
+    "squall.bloom.max_keys": 4_000_000,
+    "squall.bloom.exact_max_keys": 16_384,
+    "squall.bloom.inline_max_bytes": 128 * 1024,
+}
+
+
+def scaled_settings(run_sf, plan_sf):
+    """["k=v", ...]: the settings that plan a run at run_sf like plan_sf."""
+    if not plan_sf or plan_sf <= run_sf:
+        return []
+    f = plan_sf / run_sf
+    return [f"{k}={max(1, int(v / f))}" for k, v in SCALED_SETTINGS.items()]
+
 # ------------------------------------------------------------------ per-stage figures
 def volume(s):
     return (s.get("scan_bytes") or 0) + (s.get("bytes_in_exchange") or 0)
