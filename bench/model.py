@@ -4,9 +4,25 @@ factors on N Lambda workers of M MB, from measured small-scale runs.
 
 usage:
   model.py predict  --base SF1-profile.json --small SF0.1-profile.json --squall BIN --plans DIR
-                    [--sf 100 1000] [--workers 1000] [--memory 3008] [--partitions 256]
+                    [--sf 100 1000] [--workers 1000] [--memory 3008] [--partitions 1000]
+                    [--plan-sf 1000] [--two-level-min N] [--warm-footers] [--row-group-factor F]
   model.py validate --base SF1-profile.json --small SF0.1-profile.json --squall BIN --plans DIR
                     --measured SF10-profile.json
+  model.py requests --base MEASURED-profile.json --squall BIN --plans DIR
+  model.py settings --run-sf 1 --plan-sf 1000
+
+Plans change with scale: a join's build side that is broadcast at SF1 is
+shuffled at SF1000, and a key filter published at SF1 is too big to publish
+there. `settings` prints the `-c` flags that plan a run at --run-sf as
+--plan-sf would be planned (planning's absolute thresholds, broadcast and
+key-filter sizes, divided by the ratio: model_stages.SCALED_SETTINGS); run
+the base and small profiles with them and pass --plan-sf to predict, so the
+stage graph and the per-stage figures are those of the target scale's plan.
+
+`requests` checks the exchange-request formulas against a measured run:
+with the run's own profile as the base (scale 1), it forms reduce tasks,
+broadcast combining and ranged GETs as it would at scale and prints them
+beside the tasks, GETs and PUTs the profile measured.
 
 The *-profile.json files are what bench/run.py writes (squall's per-query
 profile: per-stage tasks, task wall times, rows and bytes in and out, row
@@ -36,13 +52,26 @@ slots); the query's stage time is max(critical path, all work / slots); the
 part of the base wall time the stages do not explain (planning,
 coordination, result assembly) is kept fixed.
 
-Lambda prediction (predict): each task = start (cold start the first time an
-environment is used) + its reads (sequential ranged GETs for the row groups
-it scans, one footer GET, or one GET per map output of its inputs (a
-reduce task's contiguous range of partitions is one GET), 32 at a
-time, each latency drawn from the distribution below, bytes at 80 MB/s) + its
-CPU work (one thread; Lambda gives a full vCPU from 1,769 MB, less below) +
-one PUT of its output. Tasks are placed on N workers as they free up;
+Lambda prediction (predict, model_lambda.py): each task = start (cold start
+the first time an environment is used) + its reads + its CPU work (one
+thread; Lambda gives a full vCPU from 1,769 MB, less below) + one PUT of its
+output. Reads: one footer GET and a GET per row group it scans (its column
+chunks coalesce into one, as measured on the TPC-H files); with read-ahead
+(squall.scan.read_ahead_bytes, 8 MiB windows, 2 in flight) only the first
+window is waited for and the rest overlaps the CPU work (the task takes the
+longer of the two), without it every row group's round trip is waited out;
+then one GET per map output of its exchange inputs (a reduce task's
+contiguous range of partitions is one GET), 32 at a time, each latency drawn
+from the distribution below, bytes at 80 MB/s. A hash read of m map objects
+by n tasks with m x n at least --two-level-min goes through a two-level
+exchange when that saves requests: an a x b grid of combine tasks
+(combine_grid: at least one per 64 MiB moved, shaped a/b = m/n), m*b GETs
+and a*b PUTs, each decoding and re-encoding its bytes at 200 MB/s (an
+assumption), then n*a GETs for the readers. Planning reads each file's
+footer (a 64 KiB tail, 64 in flight, at the coordinator's 80 MB/s) unless
+--warm-footers (a warm coordinator has them cached). Files and row groups
+grow with the scale (the base data's layout; --row-group-factor F: the
+target's row groups are F times as large). Tasks are placed on N workers as they free up;
 environments appear at 1,000 per 10 s; invocations are issued at the lower
 of Lambda's side (3,000 per second, tree fan-out) and the coordinator's own
 scheduling rate, measured with `squall bench scheduler --tasks 100000`
@@ -263,6 +292,7 @@ def cmd_predict(args):
     p["read_ahead_bytes"] = int(args.read_ahead_mb * 1024 * 1024)
     p["two_level_min_requests"] = args.two_level_min
     p["warm_footers"] = args.warm_footers
+    p["row_group_factor"] = args.row_group_factor
     print(f"Lambda: {args.workers} workers x {args.memory} MB, {args.partitions} hash partitions, "
           f"{args.task_mb} MiB scan tasks, {args.reduce_mb} MiB reduce tasks; "
           f"from SF{sf_base:g} profiles (c0 = {c0:.1f} ms per task); parameters: {json.dumps(p)}")
@@ -390,6 +420,8 @@ def main(argv=None):
                            help="squall.scan.read_ahead_bytes in MiB (0 = a row group at a time)")
             s.add_argument("--two-level-min", type=int, default=0,
                            help="squall.shuffle.two_level_min_requests (0 = never)")
+            s.add_argument("--row-group-factor", type=float, default=1.0,
+                           help="the target data's row groups are this many times as large as the base's")
             s.add_argument("--warm-footers", action="store_true",
                            help="the coordinator has the tables' footers cached (a warm coordinator)")
             s.add_argument("--task-mb", type=float, default=256,

@@ -37,6 +37,7 @@ PARAMETERS = {
     "combine_task_bytes": 64 * 1024 * 1024,   # bytes a combine task moves
     "combine_mb_per_s": 200.0,          # its decode and re-encode, one core (an assumption)
     "base_task_mb": 32,                 # scan task size of the base profile's run
+    "row_group_factor": 1.0,            # the target data's row groups this many times the base's
 }
 
 
@@ -178,7 +179,7 @@ def lambda_query(base_q, small_q, plan, scale, workers, memory_mb, partitions, c
         if st["is_scan"]:
             n = max(1, math.ceil(scaled_tasks(st, g) * p["base_task_mb"] / task_mb))
             if st["row_groups"]:
-                n = min(n, max(1, math.ceil(st["row_groups"] * g)))
+                n = min(n, max(1, math.ceil(st["row_groups"] * g / p["row_group_factor"])))
         elif st["layout"].startswith("hash"):
             # Reduce tasks are formed from the measured partition sizes: one
             # per reduce_mb of exchange input, at most the partitions.
@@ -245,7 +246,7 @@ def lambda_query(base_q, small_q, plan, scale, workers, memory_mb, partitions, c
         scan_bytes = st["scan_bytes"] * g / n
         in_bytes = st["bytes_in"] * g / n
         out_bytes = st["bytes_out"] * g / n
-        rg_per_task = max(1, math.ceil(st["row_groups"] * g / n)) if st["is_scan"] else 0
+        rg_per_task = max(1, math.ceil(st["row_groups"] * g / p["row_group_factor"] / n)) if st["is_scan"] else 0
         durations, gets, scan_gets = [], 0, 0
         for _ in range(n):
             before, overlapped = 0.0, 0.0

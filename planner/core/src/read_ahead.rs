@@ -154,10 +154,12 @@ impl Layout {
     }
 
     /// The position in `order` of the row group holding `range`, and the
-    /// column chunk it lies in.
-    fn locate(&self, range: &Range<u64>) -> Option<(usize, usize)> {
-        self.order.iter().enumerate().find_map(|(pos, &rg)| {
-            self.chunks[rg]
+    /// column chunk it lies in; positions from `near` on are looked at
+    /// first (the decoder moves forward).
+    fn locate(&self, range: &Range<u64>, near: usize) -> Option<(usize, usize)> {
+        let near = near.min(self.order.len());
+        (near..self.order.len()).chain(0..near).find_map(|pos| {
+            self.chunks[self.order[pos]]
                 .iter()
                 .position(|c| c.start <= range.start && range.end <= c.end)
                 .map(|col| (pos, col))
@@ -326,8 +328,9 @@ impl ReadAheadReader {
         let Some(layout) = &self.layout else {
             return self.inner.get_byte_ranges(ranges).await;
         };
+        let near = self.ahead.front().map_or(0, |w| w.from);
         let located: Option<Vec<(usize, usize)>> =
-            ranges.iter().map(|r| layout.locate(r)).collect();
+            ranges.iter().map(|r| layout.locate(r, near)).collect();
         let Some(located) = located.filter(|l| !l.is_empty()) else {
             // Not column chunks of the planned row groups (e.g. the page index).
             return self.inner.get_byte_ranges(ranges).await;

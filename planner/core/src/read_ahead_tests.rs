@@ -159,6 +159,15 @@ fn windows_take_whole_row_groups_up_to_the_budget() {
     // A row group bigger than the budget is a window on its own.
     let (ranges, end) = layout.window(3, &cols, 1);
     assert_eq!((ranges.len(), end), (2, 4));
-    assert_eq!(layout.locate(&(72..75)), Some((1, 0)));
-    assert_eq!(layout.locate(&(36..40)), None, "row group 1 is not planned");
+    assert_eq!(layout.locate(&(72..75), 0), Some((1, 0)));
+    assert_eq!(
+        layout.locate(&(72..75), 3),
+        Some((1, 0)),
+        "looked for behind too"
+    );
+    assert_eq!(
+        layout.locate(&(36..40), 0),
+        None,
+        "row group 1 is not planned"
+    );
 }

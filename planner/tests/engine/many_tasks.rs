@@ -1,6 +1,7 @@
 //! Many tasks per stage: tiny row groups, a tiny task target and more
 //! shuffle partitions than slots, so every exchange has many map outputs and
-//! every reduce stage many tasks.
+//! every reduce stage many tasks. Scans read ahead in windows of a few
+//! row groups, three in flight, so a task's scan goes through many windows.
 
 use crate::common::*;
 
@@ -14,6 +15,8 @@ async fn tpch_with_many_tasks_per_stage_matches_datafusion() {
             ("squall.shuffle.partitions", "5"),
             ("squall.worker_slots", "3"),
             ("squall.scan.task_partitions", "2"),
+            ("squall.scan.read_ahead_bytes", "3000"),
+            ("squall.scan.read_ahead_windows", "3"),
         ],
     )
     .await;
