@@ -29,3 +29,30 @@ impl AwsEnv {
             .unwrap_or_else(|| "us-east-1".to_string())
     }
 }
+
+/// What spill files may take of the function's /tmp: 90% of `SQUALL_TMP_MB`
+/// (the template sets it to the function's ephemeral storage), if set.
+pub fn tmp_limit_bytes() -> Option<u64> {
+    tmp_limit_from(std::env::var("SQUALL_TMP_MB").ok().as_deref())
+}
+
+fn tmp_limit_from(mb: Option<&str>) -> Option<u64> {
+    let mb: u64 = mb?.trim().parse().ok().filter(|&m| m > 0)?;
+    Some(mb * 1024 * 1024 / 10 * 9)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::tmp_limit_from;
+
+    #[test]
+    fn tmp_limit_is_nine_tenths_of_the_storage() {
+        assert_eq!(
+            tmp_limit_from(Some("4096")),
+            Some(4096 * 1024 * 1024 / 10 * 9)
+        );
+        assert_eq!(tmp_limit_from(None), None);
+        assert_eq!(tmp_limit_from(Some("0")), None);
+        assert_eq!(tmp_limit_from(Some("lots")), None);
+    }
+}

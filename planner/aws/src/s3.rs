@@ -147,7 +147,12 @@ pub fn split_s3_url(location: &str) -> Result<(String, String)> {
 
 /// A runtime whose object-store registry resolves any `s3://bucket`.
 pub fn aws_runtime(env: &AwsEnv) -> Result<Arc<datafusion::execution::runtime_env::RuntimeEnv>> {
-    datafusion::execution::runtime_env::RuntimeEnvBuilder::new()
-        .with_object_store_registry(Arc::new(S3Registry::new(env.clone())))
-        .build_arc()
+    let mut builder = datafusion::execution::runtime_env::RuntimeEnvBuilder::new()
+        .with_object_store_registry(Arc::new(S3Registry::new(env.clone())));
+    // Spill files go to the function's /tmp: stop at 90% of it with
+    // DataFusion's error naming the limit, not at a full disk.
+    if let Some(bytes) = crate::env::tmp_limit_bytes() {
+        builder = builder.with_max_temp_directory_size(bytes);
+    }
+    builder.build_arc()
 }
