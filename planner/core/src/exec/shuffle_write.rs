@@ -54,7 +54,7 @@ mod upload;
 mod tests;
 
 use spill::SpillingOutput;
-use upload::{MAX_PUT_BYTES, MIN_PART_BYTES, Piece, UploadOptions, upload};
+use upload::{MAX_PUT_BYTES, MIN_PART_BYTES, Piece, UploadOptions, reserve_parts, upload};
 
 /// Root of a stage plan: writes the stage's output to one exchange object.
 #[derive(Debug)]
@@ -242,14 +242,24 @@ impl ShuffleWriteExec {
         if !object.is_empty() {
             let url = ObjectStoreUrl::parse(&output.store_url)?;
             let store = ctx.runtime_env().object_store(url)?;
+            let part_bytes = squall.shuffle.upload_part_bytes.max(MIN_PART_BYTES);
+            // A multipart upload's part buffers are reserved while it runs.
+            let mut parts = MemoryConsumer::new(format!("ShuffleWriteExec[{}] upload", output.key))
+                .register(ctx.memory_pool());
+            let concurrency = if object.spilled() {
+                reserve_parts(&mut parts, part_bytes, squall.shuffle.upload_concurrency)
+            } else {
+                squall.shuffle.upload_concurrency
+            };
             let options = UploadOptions {
                 max_put_bytes: MAX_PUT_BYTES,
-                part_bytes: squall.shuffle.upload_part_bytes.max(MIN_PART_BYTES),
-                concurrency: squall.shuffle.upload_concurrency,
+                part_bytes,
+                concurrency,
             };
             let requests = upload(&store, &Path::from(output.key.as_str()), object, options)
                 .await
                 .map_err(DataFusionError::from)?;
+            drop(parts);
             MetricBuilder::new(&self.metrics)
                 .global_counter("put_requests")
                 .add(requests as usize);

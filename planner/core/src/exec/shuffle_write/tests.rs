@@ -378,3 +378,22 @@ async fn a_failed_part_aborts_the_upload() {
     assert_eq!(store.aborts.load(Ordering::SeqCst), 1);
     assert!(store.get(&path).await.is_err(), "no object after an abort");
 }
+
+#[test]
+fn upload_part_buffers_are_reserved_as_the_pool_allows() {
+    use datafusion::execution::memory_pool::{GreedyMemoryPool, MemoryConsumer, MemoryPool};
+    let part = 5 * 1024 * 1024;
+    let pool: Arc<dyn MemoryPool> = Arc::new(GreedyMemoryPool::new(3 * part + 10));
+    // Room for three part buffers: two in flight and one being read back.
+    let mut r = MemoryConsumer::new("upload").register(&pool);
+    assert_eq!(upload::reserve_parts(&mut r, part, 4), 2);
+    assert_eq!(r.size(), 3 * part);
+    // No room left: one part at a time, nothing reserved.
+    let mut more = MemoryConsumer::new("upload 2").register(&pool);
+    assert_eq!(upload::reserve_parts(&mut more, part, 4), 1);
+    assert_eq!(more.size(), 0);
+    drop(r);
+    let mut all = MemoryConsumer::new("upload 3").register(&pool);
+    assert_eq!(upload::reserve_parts(&mut all, part, 1), 1);
+    assert_eq!(all.size(), 2 * part);
+}

@@ -8,7 +8,9 @@
 //! spilled ranges read back from the file one part's worth at a time, with
 //! at most `concurrency` parts in flight, so the upload holds at most
 //! `concurrency + 1` parts read back from the file besides the tails it was
-//! given (those part buffers are not reserved in the memory pool).
+//! given. The writer reserves those part buffers in the memory pool first
+//! ([`reserve_parts`]), with fewer parts in flight when the pool has less
+//! room (one at least: at worst one part's buffers go over the limit).
 //! Requests are counted as S3 bills them: CreateMultipartUpload, each
 //! UploadPart and CompleteMultipartUpload. On any error the parts in flight
 //! are dropped and the upload is aborted (S3 keeps the parts of an upload
@@ -28,6 +30,7 @@ use std::sync::Arc;
 
 use bytes::Bytes;
 use datafusion::execution::SpillFile;
+use datafusion::execution::memory_pool::MemoryReservation;
 use object_store::path::Path;
 use object_store::{MultipartUpload, ObjectStore, ObjectStoreExt, PutPayload, PutPayloadMut};
 use tokio::task::JoinSet;
@@ -102,6 +105,27 @@ pub struct UploadOptions {
     pub max_put_bytes: u64,
     pub part_bytes: usize,
     pub concurrency: usize,
+}
+
+/// Reserve the part buffers of a multipart upload of up to `wanted` parts
+/// in flight (each holding `part_bytes`, plus the one being read back) in
+/// `reservation`; returns how many parts may be in flight: the most the
+/// pool has room for, and 1 when it has room for none.
+pub fn reserve_parts(
+    reservation: &mut MemoryReservation,
+    part_bytes: usize,
+    wanted: usize,
+) -> usize {
+    for c in (1..=wanted.max(1)).rev() {
+        if reservation.try_grow((c + 1) * part_bytes).is_ok() {
+            return c;
+        }
+    }
+    tracing::warn!(
+        part_bytes,
+        "no memory for an upload's part buffers: uploading one part at a time, unreserved"
+    );
+    1
 }
 
 /// Write `object` at `location`; returns the requests it took.
