@@ -111,3 +111,40 @@ async fn the_spill_threshold_spills_without_a_memory_limit() {
     assert_eq!(profile.spills, scan.spills);
     assert_eq!(count_files(engine.exchange_root()), 0);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn spilled_uploads_meeting_store_faults_still_answer_right() {
+    // Multipart creations, parts and completions fail 10% of the time (half
+    // of the failed parts and completions after they were stored): retried
+    // by the store, or the task by the coordinator, never a wrong answer or
+    // an object left behind.
+    let data = sf01();
+    let engine = engine(
+        &data.path,
+        &[
+            ("squall.scan.target_task_bytes", "1073741824"),
+            ("squall.shuffle.spill_threshold_bytes", "1048576"),
+            ("squall.shuffle.upload_part_bytes", "5242880"),
+            ("squall.fault.store_error_rate", "0.1"),
+            ("squall.fault.seed", "11"),
+        ],
+    )
+    .await;
+    let r = engine
+        .sql(SQL)
+        .await
+        .unwrap_or_else(|e| panic!("with store faults: {e}"));
+    let actual = squall_tpch::run::to_csv(&r.schema, &r.batches).unwrap();
+    let expected = single_node_csv(&single_node(&data.path).await, SQL).await;
+    assert_same("spilled under store faults", &expected, &actual, SQL);
+    let profile = r.profile.unwrap();
+    let scan = scan_stage(&profile.stage_profiles);
+    assert!(scan.spills > 0, "{scan:?}");
+    assert!(
+        profile.store_retries > 0 || profile.retries > 0,
+        "no fault was met: {}",
+        profile.display()
+    );
+    assert_eq!(count_files(engine.exchange_root()), 0);
+    assert_eq!(engine.open_queues(), 0);
+}

@@ -3,11 +3,12 @@
 //! (`squall.fault.store_slow_rate`, `store_slow_ms`).
 //!
 //! Requests that read or write objects are affected: GET, ranged GET, HEAD
-//! (all `get_opts`), `get_ranges` and PUT. A failed read never reaches the
-//! store; a failed PUT fails before it is sent or, half the time, after the
-//! object was stored (the answer is lost on the way back, as when a
-//! connection drops), so a retry rewrites an object that already exists.
-//! Listing, deleting, copying and multipart uploads pass through unchanged.
+//! (all `get_opts`), `get_ranges`, PUT, and a multipart upload's creation,
+//! parts and completion. A failed read never reaches the store; a failed PUT
+//! (or part, or completion) fails before it is sent or, half the time, after
+//! it was stored (the answer is lost on the way back, as when a connection
+//! drops), so a retry rewrites an object that already exists. Listing,
+//! deleting, copying and aborting pass through unchanged.
 //!
 //! Each decision is drawn from the seed, the wrapper's scope (the task's
 //! stage, task and attempt, or the query on the coordinator), a hash of the
@@ -25,7 +26,7 @@ use futures::stream::BoxStream;
 use object_store::path::Path;
 use object_store::{
     CopyOptions, GetOptions, GetResult, ListResult, MultipartUpload, ObjectMeta, ObjectStore,
-    PutMultipartOptions, PutOptions, PutPayload, PutResult, Result,
+    PutMultipartOptions, PutOptions, PutPayload, PutResult, Result, UploadPart,
 };
 
 use super::{Occurrences, draw, happens, hash_text};
@@ -42,6 +43,11 @@ pub struct InjectedStoreError {
 /// Injects store errors and slow requests into `inner`.
 pub struct FaultyStore {
     inner: Arc<dyn ObjectStore>,
+    faults: Arc<Faults>,
+}
+
+/// What decides the faults (shared with the multipart uploads it starts).
+struct Faults {
     seed: u64,
     error_rate: f64,
     slow_rate: f64,
@@ -71,22 +77,27 @@ impl FaultyStore {
         }
         Arc::new(Self {
             inner,
-            seed: options.seed,
-            error_rate: options.store_error_rate,
-            slow_rate: options.store_slow_rate,
-            slow: Duration::from_millis(options.store_slow_ms),
-            scope: scope.to_vec(),
-            seen: Occurrences::default(),
+            faults: Arc::new(Faults {
+                seed: options.seed,
+                error_rate: options.store_error_rate,
+                slow_rate: options.store_slow_rate,
+                slow: Duration::from_millis(options.store_slow_ms),
+                scope: scope.to_vec(),
+                seen: Occurrences::default(),
+            }),
         })
     }
+}
 
+impl Faults {
     fn decide(&self, op: &str, path: &Path, detail: &str) -> Fault {
         let key = hash_text(&[op, path.as_ref(), detail]);
         let n = self.seen.next(key);
         let mut coords = self.scope.clone();
         coords.extend([key, n]);
         if happens(self.error_rate, self.seed, "store_error", &coords) {
-            if op == "PUT" && draw(self.seed, "store_error_when", &coords) < 0.5 {
+            let write = matches!(op, "PUT" | "UploadPart" | "CompleteMultipartUpload");
+            if write && draw(self.seed, "store_error_when", &coords) < 0.5 {
                 return Fault::ErrorAfter;
             }
             return Fault::Error;
@@ -124,8 +135,8 @@ impl fmt::Debug for FaultyStore {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("FaultyStore")
             .field("inner", &self.inner)
-            .field("error_rate", &self.error_rate)
-            .field("slow_rate", &self.slow_rate)
+            .field("error_rate", &self.faults.error_rate)
+            .field("slow_rate", &self.faults.slow_rate)
             .finish()
     }
 }
@@ -144,8 +155,8 @@ impl ObjectStore for FaultyStore {
         payload: PutPayload,
         opts: PutOptions,
     ) -> Result<PutResult> {
-        let fault = self.decide("PUT", location, "");
-        self.before(&fault, "PUT", location).await?;
+        let fault = self.faults.decide("PUT", location, "");
+        self.faults.before(&fault, "PUT", location).await?;
         let result = self.inner.put_opts(location, payload, opts).await?;
         match fault {
             Fault::ErrorAfter => Err(injected("PUT", location)),
@@ -158,7 +169,16 @@ impl ObjectStore for FaultyStore {
         location: &Path,
         opts: PutMultipartOptions,
     ) -> Result<Box<dyn MultipartUpload>> {
-        self.inner.put_multipart_opts(location, opts).await
+        let op = "CreateMultipartUpload";
+        let fault = self.faults.decide(op, location, "");
+        self.faults.before(&fault, op, location).await?;
+        let inner = self.inner.put_multipart_opts(location, opts).await?;
+        Ok(Box::new(FaultyUpload {
+            inner,
+            faults: Arc::clone(&self.faults),
+            location: location.clone(),
+            parts: 0,
+        }))
     }
 
     async fn get_opts(&self, location: &Path, options: GetOptions) -> Result<GetResult> {
@@ -167,8 +187,8 @@ impl ObjectStore for FaultyStore {
             (false, Some(range)) => ("GET", range.to_string()),
             (false, None) => ("GET", String::new()),
         };
-        let fault = self.decide(op, location, &detail);
-        self.before(&fault, op, location).await?;
+        let fault = self.faults.decide(op, location, &detail);
+        self.faults.before(&fault, op, location).await?;
         self.inner.get_opts(location, options).await
     }
 
@@ -177,8 +197,8 @@ impl ObjectStore for FaultyStore {
             .iter()
             .map(|r| format!("{}-{}", r.start, r.end))
             .collect();
-        let fault = self.decide("GET", location, &detail.join(","));
-        self.before(&fault, "GET", location).await?;
+        let fault = self.faults.decide("GET", location, &detail.join(","));
+        self.faults.before(&fault, "GET", location).await?;
         self.inner.get_ranges(location, ranges).await
     }
 
@@ -207,6 +227,65 @@ impl ObjectStore for FaultyStore {
 
     async fn copy_opts(&self, from: &Path, to: &Path, options: CopyOptions) -> Result<()> {
         self.inner.copy_opts(from, to, options).await
+    }
+}
+
+/// A multipart upload whose parts and completion fail or answer late as
+/// the store's requests do.
+#[derive(Debug)]
+struct FaultyUpload {
+    inner: Box<dyn MultipartUpload>,
+    faults: Arc<Faults>,
+    location: Path,
+    parts: usize,
+}
+
+impl fmt::Debug for Faults {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Faults")
+            .field("error_rate", &self.error_rate)
+            .field("slow_rate", &self.slow_rate)
+            .finish()
+    }
+}
+
+#[async_trait]
+impl MultipartUpload for FaultyUpload {
+    fn put_part(&mut self, data: PutPayload) -> UploadPart {
+        let op = "UploadPart";
+        let fault = self
+            .faults
+            .decide(op, &self.location, &self.parts.to_string());
+        self.parts += 1;
+        let faults = Arc::clone(&self.faults);
+        let location = self.location.clone();
+        let part = match fault {
+            Fault::Error => None,
+            _ => Some(self.inner.put_part(data)),
+        };
+        Box::pin(async move {
+            faults.before(&fault, op, &location).await?;
+            part.ok_or_else(|| injected(op, &location))?.await?;
+            match fault {
+                Fault::ErrorAfter => Err(injected(op, &location)),
+                _ => Ok(()),
+            }
+        })
+    }
+
+    async fn complete(&mut self) -> Result<PutResult> {
+        let op = "CompleteMultipartUpload";
+        let fault = self.faults.decide(op, &self.location, "");
+        self.faults.before(&fault, op, &self.location).await?;
+        let result = self.inner.complete().await?;
+        match fault {
+            Fault::ErrorAfter => Err(injected(op, &self.location)),
+            _ => Ok(result),
+        }
+    }
+
+    async fn abort(&mut self) -> Result<()> {
+        self.inner.abort().await
     }
 }
 
@@ -292,5 +371,38 @@ mod tests {
             (5..35).contains(&landed),
             "{landed} of 40 failed PUTs were stored"
         );
+    }
+
+    /// Whether each of 20 uploads of three parts went through.
+    async fn uploads(store: &Arc<dyn ObjectStore>) -> Vec<bool> {
+        let mut out = Vec::new();
+        for i in 0..20 {
+            let path = Path::from(format!("u{i}"));
+            let ok = async {
+                let mut up = store.put_multipart(&path).await?;
+                for _ in 0..3 {
+                    up.put_part(PutPayload::from_static(b"part")).await?;
+                }
+                up.complete().await
+            }
+            .await;
+            out.push(ok.is_ok());
+        }
+        out
+    }
+
+    #[tokio::test]
+    async fn multipart_uploads_fail_reproducibly() {
+        let inner: Arc<dyn ObjectStore> = Arc::new(InMemory::new());
+        let a = FaultyStore::wrap(Arc::clone(&inner), &options(0.2, 0.0), &[7]);
+        let b = FaultyStore::wrap(Arc::clone(&inner), &options(0.2, 0.0), &[7]);
+        let (ra, rb) = (uploads(&a).await, uploads(&b).await);
+        assert_eq!(ra, rb, "same seed and scope, different faults");
+        let failed = ra.iter().filter(|ok| !**ok).count();
+        // Five requests per upload at 20% each: most uploads meet a fault.
+        assert!((5..20).contains(&failed), "{failed} of 20 uploads failed");
+        let always = FaultyStore::wrap(Arc::clone(&inner), &options(1.0, 0.0), &[7]);
+        let err = always.put_multipart(&Path::from("x")).await.unwrap_err();
+        assert!(err.to_string().contains("CreateMultipartUpload"), "{err}");
     }
 }
