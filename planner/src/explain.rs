@@ -77,7 +77,11 @@ fn combine_plans(staged: &StagedPlan, job: &QueryJob) -> String {
             grid.two_level.round() as u64,
             grid.shape.map_groups,
             grid.shape.partition_ranges,
-            if grid.pays() { "" } else { ", and forwards them unless it halves the requests" },
+            if grid.pays() {
+                ""
+            } else {
+                "; it forwards them if the grid would not halve the requests"
+            },
         ));
     }
     out
