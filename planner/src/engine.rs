@@ -5,7 +5,8 @@
 //!
 //! ```text
 //! SQL -> LogicalPlan -> physical plan -> stages (stages.rs) -> key filters (key_filter.rs)
-//!     -> encoded and checked stage plans (plan_check.rs) -> tasks (split.rs)
+//!     -> tasks (split.rs) -> combine stages (two_level.rs)
+//!     -> encoded and checked stage plans (plan_check.rs)
 //!     -> coordinator (run_query) -> result batches + profile
 //! ```
 //!
@@ -51,6 +52,7 @@ use crate::profile::QueryProfile;
 use crate::split::{FooterCache, assign_tasks, scan_units};
 use crate::stages::{StagedPlan, TaskLayout, split_stages};
 use crate::task_settings::changed_settings;
+use crate::two_level::place_combine_stages;
 pub use tokio_util::sync::CancellationToken;
 
 /// How to build an engine.
@@ -409,10 +411,8 @@ impl Planner {
         options: &RunOptions,
         query_id: &str,
     ) -> Result<(StagedPlan, QueryJob)> {
-        let (staged, state) = stages(state, plan).await?;
+        let (mut staged, state) = stages(state, plan).await?;
         let squall = SquallConfig::from_session(state.config());
-        // What the workers will decode must be what was planned (plan_check).
-        let stage_plans = encode_checked(&staged, &TaskContext::from(&state))?;
 
         let runtime = Arc::clone(&self.runtime);
         let min_tasks = if squall.scan.min_tasks > 0 {
@@ -453,6 +453,15 @@ impl Planner {
                 ));
             }
         }
+        // Combine stages go where the scan tasks say an exchange is big.
+        let counts: Vec<usize> = scan_tasks.iter().map(Vec::len).collect();
+        for p in place_combine_stages(&mut staged, &counts, &squall)? {
+            scan_tasks.insert(p.index, Vec::new());
+            pruned.insert(p.index, 0);
+            partitions.insert(p.index, PartitionCount::default());
+        }
+        // What the workers will decode must be what was planned (plan_check).
+        let stage_plans = encode_checked(&staged, &TaskContext::from(&state))?;
         let job = QueryJob {
             query_id: query_id.to_string(),
             staged: staged.clone(),

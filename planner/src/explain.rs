@@ -1,27 +1,132 @@
 //! EXPLAIN's text of a staged plan: each stage with its task count (planned,
-//! or as run for EXPLAIN ANALYZE) and what its scans read after pruning.
+//! or as run for EXPLAIN ANALYZE), what its scans read after pruning, and
+//! what each combine stage (two-level exchange) is expected to save, or
+//! the grid it got and the GETs measured.
 //! What it does not do: plan or run anything (see `engine`, `stages`).
 
 use crate::coordinator::QueryJob;
+use crate::coordinator::coalesce::Sizing;
 use crate::profile::QueryProfile;
 use crate::stages::{StagedPlan, TaskLayout};
+use crate::two_level::{GridChoice, planned_choice, read_bytes};
 
-/// EXPLAIN: the stages with their planned task counts, then the scans' lines.
+/// EXPLAIN: the stages with their planned task counts, then the scans' and
+/// the combine stages' lines.
 pub fn planned(staged: &StagedPlan, job: &QueryJob) -> String {
     let counts: Vec<String> = (0..staged.stages.len())
         .map(|i| planned_tasks(staged, job, i))
         .collect();
-    staged.display(Some(&counts)) + &scan_summary(staged, job)
+    staged.display(Some(&counts)) + &scan_summary(staged, job) + &combine_plans(staged, job)
 }
 
-/// EXPLAIN ANALYZE: the stages with the tasks they ran.
+/// EXPLAIN ANALYZE: the stages with the tasks they ran, then the grids the
+/// combine stages formed and the GETs measured.
 pub fn analyzed(staged: &StagedPlan, profile: &QueryProfile) -> String {
     let counts: Vec<String> = profile
         .stage_profiles
         .iter()
-        .map(|s| tasks_text(s.tasks))
+        .map(|s| match &s.grid {
+            Some(g) if g.forwarded => format!("{} (forwarded its input)", tasks_text(s.tasks)),
+            Some(g) => format!(
+                "{}, grid {} x {}",
+                tasks_text(s.tasks),
+                g.map_groups,
+                g.partition_ranges
+            ),
+            None => tasks_text(s.tasks),
+        })
         .collect();
-    staged.display(Some(&counts))
+    staged.display(Some(&counts)) + &combine_results(staged, profile)
+}
+
+/// The planned grid of the combine stage at `i`, from the planner's estimates.
+fn planned_grid(staged: &StagedPlan, job: &QueryJob, i: usize) -> Option<GridChoice> {
+    let stage = &staged.stages[i];
+    planned_choice(
+        &stage.layout,
+        read_bytes(staged, stage),
+        Sizing::from_config(&job.config),
+    )
+}
+
+/// EXPLAIN's line per combine stage: the requests it is expected to save.
+fn combine_plans(staged: &StagedPlan, job: &QueryJob) -> String {
+    let mut out = String::new();
+    for (i, stage) in staged.stages.iter().enumerate() {
+        let (
+            TaskLayout::Combine {
+                source,
+                map_tasks,
+                reduce_tasks,
+                ..
+            },
+            Some(grid),
+        ) = (&stage.layout, planned_grid(staged, job, i))
+        else {
+            continue;
+        };
+        let reader = staged
+            .consumers(stage.id)
+            .next()
+            .map(|r| format!(" for s{}", r.id))
+            .unwrap_or_default();
+        out.push_str(&format!(
+            "Stage s{} combines s{source}{reader} (two-level exchange): about {map_tasks} x {reduce_tasks} = {} GETs read directly, about {} requests through a {} x {} grid (estimates; the grid is formed from the measured map outputs{})\n",
+            stage.id,
+            grid.direct.round() as u64,
+            grid.two_level.round() as u64,
+            grid.shape.map_groups,
+            grid.shape.partition_ranges,
+            if grid.pays() {
+                ""
+            } else {
+                "; it forwards them if the grid would not halve the requests"
+            },
+        ));
+    }
+    out
+}
+
+/// EXPLAIN ANALYZE's line per combine stage: its grid and the GETs measured.
+fn combine_results(staged: &StagedPlan, profile: &QueryProfile) -> String {
+    let mut out = String::new();
+    for s in &profile.stage_profiles {
+        let Some(g) = &s.grid else {
+            continue;
+        };
+        let reader = staged.consumers(s.stage).next().and_then(|r| {
+            profile
+                .stage_profiles
+                .iter()
+                .find(|p| p.stage == r.id)
+                .map(|p| format!("; its reader s{} made {} GETs", p.stage, p.get_requests))
+        });
+        let what = if g.forwarded {
+            format!(
+                "forwarded (a {} x {} grid was modelled at {} requests, direct {})",
+                g.map_groups, g.partition_ranges, g.two_level_requests, g.direct_requests
+            )
+        } else {
+            format!(
+                "a {} x {} grid, {} tasks: {} GETs, {} PUTs (modelled {} requests, direct {})",
+                g.map_groups,
+                g.partition_ranges,
+                s.tasks,
+                s.get_requests,
+                s.put_requests,
+                g.two_level_requests,
+                g.direct_requests
+            )
+        };
+        out.push_str(&format!(
+            "Stage s{} combined s{}'s {} map objects: {what}{}\n",
+            s.stage,
+            g.source,
+            g.map_objects,
+            reader.unwrap_or_default()
+        ));
+    }
+    out
 }
 
 /// EXPLAIN's lines on what the scans of each stage read: partitions of
@@ -67,6 +172,15 @@ fn planned_tasks(staged: &StagedPlan, job: &QueryJob, i: usize) -> String {
         TaskLayout::Hash { partitions } => tasks_text(*partitions),
         TaskLayout::Scan => tasks_text(job.scan_tasks.get(i).map(|t| t.len()).unwrap_or(1)),
         TaskLayout::Single { .. } => tasks_text(1),
+        TaskLayout::Combine { .. } => match planned_grid(staged, job, i) {
+            Some(g) => format!(
+                "about {} (a {} x {} grid; formed from its input)",
+                tasks_text(g.shape.cells()),
+                g.shape.map_groups,
+                g.shape.partition_ranges
+            ),
+            None => "formed from its input".to_string(),
+        },
     }
 }
 

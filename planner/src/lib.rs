@@ -9,6 +9,8 @@
 //! - [`engine`]: the embedded entry point — SQL in, batches and a profile out.
 //! - [`error`]: [`PlannerError`], the crate's one error type.
 //! - [`stages`]: cutting a DataFusion physical plan into stages.
+//! - [`two_level`]: combine stages between big hash exchanges' two sides (the
+//!   two-level exchange) and the request model that sizes their grids.
 //! - [`explain`]: EXPLAIN's text of a staged plan (task counts, what scans read).
 //! - [`key_filter`]: placing join-key filters between the two sides of hash joins
 //!   (the filters themselves are `squall_core::key_filter`; building one from a
@@ -47,6 +49,7 @@ pub mod query_record;
 pub mod split;
 pub mod stages;
 pub mod task_settings;
+pub mod two_level;
 
 pub use coordinator::QueryProgress;
 pub use engine::{CancellationToken, Engine, EngineOptions, QueryResult, RunOptions};

@@ -156,6 +156,25 @@ pub struct StageProfile {
     pub requests: RequestCounts,
     pub spills: u64,
     pub spill_bytes: u64,
+    /// For a combine stage (two-level exchange): the grid it formed.
+    pub grid: Option<GridProfile>,
+}
+
+/// What a combine stage's grid was, for the profile and EXPLAIN ANALYZE.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct GridProfile {
+    /// The map stage it combined.
+    pub source: u32,
+    pub map_objects: usize,
+    pub map_groups: usize,
+    pub partition_ranges: usize,
+    /// Requests modelled (GETs; the two-level figure includes the combine
+    /// tasks' PUTs and messages at their price in GETs).
+    pub direct_requests: u64,
+    pub two_level_requests: u64,
+    /// The combine stage ran no task: the grid would not have halved the requests.
+    pub forwarded: bool,
 }
 
 impl StageProfile {

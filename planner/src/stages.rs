@@ -106,6 +106,17 @@ pub enum TaskLayout {
     Hash { partitions: usize },
     /// Exactly one task (gathers, values, anything not partition-parallel).
     Single { reason: &'static str },
+    /// The middle of a two-level exchange: tasks that regroup the map
+    /// objects of stage `source` (hash partitions, `partitions` of them) into
+    /// a grid of fewer objects for its hash reader; the grid is formed when
+    /// it launches (see `two_level`). `map_tasks` and `reduce_tasks` are the
+    /// planner's estimates that placed it.
+    Combine {
+        source: u32,
+        partitions: usize,
+        map_tasks: usize,
+        reduce_tasks: usize,
+    },
 }
 
 impl std::fmt::Display for TaskLayout {
@@ -114,6 +125,7 @@ impl std::fmt::Display for TaskLayout {
             Self::Scan => write!(f, "scan"),
             Self::Hash { partitions } => write!(f, "hash x{partitions}"),
             Self::Single { reason } => write!(f, "single ({reason})"),
+            Self::Combine { partitions, .. } => write!(f, "combine x{partitions}"),
         }
     }
 }

@@ -59,7 +59,7 @@ impl Sizing {
     }
 
     /// How many tasks `total` bytes over `partitions` partitions should get.
-    fn tasks(&self, total: u64, partitions: usize) -> usize {
+    pub fn tasks(&self, total: u64, partitions: usize) -> usize {
         let wanted = total.div_ceil(self.target_bytes.max(1)) as usize;
         let cap = match self.max_tasks {
             0 => partitions,

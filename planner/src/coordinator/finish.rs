@@ -24,6 +24,7 @@ use super::QueryJob;
 use super::launch::task_count;
 use crate::backend::Backend;
 use crate::profile::QueryRequests;
+use crate::stages::TaskLayout;
 
 /// Read every partition of the final stage's outputs, in task then partition order.
 pub(super) async fn read_outputs(
@@ -67,7 +68,12 @@ pub(super) fn exchange_prefixes(job: &QueryJob, backend: &Backend) -> Vec<Path> 
     let shards = job.config.shuffle.prefixes;
     let mut used = std::collections::BTreeSet::new();
     for (i, stage) in job.staged.stages.iter().enumerate() {
-        let tasks = u32::try_from(task_count(job, i)).unwrap_or(u32::MAX);
+        let tasks = match stage.layout {
+            // Its grid is formed at launch and may have more cells than
+            // partitions: every shard.
+            TaskLayout::Combine { .. } => u32::MAX,
+            _ => u32::try_from(task_count(job, i)).unwrap_or(u32::MAX),
+        };
         used.extend(stage_shards(&job.query_id, stage.id, tasks, shards));
     }
     used.into_iter()

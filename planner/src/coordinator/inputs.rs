@@ -2,7 +2,9 @@
 //! each task gets an [`InputBinding`] per read naming exactly the accepted
 //! map objects and the byte ranges it reads from each: for a hash read, one
 //! range per map object covering the task's contiguous partitions
-//! ([`super::coalesce`]).
+//! ([`super::coalesce`]); for a combine stage's task, only the map objects
+//! of its cell's group, and its column's partitions ([`super::grid`]). A
+//! combine stage that forwards stands for the outputs of the stage it reads.
 
 use crate::error::PlannerError;
 use datafusion::error::{DataFusionError, Result};
@@ -30,13 +32,16 @@ pub(super) fn bind_inputs(
             continue;
         };
         let upstream = upstream(job, si, read)?;
-        let partitions = match (read.mode(), &runs[upstream].combined) {
-            (ReadMode::Broadcast, Some(range)) => vec![vec![range.clone()]],
+        let partitions = match (read.mode(), &runs[upstream].combined, &runs[si].grid) {
+            (ReadMode::Broadcast, Some(range), _) => vec![vec![range.clone()]],
+            (ReadMode::Hash, _, Some(grid)) => {
+                vec![grid.cell_ranges(&accepted(runs, upstream), t)]
+            }
             _ => read_partitions(
                 read,
                 &stage.layout,
                 &runs[si].groups,
-                &accepted(&runs[upstream]),
+                &accepted(runs, upstream),
                 t,
             ),
         };
@@ -73,7 +78,7 @@ pub(super) fn stage_groups(
             return Ok(Vec::new());
         }
         count = Some(n);
-        add_sizes(&mut sizes, &accepted(&runs[upstream(job, si, read)?]), n);
+        add_sizes(&mut sizes, &accepted(runs, upstream(job, si, read)?), n);
     }
     Ok(match count {
         Some(n) => coalesce(&sizes[..n.min(sizes.len())], sizing),
@@ -96,9 +101,15 @@ fn upstream(job: &QueryJob, si: usize, read: &ShuffleReadExec) -> Result<usize> 
         })
 }
 
-/// The accepted outputs of a stage's tasks, in task order.
-fn accepted(run: &StageRun) -> Vec<&MapOutput> {
-    run.tasks
+/// The accepted outputs of stage `i`'s tasks, in task order; for a combine
+/// stage that forwards, those of the stage it reads.
+pub(super) fn accepted(runs: &[StageRun], i: usize) -> Vec<&MapOutput> {
+    let mut i = i;
+    while let Some(grid) = runs[i].grid.as_ref().filter(|g| g.forwards) {
+        i = grid.source;
+    }
+    runs[i]
+        .tasks
         .iter()
         .filter_map(|t| t.accepted.as_ref().map(|(_, o, _)| o))
         .collect()

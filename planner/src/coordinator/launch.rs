@@ -2,7 +2,9 @@
 //! attempt per task and every key filter it applies is built; each task's
 //! payload carries its stage plan, scan assignment, resolved inputs and
 //! filters. A stage reading hash partitions gets its task count here, from
-//! the measured sizes of its inputs ([`super::coalesce`]). A stage's
+//! the measured sizes of its inputs ([`super::coalesce`]), a combine stage
+//! its grid ([`super::grid`]); a combine stage whose grid would not pay
+//! forwards its input at once, and its reader may start. A stage's
 //! invocations go out concurrently, at most `squall.task.launch_concurrency`
 //! at once.
 
@@ -16,7 +18,8 @@ use squall_core::scan::{Leaf, leaves};
 use squall_core::task::{ObjectLocation, PROTOCOL_VERSION, ScanAssignment, TaskSpec};
 
 use super::coalesce::Sizing;
-use super::inputs::{bind_inputs, stage_groups};
+use super::grid::Grid;
+use super::inputs::{accepted, bind_inputs, stage_groups};
 use super::{QueryJob, StageRun, TaskRun};
 use crate::backend::Backend;
 use crate::profile::QueryProfile;
@@ -33,6 +36,8 @@ pub(super) fn task_count(job: &QueryJob, index: usize) -> usize {
             .unwrap_or(1)
             .max(1),
         TaskLayout::Single { .. } => 1,
+        // Formed when it launches; at most one per (map object, partition).
+        TaskLayout::Combine { partitions, .. } => (*partitions).max(1),
     }
 }
 
@@ -45,49 +50,105 @@ pub(super) async fn launch_ready(
     profile: &mut QueryProfile,
 ) -> Result<()> {
     let position = |id: u32| job.staged.stages.iter().position(|s| s.id == id);
-    let ready: Vec<usize> = (0..runs.len())
-        .filter(|&i| {
-            let stage = &job.staged.stages[i];
-            !runs[i].launched
-                && stage.inputs.iter().all(|input| {
-                    position(*input).is_some_and(|j| runs[j].accepted == runs[j].tasks.len())
-                })
-                && stage
-                    .filter_inputs
-                    .iter()
-                    .all(|source| position(*source).is_some_and(|j| runs[j].filter.is_some()))
-        })
-        .collect();
     let sizing = Sizing::from_config(&job.config);
-    for i in ready {
-        // A stage reading hash partitions gets its tasks (or read
-        // partitions) from the measured sizes of what it reads.
-        let groups = stage_groups(job, runs, i, sizing)?;
-        if matches!(job.staged.stages[i].layout, TaskLayout::Hash { .. }) && !groups.is_empty() {
-            let total = &job.progress.total_tasks;
-            total.fetch_sub(runs[i].tasks.len(), Ordering::Relaxed);
-            total.fetch_add(groups.len(), Ordering::Relaxed);
-            runs[i].tasks = (0..groups.len()).map(|_| TaskRun::default()).collect();
+    // A combine stage that forwards finishes at launch: go round again for
+    // the stages that were waiting for it.
+    loop {
+        let ready: Vec<usize> = (0..runs.len())
+            .filter(|&i| {
+                let stage = &job.staged.stages[i];
+                !runs[i].launched
+                    && stage.inputs.iter().all(|input| {
+                        position(*input).is_some_and(|j| runs[j].accepted == runs[j].tasks.len())
+                    })
+                    && stage
+                        .filter_inputs
+                        .iter()
+                        .all(|source| position(*source).is_some_and(|j| runs[j].filter.is_some()))
+            })
+            .collect();
+        if ready.is_empty() {
+            return Ok(());
         }
-        runs[i].groups = groups;
-        runs[i].launched = true;
-        runs[i].started = Some(Instant::now());
-        runs[i].progressed = runs[i].started;
-        // Invocations of one stage go out concurrently (each may wait for
-        // Lambda's answer, or for a throttle's backoff), a bounded number at once.
-        let tasks = runs[i].tasks.len();
-        let launched: &[StageRun] = runs;
-        futures::stream::iter(0..tasks)
-            .map(|t| launch_task(job, backend, address, launched, i, t, 0))
-            .buffer_unordered(job.config.task.launch_concurrency.max(1))
-            .try_collect::<Vec<()>>()
-            .await?;
-        for t in 0..tasks {
-            runs[i].tasks[t].attempts = 1;
-            runs[i].tasks[t].launched = Some(Instant::now());
-            profile.tasks_launched += 1;
-            job.progress.done(&job.progress.launched_tasks);
+        for i in ready {
+            form_tasks(job, runs, i, sizing)?;
+            runs[i].launched = true;
+            runs[i].started = Some(Instant::now());
+            runs[i].progressed = runs[i].started;
+            if runs[i].grid.as_ref().is_some_and(|g| g.forwards) {
+                runs[i].finished = runs[i].started;
+                job.progress.done(&job.progress.completed_stages);
+                continue;
+            }
+            // Invocations of one stage go out concurrently (each may wait for
+            // Lambda's answer, or for a throttle's backoff), a bounded number at once.
+            let tasks = runs[i].tasks.len();
+            let launched: &[StageRun] = runs;
+            futures::stream::iter(0..tasks)
+                .map(|t| launch_task(job, backend, address, launched, i, t, 0))
+                .buffer_unordered(job.config.task.launch_concurrency.max(1))
+                .try_collect::<Vec<()>>()
+                .await?;
+            for t in 0..tasks {
+                runs[i].tasks[t].attempts = 1;
+                runs[i].tasks[t].launched = Some(Instant::now());
+                profile.tasks_launched += 1;
+                job.progress.done(&job.progress.launched_tasks);
+            }
         }
+    }
+}
+
+/// Form stage `i`'s tasks from the measured outputs of what it reads: a
+/// stage reading hash partitions gets its tasks (or read partitions) from
+/// their sizes, a combine stage its grid (no task when it forwards).
+fn form_tasks(job: &QueryJob, runs: &mut [StageRun], i: usize, sizing: Sizing) -> Result<()> {
+    let tasks = match &job.staged.stages[i].layout {
+        TaskLayout::Combine {
+            source, partitions, ..
+        } => {
+            let j = job
+                .staged
+                .stages
+                .iter()
+                .position(|s| s.id == *source)
+                .ok_or_else(|| {
+                    DataFusionError::from(PlannerError::Internal(format!(
+                        "combine stage s{} reads unknown stage s{source}",
+                        job.staged.stages[i].id
+                    )))
+                })?;
+            let grid = Grid::form(j, &accepted(runs, j), *partitions, sizing);
+            let tasks = grid.tasks();
+            tracing::info!(
+                stage = job.staged.stages[i].id,
+                source,
+                map_objects = grid.map_objects,
+                map_groups = grid.choice.shape.map_groups,
+                partition_ranges = grid.choice.shape.partition_ranges,
+                tasks,
+                forwards = grid.forwards,
+                "combine stage grid formed"
+            );
+            runs[i].grid = Some(grid);
+            Some(tasks)
+        }
+        TaskLayout::Hash { .. } => {
+            let groups = stage_groups(job, runs, i, sizing)?;
+            let tasks = (!groups.is_empty()).then_some(groups.len());
+            runs[i].groups = groups;
+            tasks
+        }
+        _ => {
+            runs[i].groups = stage_groups(job, runs, i, sizing)?;
+            None
+        }
+    };
+    if let Some(n) = tasks {
+        let total = &job.progress.total_tasks;
+        total.fetch_sub(runs[i].tasks.len(), Ordering::Relaxed);
+        total.fetch_add(n, Ordering::Relaxed);
+        runs[i].tasks = (0..n).map(|_| TaskRun::default()).collect();
     }
     Ok(())
 }

@@ -26,8 +26,9 @@
 //!
 //! Layout: the event loop is here ([`run_query`]); [`launch`] starts ready
 //! stages and their tasks, [`coalesce`] sizes a reduce stage's tasks from
-//! its measured map outputs, [`combine`] merges a finished broadcast input
-//! into one object, [`inputs`] resolves shuffle reads, [`key_filter`]
+//! its measured map outputs, [`grid`] forms a combine stage's tasks (the
+//! two-level exchange of hash reads) from its input's measured outputs,
+//! [`combine`] merges a finished broadcast input into one object, [`inputs`] resolves shuffle reads, [`key_filter`]
 //! builds a finished stage's join-key filter, [`deadlines`] relaunches
 //! silent attempts, and [`finish`] reads the result and cleans up.
 
@@ -60,6 +61,7 @@ pub mod coalesce;
 mod combine;
 mod deadlines;
 mod finish;
+mod grid;
 mod inputs;
 mod key_filter;
 mod launch;
@@ -170,6 +172,8 @@ struct StageRun {
     combined: Option<squall_core::task::ObjectRange>,
     /// Whether combining was considered (once, when it finished).
     combine_considered: bool,
+    /// For a combine stage: its grid, formed when it launches ([`grid`]).
+    grid: Option<grid::Grid>,
 }
 
 #[derive(Default)]
@@ -284,6 +288,7 @@ async fn drive(
             groups: Vec::new(),
             combined: None,
             combine_considered: false,
+            grid: None,
         });
     }
     let mut profile = QueryProfile::new(&job.query_id);
@@ -458,6 +463,9 @@ async fn drive(
         let stage = &job.staged.stages[run.index];
         let mut sp = StageProfile::new(stage.id, stage.layout.to_string(), run.tasks.len());
         sp.requests = requests[run.index];
+        if let crate::stages::TaskLayout::Combine { source, .. } = &stage.layout {
+            sp.grid = run.grid.as_ref().map(|g| g.profile(*source));
+        }
         sp.row_groups_pruned += job.row_groups_pruned.get(run.index).copied().unwrap_or(0);
         if let Some(p) = job.partitions.get(run.index) {
             sp.partitions_read = p.read as u64;

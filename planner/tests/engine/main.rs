@@ -8,6 +8,10 @@
 //! - `coalesce`: reduce tasks formed from the measured partition sizes (one
 //!   GET per map object for a range of partitions) and broadcast inputs
 //!   combined into one object: equal answers, fewer GETs.
+//! - `two_level`: the two-level exchange of hash reads forced on (combine
+//!   stages between map stages and their partitioned readers) over many map
+//!   tasks: equal answers, fewer exchange GETs, the grids in EXPLAIN
+//!   ANALYZE, nothing left behind, crashing combine tasks retried.
 //! - `staged_plans`: snapshots of the staged plans of the 22 queries.
 //! - `concurrency`: two queries at once on one engine.
 //! - `retries`: injected task failures are retried, answers stay right, and
@@ -65,4 +69,5 @@ mod spill;
 mod sql;
 mod staged_plans;
 mod tpch;
+mod two_level;
 mod windows;

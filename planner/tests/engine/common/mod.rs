@@ -46,6 +46,15 @@ pub fn sf001_small_groups() -> &'static DataSet {
     D.get_or_init(|| make(0.01, 2_000))
 }
 
+/// TPC-H SF 0.01 with 400-row row groups: 150 lineitem row groups, so a
+/// scan of it can have 150 tasks (the two-level exchange's tests).
+pub fn sf001_tiny_groups() -> &'static DataSet {
+    static D: OnceLock<DataSet> = OnceLock::new();
+    static LOCK: Mutex<()> = Mutex::new(());
+    let _g = LOCK.lock();
+    D.get_or_init(|| make(0.01, 400))
+}
+
 pub fn settings(pairs: &[(&str, &str)]) -> Vec<(String, String)> {
     pairs
         .iter()
