@@ -125,6 +125,20 @@ pub struct InputBinding {
     /// Object store URL of the exchange (`file://`, `s3://bucket`).
     pub store_url: String,
     pub partitions: Vec<Vec<ObjectRange>>,
+    /// For a combine task of a two-level exchange: per range of
+    /// `partitions[0]` (same order), where each partition's streams lie in
+    /// it, so the task regroups them by partition without decoding them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub layout: Vec<RangeLayout>,
+}
+
+/// The partitions one read range holds, back to back from its start:
+/// partition `first + i` has `lens[i]` bytes (0 when empty) and `rows[i]` rows.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct RangeLayout {
+    pub first: u32,
+    pub lens: Vec<u64>,
+    pub rows: Vec<u64>,
 }
 
 /// A byte range of an exchange object holding one partition.

@@ -25,7 +25,7 @@
 
 use std::ops::Range;
 
-use squall_core::task::{MapOutput, ObjectRange};
+use squall_core::task::{MapOutput, ObjectRange, RangeLayout};
 
 use super::coalesce::{Sizing, add_sizes, coalesce, span};
 use crate::profile::GridProfile;
@@ -128,6 +128,34 @@ impl Grid {
             .unwrap_or_default()
             .iter()
             .filter_map(|o| span(o, column))
+            .collect()
+    }
+
+    /// Where each partition lies in the ranges of [`Self::cell_ranges`]
+    /// (same order): the bytes and rows of each partition of column `h`, from
+    /// the first one holding rows in that object on.
+    pub fn cell_layout(&self, outputs: &[&MapOutput], task: usize) -> Vec<RangeLayout> {
+        let Some(&(g, h)) = self.cells.get(task) else {
+            return Vec::new();
+        };
+        let (Some(group), Some(column)) = (self.groups.get(g), self.columns.get(h)) else {
+            return Vec::new();
+        };
+        outputs
+            .get(group.clone())
+            .unwrap_or_default()
+            .iter()
+            .filter(|o| span(o, column).is_some())
+            .map(|o| {
+                let parts = &o.partitions[column.clone()];
+                // The span starts at the first partition holding bytes.
+                let skip = parts.iter().position(|r| r.len > 0).unwrap_or(0);
+                RangeLayout {
+                    first: (column.start + skip) as u32,
+                    lens: parts[skip..].iter().map(|r| r.len).collect(),
+                    rows: parts[skip..].iter().map(|r| r.rows).collect(),
+                }
+            })
             .collect()
     }
 

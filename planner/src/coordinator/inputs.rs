@@ -32,10 +32,13 @@ pub(super) fn bind_inputs(
             continue;
         };
         let upstream = upstream(job, si, read)?;
+        let mut layout = Vec::new();
         let partitions = match (read.mode(), &runs[upstream].combined, &runs[si].grid) {
             (ReadMode::Broadcast, Some(range), _) => vec![vec![range.clone()]],
             (ReadMode::Hash, _, Some(grid)) => {
-                vec![grid.cell_ranges(&accepted(runs, upstream), t)]
+                let outputs = accepted(runs, upstream);
+                layout = grid.cell_layout(&outputs, t);
+                vec![grid.cell_ranges(&outputs, t)]
             }
             _ => read_partitions(
                 read,
@@ -49,6 +52,7 @@ pub(super) fn bind_inputs(
             stage: read.stage(),
             store_url: backend.exchange_url.clone(),
             partitions,
+            layout,
         });
     }
     Ok(bindings)

@@ -15,6 +15,10 @@
 //!                      upload in partition order (spilled segments read back, then the tails)
 //! ```
 //!
+//! A combine task of a two-level exchange (a hash writer over a hash read
+//! whose binding lays out each partition) regroups its input's bytes by
+//! partition instead (regroup.rs): no decoding, no hashing.
+//!
 //! The memory the output holds (encoded bytes and rows waiting in the
 //! coalescers) is reserved in the task's memory pool, so a task's output is
 //! bounded by its memory limit and the spill threshold, not by its size.
@@ -44,9 +48,11 @@ use object_store::path::Path;
 use crate::config::SquallConfig;
 use crate::error::external;
 use crate::exchange::{Compression, MapObjectBuilder};
+use crate::exec::{ReadMode, ShuffleReadExec};
 use crate::key_filter::KeyCollector;
-use crate::task::{KeySection, MapOutput, ObjectLocation};
+use crate::task::{InputBinding, KeySection, MapOutput, ObjectLocation};
 
+mod regroup;
 mod spill;
 mod upload;
 
@@ -54,7 +60,9 @@ mod upload;
 mod tests;
 
 use spill::SpillingOutput;
-use upload::{MAX_PUT_BYTES, MIN_PART_BYTES, Piece, UploadOptions, reserve_parts, upload};
+use upload::{
+    MAX_PUT_BYTES, MIN_PART_BYTES, ObjectBytes, Piece, UploadOptions, reserve_parts, upload,
+};
 
 /// Root of a stage plan: writes the stage's output to one exchange object.
 #[derive(Debug)]
@@ -134,12 +142,70 @@ impl ShuffleWriteExec {
         }
     }
 
+    /// The binding of a combine task's read, when this writer regroups its
+    /// input's bytes by partition ([`regroup`]): a hash writer over a hash
+    /// read of the same partition count whose binding says where each
+    /// partition lies.
+    fn regroup_binding(&self) -> Option<(&InputBinding, usize)> {
+        let Some(Partitioning::Hash(_, n)) = &self.partitioning else {
+            return None;
+        };
+        let read = self.input.downcast_ref::<ShuffleReadExec>()?;
+        let binding = read.binding()?;
+        (self.publish_keys.is_none()
+            && read.mode() == ReadMode::Hash
+            && read.planned_partitioning().partition_count() == *n
+            && regroup::applies(binding, *n))
+        .then_some((binding, *n))
+    }
+
     /// Run the input to completion and write the exchange object.
     pub async fn write(&self, ctx: Arc<TaskContext>) -> Result<MapOutput> {
         let output = self.output.clone().ok_or_else(|| {
             DataFusionError::Internal("ShuffleWriteExec has no output location bound".into())
         })?;
         let squall = SquallConfig::from_session(ctx.session_config());
+        if let Some((binding, partitions)) = self.regroup_binding() {
+            let (regrouped, gets) =
+                regroup::fetch_and_regroup(binding, partitions, &ctx, &output.key).await?;
+            let mut object = ObjectBytes::new(None);
+            for piece in regrouped.pieces {
+                object.push(piece);
+            }
+            let bytes = object.len();
+            let url = ObjectStoreUrl::parse(&output.store_url)?;
+            let store = ctx.runtime_env().object_store(url)?;
+            let options = UploadOptions {
+                max_put_bytes: MAX_PUT_BYTES,
+                part_bytes: squall.shuffle.upload_part_bytes.max(MIN_PART_BYTES),
+                concurrency: squall.shuffle.upload_concurrency,
+            };
+            let requests = if bytes > 0 {
+                upload(&store, &Path::from(output.key.as_str()), object, options)
+                    .await
+                    .map_err(DataFusionError::from)?
+            } else {
+                0
+            };
+            drop(regrouped.reservation);
+            MetricBuilder::new(&self.metrics)
+                .output_rows(0)
+                .add(regrouped.rows as usize);
+            MetricBuilder::new(&self.metrics)
+                .global_counter("put_requests")
+                .add(requests as usize);
+            MetricBuilder::new(&self.metrics)
+                .global_counter("bytes_written")
+                .add(bytes as usize);
+            MetricBuilder::new(&self.metrics)
+                .global_counter("get_requests")
+                .add(gets);
+            return Ok(MapOutput {
+                key: output.key,
+                partitions: regrouped.partitions,
+                keys: None,
+            });
+        }
         let compression: Compression = squall.shuffle.compression.parse()?;
         let batch_rows = ctx.session_config().batch_size();
         let inputs = self.input.output_partitioning().partition_count();
