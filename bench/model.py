@@ -64,10 +64,11 @@ then one GET per map output of its exchange inputs (a reduce task's
 contiguous range of partitions is one GET), 32 at a time, each latency drawn
 from the distribution below, bytes at 80 MB/s. A hash read of m map objects
 by n tasks with m x n at least --two-level-min goes through a two-level
-exchange when that saves requests: an a x b grid of combine tasks
-(combine_grid: at least one per 64 MiB moved, shaped a/b = m/n), m*b GETs
-and a*b PUTs, each decoding and re-encoding its bytes at 200 MB/s (an
-assumption), then n*a GETs for the readers. Planning reads each file's
+exchange when that at least halves the requests: an a x b grid of combine
+tasks (combine_grid, as the coordinator forms it: at least one per 64 MiB
+moved, the grid with the fewest requests), m*b GETs and a*b PUTs, each task
+regrouping bytes (no decoding: its reads and its write at 80 MB/s), then
+at most a*(n + b - 1) GETs for the readers. Planning reads each file's
 footer (a 64 KiB tail, 64 in flight, at the coordinator's 80 MB/s) unless
 --warm-footers (a warm coordinator has them cached). Files and row groups
 grow with the scale (the base data's layout; --row-group-factor F: the
@@ -418,8 +419,8 @@ def main(argv=None):
                            help="squall.shuffle.partitions (the deployed default)")
             s.add_argument("--read-ahead-mb", type=float, default=8,
                            help="squall.scan.read_ahead_bytes in MiB (0 = a row group at a time)")
-            s.add_argument("--two-level-min", type=int, default=0,
-                           help="squall.shuffle.two_level_min_requests (0 = never)")
+            s.add_argument("--two-level-min", type=int, default=100_000,
+                           help="squall.shuffle.two_level_min_requests (0 = never; the default is the setting's)")
             s.add_argument("--row-group-factor", type=float, default=1.0,
                            help="the target data's row groups are this many times as large as the base's")
             s.add_argument("--warm-footers", action="store_true",

@@ -32,10 +32,9 @@ PARAMETERS = {
     "read_ahead_bytes": 8 * 1024 * 1024, "read_ahead_windows": 2,
     # Two-level exchange: a hash read of m map objects by n tasks with
     # m x n >= this many GETs goes through an a x b grid of combine tasks
-    # (0 = never).
-    "two_level_min_requests": 0,
-    "combine_task_bytes": 64 * 1024 * 1024,   # bytes a combine task moves
-    "combine_mb_per_s": 200.0,          # its decode and re-encode, one core (an assumption)
+    # (squall.shuffle.two_level_min_requests; 0 = never).
+    "two_level_min_requests": 100_000,
+    "combine_task_bytes": 64 * 1024 * 1024,   # bytes a combine task moves (squall.shuffle.target_task_bytes)
     "base_task_mb": 32,                 # scan task size of the base profile's run
     "row_group_factor": 1.0,            # the target data's row groups this many times the base's
 }
@@ -86,16 +85,32 @@ def nonempty_fraction(rows, partitions):
     return 1.0 - (1.0 - 1.0 / partitions) ** max(rows, 0.0)
 
 
-def combine_grid(m, n, total_bytes, task_bytes):
-    """(a, b): the grid of a two-level exchange of m map objects read by n
-    tasks. Combine task (g, h) reads the h-th of b partition ranges from
-    the g-th of a groups of map objects: m*b GETs, a*b PUTs, then n*a
-    GETs for the readers. At least total/task_bytes combine tasks, shaped
-    a/b = m/n, which minimises m*b + n*a for a given a*b."""
-    t = max(1, math.ceil(total_bytes / max(1, task_bytes)))
-    a = min(m, max(1, round(math.sqrt(t * m / max(1, n)))))
-    b = min(n, max(1, math.ceil(t / a)))
-    return a, b
+def two_level_requests(m, n, a, b, weight):
+    """Requests of a two-level exchange through an a x b grid, in GETs
+    (planner/src/two_level.rs): m*b GETs of the combine tasks, at most
+    a*(n + b - 1) of the readers (n contiguous reader ranges meet b
+    contiguous combine ranges at most n + b - 1 times), and each combine
+    task's PUT, invocation and completion message at `weight` GETs."""
+    return m * b + a * (n + b - 1) + weight * a * b
+
+
+def combine_grid(m, n, total_bytes, task_bytes, partitions=None, weight=14.0):
+    """(a, b, two-level requests): the grid the coordinator forms for a hash
+    read of m map objects by n tasks moving total_bytes (grid.rs and
+    two_level.rs's choose_grid): at least k = total/task_bytes combine
+    tasks, a = ceil(k/b), the b (up to k and the partitions) with the fewest
+    requests."""
+    m, n = max(1, m), max(1, n)
+    k = max(1, math.ceil(total_bytes / max(1, task_bytes)))
+    best = None
+    for b in range(1, max(1, min(k, partitions or k)) + 1):
+        a = min(m, max(1, math.ceil(k / b)))
+        cost = two_level_requests(m, n, a, b, weight)
+        reaches = a * b >= k
+        key = (not reaches, cost if reaches else -(a * b))
+        if best is None or key < best[0]:
+            best = (key, a, b, cost)
+    return best[1], best[2], best[3]
 
 
 class Placement:
@@ -215,19 +230,24 @@ def lambda_query(base_q, small_q, plan, scale, workers, memory_mb, partitions, c
                 reading = m_i * nonempty_fraction(rows_per_map, n)
                 two = p["two_level_min_requests"]
                 total = src["bytes_out"] * scale ** src["alpha"]
-                a, b = combine_grid(m_i, n, total, p["combine_task_bytes"]) if two > 0 else (0, 0)
-                # Only where it saves requests (GETs of both levels and the grid's PUTs).
-                if two > 0 and reading * n >= two and m_i * b + n * a + a * b < reading * n:
+                # Placed where the planner expects m x n GETs or more; formed
+                # (not forwarded) where the grid at least halves the requests.
+                if two > 0 and m_i * n >= two:
+                    a, b, cost = combine_grid(m_i, n, total, p["combine_task_bytes"], partitions)
+                else:
+                    a, b, cost = 0, 0, math.inf
+                if cost * 2 <= reading * n:
+                    # A combine task regroups bytes (no decoding): its reads
+                    # and its one write, each at the function's bandwidth.
                     per = total / (a * b)
-                    durations = [lat.batches(math.ceil(m_i / a), p["fetch_concurrency"]) + per / mbps
-                                 + per / (p["combine_mb_per_s"] * 1000.0) / speed + lat.put()
-                                 for _ in range(a * b)]
+                    durations = [lat.batches(math.ceil(m_i / a), p["fetch_concurrency"]) + 2 * per / mbps
+                                 + lat.put() for _ in range(a * b)]
                     begin = max(finish.get(i, t0), t0) + p["stage_handoff_ms"]
                     combine_ms = max(combine_ms, begin + place.run(durations, begin) - start)
                     account(durations)
                     usage["s3_get"] += m_i * b
                     record["grids"].append((i, a, b, m_i * b))
-                    reading = a
+                    reading = a * (n + b - 1) / n
                 map_outputs += reading
             elif (mode == "broadcast" and i in by and m_i * n > m_i + n + 1
                   and by[i]["bytes_out"] * scale ** by[i]["alpha"] <= p["combine_max_bytes"]):

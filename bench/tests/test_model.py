@@ -86,7 +86,7 @@ Stage s3 (final) [hash x2, 2 tasks] <- s1, s2
                        stage(2, "hash x2", 2, 8, bin_=100, rows=4),
                        stage(3, "single (gather)", 1, 2, bin_=10)], 60, 50)
         g = ({1: [], 2: [1], 3: [2]}, {2: {1: "hash"}, 3: {2: "gather"}})
-        p = dict(model.PARAMETERS)
+        p = dict(model.PARAMETERS, two_level_min_requests=0)
 
         # One reduce task per partition (reduce_mb 0), as before coalescing.
         def run(scale, workers, seed=1, reduce_mb=0):
@@ -124,7 +124,7 @@ Stage s3 (final) [hash x2, 2 tasks] <- s1, s2
         g = ({1: [], 2: [1]}, {2: {1: "hash"}})
 
         def run(prefixes):
-            p = dict(model.PARAMETERS, s3_prefixes=prefixes)
+            p = dict(model.PARAMETERS, s3_prefixes=prefixes, two_level_min_requests=0)
             return model.lambda_query(base, None, g, 1000, 1000, 3008, 256, 1.0, 10, random.Random(1), p,
                                       20.0, 24)
 

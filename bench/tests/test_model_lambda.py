@@ -1,5 +1,6 @@
 """The Lambda simulation's newer parts: scan read-ahead, the two-level
 exchange's grid, and stages that only wait for a key filter."""
+import math
 import os
 import random
 import sys
@@ -12,18 +13,18 @@ from test_model import query, stage  # noqa: E402
 
 
 class Lambda(unittest.TestCase):
-    def test_grid_keeps_requests_far_below_m_times_n(self):
-        a, b = ml.combine_grid(1000, 1000, 100 * 2**30, 64 * 2**20)
-        # At least one combine task per 64 MiB, shaped like the exchange.
-        self.assertGreaterEqual(a * b, 1600)
-        self.assertLessEqual(abs(a - b), 1)
-        self.assertLess(1000 * b + 1000 * a, 1000 * 1000 / 10)
-        # A small exchange: one combine task reads everything.
-        self.assertEqual(ml.combine_grid(1000, 1000, 10 * 2**20, 64 * 2**20), (1, 1))
-        # Never more groups than map objects or partition ranges.
-        a, b = ml.combine_grid(3, 2000, 2**40, 64 * 2**20)
+    def test_grid_is_the_coordinators(self):
+        # planner/src/two_level_tests.rs: M = N = 1,000 and 100 GB make a
+        # 44 x 34 grid at about 100,000 requests instead of 1,000,000.
+        a, b, cost = ml.combine_grid(1000, 1000, 100e9, 64 * 2**20, 1000)
+        self.assertEqual((a, b), (44, 34))
+        self.assertLess(cost, 1000 * 1000 / 9)
+        self.assertEqual(cost, ml.two_level_requests(1000, 1000, 44, 34, 14.0))
+        # A small exchange: one combine task per group of map objects.
+        self.assertEqual(ml.combine_grid(1000, 1000, 10 * 2**20, 64 * 2**20)[:2], (1, 1))
+        # Never more groups than map objects.
+        a, b, _ = ml.combine_grid(3, 2000, 2**40, 64 * 2**20, 2000)
         self.assertLessEqual(a, 3)
-        self.assertLessEqual(b, 2000)
 
     def test_read_ahead_hides_fetches_behind_cpu(self):
         p = dict(ml.PARAMETERS)
@@ -52,10 +53,11 @@ class Lambda(unittest.TestCase):
 
         flat, grid = run(0), run(100_000)
         self.assertEqual(flat["stages"][1]["exchange_gets"], 2000 * 1000)
-        a, b = ml.combine_grid(2000, 1000, 20 * 10**9, ml.PARAMETERS["combine_task_bytes"])
+        a, b, _ = ml.combine_grid(2000, 1000, 20 * 10**9, ml.PARAMETERS["combine_task_bytes"], 1000)
         self.assertEqual(grid["worker_invocations"], flat["worker_invocations"] + a * b)
         self.assertEqual(grid["stages"][1]["grids"], [(1, a, b, 2000 * b)])
-        self.assertEqual(grid["stages"][1]["exchange_gets"], 1000 * a)
+        # Each reader meets a*(n + b - 1)/n combine outputs on average.
+        self.assertEqual(grid["stages"][1]["exchange_gets"], 1000 * math.ceil(a * (1000 + b - 1) / 1000))
         self.assertLess(grid["s3_get"], flat["s3_get"] / 10)
         # Below the threshold, or where it would not save requests, no grid.
         self.assertEqual(run(10**8)["stages"][1]["grids"], [])
