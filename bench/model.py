@@ -328,6 +328,12 @@ def cmd_predict(args):
         tot = sum(c["total_usd"] for c in costs)
         print(f"       all {sum(l for _, l in lats) / 1000:>10.2f} s in sequence, geomean "
               f"{stats.geomean([l / 1000 for _, l in lats]):.2f} s, ${tot:.4f} for the 22 queries")
+        parts = {k: sum(c.get(k, 0.0) for c in costs) for k in
+                 ("lambda_compute_usd", "lambda_requests_usd", "s3_get_usd", "s3_put_usd", "sqs_usd")}
+        print("       cost by item: " + ", ".join(f"{k[:-4]} ${v:.4f} ({v / tot * 100:.0f}%)"
+                                                  for k, v in parts.items() if tot > 0)
+              + f"; {sum(u['s3_get'] for u in usages):,} GETs, {sum(u['s3_put'] for u in usages):,} PUTs, "
+              f"slowest query {max(l for _, l in lats) / 1000:.1f} s")
     if args.json:
         with open(args.json, "w") as f:
             json.dump({"parameters": p, "workers": args.workers, "memory_mb": args.memory,

@@ -114,10 +114,13 @@ async fn the_spill_threshold_spills_without_a_memory_limit() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn spilled_uploads_meeting_store_faults_still_answer_right() {
-    // Multipart creations, parts and completions fail 10% of the time (half
-    // of the failed parts and completions after they were stored): retried
-    // by the store, or the task by the coordinator, never a wrong answer or
-    // an object left behind.
+    // 10% of store requests fail, multipart creations, parts and completions
+    // too (half the failed parts and completions after they were stored).
+    // A failed part is not retried by the store (another put_part would be
+    // another part number): the task fails and the coordinator retries it,
+    // under a key of its own. Never a wrong answer or an object left behind.
+    // Fault decisions hash the objects' keys, which differ per query: the
+    // query runs until a run has met faults (almost always the first).
     let data = sf01();
     let engine = engine(
         &data.path,
@@ -126,25 +129,27 @@ async fn spilled_uploads_meeting_store_faults_still_answer_right() {
             ("squall.shuffle.spill_threshold_bytes", "1048576"),
             ("squall.shuffle.upload_part_bytes", "5242880"),
             ("squall.fault.store_error_rate", "0.1"),
-            ("squall.fault.seed", "11"),
+            ("squall.task.max_attempts", "12"),
         ],
     )
     .await;
-    let r = engine
-        .sql(SQL)
-        .await
-        .unwrap_or_else(|e| panic!("with store faults: {e}"));
-    let actual = squall_tpch::run::to_csv(&r.schema, &r.batches).unwrap();
     let expected = single_node_csv(&single_node(&data.path).await, SQL).await;
-    assert_same("spilled under store faults", &expected, &actual, SQL);
-    let profile = r.profile.unwrap();
-    let scan = scan_stage(&profile.stage_profiles);
-    assert!(scan.spills > 0, "{scan:?}");
-    assert!(
-        profile.store_retries > 0 || profile.retries > 0,
-        "no fault was met: {}",
-        profile.display()
-    );
-    assert_eq!(count_files(engine.exchange_root()), 0);
+    let mut met = false;
+    for run in 0..5 {
+        let r = engine
+            .sql(SQL)
+            .await
+            .unwrap_or_else(|e| panic!("run {run} with store faults: {e}"));
+        let actual = squall_tpch::run::to_csv(&r.schema, &r.batches).unwrap();
+        assert_same("spilled under store faults", &expected, &actual, SQL);
+        let profile = r.profile.unwrap();
+        assert!(scan_stage(&profile.stage_profiles).spills > 0);
+        assert_eq!(count_files(engine.exchange_root()), 0);
+        if profile.store_retries > 0 || profile.retries > 0 {
+            met = true;
+            break;
+        }
+    }
+    assert!(met, "five runs met no store fault");
     assert_eq!(engine.open_queues(), 0);
 }

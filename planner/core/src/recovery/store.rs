@@ -19,7 +19,8 @@
 //!   the threshold almost always answers at the median. For a GET the answer
 //!   is its headers (the body then streams), so object size does not matter.
 //!
-//! Listing, deleting, copying and multipart uploads pass through.
+//! Starting a multipart upload is retried; its parts and completion, listing,
+//! deleting and copying pass through.
 
 use std::fmt;
 use std::future::Future;
@@ -239,7 +240,16 @@ impl ObjectStore for ResilientStore {
         location: &Path,
         opts: PutMultipartOptions,
     ) -> Result<Box<dyn MultipartUpload>> {
-        self.inner.put_multipart_opts(location, opts).await
+        // Starting an upload is retried (a retry starts another; S3 expires
+        // an abandoned one). Its parts and completion are not: another
+        // put_part would be another part number.
+        let inner = Arc::clone(&self.inner);
+        let path = location.clone();
+        self.run("CreateMultipartUpload", location, false, move || {
+            let (inner, path, opts) = (Arc::clone(&inner), path.clone(), opts.clone());
+            Box::pin(async move { inner.put_multipart_opts(&path, opts).await })
+        })
+        .await
     }
 
     async fn get_opts(&self, location: &Path, options: GetOptions) -> Result<GetResult> {
