@@ -306,13 +306,14 @@ def cmd_predict(args):
     results = []
     for sf in args.sf:
         scale = sf / sf_base
-        usages, lats = [], []
+        usages, lats, raw = [], [], []
         for q in sorted(base):
             rng = random.Random(args.seed * 1000 + q)
             plan_ms = max((base[q].get("wall_ms") or 0) - (base[q]["profile"].get("wall_ms") or 0), 0.0)
             latency, usage = lambda_query(base[q], small.get(q), graphs[q], scale, args.workers, args.memory,
                                           args.partitions, c0, ratio, rng, p, plan_ms, files, args.task_mb,
                                           args.reduce_mb)
+            raw.append(usage)
             inputs = overheads(usage, latency)
             inputs.update({"worker_memory_mb": args.memory, "coordinator_ms": int(math.ceil(latency)),
                            "coordinator_memory_mb": args.coordinator_memory})
@@ -334,6 +335,13 @@ def cmd_predict(args):
                                                   for k, v in parts.items() if tot > 0)
               + f"; {sum(u['s3_get'] for u in usages):,} GETs, {sum(u['s3_put'] for u in usages):,} PUTs, "
               f"slowest query {max(l for _, l in lats) / 1000:.1f} s")
+        spent = {}
+        for u in raw:
+            for k, v in u.get("spent_ms", {}).items():
+                spent[k] = spent.get(k, 0.0) + v
+        billed = sum(spent.values()) or 1.0
+        print("       worker time (stages' own tasks): " + ", ".join(
+            f"{k} {v / 1000:,.0f} s ({v / billed * 100:.0f}%)" for k, v in spent.items()))
     if args.json:
         with open(args.json, "w") as f:
             json.dump({"parameters": p, "workers": args.workers, "memory_mb": args.memory,

@@ -268,16 +268,34 @@ def lambda_query(base_q, small_q, plan, scale, workers, memory_mb, partitions, c
         out_bytes = st["bytes_out"] * g / n
         rg_per_task = max(1, math.ceil(st["row_groups"] * g / p["row_group_factor"] / n)) if st["is_scan"] else 0
         durations, gets, scan_gets = [], 0, 0
+        spent = usage.setdefault("spent_ms", dict.fromkeys(
+            ("scan first window", "exchange first GETs", "CPU", "reads beyond the CPU",
+             "output bytes", "PUT"), 0.0))
         for _ in range(n):
+            # Waited for before the CPU work starts: the first scan window,
+            # the first round of exchange GETs. Overlapping it (the reads
+            # stream: read-ahead, and a shuffle read's fetch_concurrency GETs
+            # in flight as its batches are consumed): the rest of both, on
+            # one network. After it: the output's bytes and its PUT.
             before, overlapped = 0.0, 0.0
             if st["is_scan"]:
                 before, overlapped, k = scan_io(lat, p, scan_bytes, rg_per_task, mbps)
                 scan_gets += k
+                spent["scan first window"] += before
             if map_outputs:
-                before += lat.batches(map_outputs, p["fetch_concurrency"])
+                first = lat.get()
+                trips = max(0.0, lat.batches(map_outputs, p["fetch_concurrency"]) - first)
+                before += first
+                overlapped += trips + in_bytes / mbps
                 gets += map_outputs
-            before += (in_bytes + out_bytes) / mbps
-            durations.append(before + max(work_per_task, overlapped) + lat.put())
+                spent["exchange first GETs"] += first
+            after = out_bytes / mbps
+            put = lat.put()
+            spent["output bytes"] += after
+            spent["CPU"] += work_per_task
+            spent["reads beyond the CPU"] += max(0.0, overlapped - work_per_task)
+            spent["PUT"] += put
+            durations.append(before + max(work_per_task, overlapped) + after + put)
         makespan = place.run(durations, start)
         # The per-prefix request rates bound the stage: its scan reads over
         # --s3-prefixes, its exchange reads over its inputs' shards, its PUTs

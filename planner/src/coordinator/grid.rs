@@ -117,35 +117,32 @@ impl Grid {
     /// The ranges task `task` reads: column `h`'s partitions of each object
     /// of group `g` (one range per object that holds rows there).
     pub fn cell_ranges(&self, outputs: &[&MapOutput], task: usize) -> Vec<ObjectRange> {
-        let Some(&(g, h)) = self.cells.get(task) else {
-            return Vec::new();
-        };
-        let (Some(group), Some(column)) = (self.groups.get(g), self.columns.get(h)) else {
-            return Vec::new();
-        };
-        outputs
-            .get(group.clone())
-            .unwrap_or_default()
-            .iter()
-            .filter_map(|o| span(o, column))
-            .collect()
+        let (objects, column) = self.cell(outputs, task);
+        objects.iter().filter_map(|o| span(o, &column)).collect()
+    }
+
+    /// Task `task`'s cell: its group's outputs and its column's partitions
+    /// (none for a task the grid does not have).
+    fn cell<'a>(
+        &self,
+        outputs: &'a [&'a MapOutput],
+        task: usize,
+    ) -> (&'a [&'a MapOutput], Range<usize>) {
+        let found = self.cells.get(task).and_then(|&(g, h)| {
+            let (group, column) = (self.groups.get(g)?, self.columns.get(h)?);
+            Some((outputs.get(group.clone())?, column.clone()))
+        });
+        found.unwrap_or((&[], 0..0))
     }
 
     /// Where each partition lies in the ranges of [`Self::cell_ranges`]
     /// (same order): the bytes and rows of each partition of column `h`, from
     /// the first one holding rows in that object on.
     pub fn cell_layout(&self, outputs: &[&MapOutput], task: usize) -> Vec<RangeLayout> {
-        let Some(&(g, h)) = self.cells.get(task) else {
-            return Vec::new();
-        };
-        let (Some(group), Some(column)) = (self.groups.get(g), self.columns.get(h)) else {
-            return Vec::new();
-        };
-        outputs
-            .get(group.clone())
-            .unwrap_or_default()
+        let (objects, column) = self.cell(outputs, task);
+        objects
             .iter()
-            .filter(|o| span(o, column).is_some())
+            .filter(|o| span(o, &column).is_some())
             .map(|o| {
                 let parts = &o.partitions[column.clone()];
                 // The span starts at the first partition holding bytes.

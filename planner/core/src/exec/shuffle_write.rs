@@ -159,6 +159,57 @@ impl ShuffleWriteExec {
         .then_some((binding, *n))
     }
 
+    /// A combine task's write: its input's bytes regrouped by partition.
+    async fn write_regrouped(
+        &self,
+        binding: &InputBinding,
+        partitions: usize,
+        ctx: &Arc<TaskContext>,
+        squall: &SquallConfig,
+        output: ObjectLocation,
+    ) -> Result<MapOutput> {
+        let (regrouped, gets) =
+            regroup::fetch_and_regroup(binding, partitions, ctx, &output.key).await?;
+        let mut object = ObjectBytes::new(None);
+        for piece in regrouped.pieces {
+            object.push(piece);
+        }
+        let bytes = object.len();
+        let store = ctx
+            .runtime_env()
+            .object_store(ObjectStoreUrl::parse(&output.store_url)?)?;
+        let options = UploadOptions {
+            max_put_bytes: MAX_PUT_BYTES,
+            part_bytes: squall.shuffle.upload_part_bytes.max(MIN_PART_BYTES),
+            concurrency: squall.shuffle.upload_concurrency,
+        };
+        let requests = if bytes > 0 {
+            upload(&store, &Path::from(output.key.as_str()), object, options)
+                .await
+                .map_err(DataFusionError::from)?
+        } else {
+            0
+        };
+        drop(regrouped.reservation);
+        MetricBuilder::new(&self.metrics)
+            .output_rows(0)
+            .add(regrouped.rows as usize);
+        for (name, n) in [
+            ("put_requests", requests as usize),
+            ("bytes_written", bytes as usize),
+            ("get_requests", gets),
+        ] {
+            MetricBuilder::new(&self.metrics)
+                .global_counter(name)
+                .add(n);
+        }
+        Ok(MapOutput {
+            key: output.key,
+            partitions: regrouped.partitions,
+            keys: None,
+        })
+    }
+
     /// Run the input to completion and write the exchange object.
     pub async fn write(&self, ctx: Arc<TaskContext>) -> Result<MapOutput> {
         let output = self.output.clone().ok_or_else(|| {
@@ -166,45 +217,9 @@ impl ShuffleWriteExec {
         })?;
         let squall = SquallConfig::from_session(ctx.session_config());
         if let Some((binding, partitions)) = self.regroup_binding() {
-            let (regrouped, gets) =
-                regroup::fetch_and_regroup(binding, partitions, &ctx, &output.key).await?;
-            let mut object = ObjectBytes::new(None);
-            for piece in regrouped.pieces {
-                object.push(piece);
-            }
-            let bytes = object.len();
-            let url = ObjectStoreUrl::parse(&output.store_url)?;
-            let store = ctx.runtime_env().object_store(url)?;
-            let options = UploadOptions {
-                max_put_bytes: MAX_PUT_BYTES,
-                part_bytes: squall.shuffle.upload_part_bytes.max(MIN_PART_BYTES),
-                concurrency: squall.shuffle.upload_concurrency,
-            };
-            let requests = if bytes > 0 {
-                upload(&store, &Path::from(output.key.as_str()), object, options)
-                    .await
-                    .map_err(DataFusionError::from)?
-            } else {
-                0
-            };
-            drop(regrouped.reservation);
-            MetricBuilder::new(&self.metrics)
-                .output_rows(0)
-                .add(regrouped.rows as usize);
-            MetricBuilder::new(&self.metrics)
-                .global_counter("put_requests")
-                .add(requests as usize);
-            MetricBuilder::new(&self.metrics)
-                .global_counter("bytes_written")
-                .add(bytes as usize);
-            MetricBuilder::new(&self.metrics)
-                .global_counter("get_requests")
-                .add(gets);
-            return Ok(MapOutput {
-                key: output.key,
-                partitions: regrouped.partitions,
-                keys: None,
-            });
+            return self
+                .write_regrouped(binding, partitions, &ctx, &squall, output)
+                .await;
         }
         let compression: Compression = squall.shuffle.compression.parse()?;
         let batch_rows = ctx.session_config().batch_size();
