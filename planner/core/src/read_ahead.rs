@@ -12,9 +12,12 @@
 //! on one window, the next `windows - 1` are already in flight.
 //!
 //! What it costs: up to `windows x window_bytes` per scan partition held in
-//! memory, and the bytes of row groups the decoder ends up skipping (a
-//! LIMIT reached, a dynamic filter pruning the rest) fetched for nothing;
-//! a reader dropped early aborts what is still in flight. A request the
+//! memory (reserved in the task's memory pool, at most an eighth of a
+//! memory limit together: a window the pool refuses is not fetched, and
+//! the decoder reads as it asks), and the bytes of row
+//! groups the decoder ends up skipping (a LIMIT reached, a dynamic filter
+//! pruning the rest) fetched for nothing; a reader dropped early aborts
+//! what is still in flight. A request the
 //! windows do not cover (a column not seen before, page-index reads) goes
 //! to the store as it would without read-ahead.
 
@@ -27,6 +30,9 @@ use bytes::Bytes;
 use datafusion::datasource::listing::PartitionedFile;
 use datafusion::datasource::physical_plan::parquet::{
     DefaultParquetFileReaderFactory, ParquetAccessPlan, ParquetFileReaderFactory,
+};
+use datafusion::execution::memory_pool::{
+    MemoryConsumer, MemoryLimit, MemoryPool, MemoryReservation,
 };
 use datafusion::physical_plan::metrics::ExecutionPlanMetricsSet;
 use futures::FutureExt;
@@ -47,6 +53,8 @@ pub struct ReadAheadFactory {
     /// a fresh reader of a file whose metadata another reader loaded (after
     /// reading Bloom filters), and that reader must know the layout too.
     footers: Footers,
+    /// Where windows reserve their bytes (none: unreserved).
+    pool: Option<Arc<dyn MemoryPool>>,
 }
 
 type Footers = Arc<Mutex<HashMap<String, Arc<ParquetMetaData>>>>;
@@ -76,6 +84,28 @@ impl ReadAheadFactory {
             window_bytes: window_bytes.max(1),
             windows: windows.max(1),
             footers: Footers::default(),
+            pool: None,
+        }
+    }
+
+    /// Windows reserve their bytes in `pool` first; one the pool refuses is
+    /// not fetched (the decoder's requests then go to the store as they come).
+    pub fn with_memory_pool(mut self, pool: Arc<dyn MemoryPool>) -> Self {
+        self.pool = Some(pool);
+        self
+    }
+
+    /// Bytes per window: the setting, and under a memory limit at most an
+    /// eighth of it across the windows in flight, so read-ahead never
+    /// crowds out the operators (a window of one row group may still be
+    /// larger, and then the pool may refuse it).
+    fn window_budget(&self) -> u64 {
+        match self.pool.as_ref().map(|p| p.memory_limit()) {
+            Some(MemoryLimit::Finite(limit)) => self
+                .window_bytes
+                .min((limit / 8 / self.windows) as u64)
+                .max(1),
+            _ => self.window_bytes,
         }
     }
 }
@@ -104,8 +134,9 @@ impl ParquetFileReaderFactory for ReadAheadFactory {
                 metrics: metrics.clone(),
             },
             footers: Arc::clone(&self.footers),
+            pool: self.pool.clone(),
             planned,
-            window_bytes: self.window_bytes,
+            window_bytes: self.window_budget(),
             windows: self.windows,
             layout: None,
             columns: BTreeSet::new(),
@@ -202,6 +233,8 @@ struct Window {
     end: usize,
     ranges: Vec<Range<u64>>,
     data: WindowData,
+    /// Its bytes in the task's memory pool, while it is held.
+    _reservation: Option<MemoryReservation>,
 }
 
 enum WindowData {
@@ -257,6 +290,7 @@ pub struct ReadAheadReader {
     inner: Box<dyn AsyncFileReader + Send>,
     opener: Opener,
     footers: Footers,
+    pool: Option<Arc<dyn MemoryPool>>,
     planned: Option<Vec<usize>>,
     window_bytes: u64,
     windows: usize,
@@ -274,6 +308,18 @@ impl ReadAheadReader {
             return None;
         }
         let (ranges, end) = layout.window(from, &self.columns, self.window_bytes);
+        let bytes: u64 = ranges.iter().map(|r| r.end - r.start).sum();
+        let reservation = match &self.pool {
+            Some(pool) => {
+                let r = MemoryConsumer::new("read-ahead window").register(pool);
+                if r.try_grow(bytes as usize).is_err() {
+                    tracing::debug!(bytes, "no memory for a read-ahead window: reading as asked");
+                    return None;
+                }
+                Some(r)
+            }
+            None => None,
+        };
         let mut reader = self
             .opener
             .factory
@@ -297,6 +343,7 @@ impl ReadAheadReader {
             end,
             ranges,
             data: WindowData::Pending(handle),
+            _reservation: reservation,
         })
     }
 

@@ -6,6 +6,7 @@ use datafusion::datasource::listing::PartitionedFile;
 use datafusion::datasource::physical_plan::parquet::ParquetAccessPlan;
 use datafusion::datasource::physical_plan::{FileGroup, FileScanConfigBuilder, ParquetSource};
 use datafusion::datasource::source::DataSourceExec;
+use datafusion::execution::memory_pool::MemoryPool;
 use datafusion::execution::object_store::ObjectStoreUrl;
 use datafusion::physical_plan::collect;
 use datafusion::prelude::SessionContext;
@@ -61,6 +62,16 @@ async fn scan(
     projection: &[usize],
     window_bytes: u64,
 ) -> (Vec<RecordBatch>, u64) {
+    scan_in(groups, projection, window_bytes, None).await
+}
+
+/// [`scan`] with windows reserving their bytes in `pool`.
+async fn scan_in(
+    groups: &[usize],
+    projection: &[usize],
+    window_bytes: u64,
+    pool: Option<Arc<dyn MemoryPool>>,
+) -> (Vec<RecordBatch>, u64) {
     let (store, path, size) = file().await;
     let counter = RequestCounter::new();
     let counted = CountingStore::wrap(store, &counter);
@@ -71,12 +82,11 @@ async fn scan(
     let piece = PartitionedFile::new(path.to_string(), size).with_extension(plan);
     let mut source = ParquetSource::new(schema());
     if window_bytes > 0 {
-        source = source.with_parquet_file_reader_factory(Arc::new(ReadAheadFactory::new(
-            None,
-            Arc::clone(&counted),
-            window_bytes,
-            2,
-        )));
+        let mut factory = ReadAheadFactory::new(None, Arc::clone(&counted), window_bytes, 2);
+        if let Some(pool) = pool {
+            factory = factory.with_memory_pool(pool);
+        }
+        source = source.with_parquet_file_reader_factory(Arc::new(factory));
     }
     let config = FileScanConfigBuilder::new(
         ObjectStoreUrl::parse("memory://").unwrap(),
@@ -170,4 +180,23 @@ fn windows_take_whole_row_groups_up_to_the_budget() {
         None,
         "row group 1 is not planned"
     );
+}
+
+#[tokio::test]
+async fn windows_the_pool_refuses_are_not_fetched() {
+    use datafusion::execution::memory_pool::GreedyMemoryPool;
+    let groups: Vec<usize> = (0..GROUPS).collect();
+    let (plain, plain_gets) = scan(&groups, &[0, 2], 0).await;
+    // No room for any window: every request goes to the store as asked.
+    let tiny: Arc<dyn MemoryPool> = Arc::new(GreedyMemoryPool::new(16));
+    let (refused, refused_gets) = scan_in(&groups, &[0, 2], 1 << 20, Some(Arc::clone(&tiny))).await;
+    assert_eq!(rows(&plain), rows(&refused));
+    assert_eq!(refused_gets, plain_gets);
+    assert_eq!(tiny.reserved(), 0);
+    // Room for them: windows, fewer GETs, and nothing reserved once done.
+    let room: Arc<dyn MemoryPool> = Arc::new(GreedyMemoryPool::new(64 << 20));
+    let (ahead, ahead_gets) = scan_in(&groups, &[0, 2], 1 << 20, Some(Arc::clone(&room))).await;
+    assert_eq!(rows(&plain), rows(&ahead));
+    assert!(ahead_gets * 3 < plain_gets, "{ahead_gets} vs {plain_gets}");
+    assert_eq!(room.reserved(), 0);
 }

@@ -202,7 +202,8 @@ fn bind_scan(
             store,
             reading.read_ahead_bytes,
             reading.read_ahead_windows,
-        );
+        )
+        .with_memory_pool(Arc::clone(&runtime.memory_pool));
         let source = source
             .clone()
             .with_parquet_file_reader_factory(Arc::new(factory));
