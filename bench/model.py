@@ -294,6 +294,7 @@ def cmd_predict(args):
     p["two_level_min_requests"] = args.two_level_min
     p["warm_footers"] = args.warm_footers
     p["row_group_factor"] = args.row_group_factor
+    p["scan_threads"] = args.scan_threads
     print(f"Lambda: {args.workers} workers x {args.memory} MB, {args.partitions} hash partitions, "
           f"{args.task_mb} MiB scan tasks, {args.reduce_mb} MiB reduce tasks; "
           f"from SF{sf_base:g} profiles (c0 = {c0:.1f} ms per task); parameters: {json.dumps(p)}")
@@ -435,6 +436,8 @@ def main(argv=None):
                            help="squall.scan.read_ahead_bytes in MiB (0 = a row group at a time)")
             s.add_argument("--two-level-min", type=int, default=100_000,
                            help="squall.shuffle.two_level_min_requests (0 = never; the default is the setting's)")
+            s.add_argument("--scan-threads", type=int, default=1,
+                           help="squall.scan.task_partitions: threads a scan task runs on (up to its vCPUs)")
             s.add_argument("--row-group-factor", type=float, default=1.0,
                            help="the target data's row groups are this many times as large as the base's")
             s.add_argument("--warm-footers", action="store_true",

@@ -37,6 +37,7 @@ PARAMETERS = {
     "combine_task_bytes": 64 * 1024 * 1024,   # bytes a combine task moves (squall.shuffle.target_task_bytes)
     "base_task_mb": 32,                 # scan task size of the base profile's run
     "row_group_factor": 1.0,            # the target data's row groups this many times the base's
+    "scan_threads": 1,                  # squall.scan.task_partitions
 }
 
 
@@ -262,7 +263,11 @@ def lambda_query(base_q, small_q, plan, scale, workers, memory_mb, partitions, c
         usage["s3_get"] += combine_gets
         usage["s3_put"] += 1 if combine_gets else 0
         record["combine_gets"] = combine_gets
-        work_per_task = st["work_ms"] * g / n / speed
+        # A scan task reads with squall.scan.task_partitions threads (the
+        # operators above its scan run per partition too), up to the vCPUs
+        # its memory buys; other tasks run on one.
+        threads = p["scan_threads"] if st["is_scan"] else 1
+        work_per_task = st["work_ms"] * g / n / min(float(threads), memory_mb / p["vcpu_mb"], speed * threads)
         scan_bytes = st["scan_bytes"] * g / n
         in_bytes = st["bytes_in"] * g / n
         out_bytes = st["bytes_out"] * g / n
