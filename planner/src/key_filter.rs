@@ -517,13 +517,9 @@ fn collect_joins<'a>(plan: &'a Arc<dyn ExecutionPlan>, out: &mut Vec<&'a HashJoi
 }
 
 fn index_of(staged: &StagedPlan, id: u32) -> Result<usize> {
-    staged
-        .stages
-        .iter()
-        .position(|s| s.id == id)
-        .ok_or_else(|| {
-            PlannerError::Internal(format!("key filter names unknown stage s{id}")).into()
-        })
+    staged.index(id).ok_or_else(|| {
+        PlannerError::Internal(format!("key filter names unknown stage s{id}")).into()
+    })
 }
 
 fn writer_of(plan: &Arc<dyn ExecutionPlan>) -> Result<&ShuffleWriteExec> {

@@ -131,6 +131,11 @@ impl std::fmt::Display for TaskLayout {
 }
 
 impl StagedPlan {
+    /// The position in `stages` of stage `id`.
+    pub fn index(&self, id: u32) -> Option<usize> {
+        self.stages.iter().position(|s| s.id == id)
+    }
+
     pub fn final_stage(&self) -> Option<&Stage> {
         self.stages.last()
     }

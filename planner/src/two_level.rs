@@ -217,7 +217,7 @@ pub fn place_combine_stages(
             if read.mode() != ReadMode::Hash {
                 continue;
             }
-            let Some(si) = staged.stages.iter().position(|s| s.id == read.stage()) else {
+            let Some(si) = staged.index(read.stage()) else {
                 continue;
             };
             let (m, n) = (tasks[si], tasks[ti]);
@@ -363,13 +363,9 @@ fn row_bytes(schema: &Schema) -> usize {
 }
 
 fn index_of(staged: &StagedPlan, id: u32) -> Result<usize> {
-    staged
-        .stages
-        .iter()
-        .position(|s| s.id == id)
-        .ok_or_else(|| {
-            PlannerError::Internal(format!("combine stage placed for unknown stage s{id}")).into()
-        })
+    staged.index(id).ok_or_else(|| {
+        PlannerError::Internal(format!("combine stage placed for unknown stage s{id}")).into()
+    })
 }
 
 /// The hash read of stage `source` in `plan`.

@@ -92,17 +92,13 @@ pub(super) fn stage_groups(
 
 /// The index of the stage `read` (a leaf of stage `si`) reads.
 fn upstream(job: &QueryJob, si: usize, read: &ShuffleReadExec) -> Result<usize> {
-    job.staged
-        .stages
-        .iter()
-        .position(|s| s.id == read.stage())
-        .ok_or_else(|| {
-            DataFusionError::from(PlannerError::Internal(format!(
-                "stage {} reads unknown stage {}",
-                job.staged.stages[si].id,
-                read.stage()
-            )))
-        })
+    job.staged.index(read.stage()).ok_or_else(|| {
+        DataFusionError::from(PlannerError::Internal(format!(
+            "stage {} reads unknown stage {}",
+            job.staged.stages[si].id,
+            read.stage()
+        )))
+    })
 }
 
 /// The accepted outputs of stage `i`'s tasks, in task order; for a combine

@@ -49,7 +49,7 @@ pub(super) async fn launch_ready(
     runs: &mut [StageRun],
     profile: &mut QueryProfile,
 ) -> Result<()> {
-    let position = |id: u32| job.staged.stages.iter().position(|s| s.id == id);
+    let position = |id: u32| job.staged.index(id);
     let sizing = Sizing::from_config(&job.config);
     // A combine stage that forwards finishes at launch: go round again for
     // the stages that were waiting for it.
@@ -107,17 +107,12 @@ fn form_tasks(job: &QueryJob, runs: &mut [StageRun], i: usize, sizing: Sizing) -
         TaskLayout::Combine {
             source, partitions, ..
         } => {
-            let j = job
-                .staged
-                .stages
-                .iter()
-                .position(|s| s.id == *source)
-                .ok_or_else(|| {
-                    DataFusionError::from(PlannerError::Internal(format!(
-                        "combine stage s{} reads unknown stage s{source}",
-                        job.staged.stages[i].id
-                    )))
-                })?;
+            let j = job.staged.index(*source).ok_or_else(|| {
+                DataFusionError::from(PlannerError::Internal(format!(
+                    "combine stage s{} reads unknown stage s{source}",
+                    job.staged.stages[i].id
+                )))
+            })?;
             let grid = Grid::form(j, &accepted(runs, j), *partitions, sizing);
             let tasks = grid.tasks();
             tracing::info!(
@@ -181,9 +176,7 @@ pub(super) async fn launch_task(
     for source in &stage.filter_inputs {
         let binding = job
             .staged
-            .stages
-            .iter()
-            .position(|s| s.id == *source)
+            .index(*source)
             .and_then(|j| runs[j].filter.clone())
             .ok_or_else(|| {
                 DataFusionError::from(PlannerError::Internal(format!(

@@ -168,8 +168,14 @@ impl ShuffleWriteExec {
         squall: &SquallConfig,
         output: ObjectLocation,
     ) -> Result<MapOutput> {
-        let (regrouped, gets) =
-            regroup::fetch_and_regroup(binding, partitions, ctx, &output.key).await?;
+        let (regrouped, gets) = regroup::fetch_and_regroup(
+            binding,
+            partitions,
+            ctx,
+            &output.key,
+            squall.shuffle.fetch_concurrency,
+        )
+        .await?;
         let mut object = ObjectBytes::new(None);
         for piece in regrouped.pieces {
             object.push(piece);

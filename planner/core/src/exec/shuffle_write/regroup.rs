@@ -25,7 +25,6 @@ use object_store::ObjectStoreExt;
 use object_store::path::Path;
 
 use super::upload::Piece;
-use crate::config::SquallConfig;
 use crate::task::{InputBinding, ObjectRange, PartitionRange, RangeLayout};
 
 /// What a regrouped object is made of.
@@ -50,14 +49,15 @@ pub fn applies(binding: &InputBinding, partitions: usize) -> bool {
         })
 }
 
-/// Fetch the ranges of `binding` (one GET each) and regroup them by partition.
+/// Fetch the ranges of `binding` (one GET each, `fetch_concurrency` at a
+/// time) and regroup them by partition.
 pub async fn fetch_and_regroup(
     binding: &InputBinding,
     partitions: usize,
     ctx: &Arc<TaskContext>,
     key: &str,
+    fetch_concurrency: usize,
 ) -> Result<(Regrouped, usize)> {
-    let squall = SquallConfig::from_session(ctx.session_config());
     let store = ctx
         .runtime_env()
         .object_store(ObjectStoreUrl::parse(&binding.store_url)?)?;
@@ -89,7 +89,7 @@ pub async fn fetch_and_regroup(
         })
         .collect();
     let fetched: Vec<Bytes> = futures::stream::iter(gets)
-        .buffered(squall.shuffle.fetch_concurrency.max(1))
+        .buffered(fetch_concurrency.max(1))
         .try_collect()
         .await?;
     let mut regrouped = regroup(ranges, &binding.layout, fetched, partitions)?;
