@@ -34,6 +34,11 @@ moto_url="http://$host:$moto_port"
 lambda_url="http://$host:$lambda_port"
 api_url="$lambda_url/lambda-url/api"
 api_auth="${SQUALL_API_AUTH:-none}"
+# cargo lambda watch answers an invocation only when the function returns,
+# and stops dispatching for good once 100 invocations of one function wait
+# (its request queue holds 100 and is filled under a lock its instances
+# need): coordinators here keep fewer than that unanswered.
+max_unanswered=48
 token_secret=squall-local/api-token
 
 log() { printf 'up: %s\n' "$*" >&2; }
@@ -176,6 +181,7 @@ SQUALL_QUEUE_PREFIX=$bucket-q-
 SQUALL_DEFAULT_CATALOG=s3://$bucket/$data_prefix
 SQUALL_API_URL=$api_url
 SQUALL_API_PATH_PREFIX=/lambda-url/api
+SQUALL_TASK_MAX_UNANSWERED_INVOKES=$max_unanswered
 EOF
     if [[ "$api_auth" == token ]]; then
         # The secret's name; its value is created in moto by create_api_token_secret.
@@ -351,6 +357,7 @@ export SQUALL_COORDINATOR_FUNCTION=coordinator
 export SQUALL_QUEUE_PREFIX=$bucket-q-
 export SQUALL_CATALOG=s3://$bucket/$data_prefix
 export SQUALL_API_URL=$api_url
+export SQUALL_TASK_MAX_UNANSWERED_INVOKES=$max_unanswered
 EOF
     local secret
     secret="$(running_token_secret)"

@@ -31,6 +31,8 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use tokio::sync::Semaphore;
+
 use async_trait::async_trait;
 use aws_sdk_lambda::primitives::Blob;
 use aws_sdk_lambda::types::InvocationType;
@@ -66,6 +68,9 @@ pub struct LambdaInvoker {
     state: Option<ObjectQueryStore>,
     /// How long an invocation waits for Lambda's answer.
     answer_wait: Duration,
+    /// Invocations still waiting for Lambda's answer (answered or not, the
+    /// launch goes on after `answer_wait`; a permit is held until the answer).
+    unanswered: Arc<Semaphore>,
     /// S3 requests made for each query (by query id).
     requests: RequestTally,
 }
@@ -91,8 +96,16 @@ impl LambdaInvoker {
             payloads,
             state: None,
             answer_wait: Duration::from_millis(250),
+            unanswered: Arc::new(Semaphore::new(1024)),
             requests: RequestTally::default(),
         }
+    }
+
+    /// At most `limit` invocations waiting for Lambda's answer at once
+    /// (`squall.task.max_unanswered_invokes`); a launch past it waits.
+    pub fn with_max_unanswered(mut self, limit: usize) -> Self {
+        self.unanswered = Arc::new(Semaphore::new(limit.max(1)));
+        self
     }
 
     /// Wait up to `wait` for Lambda's answer to each invocation
@@ -152,8 +165,21 @@ impl Invoker for LambdaInvoker {
             .invocation_type(InvocationType::Event)
             .payload(Blob::new(body.to_vec()));
         // Sent from a task of its own, so a slow answer does not hold the
-        // launch and the request still completes after the wait.
-        let mut sent = tokio::spawn(request.send());
+        // launch and the request still completes after the wait; its permit
+        // is given back with the answer.
+        let permit = Arc::clone(&self.unanswered)
+            .acquire_owned()
+            .await
+            .map_err(|e| SquallError::Invoke {
+                stage: id.stage,
+                task: id.task,
+                message: format!("invoking Lambda {}: {e}", self.function),
+            })?;
+        let mut sent = tokio::spawn(async move {
+            let answer = request.send().await;
+            drop(permit);
+            answer
+        });
         let refused = |message: String, throttled: bool| {
             let message = format!("invoking Lambda {}: {message}", self.function);
             if throttled {

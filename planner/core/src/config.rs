@@ -134,6 +134,13 @@ config_namespace! {
         /// Invocations in flight at once while a stage starts (each waits
         /// for its answer, and a throttled one for its backoff).
         pub launch_concurrency: usize, default = 64
+        /// aws: invocations still waiting for the platform's answer at once,
+        /// across the coordinator's stages; a launch past it waits for an
+        /// answer. Lambda answers an event invocation in tens of milliseconds,
+        /// so this only bounds a stuck endpoint; `cargo lambda watch` answers
+        /// when the function returns and stops dispatching altogether once
+        /// 100 invocations of a function wait, so the local stack sets 48.
+        pub max_unanswered_invokes: usize, default = 1024
         /// Memory one task may reserve (0 = no limit beyond the worker's).
         /// Operators that can spill do; others fail the query with a clear error.
         pub memory_limit_bytes: usize, default = 0

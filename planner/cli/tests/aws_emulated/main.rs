@@ -260,6 +260,13 @@ fn aws_path_on_emulated_lambda_s3_and_sqs() {
     );
 
     let t = Instant::now();
+    many_tasks_in_one_stage(&stack);
+    eprintln!(
+        "aws_emulated: a stage of 160 tasks in {:.1}s",
+        t.elapsed().as_secs_f64()
+    );
+
+    let t = Instant::now();
     requests::sqs_and_s3_requests(&stack);
     eprintln!(
         "aws_emulated: the requests of Q3, counted, in {:.1}s",
@@ -449,6 +456,45 @@ fn worker_deaths(stack: &Stack) {
     assert!(
         log.contains("the worker process aborts") && log.contains("starting it again"),
         "the functions' log shows no worker process that died and came back"
+    );
+}
+
+/// A stage of 160 tasks, more than `cargo lambda watch` holds waiting (it
+/// stops dispatching for good at 100): the coordinator keeps at most
+/// `squall.task.max_unanswered_invokes` invocations unanswered, which the
+/// local stack sets below that, and the answer equals the embedded
+/// backend's on the same files.
+fn many_tasks_in_one_stage(stack: &Stack) {
+    let sql = "select count(*), sum(c) from \
+               (select l_orderkey, count(*) c from lineitem group by l_orderkey) t";
+    let settings = [
+        "--config",
+        "squall.shuffle.partitions=160",
+        "--config",
+        "squall.shuffle.target_task_bytes=1",
+    ];
+    let run = |backend: &str, sql: &str| {
+        let data = stack.data_dir();
+        let mut args = vec!["query", "--backend", backend, "--format", "csv"];
+        if backend == "local" {
+            args.extend(["--catalog", data.to_str().expect("utf-8 path")]);
+        }
+        args.extend(settings);
+        args.push(sql);
+        let out = stack.squall(&args);
+        assert!(
+            out.status.success(),
+            "{backend}: exit {:?}: {}",
+            out.status.code(),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    assert_eq!(run("aws", sql), run("local", sql));
+    let explained = run("aws", &format!("explain analyze {sql}"));
+    assert!(
+        explained.contains("160 tasks]"),
+        "no stage of 160 tasks:\n{explained}"
     );
 }
 
