@@ -31,6 +31,8 @@ use datafusion::execution::{SessionState, SessionStateBuilder, TaskContext};
 use datafusion::logical_expr::{DdlStatement, LogicalPlan};
 use datafusion::prelude::{SessionConfig, SessionContext};
 use datafusion::sql::parser::{DFParser, Statement};
+use futures::StreamExt;
+use futures::stream::BoxStream;
 use squall_core::config::SquallConfig;
 use squall_core::executor::{join_error_text, spawn_cpu};
 use squall_core::requests::{CountingRegistry, RequestCounter};
@@ -49,6 +51,7 @@ use crate::locations::AllowedRoots;
 use crate::partitions::{PartitionCount, PartitionRegistry};
 use crate::plan_check::encode_checked;
 use crate::profile::QueryProfile;
+use crate::result_stream::ResultObjects;
 use crate::split::{FooterCache, assign_tasks, scan_units};
 use crate::stages::{StagedPlan, TaskLayout, split_stages};
 use crate::task_settings::changed_settings;
@@ -86,6 +89,69 @@ pub struct QueryResult {
     pub batches: Vec<RecordBatch>,
     /// Present when the statement ran distributed.
     pub profile: Option<QueryProfile>,
+}
+
+/// The rows of a statement's result, as [`Engine::sql_stream`] hands them out.
+#[derive(Debug)]
+pub enum ResultBatches {
+    /// Made in this process (DDL, `EXPLAIN`, `SET`, ...).
+    Memory(Vec<RecordBatch>),
+    /// The final stage's objects in the exchange store, read batch by batch
+    /// as they are asked for and deleted after the last.
+    Objects(ResultObjects),
+}
+
+impl ResultBatches {
+    /// The batches in order, one at a time.
+    pub fn into_stream(self) -> BoxStream<'static, Result<RecordBatch>> {
+        match self {
+            Self::Memory(batches) => futures::stream::iter(batches.into_iter().map(Ok)).boxed(),
+            Self::Objects(objects) => objects.into_stream(),
+        }
+    }
+
+    /// Every batch, in memory.
+    pub async fn collect(self) -> Result<Vec<RecordBatch>> {
+        match self {
+            Self::Memory(batches) => Ok(batches),
+            Self::Objects(objects) => objects.collect().await,
+        }
+    }
+
+    /// Drops the rows (deleting the objects that hold them).
+    pub async fn discard(self) {
+        if let Self::Objects(objects) = self {
+            objects.discard().await;
+        }
+    }
+}
+
+/// The result of one statement, its rows still to be read.
+#[derive(Debug)]
+pub struct StreamedResult {
+    pub schema: SchemaRef,
+    pub batches: ResultBatches,
+    /// Present when the statement ran distributed.
+    pub profile: Option<QueryProfile>,
+}
+
+impl StreamedResult {
+    fn memory(schema: SchemaRef, batches: Vec<RecordBatch>) -> Self {
+        Self {
+            schema,
+            batches: ResultBatches::Memory(batches),
+            profile: None,
+        }
+    }
+
+    /// The whole result in memory.
+    pub async fn collect(self) -> Result<QueryResult> {
+        Ok(QueryResult {
+            batches: self.batches.collect().await?,
+            schema: self.schema,
+            profile: self.profile,
+        })
+    }
 }
 
 /// A squall engine: a session plus the backend its queries run on.
@@ -194,6 +260,13 @@ impl Engine {
 
     /// [`Engine::sql`] with per-query settings, cancellation and progress.
     pub async fn sql_with(&self, sql: &str, options: &RunOptions) -> Result<QueryResult> {
+        self.sql_stream(sql, options).await?.collect().await
+    }
+
+    /// [`Engine::sql_with`], the last statement's rows left where the query
+    /// wrote them, to be read one batch at a time: a result far larger than
+    /// memory is never held whole.
+    pub async fn sql_stream(&self, sql: &str, options: &RunOptions) -> Result<StreamedResult> {
         let statements = DFParser::parse_sql(sql)?;
         if statements.is_empty() {
             return Err(PlannerError::NoStatement.into());
@@ -209,6 +282,10 @@ impl Engine {
                 .clone()
                 .filter(|_| single)
                 .unwrap_or_else(new_query_id);
+            if let Some(earlier) = last.take() {
+                let earlier: StreamedResult = earlier;
+                earlier.batches.discard().await;
+            }
             last = Some(self.statement(statement, options, &query_id).await?);
         }
         last.ok_or_else(|| PlannerError::NoStatement.into())
@@ -221,7 +298,7 @@ impl Engine {
         statement: Statement,
         options: &RunOptions,
         query_id: &str,
-    ) -> Result<QueryResult> {
+    ) -> Result<StreamedResult> {
         let mut state = self.ctx.state();
         apply_session_settings(state.config_mut(), &options.settings)?;
         let timeout = statement_timeout(state.config());
@@ -245,7 +322,7 @@ impl Engine {
         statement: Statement,
         options: &RunOptions,
         query_id: &str,
-    ) -> Result<QueryResult> {
+    ) -> Result<StreamedResult> {
         let cancel = &options.cancel;
         let plan = on_cpu(cancel, {
             let state = state.clone();
@@ -271,6 +348,7 @@ impl Engine {
                     .prepare(state.clone(), input, options, query_id)
                     .await?;
                 let out = run_query(job, &self.backend).await?;
+                out.result.discard().await;
                 text_result(vec![
                     ("distributed_plan", explain::analyzed(&staged, &out.profile)),
                     ("profile", out.profile.display()),
@@ -300,11 +378,7 @@ impl Engine {
                         record_partitions(&self.ctx, &table, location, &self.partitions).await?;
                     }
                 }
-                Ok(QueryResult {
-                    schema,
-                    batches,
-                    profile: None,
-                })
+                Ok(StreamedResult::memory(schema, batches))
             }
             plan => {
                 let (staged, job) = self.prepare(state, plan, options, query_id).await?;
@@ -313,9 +387,9 @@ impl Engine {
                     .and_then(|s| s.plan.children().first().map(|c| c.schema()))
                     .ok_or_else(|| PlannerError::Internal("empty staged plan".into()))?;
                 let out = run_query(job, &self.backend).await?;
-                Ok(QueryResult {
+                Ok(StreamedResult {
                     schema,
-                    batches: out.batches,
+                    batches: ResultBatches::Objects(out.result),
                     profile: Some(out.profile),
                 })
             }
@@ -534,7 +608,7 @@ fn new_query_id() -> String {
     format!("q{}", &id[..16])
 }
 
-fn text_result(rows: Vec<(&str, String)>) -> Result<QueryResult> {
+fn text_result(rows: Vec<(&str, String)>) -> Result<StreamedResult> {
     let schema = Arc::new(Schema::new(vec![
         Field::new("plan_type", DataType::Utf8, false),
         Field::new("plan", DataType::Utf8, false),
@@ -548,9 +622,5 @@ fn text_result(rows: Vec<(&str, String)>) -> Result<QueryResult> {
             )),
         ],
     )?;
-    Ok(QueryResult {
-        schema,
-        batches: vec![batch],
-        profile: None,
-    })
+    Ok(StreamedResult::memory(schema, vec![batch]))
 }

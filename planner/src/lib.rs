@@ -46,11 +46,15 @@ pub mod partitions;
 pub mod plan_check;
 pub mod profile;
 pub mod query_record;
+pub mod result_stream;
 pub mod split;
 pub mod stages;
 pub mod task_settings;
 pub mod two_level;
 
 pub use coordinator::QueryProgress;
-pub use engine::{CancellationToken, Engine, EngineOptions, QueryResult, RunOptions};
+pub use engine::{
+    CancellationToken, Engine, EngineOptions, QueryResult, ResultBatches, RunOptions,
+    StreamedResult,
+};
 pub use error::PlannerError;

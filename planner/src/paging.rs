@@ -15,6 +15,8 @@ use arrow::compute::concat_batches;
 use arrow::datatypes::SchemaRef;
 use arrow::error::ArrowError;
 use arrow::record_batch::RecordBatch;
+use futures::StreamExt;
+use futures::stream::BoxStream;
 
 /// Bounds of one page.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -39,42 +41,119 @@ pub fn paginate(
     batches: &[RecordBatch],
     limits: PageLimits,
 ) -> Result<Vec<RecordBatch>, ArrowError> {
-    let max_rows = limits.rows.max(1);
+    let mut pager = Paginator::new(schema, limits);
     let mut pages = Vec::new();
-    let mut current: Vec<RecordBatch> = Vec::new();
-    let (mut rows, mut bytes) = (0usize, 0usize);
     for batch in batches {
+        pages.extend(pager.push(batch)?);
+    }
+    pages.extend(pager.finish()?);
+    Ok(pages)
+}
+
+/// Cuts a stream of batches into a stream of pages (at least one), holding
+/// no more than one page and the batch being cut.
+pub fn paginate_stream(
+    schema: &SchemaRef,
+    batches: BoxStream<'static, datafusion::error::Result<RecordBatch>>,
+    limits: PageLimits,
+) -> BoxStream<'static, datafusion::error::Result<RecordBatch>> {
+    let pager = Some(Paginator::new(schema, limits));
+    futures::stream::unfold((batches, pager), |(mut batches, mut pager)| async move {
+        let p = pager.as_mut()?;
+        let step = match batches.next().await {
+            Some(Ok(batch)) => p.push(&batch).map_err(Into::into),
+            Some(Err(e)) => Err(e),
+            None => pager
+                .take()?
+                .finish()
+                .map(|last| last.into_iter().collect())
+                .map_err(Into::into),
+        };
+        let items: Vec<datafusion::error::Result<RecordBatch>> = match step {
+            Ok(pages) => pages.into_iter().map(Ok).collect(),
+            Err(e) => {
+                pager = None;
+                vec![Err(e)]
+            }
+        };
+        Some((futures::stream::iter(items), (batches, pager)))
+    })
+    .flatten()
+    .boxed()
+}
+
+/// Pages cut as batches come: [`Paginator::push`] returns the pages a
+/// batch completes, [`Paginator::finish`] the last one.
+pub struct Paginator {
+    schema: SchemaRef,
+    limits: PageLimits,
+    current: Vec<RecordBatch>,
+    rows: usize,
+    bytes: usize,
+    pages: usize,
+}
+
+impl Paginator {
+    pub fn new(schema: &SchemaRef, limits: PageLimits) -> Self {
+        Self {
+            schema: schema.clone(),
+            limits: PageLimits {
+                rows: limits.rows.max(1),
+                bytes: limits.bytes,
+            },
+            current: Vec::new(),
+            rows: 0,
+            bytes: 0,
+            pages: 0,
+        }
+    }
+
+    /// The pages `batch` completes (none, one or several).
+    pub fn push(&mut self, batch: &RecordBatch) -> Result<Vec<RecordBatch>, ArrowError> {
+        let mut pages = Vec::new();
         let n = batch.num_rows();
         if n == 0 {
-            continue;
+            return Ok(pages);
         }
+        let (max_rows, max_bytes) = (self.limits.rows, self.limits.bytes);
         let row_bytes = (batch.get_array_memory_size() / n).max(1);
         let mut offset = 0;
         while offset < n {
-            let room_rows = max_rows - rows;
-            let room_bytes = limits.bytes.saturating_sub(bytes) / row_bytes;
+            let room_rows = max_rows - self.rows;
+            let room_bytes = max_bytes.saturating_sub(self.bytes) / row_bytes;
             // A page always takes at least one row.
             let take = room_rows
-                .min(room_bytes.max(usize::from(rows == 0)))
+                .min(room_bytes.max(usize::from(self.rows == 0)))
                 .min(n - offset);
             if take > 0 {
-                current.push(batch.slice(offset, take));
+                self.current.push(batch.slice(offset, take));
                 offset += take;
-                rows += take;
-                bytes += take * row_bytes;
+                self.rows += take;
+                self.bytes += take * row_bytes;
             }
-            if rows >= max_rows || take == 0 || bytes >= limits.bytes {
-                pages.push(merge(schema, &current)?);
-                current.clear();
-                rows = 0;
-                bytes = 0;
+            if self.rows >= max_rows || take == 0 || self.bytes >= max_bytes {
+                pages.push(self.cut()?);
             }
         }
+        Ok(pages)
     }
-    if !current.is_empty() || pages.is_empty() {
-        pages.push(merge(schema, &current)?);
+
+    /// The last page: what is left, or an empty page when no page was cut.
+    pub fn finish(mut self) -> Result<Option<RecordBatch>, ArrowError> {
+        if !self.current.is_empty() || self.pages == 0 {
+            return self.cut().map(Some);
+        }
+        Ok(None)
     }
-    Ok(pages)
+
+    fn cut(&mut self) -> Result<RecordBatch, ArrowError> {
+        let page = merge(&self.schema, &self.current)?;
+        self.current.clear();
+        self.rows = 0;
+        self.bytes = 0;
+        self.pages += 1;
+        Ok(page)
+    }
 }
 
 fn merge(schema: &SchemaRef, parts: &[RecordBatch]) -> Result<RecordBatch, ArrowError> {
@@ -136,6 +215,37 @@ mod tests {
         let sizes: Vec<usize> = pages.iter().map(|p| p.num_rows()).collect();
         assert_eq!(sizes, vec![400, 400, 350]);
         assert_eq!(ids(&pages), (0..1150).collect::<Vec<_>>());
+    }
+
+    #[tokio::test]
+    async fn a_stream_of_batches_pages_as_the_batches_do() {
+        let s = schema();
+        let batches = vec![batch(&s, 0, 250), batch(&s, 250, 0), batch(&s, 250, 900)];
+        for limits in [
+            PageLimits {
+                rows: 400,
+                bytes: usize::MAX,
+            },
+            PageLimits {
+                rows: 1000,
+                bytes: 1,
+            },
+            PageLimits::default(),
+        ] {
+            let want = paginate(&s, &batches, limits).unwrap();
+            let stream = futures::stream::iter(batches.clone().into_iter().map(Ok)).boxed();
+            let got: Vec<RecordBatch> = paginate_stream(&s, stream, limits)
+                .map(|p| p.unwrap())
+                .collect()
+                .await;
+            assert_eq!(got, want);
+        }
+        let empty = futures::stream::iter(Vec::new()).boxed();
+        let pages: Vec<_> = paginate_stream(&s, empty, PageLimits::default())
+            .collect()
+            .await;
+        assert_eq!(pages.len(), 1);
+        assert_eq!(pages[0].as_ref().unwrap().num_rows(), 0);
     }
 
     #[test]

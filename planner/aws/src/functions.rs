@@ -23,7 +23,7 @@ use squall_core::config::SquallConfig;
 use squall_core::requests::{RequestCounter, RequestCounts};
 use squall_core::task::{FailureKind, TaskOutcome};
 use squall_core::worker::{WorkerEnv, handle_fetched_task};
-use squall_planner::paging::{PageLimits, paginate};
+use squall_planner::paging::{PageLimits, paginate_stream};
 use squall_planner::{CancellationToken, EngineOptions, QueryProgress, RunOptions};
 use tokio::sync::Notify;
 
@@ -238,7 +238,7 @@ pub async fn run_recorded(
             progress: Arc::clone(&progress),
             query_id: Some(id.clone()),
         };
-        engine.sql_with(&request.sql, &options).await
+        engine.sql_stream(&request.sql, &options).await
     }
     .await;
     // The watcher finishes the write it may be doing before the final one.
@@ -249,18 +249,20 @@ pub async fn run_recorded(
     record.progress = ProgressRecord::of(&progress);
     let canceled = cancel.is_cancelled() || store.cancel_requested(&id).await.unwrap_or(false);
     match outcome {
-        Ok(_) if canceled => record.fail(QueryFailure::canceled()),
+        Ok(result) if canceled => {
+            result.batches.discard().await;
+            record.fail(QueryFailure::canceled())
+        }
         Err(_) if canceled => record.fail(QueryFailure::canceled()),
         Ok(result) => {
             let limits = PageLimits {
                 rows: request.page_rows.unwrap_or(PageLimits::default().rows),
                 bytes: request.page_bytes.unwrap_or(PageLimits::default().bytes),
             };
-            let stored = async {
-                let pages = paginate(&result.schema, &result.batches, limits)?;
-                store.write_result(&id, &result.schema, pages).await
-            }
-            .await;
+            // Read from the final stage's objects and written page by page:
+            // never the whole result in memory.
+            let pages = paginate_stream(&result.schema, result.batches.into_stream(), limits);
+            let stored = store.write_result(&id, &result.schema, pages).await;
             match stored {
                 Ok(index) => {
                     record.profile = result.profile.map(|mut profile| {

@@ -29,6 +29,7 @@ use arrow::datatypes::SchemaRef;
 use async_trait::async_trait;
 use axum::Router;
 use datafusion::prelude::SessionConfig;
+use futures::StreamExt;
 use squall_aws::AwsEnv;
 use squall_aws::functions::CoordinatorRequest;
 use squall_aws::lambda::{FunctionStarter, Start};
@@ -180,7 +181,11 @@ impl AwsService {
                 let batch = session_statement_result()?;
                 let index = self
                     .state
-                    .write_result(&record.query_id, &batch.schema(), vec![batch])
+                    .write_result(
+                        &record.query_id,
+                        &batch.schema(),
+                        futures::stream::iter([Ok(batch)]).boxed(),
+                    )
                     .await
                     .map_err(unavailable)?;
                 record.update_type = Some(update_type.to_string());

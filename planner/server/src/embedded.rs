@@ -6,12 +6,14 @@
 //! memory by default: [`MemoryQueryStore`]), the same record the aws
 //! service keeps in S3, and its state is mirrored in a `watch` channel, so
 //! long polls wake the moment it changes. When the query finishes its result
-//! is cut into pages ([`paginate`]) and stored until the client has read the
+//! is read from the final stage's objects batch by batch, cut into pages
+//! ([`paginate_stream`]) and stored as they come (in files: the result is
+//! never in memory whole) until the client has read the
 //! last page (plus a short grace, so a retried last request still works)
 //! or, for results nobody reads, until a retention time has passed.
 //!
 //! ```text
-//! submit ─admission─> slot free: RUNNING ─> Engine::sql_with(sql, settings, cancel, progress)
+//! submit ─admission─> slot free: RUNNING ─> Engine::sql_stream(sql, settings, cancel, progress)
 //!    │                queue room: QUEUED ─(FIFO)─┘   │ ok: paginate -> FINISHED (pages held)
 //!    │                queue full: FAILED (QUERY_QUEUE_FULL) │ err: FAILED (Trino error) / CANCELED
 //! cancel ─> token.cancel(), state CANCELED at once; the engine stops the query's tasks
@@ -45,6 +47,8 @@ use std::time::{Duration, Instant};
 use arrow::datatypes::SchemaRef;
 use async_trait::async_trait;
 use datafusion::error::DataFusionError;
+use futures::StreamExt;
+use futures::stream::BoxStream;
 use squall_core::config::SquallConfig;
 use squall_planner::query_record::{
     ErrorKind, MemoryQueryStore, ProgressRecord, QueryFailure, QueryRecord, QueryStore,
@@ -54,7 +58,7 @@ use tokio::sync::watch;
 
 use crate::admission::{Admission, Admit, Permit};
 use crate::error::ServerError;
-use crate::paging::{PageLimits, paginate};
+use crate::paging::{PageLimits, paginate_stream};
 use crate::service::{
     Page, Progress, QueryService, QueryState, QueryStatus, SessionInfo, Submitted,
     check_one_statement,
@@ -143,10 +147,11 @@ struct Entry {
     schema: OnceLock<SchemaRef>,
 }
 
-/// What a finished query produced.
+/// What a finished query produced: its pages still to be read (from the
+/// final stage's objects) and stored.
 struct Outcome {
     schema: SchemaRef,
-    pages: Vec<arrow::array::RecordBatch>,
+    pages: BoxStream<'static, Result<arrow::array::RecordBatch, DataFusionError>>,
     profile: Option<squall_planner::profile::QueryProfile>,
     update_type: Option<String>,
     session: crate::service::SessionUpdate,
@@ -162,7 +167,14 @@ impl EmbeddedService {
     /// a tokio runtime it also starts the sweeper, which stops when the
     /// service is dropped.
     pub fn new(engine: Arc<Engine>, options: EmbeddedOptions) -> Self {
-        Self::with_store(engine, options, Arc::new(MemoryQueryStore::new()))
+        // Results go to files as their pages are cut (a result larger than
+        // memory is served a page at a time); records stay in memory.
+        let temp = std::env::temp_dir();
+        let store = MemoryQueryStore::with_result_files(&temp).unwrap_or_else(|e| {
+            tracing::warn!(%e, dir = %temp.display(), "results will be kept in memory");
+            MemoryQueryStore::new()
+        });
+        Self::with_store(engine, options, Arc::new(store))
     }
 
     /// A service over `engine` keeping its queries' records and results in `store`.
@@ -354,8 +366,10 @@ async fn run(inner: Arc<Inner>, entry: Arc<Entry>, admitted: Admit) {
         return;
     }
     let result = execute(&inner, &entry).await;
-    drop(permit);
     let failure = match result {
+        // Reading the result from the final stage's objects into the store
+        // is still the query's work: its running slot is held until the
+        // record says how it ended.
         Ok(outcome) => match store
             .write_result(&entry.id, &outcome.schema, outcome.pages)
             .await
@@ -371,6 +385,7 @@ async fn run(inner: Arc<Inner>, entry: Arc<Entry>, admitted: Admit) {
                         r.finish(index);
                     })
                     .await;
+                drop(permit);
                 return;
             }
             Err(e) => QueryFailure::new(
@@ -388,6 +403,7 @@ async fn run(inner: Arc<Inner>, entry: Arc<Entry>, admitted: Admit) {
         }
     };
     entry.end(store, failure).await;
+    drop(permit);
 }
 
 async fn execute(inner: &Inner, entry: &Entry) -> Result<Outcome, DataFusionError> {
@@ -401,8 +417,12 @@ async fn execute(inner: &Inner, entry: &Entry) -> Result<Outcome, DataFusionErro
         progress: Arc::clone(&entry.progress),
         query_id: Some(entry.id.clone()),
     };
-    let result = inner.engine.sql_with(&entry.sql, &options).await?;
-    let pages = paginate(&result.schema, &result.batches, inner.options.page_limits)?;
+    let result = inner.engine.sql_stream(&entry.sql, &options).await?;
+    let pages = paginate_stream(
+        &result.schema,
+        result.batches.into_stream(),
+        inner.options.page_limits,
+    );
     Ok(Outcome {
         profile: result.profile,
         schema: result.schema,
@@ -423,7 +443,7 @@ fn session_statement(
     let batch = session_statement_result()?;
     Ok(Outcome {
         schema: batch.schema(),
-        pages: vec![batch],
+        pages: futures::stream::iter([Ok(batch)]).boxed(),
         profile: None,
         update_type: Some(update_type.to_string()),
         session,

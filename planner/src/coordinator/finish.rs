@@ -1,5 +1,5 @@
-//! The end of a query: reading the final stage's outputs, and deleting
-//! every exchange object and the completion queue however the query ended.
+//! The end of a query: deleting every exchange object but the result's
+//! ([`crate::result_stream`]) and the completion queue, however the query ended.
 //!
 //! Cleanup lists `{prefix}/{shard}/{query}/` for every shard a stage of the
 //! query wrote to (`squall_core::exchange::stage_shards`: one LIST for a
@@ -7,16 +7,13 @@
 //! at once, and deletes what they list in batches (S3's DeleteObjects
 //! takes 1,000 keys a request).
 
-use crate::error::PlannerError;
+use std::collections::HashSet;
 use std::sync::Arc;
 
-use arrow::record_batch::RecordBatch;
-use datafusion::error::{DataFusionError, Result};
 use futures::{StreamExt, TryStreamExt};
+use object_store::ObjectStore;
 use object_store::path::Path;
-use object_store::{ObjectStore, ObjectStoreExt};
-use squall_core::exchange::{decode_partition, query_prefix, stage_shards};
-use squall_core::task::MapOutput;
+use squall_core::exchange::{query_prefix, stage_shards};
 
 use squall_core::requests::RequestCounter;
 
@@ -25,42 +22,6 @@ use super::launch::task_count;
 use crate::backend::Backend;
 use crate::profile::QueryRequests;
 use crate::stages::TaskLayout;
-
-/// Read every partition of the final stage's outputs, in task then partition order.
-pub(super) async fn read_outputs(
-    backend: &Backend,
-    outputs: &[MapOutput],
-) -> Result<Vec<RecordBatch>> {
-    let mut batches = Vec::new();
-    for out in outputs {
-        if out.partitions.iter().all(|p| p.len == 0) {
-            continue;
-        }
-        let unreadable = |source| {
-            DataFusionError::from(PlannerError::Object {
-                what: "reading result object",
-                location: out.key.clone(),
-                source,
-            })
-        };
-        let bytes = backend
-            .exchange_store
-            .get(&Path::from(out.key.as_str()))
-            .await
-            .map_err(unreadable)?
-            .bytes()
-            .await
-            .map_err(unreadable)?;
-        for p in &out.partitions {
-            if p.len == 0 {
-                continue;
-            }
-            let slice = bytes.slice(p.offset as usize..(p.offset + p.len) as usize);
-            batches.extend(decode_partition(slice)?);
-        }
-    }
-    Ok(batches)
-}
 
 /// The prefixes holding every exchange object of `job`: one per shard its
 /// stages' tasks wrote to.
@@ -81,9 +42,10 @@ pub(super) fn exchange_prefixes(job: &QueryJob, backend: &Backend) -> Vec<Path> 
         .collect()
 }
 
-/// Delete every exchange object of the query and its queue. Errors are
-/// logged, never returned: cleanup must not hide the query's own outcome.
-pub async fn cleanup(job: &QueryJob, backend: &Backend, address: &str) {
+/// Delete every exchange object of the query but those in `keep` (the
+/// result's, which its reader deletes), and its queue. Errors are logged,
+/// never returned: cleanup must not hide the query's own outcome.
+pub async fn cleanup(job: &QueryJob, backend: &Backend, address: &str, keep: &HashSet<String>) {
     let query_id = job.query_id.as_str();
     let store = Arc::clone(&backend.exchange_store);
     let prefixes = exchange_prefixes(job, backend);
@@ -92,6 +54,10 @@ pub async fn cleanup(job: &QueryJob, backend: &Backend, address: &str) {
         .map(move |prefix| store.list(Some(&prefix)))
         .flatten_unordered(listers)
         .map_ok(|m| m.location)
+        .try_filter({
+            let keep = Arc::new(keep.clone());
+            move |location| std::future::ready(!keep.contains(location.as_ref()))
+        })
         .boxed();
     let deleted: Vec<_> = backend
         .exchange_store

@@ -33,7 +33,7 @@
 //! silent attempts, and [`finish`] reads the result and cleans up.
 
 use crate::error::PlannerError;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
@@ -41,7 +41,6 @@ use std::time::{Duration, Instant};
 use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
 
-use arrow::record_batch::RecordBatch;
 use bytes::Bytes;
 use datafusion::error::Result;
 use squall_core::config::SquallConfig;
@@ -67,10 +66,11 @@ mod key_filter;
 mod launch;
 
 pub use finish::cleanup;
-use finish::{query_requests, read_outputs};
+use finish::query_requests;
 use launch::{launch_ready, launch_task, task_count};
 
 use crate::backend::Backend;
+use crate::result_stream::ResultObjects;
 use crate::stages::StagedPlan;
 
 /// Everything the coordinator needs to run a query.
@@ -145,7 +145,8 @@ impl QueryProgress {
 
 /// A finished query: its rows and its profile.
 pub struct QueryOutput {
-    pub batches: Vec<RecordBatch>,
+    /// The final stage's objects, kept for the result to be read from.
+    pub result: ResultObjects,
     pub profile: QueryProfile,
 }
 
@@ -228,11 +229,16 @@ async fn run_query_in_span(job: QueryJob, backend: &Backend) -> Result<QueryOutp
     let mut silent = 0;
     let mut result = drive(&job, backend, &address, started, &mut silent).await;
     // Stop whatever still runs (stragglers, duplicates, or everything on
-    // cancel or failure) before deleting what the query wrote.
+    // cancel or failure) before deleting what the query wrote, but for the
+    // result's objects: its reader deletes them once read.
     if let Err(e) = backend.invoker.cancel(&job.query_id).await {
         tracing::warn!(%e, query_id = %job.query_id, "stopping tasks failed");
     }
-    cleanup(&job, backend, &address).await;
+    let keep: HashSet<String> = match &result {
+        Ok(out) => out.result.keys().iter().cloned().collect(),
+        Err(_) => HashSet::new(),
+    };
+    cleanup(&job, backend, &address, &keep).await;
     if result.is_err() || silent > 0 {
         // A stopped task may still finish a write it had started (a blocking
         // file write or an S3 PUT in flight is not interrupted), and a task
@@ -242,10 +248,11 @@ async fn run_query_in_span(job: QueryJob, backend: &Backend) -> Result<QueryOutp
             None => Duration::ZERO,
         };
         tokio::time::sleep(Duration::from_millis(500) + marker_poll).await;
-        cleanup(&job, backend, &address).await;
+        cleanup(&job, backend, &address, &keep).await;
     }
     let mut requests = query_requests(&job, backend, &address, &store_stats.requests);
     if let Ok(out) = &mut result {
+        requests.coordinator += out.result.requests();
         requests.tasks = out.profile.requests.tasks;
         out.profile.requests = requests;
         out.profile.invoke_throttles = invoker.throttles();
@@ -456,8 +463,23 @@ async fn drive(
             outputs.push(out.clone());
         }
     }
-    let batches = read_outputs(backend, &outputs).await?;
-    profile.rows = batches.iter().map(|b| b.num_rows() as u64).sum();
+    let result = ResultObjects::new(
+        Arc::clone(&backend.exchange_store),
+        // What the final stage's writer is given (the writer's own schema
+        // for a stage without one).
+        job.staged
+            .final_stage()
+            .map(|s| {
+                s.plan
+                    .children()
+                    .first()
+                    .map(|c| c.schema())
+                    .unwrap_or_else(|| s.plan.schema())
+            })
+            .ok_or_else(|| PlannerError::Internal("empty staged plan".into()))?,
+        &outputs,
+    );
+    profile.rows = result.rows();
     profile.wall_ms = started.elapsed().as_millis() as u64;
     for run in &runs {
         let stage = &job.staged.stages[run.index];
@@ -485,5 +507,5 @@ async fn drive(
         };
         profile.add_stage(sp, run.index == final_index);
     }
-    Ok(QueryOutput { batches, profile })
+    Ok(QueryOutput { result, profile })
 }

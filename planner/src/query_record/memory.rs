@@ -1,6 +1,10 @@
 //! [`MemoryQueryStore`]: the [`QueryStore`] of the embedded service. Records
-//! and result pages stay in this process (pages as the batches they are, no
-//! encoding); a page's [`PageRange::offset`] is its number.
+//! stay in this process. Result pages do too (as the batches they are, no
+//! encoding; a page's [`PageRange::offset`] is its number), or, in a store
+//! [`MemoryQueryStore::with_result_files`], go to a local file per query as
+//! they come (the pages back to back, as [`super::ObjectQueryStore`] lays
+//! them out; a page's offset is its first byte), so a result far larger
+//! than memory is served a page at a time.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -9,7 +13,13 @@ use arrow::datatypes::SchemaRef;
 use arrow::record_batch::RecordBatch;
 use async_trait::async_trait;
 use datafusion::error::Result;
+use futures::TryStreamExt;
+use futures::stream::BoxStream;
+use object_store::local::LocalFileSystem;
+use object_store::path::Path;
+use object_store::{ObjectStore, ObjectStoreExt};
 
+use super::object::{read_page_at, write_pages};
 use super::{PageRange, QueryRecord, QueryStore, ResultIndex};
 use crate::error::PlannerError;
 
@@ -17,6 +27,9 @@ use crate::error::PlannerError;
 #[derive(Default)]
 pub struct MemoryQueryStore {
     queries: Mutex<HashMap<String, Held>>,
+    /// Where results go instead of memory: a file store in a directory of
+    /// its own, deleted with the store.
+    files: Option<(Arc<dyn ObjectStore>, tempfile::TempDir)>,
 }
 
 #[derive(Default)]
@@ -29,6 +42,30 @@ struct Held {
 impl MemoryQueryStore {
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// Results in files under a new directory inside `parent` (removed when
+    /// the store is dropped); records in memory.
+    pub fn with_result_files(parent: &std::path::Path) -> Result<Self> {
+        let dir = tempfile::Builder::new()
+            .prefix("squall-results-")
+            .tempdir_in(parent)
+            .map_err(|e| {
+                PlannerError::Internal(format!(
+                    "creating a result directory in {}: {e}",
+                    parent.display()
+                ))
+            })?;
+        let store = LocalFileSystem::new_with_prefix(dir.path())
+            .map_err(|e| PlannerError::Internal(format!("result directory: {e}")))?;
+        Ok(Self {
+            queries: Mutex::default(),
+            files: Some((Arc::new(store.with_automatic_cleanup(true)), dir)),
+        })
+    }
+
+    fn result_key(query_id: &str) -> Path {
+        Path::from(format!("{query_id}/result.arrow"))
     }
 
     fn lock(&self) -> MutexGuard<'_, HashMap<String, Held>> {
@@ -76,8 +113,14 @@ impl QueryStore for MemoryQueryStore {
         &self,
         query_id: &str,
         schema: &SchemaRef,
-        mut pages: Vec<RecordBatch>,
+        pages: BoxStream<'static, Result<RecordBatch>>,
     ) -> Result<ResultIndex> {
+        if let Some((store, _)) = &self.files {
+            let key = Self::result_key(query_id);
+            let ranges = write_pages(store, &key, schema, pages).await?;
+            return ResultIndex::new(schema, ranges);
+        }
+        let mut pages: Vec<RecordBatch> = pages.try_collect().await?;
         if pages.is_empty() {
             pages.push(RecordBatch::new_empty(Arc::clone(schema)));
         }
@@ -98,9 +141,12 @@ impl QueryStore for MemoryQueryStore {
     async fn read_page(
         &self,
         query_id: &str,
-        _schema: &SchemaRef,
+        schema: &SchemaRef,
         page: &PageRange,
     ) -> Result<RecordBatch> {
+        if let Some((store, _)) = &self.files {
+            return read_page_at(store, &Self::result_key(query_id), schema, page).await;
+        }
         let queries = self.lock();
         usize::try_from(page.offset)
             .ok()
@@ -116,6 +162,17 @@ impl QueryStore for MemoryQueryStore {
 
     async fn forget(&self, query_id: &str) -> Result<()> {
         self.lock().remove(query_id);
+        if let Some((store, _)) = &self.files {
+            match store.delete(&Self::result_key(query_id)).await {
+                Ok(()) | Err(object_store::Error::NotFound { .. }) => {}
+                Err(e) => {
+                    return Err(PlannerError::Internal(format!(
+                        "deleting the result of query {query_id}: {e}"
+                    ))
+                    .into());
+                }
+            }
+        }
         Ok(())
     }
 }

@@ -14,8 +14,9 @@
 //! Each page is a self-contained IPC stream (schema, dictionaries, one
 //! batch, LZ4), so serving a page is one ranged GET. Requests: a record
 //! write is one PUT, a read one GET, a cancel request one PUT and each look
-//! for one one HEAD, a result one PUT (pages back to back) and a page one
-//! ranged GET.
+//! for one one HEAD, a result one PUT (pages back to back; a multipart
+//! upload of 8 MiB parts once it is larger, written as the pages come) and
+//! a page one ranged GET.
 
 use std::io::Cursor;
 use std::sync::Arc;
@@ -29,9 +30,10 @@ use arrow::record_batch::RecordBatch;
 use async_trait::async_trait;
 use bytes::Bytes;
 use datafusion::error::{DataFusionError, Result};
-use futures::TryStreamExt;
+use futures::stream::BoxStream;
+use futures::{StreamExt, TryStreamExt};
 use object_store::path::Path;
-use object_store::{ObjectStore, ObjectStoreExt, PutPayload};
+use object_store::{ObjectStore, ObjectStoreExt, PutPayload, WriteMultipart};
 use squall_core::requests::{CountingStore, RequestCounter};
 use squall_core::task::{ObjectLocation, attempt_stop_key};
 
@@ -163,38 +165,10 @@ impl QueryStore for ObjectQueryStore {
         &self,
         query_id: &str,
         schema: &SchemaRef,
-        mut pages: Vec<RecordBatch>,
+        pages: BoxStream<'static, Result<RecordBatch>>,
     ) -> Result<ResultIndex> {
-        if pages.is_empty() {
-            pages.push(RecordBatch::new_empty(Arc::clone(schema)));
-        }
-        let options =
-            IpcWriteOptions::default().try_with_compression(Some(CompressionType::LZ4_FRAME))?;
-        let mut chunks: Vec<Bytes> = Vec::with_capacity(pages.len());
-        let mut ranges = Vec::with_capacity(pages.len());
-        let mut offset = 0u64;
-        for page in &pages {
-            let mut writer =
-                StreamWriter::try_new_with_options(Vec::new(), schema, options.clone())?;
-            if page.num_rows() > 0 {
-                writer.write(page)?;
-            }
-            writer.finish()?;
-            let bytes = writer.into_inner()?;
-            let len = bytes.len() as u64;
-            ranges.push(PageRange {
-                offset,
-                len,
-                rows: page.num_rows() as u64,
-            });
-            offset += len;
-            chunks.push(Bytes::from(bytes));
-        }
         let key = self.key(query_id, "result.arrow");
-        self.store
-            .put(&key, PutPayload::from_iter(chunks))
-            .await
-            .map_err(|e| store_err("writing", &key, e))?;
+        let ranges = write_pages(&self.store, &key, schema, pages).await?;
         ResultIndex::new(schema, ranges)
     }
 
@@ -205,20 +179,13 @@ impl QueryStore for ObjectQueryStore {
         schema: &SchemaRef,
         page: &PageRange,
     ) -> Result<RecordBatch> {
-        let key = self.key(query_id, "result.arrow");
-        let bytes = self
-            .store
-            .get_range(&key, page.offset..page.offset + page.len)
-            .await
-            .map_err(|e| store_err("reading", &key, e))?;
-        let reader = StreamReader::try_new(Cursor::new(bytes), None)?;
-        let mut batches = reader.collect::<std::result::Result<Vec<_>, _>>()?;
-        if batches.len() > 1 {
-            return Ok(concat_batches(schema, &batches)?);
-        }
-        Ok(batches
-            .pop()
-            .unwrap_or_else(|| RecordBatch::new_empty(Arc::clone(schema))))
+        read_page_at(
+            &self.store,
+            &self.key(query_id, "result.arrow"),
+            schema,
+            page,
+        )
+        .await
     }
 
     /// Deletes every object of the query (record, result, markers).
@@ -238,4 +205,121 @@ impl QueryStore for ObjectQueryStore {
         }
         Ok(())
     }
+}
+
+/// Bytes of a result buffered before its object becomes a multipart upload
+/// (a smaller result is one PUT), and the size of each part after.
+pub(super) const RESULT_PART_BYTES: usize = 8 << 20;
+
+/// Parts of a result upload in flight at once.
+const RESULT_PARTS_IN_FLIGHT: usize = 4;
+
+/// Writes `pages` back to back as the object `key`, each a complete IPC
+/// stream, as they come: at most [`RESULT_PART_BYTES`] times a few held
+/// whatever the result's size. No page: one empty page.
+pub(super) async fn write_pages(
+    store: &Arc<dyn ObjectStore>,
+    key: &Path,
+    schema: &SchemaRef,
+    mut pages: BoxStream<'static, Result<RecordBatch>>,
+) -> Result<Vec<PageRange>> {
+    let options =
+        IpcWriteOptions::default().try_with_compression(Some(CompressionType::LZ4_FRAME))?;
+    let encode = |page: &RecordBatch| -> Result<Bytes> {
+        let mut writer = StreamWriter::try_new_with_options(Vec::new(), schema, options.clone())?;
+        if page.num_rows() > 0 {
+            writer.write(page)?;
+        }
+        writer.finish()?;
+        Ok(Bytes::from(writer.into_inner()?))
+    };
+    let mut ranges = Vec::new();
+    let mut offset = 0u64;
+    let mut buffered: Vec<Bytes> = Vec::new();
+    let mut buffered_len = 0usize;
+    let mut upload: Option<WriteMultipart> = None;
+    let outcome: Result<()> = async {
+        loop {
+            let page = match pages.next().await {
+                Some(page) => page?,
+                None if ranges.is_empty() => RecordBatch::new_empty(Arc::clone(schema)),
+                None => return Ok(()),
+            };
+            let bytes = encode(&page)?;
+            let len = bytes.len() as u64;
+            ranges.push(PageRange {
+                offset,
+                len,
+                rows: page.num_rows() as u64,
+            });
+            offset += len;
+            match upload.as_mut() {
+                Some(up) => {
+                    up.wait_for_capacity(RESULT_PARTS_IN_FLIGHT)
+                        .await
+                        .map_err(|e| store_err("writing", key, e))?;
+                    up.put(bytes);
+                }
+                None => {
+                    buffered_len += bytes.len();
+                    buffered.push(bytes);
+                    if buffered_len >= RESULT_PART_BYTES {
+                        let started = store
+                            .put_multipart(key)
+                            .await
+                            .map_err(|e| store_err("writing", key, e))?;
+                        let mut up =
+                            WriteMultipart::new_with_chunk_size(started, RESULT_PART_BYTES);
+                        for b in buffered.drain(..) {
+                            up.put(b);
+                        }
+                        upload = Some(up);
+                    }
+                }
+            }
+        }
+    }
+    .await;
+    match (outcome, upload) {
+        (Ok(()), Some(up)) => {
+            up.finish()
+                .await
+                .map_err(|e| store_err("writing", key, e))?;
+        }
+        (Ok(()), None) => {
+            store
+                .put(key, PutPayload::from_iter(buffered))
+                .await
+                .map_err(|e| store_err("writing", key, e))?;
+        }
+        (Err(e), Some(up)) => {
+            if let Err(abort) = up.abort().await {
+                tracing::warn!(%abort, %key, "aborting a result upload failed");
+            }
+            return Err(e);
+        }
+        (Err(e), None) => return Err(e),
+    }
+    Ok(ranges)
+}
+
+/// Page `page` of the result object `key`: one ranged GET.
+pub(super) async fn read_page_at(
+    store: &Arc<dyn ObjectStore>,
+    key: &Path,
+    schema: &SchemaRef,
+    page: &PageRange,
+) -> Result<RecordBatch> {
+    let bytes = store
+        .get_range(key, page.offset..page.offset + page.len)
+        .await
+        .map_err(|e| store_err("reading", key, e))?;
+    let reader = StreamReader::try_new(Cursor::new(bytes), None)?;
+    let mut batches = reader.collect::<std::result::Result<Vec<_>, _>>()?;
+    if batches.len() > 1 {
+        return Ok(concat_batches(schema, &batches)?);
+    }
+    Ok(batches
+        .pop()
+        .unwrap_or_else(|| RecordBatch::new_empty(Arc::clone(schema))))
 }

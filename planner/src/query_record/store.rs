@@ -14,6 +14,7 @@ use arrow::datatypes::SchemaRef;
 use arrow::record_batch::RecordBatch;
 use async_trait::async_trait;
 use datafusion::error::Result;
+use futures::stream::BoxStream;
 
 use super::{PageRange, QueryRecord, ResultIndex};
 
@@ -32,13 +33,13 @@ pub trait QueryStore: Send + Sync {
     /// Whether a cancel of the query was requested.
     async fn cancel_requested(&self, query_id: &str) -> Result<bool>;
 
-    /// Stores `pages` as the query's result (no pages: one empty page) and
-    /// returns where each page is.
+    /// Stores `pages` as the query's result (no pages: one empty page), as
+    /// they come, and returns where each page is.
     async fn write_result(
         &self,
         query_id: &str,
         schema: &SchemaRef,
-        pages: Vec<RecordBatch>,
+        pages: BoxStream<'static, Result<RecordBatch>>,
     ) -> Result<ResultIndex>;
 
     /// One page of a stored result.

@@ -35,6 +35,9 @@
 //! - `spill`: a map output beyond the memory limit (or the spill threshold)
 //!   spills to local disk and is uploaded in parts; the answer equals
 //!   single-node DataFusion's and the profile shows the spills.
+//! - `results`: results read batch by batch from the final stage's objects,
+//!   equal to single-node DataFusion, the objects deleted after the last
+//!   batch, when dropped half read, and when nobody reads them.
 //! - `sql`: statements beyond TPC-H (SET, EXPLAIN, VALUES, empty results, errors).
 //! - `partitions`: Hive-style partitioned tables (folder catalog and
 //!   `CREATE EXTERNAL TABLE ... PARTITIONED BY`): answers, pruning in EXPLAIN
@@ -64,6 +67,7 @@ mod limits;
 mod many_tasks;
 mod partitions;
 mod requests;
+mod results;
 mod retries;
 mod spill;
 mod sql;

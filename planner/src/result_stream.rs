@@ -1,0 +1,352 @@
+//! A query's result as it lies in the store: the final stage's map objects,
+//! read batch by batch when the caller asks for the next one, never as a
+//! whole.
+//!
+//! The final stage writes its output like every other stage (each
+//! partition one or more Arrow IPC streams, `squall_core::exchange`), and
+//! the coordinator keeps those objects when it sweeps the query's others
+//! ([`ResultObjects`] owns them from then on). Reading walks the non-empty
+//! partitions in task then partition order, fetches each with ranged GETs of
+//! at most [`READ_CHUNK`] bytes, cuts the bytes into whole IPC messages
+//! (a message's length is in its own header) and decodes one message at a
+//! time, so what is held is one chunk and one batch whatever the result's
+//! size. The objects are deleted once the last batch has been read, or, for
+//! a result dropped before its end, from a task spawned at the drop.
+
+use std::collections::VecDeque;
+use std::sync::Arc;
+
+use arrow::buffer::Buffer;
+use arrow::datatypes::SchemaRef;
+use arrow::ipc::reader::StreamDecoder;
+use arrow::record_batch::RecordBatch;
+use bytes::{Buf, Bytes, BytesMut};
+use datafusion::error::{DataFusionError, Result};
+use futures::stream::BoxStream;
+use futures::{StreamExt, TryStreamExt};
+use object_store::path::Path;
+use object_store::{ObjectStore, ObjectStoreExt};
+use squall_core::requests::RequestCounts;
+use squall_core::task::MapOutput;
+
+use crate::error::PlannerError;
+
+/// Bytes one ranged GET of a result object asks for.
+pub const READ_CHUNK: u64 = 8 << 20;
+
+/// One partition's bytes inside a result object.
+#[derive(Debug, Clone)]
+struct Segment {
+    key: String,
+    start: u64,
+    end: u64,
+}
+
+/// The final stage's objects of a finished query, owned by its result.
+pub struct ResultObjects {
+    store: Arc<dyn ObjectStore>,
+    schema: SchemaRef,
+    segments: VecDeque<Segment>,
+    /// Every object to delete once the result is read (or dropped).
+    keys: Vec<String>,
+    rows: u64,
+    chunk: u64,
+}
+
+impl std::fmt::Debug for ResultObjects {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ResultObjects")
+            .field("objects", &self.keys.len())
+            .field("segments", &self.segments.len())
+            .field("rows", &self.rows)
+            .finish()
+    }
+}
+
+impl ResultObjects {
+    /// The result held in `outputs` (the accepted attempts of the final
+    /// stage's tasks, in task order) of `store`.
+    pub fn new(store: Arc<dyn ObjectStore>, schema: SchemaRef, outputs: &[MapOutput]) -> Self {
+        let mut segments = VecDeque::new();
+        let mut rows = 0;
+        for out in outputs {
+            for p in out.partitions.iter().filter(|p| p.len > 0) {
+                rows += p.rows;
+                segments.push_back(Segment {
+                    key: out.key.clone(),
+                    start: p.offset,
+                    end: p.offset + p.len,
+                });
+            }
+        }
+        Self {
+            store,
+            schema,
+            segments,
+            keys: outputs.iter().map(|o| o.key.clone()).collect(),
+            rows,
+            chunk: READ_CHUNK,
+        }
+    }
+
+    /// Reads at most `chunk` bytes per GET (tests cut messages across reads).
+    pub fn with_chunk(mut self, chunk: u64) -> Self {
+        self.chunk = chunk.max(1);
+        self
+    }
+
+    pub fn schema(&self) -> &SchemaRef {
+        &self.schema
+    }
+
+    /// The objects the result owns.
+    pub fn keys(&self) -> &[String] {
+        &self.keys
+    }
+
+    /// The requests reading the whole result and deleting its objects
+    /// takes: a ranged GET per [`READ_CHUNK`] of every non-empty partition,
+    /// a DELETE per object (counted in the query's profile, which ends
+    /// before the result is read).
+    pub fn requests(&self) -> RequestCounts {
+        let get = self
+            .segments
+            .iter()
+            .map(|s| (s.end - s.start).div_ceil(self.chunk))
+            .sum();
+        RequestCounts {
+            get,
+            delete: self.keys.len() as u64,
+            ..RequestCounts::default()
+        }
+    }
+
+    /// Rows of the whole result, as the tasks reported them.
+    pub fn rows(&self) -> u64 {
+        self.rows
+    }
+
+    /// The result's batches in order; the objects are deleted after the last.
+    pub fn into_stream(self) -> BoxStream<'static, Result<RecordBatch>> {
+        futures::stream::try_unfold(Reading::new(self), |mut reading| async move {
+            Ok(reading.next().await?.map(|batch| (batch, reading)))
+        })
+        .boxed()
+    }
+
+    /// Every batch, in memory (what a caller that needs them all does).
+    pub async fn collect(self) -> Result<Vec<RecordBatch>> {
+        self.into_stream().try_collect().await
+    }
+
+    /// Deletes the objects without reading them.
+    pub async fn discard(mut self) {
+        let keys = std::mem::take(&mut self.keys);
+        delete(&self.store, keys).await;
+    }
+}
+
+impl Drop for ResultObjects {
+    fn drop(&mut self) {
+        let keys = std::mem::take(&mut self.keys);
+        if keys.is_empty() {
+            return;
+        }
+        let store = Arc::clone(&self.store);
+        match tokio::runtime::Handle::try_current() {
+            Ok(handle) => {
+                handle.spawn(async move { delete(&store, keys).await });
+            }
+            Err(_) => tracing::warn!(
+                objects = keys.len(),
+                "a result dropped outside a runtime leaves its objects behind"
+            ),
+        }
+    }
+}
+
+async fn delete(store: &Arc<dyn ObjectStore>, keys: Vec<String>) {
+    let locations = futures::stream::iter(keys.into_iter().map(|k| Ok(Path::from(k)))).boxed();
+    let deleted: Vec<_> = store.delete_stream(locations).collect().await;
+    for r in deleted {
+        match r {
+            Ok(_) | Err(object_store::Error::NotFound { .. }) => {}
+            Err(e) => tracing::warn!(%e, "deleting a result object failed"),
+        }
+    }
+}
+
+/// Where reading is: the segment being read, its unread bytes, the IPC
+/// stream being decoded.
+struct Reading {
+    objects: ResultObjects,
+    current: Option<SegmentRead>,
+}
+
+struct SegmentRead {
+    segment: Segment,
+    /// The next byte of the segment to fetch.
+    next: u64,
+    /// Fetched, not yet decoded.
+    pending: BytesMut,
+    decoder: StreamDecoder,
+}
+
+/// What the front of a partition's bytes holds.
+#[derive(Debug, PartialEq, Eq)]
+enum Frame {
+    /// A whole message of this many bytes (header, metadata, body).
+    Message(usize),
+    /// An end-of-stream marker of this many bytes; another stream may follow.
+    End(usize),
+    /// Not all of it yet.
+    Incomplete,
+}
+
+/// The IPC encapsulated message format: an optional continuation marker
+/// (0xFFFFFFFF), the metadata's length (little-endian i32; 0 ends the
+/// stream), the metadata (a flatbuffer `Message` naming the body's length),
+/// then the body.
+fn frame(bytes: &[u8]) -> std::result::Result<Frame, String> {
+    const CONTINUATION: [u8; 4] = [0xff; 4];
+    if bytes.len() < 4 {
+        return Ok(Frame::Incomplete);
+    }
+    let (prefix, size) = if bytes[..4] == CONTINUATION {
+        if bytes.len() < 8 {
+            return Ok(Frame::Incomplete);
+        }
+        (
+            8,
+            u32::from_le_bytes([bytes[4], bytes[5], bytes[6], bytes[7]]),
+        )
+    } else {
+        (
+            4,
+            u32::from_le_bytes([bytes[0], bytes[1], bytes[2], bytes[3]]),
+        )
+    };
+    if size == 0 {
+        return Ok(Frame::End(prefix));
+    }
+    let size = size as usize;
+    if size > i32::MAX as usize {
+        return Err(format!("message metadata of {size} bytes"));
+    }
+    if bytes.len() < prefix + size {
+        return Ok(Frame::Incomplete);
+    }
+    let message = arrow::ipc::root_as_message(&bytes[prefix..prefix + size])
+        .map_err(|e| format!("unreadable message metadata: {e}"))?;
+    let body = usize::try_from(message.bodyLength())
+        .map_err(|_| format!("negative body length {}", message.bodyLength()))?;
+    let total = prefix + size + body;
+    Ok(if bytes.len() < total {
+        Frame::Incomplete
+    } else {
+        Frame::Message(total)
+    })
+}
+
+impl Reading {
+    fn new(objects: ResultObjects) -> Self {
+        Self {
+            objects,
+            current: None,
+        }
+    }
+
+    fn corrupt(segment: &Segment, message: String) -> DataFusionError {
+        PlannerError::Corrupt {
+            what: "result object",
+            message: format!(
+                "{} bytes {}..{}: {message}",
+                segment.key, segment.start, segment.end
+            ),
+        }
+        .into()
+    }
+
+    async fn next(&mut self) -> Result<Option<RecordBatch>> {
+        loop {
+            let Some(read) = self.current.as_mut() else {
+                match self.objects.segments.pop_front() {
+                    Some(segment) => {
+                        self.current = Some(SegmentRead {
+                            next: segment.start,
+                            segment,
+                            pending: BytesMut::new(),
+                            decoder: StreamDecoder::new(),
+                        });
+                        continue;
+                    }
+                    None => {
+                        let keys = std::mem::take(&mut self.objects.keys);
+                        delete(&self.objects.store, keys).await;
+                        return Ok(None);
+                    }
+                }
+            };
+            match frame(&read.pending).map_err(|m| Self::corrupt(&read.segment, m))? {
+                Frame::End(n) => {
+                    read.pending.advance(n);
+                    read.decoder
+                        .finish()
+                        .map_err(|e| Self::corrupt(&read.segment, e.to_string()))?;
+                    read.decoder = StreamDecoder::new();
+                }
+                Frame::Message(n) => {
+                    let message: Bytes = read.pending.split_to(n).freeze();
+                    let mut buffer = Buffer::from(message);
+                    let batch = read.decoder.decode(&mut buffer)?;
+                    if !buffer.is_empty() {
+                        return Err(Self::corrupt(
+                            &read.segment,
+                            format!("{} bytes of a message left undecoded", buffer.len()),
+                        ));
+                    }
+                    if let Some(batch) = batch {
+                        return Ok(Some(batch));
+                    }
+                }
+                Frame::Incomplete if read.next >= read.segment.end => {
+                    if !read.pending.is_empty() {
+                        return Err(Self::corrupt(
+                            &read.segment,
+                            format!("ends inside a message ({} bytes left)", read.pending.len()),
+                        ));
+                    }
+                    self.current = None;
+                }
+                Frame::Incomplete => {
+                    let end = read.segment.end.min(read.next + self.objects.chunk);
+                    let location = Path::from(read.segment.key.as_str());
+                    let bytes = self
+                        .objects
+                        .store
+                        .get_range(&location, read.next..end)
+                        .await
+                        .map_err(|source| {
+                            DataFusionError::from(PlannerError::Object {
+                                what: "reading result object",
+                                location: read.segment.key.clone(),
+                                source,
+                            })
+                        })?;
+                    if bytes.is_empty() {
+                        return Err(Self::corrupt(
+                            &read.segment,
+                            format!("no bytes at {}", read.next),
+                        ));
+                    }
+                    read.next += bytes.len() as u64;
+                    read.pending.extend_from_slice(&bytes);
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+#[path = "result_stream_tests.rs"]
+mod tests;
