@@ -8,7 +8,9 @@ use arrow::record_batch::RecordBatch;
 use datafusion::common::config::ExtensionOptions;
 use datafusion::error::{DataFusionError, Result};
 use squall_core::config::{SquallConfig, env_var_name};
-use squall_planner::{CancellationToken, Engine, EngineOptions, QueryResult, RunOptions};
+use squall_planner::{
+    CancellationToken, Engine, EngineOptions, QueryResult, RunOptions, StreamedResult,
+};
 use squall_tpch as tpch;
 
 use super::{CANCEL_GRACE, EXIT_INTERRUPTED, Format};
@@ -40,9 +42,18 @@ pub(super) async fn query(
         cancel: cancel.clone(),
         ..RunOptions::default()
     };
-    let run = engine.sql_with(sql, &options);
+    // Table output needs every row (column widths); CSV and JSON are
+    // written as the batches are read, so a result larger than memory
+    // prints. Ctrl-C stops the printing too.
+    let run = async {
+        let result = engine.sql_stream(sql, &options).await?;
+        match format {
+            Format::Table => print_result(&result.collect().await?, format),
+            Format::Csv | Format::Json => print_streamed(result, format).await,
+        }
+    };
     tokio::pin!(run);
-    let result = tokio::select! {
+    tokio::select! {
         r = &mut run => r?,
         _ = tokio::signal::ctrl_c() => {
             // Stop the query's tasks and delete its exchange objects
@@ -58,9 +69,50 @@ pub(super) async fn query(
             }
             return Ok(ExitCode::from(EXIT_INTERRUPTED));
         }
-    };
-    print_result(&result, format)?;
+    }
     Ok(ExitCode::SUCCESS)
+}
+
+/// CSV or JSON written batch by batch as the result is read.
+async fn print_streamed(result: StreamedResult, format: Format) -> Result<()> {
+    use futures::StreamExt;
+    // Buffered: stdout alone flushes at every line.
+    let mut out = std::io::BufWriter::with_capacity(1 << 20, std::io::stdout().lock());
+    let mut batches = result.batches.into_stream();
+    match format {
+        Format::Csv => {
+            // Each batch formatted into a buffer of its own, then written.
+            let mut text = Vec::new();
+            let mut header = true;
+            while let Some(batch) = batches.next().await {
+                let batch = batch?;
+                text.clear();
+                arrow::csv::WriterBuilder::new()
+                    .with_header(std::mem::take(&mut header))
+                    .build(&mut text)
+                    .write(&batch)?;
+                let _ = out.write_all(&text);
+            }
+            if header {
+                text.clear();
+                arrow::csv::WriterBuilder::new()
+                    .with_header(true)
+                    .build(&mut text)
+                    .write(&RecordBatch::new_empty(result.schema.clone()))?;
+                let _ = out.write_all(&text);
+            }
+        }
+        _ => {
+            let mut writer = arrow::json::ArrayWriter::new(&mut out);
+            while let Some(batch) = batches.next().await {
+                writer.write(&batch?)?;
+            }
+            writer.finish()?;
+            let _ = writeln!(out);
+        }
+    }
+    let _ = out.flush();
+    Ok(())
 }
 
 /// `squall cost`: one JSON object of cost inputs per stdin line, one JSON
