@@ -53,7 +53,7 @@ use squall_core::task::{
 };
 
 use crate::partitions::PartitionCount;
-use crate::profile::{QueryProfile, StageProfile};
+use crate::profile::{FilterProfile, QueryProfile, StageProfile};
 use deadlines::{Deadlines, RunningMedian, relaunch_overdue, waiting_for};
 
 pub mod coalesce;
@@ -162,6 +162,8 @@ struct StageRun {
     finished: Option<Instant>,
     /// For a stage that publishes join keys: its filter, once built.
     filter: Option<FilterBinding>,
+    /// Its filter is being built.
+    filter_building: bool,
     /// Run times of its accepted tasks, for its attempts' deadlines.
     run_times: RunningMedian,
     /// For a stage reading hash partitions: the contiguous partition ranges
@@ -192,6 +194,48 @@ impl TaskRun {
     /// Attempts launched that never reported (stopped, lost, still running).
     fn silent(&self) -> usize {
         (self.attempts as usize).saturating_sub(self.reported.len())
+    }
+}
+
+/// A stage's filter, built (or the error that stopped it).
+type BuiltFilter = (usize, Result<(FilterBinding, FilterProfile)>);
+
+/// Key filters being built, each in a tokio task; yields each stage's
+/// filter as it is done, and aborts the builds still running when dropped
+/// (the query ended first).
+#[derive(Default)]
+struct FilterBuilds {
+    running: futures::stream::FuturesUnordered<futures::future::BoxFuture<'static, BuiltFilter>>,
+    handles: Vec<tokio::task::AbortHandle>,
+}
+
+impl FilterBuilds {
+    fn start(&mut self, si: usize, build: key_filter::FilterBuild) {
+        let task = tokio::spawn(build.build().in_current_span());
+        self.handles.push(task.abort_handle());
+        self.running.push(Box::pin(async move {
+            let built = task.await.unwrap_or_else(|e| {
+                Err(PlannerError::Internal(format!("building a key filter: {e}")).into())
+            });
+            (si, built)
+        }));
+    }
+
+    /// The next filter done; pending forever while none is being built.
+    async fn next(&mut self) -> Option<BuiltFilter> {
+        use futures::StreamExt;
+        if self.running.is_empty() {
+            return std::future::pending().await;
+        }
+        self.running.next().await
+    }
+}
+
+impl Drop for FilterBuilds {
+    fn drop(&mut self) {
+        for h in &self.handles {
+            h.abort();
+        }
     }
 }
 
@@ -291,6 +335,7 @@ async fn drive(
             progressed: None,
             finished: None,
             filter: None,
+            filter_building: false,
             run_times: RunningMedian::default(),
             groups: Vec::new(),
             combined: None,
@@ -315,6 +360,9 @@ async fn drive(
         .map(|(i, s)| (s.id, i))
         .collect();
 
+    // Key filters being built, each in a task of its own (aborted if the
+    // query ends first).
+    let mut filters = FilterBuilds::default();
     let deadlines = Deadlines::from_options(&job.config.task);
     let mut query_times = RunningMedian::default();
     launch_ready(job, backend, address, &mut runs, &mut profile).await?;
@@ -324,9 +372,19 @@ async fn drive(
         .get(final_index)
         .is_some_and(|r| r.accepted < r.tasks.len())
     {
-        let bodies = tokio::select! {
+        let bodies: Vec<String> = tokio::select! {
             _ = job.cancel.cancelled() => {
                 return Err(PlannerError::Cancelled { query_id: Some(job.query_id.clone()) }.into());
+            }
+            Some((si, built)) = filters.next() => {
+                let (binding, fp) = built?;
+                profile.s3_get += fp.get_requests;
+                profile.s3_put += fp.put_requests;
+                profile.filters.push(fp);
+                runs[si].filter = Some(binding);
+                runs[si].filter_building = false;
+                launch_ready(job, backend, address, &mut runs, &mut profile).await?;
+                continue;
             }
             bodies = backend.queue.receive(address, Duration::from_millis(500)) => bodies?,
         };
@@ -433,13 +491,13 @@ async fn drive(
                 runs[si].tasks[t].launched = Some(Instant::now());
             } else if runs[si].finished.is_some() {
                 let stage = &job.staged.stages[si];
-                if stage.publishes_filter() && runs[si].filter.is_none() {
-                    let (binding, fp) =
-                        key_filter::build_filter(job, backend, &runs[si], stage.id).await?;
-                    profile.s3_get += fp.get_requests;
-                    profile.s3_put += fp.put_requests;
-                    profile.filters.push(fp);
-                    runs[si].filter = Some(binding);
+                if stage.publishes_filter()
+                    && runs[si].filter.is_none()
+                    && !runs[si].filter_building
+                {
+                    runs[si].filter_building = true;
+                    let build = key_filter::FilterBuild::new(job, backend, &runs[si], stage.id);
+                    filters.start(si, build);
                 }
                 if !runs[si].combine_considered {
                     runs[si].combine_considered = true;
