@@ -31,8 +31,6 @@ use datafusion::execution::{SessionState, SessionStateBuilder, TaskContext};
 use datafusion::logical_expr::{DdlStatement, LogicalPlan};
 use datafusion::prelude::{SessionConfig, SessionContext};
 use datafusion::sql::parser::{DFParser, Statement};
-use futures::StreamExt;
-use futures::stream::BoxStream;
 use squall_core::config::SquallConfig;
 use squall_core::executor::{join_error_text, spawn_cpu};
 use squall_core::requests::{CountingRegistry, RequestCounter};
@@ -51,7 +49,7 @@ use crate::locations::AllowedRoots;
 use crate::partitions::{PartitionCount, PartitionRegistry};
 use crate::plan_check::encode_checked;
 use crate::profile::QueryProfile;
-use crate::result_stream::ResultObjects;
+pub use crate::result_stream::{ResultBatches, StreamedResult};
 use crate::split::{FooterCache, assign_tasks, scan_units};
 use crate::stages::{StagedPlan, TaskLayout, split_stages};
 use crate::task_settings::changed_settings;
@@ -89,69 +87,6 @@ pub struct QueryResult {
     pub batches: Vec<RecordBatch>,
     /// Present when the statement ran distributed.
     pub profile: Option<QueryProfile>,
-}
-
-/// The rows of a statement's result, as [`Engine::sql_stream`] hands them out.
-#[derive(Debug)]
-pub enum ResultBatches {
-    /// Made in this process (DDL, `EXPLAIN`, `SET`, ...).
-    Memory(Vec<RecordBatch>),
-    /// The final stage's objects in the exchange store, read batch by batch
-    /// as they are asked for and deleted after the last.
-    Objects(ResultObjects),
-}
-
-impl ResultBatches {
-    /// The batches in order, one at a time.
-    pub fn into_stream(self) -> BoxStream<'static, Result<RecordBatch>> {
-        match self {
-            Self::Memory(batches) => futures::stream::iter(batches.into_iter().map(Ok)).boxed(),
-            Self::Objects(objects) => objects.into_stream(),
-        }
-    }
-
-    /// Every batch, in memory.
-    pub async fn collect(self) -> Result<Vec<RecordBatch>> {
-        match self {
-            Self::Memory(batches) => Ok(batches),
-            Self::Objects(objects) => objects.collect().await,
-        }
-    }
-
-    /// Drops the rows (deleting the objects that hold them).
-    pub async fn discard(self) {
-        if let Self::Objects(objects) = self {
-            objects.discard().await;
-        }
-    }
-}
-
-/// The result of one statement, its rows still to be read.
-#[derive(Debug)]
-pub struct StreamedResult {
-    pub schema: SchemaRef,
-    pub batches: ResultBatches,
-    /// Present when the statement ran distributed.
-    pub profile: Option<QueryProfile>,
-}
-
-impl StreamedResult {
-    fn memory(schema: SchemaRef, batches: Vec<RecordBatch>) -> Self {
-        Self {
-            schema,
-            batches: ResultBatches::Memory(batches),
-            profile: None,
-        }
-    }
-
-    /// The whole result in memory.
-    pub async fn collect(self) -> Result<QueryResult> {
-        Ok(QueryResult {
-            batches: self.batches.collect().await?,
-            schema: self.schema,
-            profile: self.profile,
-        })
-    }
 }
 
 /// A squall engine: a session plus the backend its queries run on.

@@ -29,7 +29,72 @@ use object_store::{ObjectStore, ObjectStoreExt};
 use squall_core::requests::RequestCounts;
 use squall_core::task::MapOutput;
 
+use crate::engine::QueryResult;
 use crate::error::PlannerError;
+use crate::profile::QueryProfile;
+
+/// The rows of a statement's result, as [`crate::Engine::sql_stream`] hands them out.
+#[derive(Debug)]
+pub enum ResultBatches {
+    /// Made in this process (DDL, `EXPLAIN`, `SET`, ...).
+    Memory(Vec<RecordBatch>),
+    /// The final stage's objects in the exchange store, read batch by batch
+    /// as they are asked for and deleted after the last.
+    Objects(ResultObjects),
+}
+
+impl ResultBatches {
+    /// The batches in order, one at a time.
+    pub fn into_stream(self) -> BoxStream<'static, Result<RecordBatch>> {
+        match self {
+            Self::Memory(batches) => futures::stream::iter(batches.into_iter().map(Ok)).boxed(),
+            Self::Objects(objects) => objects.into_stream(),
+        }
+    }
+
+    /// Every batch, in memory.
+    pub async fn collect(self) -> Result<Vec<RecordBatch>> {
+        match self {
+            Self::Memory(batches) => Ok(batches),
+            Self::Objects(objects) => objects.collect().await,
+        }
+    }
+
+    /// Drops the rows (deleting the objects that hold them).
+    pub async fn discard(self) {
+        if let Self::Objects(objects) = self {
+            objects.discard().await;
+        }
+    }
+}
+
+/// The result of one statement, its rows still to be read.
+#[derive(Debug)]
+pub struct StreamedResult {
+    pub schema: SchemaRef,
+    pub batches: ResultBatches,
+    /// Present when the statement ran distributed.
+    pub profile: Option<QueryProfile>,
+}
+
+impl StreamedResult {
+    pub(crate) fn memory(schema: SchemaRef, batches: Vec<RecordBatch>) -> Self {
+        Self {
+            schema,
+            batches: ResultBatches::Memory(batches),
+            profile: None,
+        }
+    }
+
+    /// The whole result in memory.
+    pub async fn collect(self) -> Result<QueryResult> {
+        Ok(QueryResult {
+            batches: self.batches.collect().await?,
+            schema: self.schema,
+            profile: self.profile,
+        })
+    }
+}
 
 /// Bytes one ranged GET of a result object asks for.
 pub const READ_CHUNK: u64 = 8 << 20;
