@@ -37,7 +37,10 @@ api_auth="${SQUALL_API_AUTH:-none}"
 # cargo lambda watch answers an invocation only when the function returns,
 # and stops dispatching for good once 100 invocations of one function wait
 # (its request queue holds 100 and is filled under a lock its instances
-# need): coordinators here keep fewer than that unanswered.
+# need): coordinators here keep fewer than that unanswered. Launcher
+# invocations (tree invocation) would each add their batch to that queue
+# past any one process's bound, so the local stack starts no stage through
+# them unless a query asks (squall.task.tree_min_tasks, with small stages).
 max_unanswered=48
 token_secret=squall-local/api-token
 
@@ -182,6 +185,7 @@ SQUALL_DEFAULT_CATALOG=s3://$bucket/$data_prefix
 SQUALL_API_URL=$api_url
 SQUALL_API_PATH_PREFIX=/lambda-url/api
 SQUALL_TASK_MAX_UNANSWERED_INVOKES=$max_unanswered
+SQUALL_TASK_TREE_MIN_TASKS=0
 EOF
     if [[ "$api_auth" == token ]]; then
         # The secret's name; its value is created in moto by create_api_token_secret.
@@ -358,6 +362,7 @@ export SQUALL_QUEUE_PREFIX=$bucket-q-
 export SQUALL_CATALOG=s3://$bucket/$data_prefix
 export SQUALL_API_URL=$api_url
 export SQUALL_TASK_MAX_UNANSWERED_INVOKES=$max_unanswered
+export SQUALL_TASK_TREE_MIN_TASKS=0
 EOF
     local secret
     secret="$(running_token_secret)"

@@ -57,7 +57,8 @@ pub async fn aws_engine(options: EngineOptions) -> Result<Engine> {
     .with_answer_wait(std::time::Duration::from_millis(
         squall.task.invoke_answer_ms,
     ))
-    .with_max_unanswered(squall.task.max_unanswered_invokes);
+    .with_max_unanswered(squall.task.max_unanswered_invokes)
+    .with_launcher_concurrency(squall.task.launch_concurrency);
     // With a state location, tasks still running when their query ends stop.
     if !squall.state_location.is_empty() {
         invoker = invoker.with_stop_markers(state_store_at(&env, &squall.state_location)?);

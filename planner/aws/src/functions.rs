@@ -3,7 +3,9 @@
 //!
 //! - [`WorkerFunction`]: one task per invocation. The event is the task
 //!   itself (the same JSON the embedded backend hands its workers) or a
-//!   [`PayloadPointer`] to it in S3. It always answers with a small summary
+//!   [`PayloadPointer`] to it in S3 (or to its range of a launch batch's
+//!   object); or a [`LaunchBatch`], for which it starts a batch of tasks
+//!   ([`crate::launcher`], tree invocation). It always answers with a small summary
 //!   and never panics on bad input: undecodable tasks become failure reports
 //!   sent to the task's completion queue when its address can be read.
 //! - [`CoordinatorFunction`]: plans and drives one query, and records its
@@ -30,7 +32,7 @@ use tokio::sync::Notify;
 use crate::engine::aws_engine;
 use crate::env::AwsEnv;
 use crate::error::AwsError;
-use crate::lambda::PayloadPointer;
+use crate::lambda::{BatchSpec, LambdaInvoker, LaunchBatch, PayloadPointer};
 use crate::s3::aws_runtime;
 use crate::sqs::SqsQueue;
 use crate::state::{
@@ -41,6 +43,7 @@ use crate::state::{
 /// The worker function's state across invocations of one Lambda environment.
 pub struct WorkerFunction {
     env: WorkerEnv,
+    aws: AwsEnv,
 }
 
 impl WorkerFunction {
@@ -54,11 +57,89 @@ impl WorkerFunction {
                 runtime,
                 queue: Arc::new(SqsQueue::new(&aws, "")),
             },
+            aws,
         })
     }
 
-    /// Run the task in `event`; returns a summary (status, stage, task, attempt).
+    /// Run the task in `event`, or start the tasks of a launch batch (tree
+    /// invocation, [`crate::launcher`]); returns a summary.
     pub async fn handle(&self, event: serde_json::Value) -> serde_json::Value {
+        if let Ok(batch) = serde_json::from_value::<LaunchBatch>(event.clone()) {
+            return self.launch(batch.launch).await;
+        }
+        self.run_task(event).await
+    }
+
+    /// A launcher invocation: reads the batch's object and invokes each task.
+    async fn launch(&self, batch: BatchSpec) -> serde_json::Value {
+        let launched = async {
+            let config = SquallConfig::from_env()?;
+            let object = self
+                .read_object(&batch.payloads, None, "launch batch")
+                .await?;
+            let invoker = LambdaInvoker::new(
+                &self.aws,
+                Arc::clone(&self.env.queue),
+                &batch.function,
+                batch.inline_limit,
+                None,
+            )
+            .with_answer_wait(Duration::from_millis(config.task.invoke_answer_ms))
+            .with_max_unanswered(config.task.max_unanswered_invokes);
+            crate::launcher::launch_batch(&invoker, &batch, object, &config)
+                .await
+                .map_err(DataFusionError::from)
+        }
+        .await;
+        match launched {
+            Ok(l) => {
+                tracing::info!(batch = %batch.payloads, started = l.started, refused = l.refused, throttled = l.throttled, "launch batch sent");
+                serde_json::json!({"status": "launched", "started": l.started, "refused": l.refused, "throttled": l.throttled})
+            }
+            Err(e) => {
+                // Its tasks stay silent; their deadlines start them again.
+                tracing::error!(%e, batch = %batch.payloads, "launch batch failed");
+                serde_json::json!({"status": "failed", "error": e.to_string()})
+            }
+        }
+    }
+
+    /// The bytes of `s3://bucket/key` (`range`: `[offset, length]` of them).
+    async fn read_object(
+        &self,
+        location: &str,
+        range: Option<[u64; 2]>,
+        what: &'static str,
+    ) -> Result<Bytes> {
+        let (url, key) = crate::s3::split_s3_url(location)?;
+        let store = self
+            .env
+            .runtime
+            .object_store(ObjectStoreUrl::parse(&url)?)?;
+        let unreadable = |source| AwsError::Object {
+            what,
+            location: location.to_string(),
+            source,
+        };
+        let path = Path::from(key.as_str());
+        let bytes = match range {
+            Some([offset, len]) => store
+                .get_range(&path, offset..offset + len)
+                .await
+                .map_err(unreadable)?,
+            None => store
+                .get(&path)
+                .await
+                .map_err(unreadable)?
+                .bytes()
+                .await
+                .map_err(unreadable)?,
+        };
+        Ok(bytes)
+    }
+
+    /// Run the task in `event`; returns a summary (status, stage, task, attempt).
+    async fn run_task(&self, event: serde_json::Value) -> serde_json::Value {
         let (payload, fetched) = match self.payload(event).await {
             Ok(p) => p,
             Err(e) => {
@@ -88,23 +169,9 @@ impl WorkerFunction {
     /// payload in S3).
     async fn payload(&self, event: serde_json::Value) -> Result<(Bytes, RequestCounts)> {
         if let Ok(pointer) = serde_json::from_value::<PayloadPointer>(event.clone()) {
-            let (url, key) = crate::s3::split_s3_url(&pointer.payload_location)?;
-            let store = self
-                .env
-                .runtime
-                .object_store(ObjectStoreUrl::parse(&url)?)?;
-            let unreadable = |source| AwsError::Object {
-                what: "task payload",
-                location: pointer.payload_location.clone(),
-                source,
-            };
-            let bytes = store
-                .get(&Path::from(key.as_str()))
-                .await
-                .map_err(unreadable)?
-                .bytes()
-                .await
-                .map_err(unreadable)?;
+            let bytes = self
+                .read_object(&pointer.payload_location, pointer.range, "task payload")
+                .await?;
             let fetched = RequestCounts {
                 get: 1,
                 ..RequestCounts::default()

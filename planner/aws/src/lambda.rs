@@ -42,7 +42,7 @@ use object_store::path::Path;
 use object_store::{ObjectStore, ObjectStoreExt, PutPayload};
 use serde::{Deserialize, Serialize};
 use squall_core::error::{Result, SquallError};
-use squall_core::requests::{CountingStore, RequestCounts, RequestTally};
+use squall_core::requests::{CountingStore, Request, RequestCounts, RequestTally};
 use squall_core::seams::{CompletionQueue, Invoker};
 use squall_core::task::{FailureKind, ObjectLocation, TaskIdentity, TaskReport};
 
@@ -54,6 +54,32 @@ use crate::state::ObjectQueryStore;
 pub struct PayloadPointer {
     /// `s3://bucket/key` of the serialized task.
     pub payload_location: String,
+    /// The task's bytes within that object, `[offset, length]`, when it
+    /// shares the object with the other tasks of a launch batch.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub range: Option<[u64; 2]>,
+}
+
+/// What a launcher invocation (tree invocation) carries: the worker
+/// function invokes each task of the batch itself.
+#[derive(Debug, Serialize, Deserialize)]
+pub struct LaunchBatch {
+    pub launch: BatchSpec,
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+pub struct BatchSpec {
+    /// The function to invoke with each task.
+    pub function: String,
+    /// `s3://bucket/key` of the batch: the tasks' payloads back to back.
+    pub payloads: String,
+    /// Each task's `[offset, length]` in it.
+    pub tasks: Vec<[u64; 2]>,
+    /// A task of at most this many bytes goes inline; a larger one as a
+    /// pointer to its range of the batch object.
+    pub inline_limit: usize,
+    /// Invocations in flight at once.
+    pub concurrency: usize,
 }
 
 pub struct LambdaInvoker {
@@ -73,6 +99,8 @@ pub struct LambdaInvoker {
     unanswered: Arc<Semaphore>,
     /// S3 requests made for each query (by query id).
     requests: RequestTally,
+    /// Invocations a launcher (tree invocation) keeps in flight at once.
+    launcher_concurrency: usize,
 }
 
 impl LambdaInvoker {
@@ -98,6 +126,7 @@ impl LambdaInvoker {
             answer_wait: Duration::from_millis(250),
             unanswered: Arc::new(Semaphore::new(1024)),
             requests: RequestTally::default(),
+            launcher_concurrency: 64,
         }
     }
 
@@ -120,44 +149,21 @@ impl LambdaInvoker {
         self.state = Some(state);
         self
     }
-}
 
-#[async_trait]
-impl Invoker for LambdaInvoker {
-    async fn invoke(&self, payload: Bytes) -> Result<()> {
-        let id = TaskIdentity::salvage(&payload).unwrap_or_default();
-        let body = if payload.len() > self.inline_limit {
-            let (store, url, prefix) = self.payloads.as_ref().ok_or_else(|| SquallError::Invoke {
-                stage: id.stage,
-                task: id.task,
-                message: format!(
-                    "task payload is {} bytes, over the {} byte inline limit, and squall.payload_location is not set",
-                    payload.len(),
-                    self.inline_limit
-                ),
-            })?;
-            let key = format!(
-                "{}/{}/s{}/t{}/a{}",
-                prefix.trim_matches('/'),
-                id.query_id,
-                id.stage,
-                id.task,
-                id.attempt
-            );
-            let key = key.trim_start_matches('/').to_string();
-            CountingStore::wrap(Arc::clone(store), &self.requests.counter(&id.query_id))
-                .put(&Path::from(key.as_str()), PutPayload::from(payload))
-                .await?;
-            let pointer = PayloadPointer {
-                payload_location: format!("{url}/{key}"),
-            };
-            Bytes::from(
-                serde_json::to_vec(&pointer)
-                    .map_err(|e| SquallError::BadTaskPayload(e.to_string()))?,
-            )
-        } else {
-            payload
-        };
+    /// Where failed invocations are reported.
+    pub(crate) fn queue(&self) -> &dyn CompletionQueue {
+        &*self.queue
+    }
+
+    /// Invocations a launcher keeps in flight at once.
+    pub fn with_launcher_concurrency(mut self, n: usize) -> Self {
+        self.launcher_concurrency = n.max(1);
+        self
+    }
+
+    /// Sends one event invocation of the worker function and waits up to
+    /// the answer wait for Lambda's answer (see the module's docs).
+    pub(crate) async fn send_event(&self, id: TaskIdentity, body: Bytes) -> Result<()> {
         let request = self
             .client
             .invoke()
@@ -218,6 +224,104 @@ impl Invoker for LambdaInvoker {
                 Ok(())
             }
         }
+    }
+}
+
+#[async_trait]
+impl Invoker for LambdaInvoker {
+    async fn invoke(&self, payload: Bytes) -> Result<()> {
+        let id = TaskIdentity::salvage(&payload).unwrap_or_default();
+        let body = if payload.len() > self.inline_limit {
+            let (store, url, prefix) = self.payloads.as_ref().ok_or_else(|| SquallError::Invoke {
+                stage: id.stage,
+                task: id.task,
+                message: format!(
+                    "task payload is {} bytes, over the {} byte inline limit, and squall.payload_location is not set",
+                    payload.len(),
+                    self.inline_limit
+                ),
+            })?;
+            let key = format!(
+                "{}/{}/s{}/t{}/a{}",
+                prefix.trim_matches('/'),
+                id.query_id,
+                id.stage,
+                id.task,
+                id.attempt
+            );
+            let key = key.trim_start_matches('/').to_string();
+            CountingStore::wrap(Arc::clone(store), &self.requests.counter(&id.query_id))
+                .put(&Path::from(key.as_str()), PutPayload::from(payload))
+                .await?;
+            let pointer = PayloadPointer {
+                payload_location: format!("{url}/{key}"),
+                range: None,
+            };
+            Bytes::from(
+                serde_json::to_vec(&pointer)
+                    .map_err(|e| SquallError::BadTaskPayload(e.to_string()))?,
+            )
+        } else {
+            payload
+        };
+        self.send_event(id, body).await
+    }
+
+    fn launches_batches(&self) -> bool {
+        self.payloads.is_some()
+    }
+
+    /// One launcher invocation of the worker function for the whole batch:
+    /// the payloads go into one object (one PUT), and the launcher invokes
+    /// each task with its payload inline or as a pointer to its range.
+    async fn invoke_batch(&self, payloads: Vec<Bytes>) -> Result<()> {
+        let first = payloads.first().cloned().unwrap_or_default();
+        let id = TaskIdentity::salvage(&first).unwrap_or_default();
+        let Some((store, url, prefix)) = self.payloads.as_ref() else {
+            for payload in payloads {
+                self.invoke(payload).await?;
+            }
+            return Ok(());
+        };
+        let mut tasks = Vec::with_capacity(payloads.len());
+        let mut offset = 0u64;
+        for p in &payloads {
+            tasks.push([offset, p.len() as u64]);
+            offset += p.len() as u64;
+        }
+        let key = format!(
+            "{}/{}/s{}/batch-t{}-a{}",
+            prefix.trim_matches('/'),
+            id.query_id,
+            id.stage,
+            id.task,
+            id.attempt
+        );
+        let key = key.trim_start_matches('/').to_string();
+        let counter = self.requests.counter(&id.query_id);
+        let n = payloads.len() as u64;
+        CountingStore::wrap(Arc::clone(store), &counter)
+            .put(&Path::from(key.as_str()), PutPayload::from_iter(payloads))
+            .await?;
+        let event = LaunchBatch {
+            launch: BatchSpec {
+                function: self.function.clone(),
+                payloads: format!("{url}/{key}"),
+                tasks,
+                inline_limit: self.inline_limit,
+                concurrency: self.launcher_concurrency,
+            },
+        };
+        let body = Bytes::from(
+            serde_json::to_vec(&event).map_err(|e| SquallError::BadTaskPayload(e.to_string()))?,
+        );
+        self.send_event(id, body).await?;
+        // What the launcher does for the batch, counted here as it has no
+        // report of its own: the batch's GET and one Invoke per task (its
+        // throttle retries are not seen).
+        counter.count(Request::Get, 1);
+        counter.count(Request::Invoke, n);
+        Ok(())
     }
 
     async fn cancel(&self, query_id: &str) -> Result<()> {
@@ -370,7 +474,11 @@ pub fn is_throttle(
 }
 
 /// Tell the coordinator an attempt never started.
-async fn report_failure(queue: &dyn CompletionQueue, id: &TaskIdentity, message: String) {
+pub(crate) async fn report_failure(
+    queue: &dyn CompletionQueue,
+    id: &TaskIdentity,
+    message: String,
+) {
     let mut report = TaskReport::failed(id, FailureKind::Invoke, message, true);
     // Its own SendMessage, as a worker counts its report's.
     report.metrics.requests.sqs_send = 1;

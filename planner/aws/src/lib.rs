@@ -21,7 +21,9 @@
 //! - [`env`]: loading the AWS configuration once per process.
 //! - [`error`]: [`AwsError`], the crate's one error type.
 //! - [`s3`]: S3 object stores and a registry that creates them per bucket.
-//! - [`sqs`], [`lambda`]: the queue and invoker seams.
+//! - [`sqs`], [`lambda`]: the queue and invoker seams; [`launcher`]: the
+//!   worker's side of tree invocation (a launcher invocation starting a
+//!   batch of tasks).
 //! - [`secrets`]: reading a Secrets Manager secret once (the api function's token).
 //! - [`engine`]: an [`squall_planner::Engine`] over these seams.
 //! - [`glue`]: the Glue Data Catalog as a catalog (`glue://DATABASE`).
@@ -35,6 +37,7 @@ pub mod error;
 pub mod functions;
 pub mod glue;
 pub mod lambda;
+pub mod launcher;
 pub mod s3;
 pub mod secrets;
 pub mod sqs;

@@ -131,9 +131,18 @@ config_namespace! {
         /// invocation in tens of milliseconds; `cargo lambda watch` only when
         /// the function returns).
         pub invoke_answer_ms: u64, default = 250
-        /// Invocations in flight at once while a stage starts (each waits
-        /// for its answer, and a throttled one for its backoff).
+        /// Invocations in flight at once (each waits for its answer, and a
+        /// throttled one for its backoff); they go out off the coordinator's
+        /// event loop, which goes on receiving completions meanwhile.
         pub launch_concurrency: usize, default = 64
+        /// aws: a stage starting at least this many tasks at once starts them
+        /// through launcher invocations (tree invocation: the worker function
+        /// invokes a batch of tasks itself), so the coordinator sends one
+        /// request per batch (0 = never; needs `squall.payload_location`, where
+        /// each batch's payloads go as one object).
+        pub tree_min_tasks: usize, default = 1000
+        /// Tasks one launcher invocation starts.
+        pub tree_fanout: usize, default = 100
         /// aws: invocations still waiting for the platform's answer at once,
         /// across the coordinator's stages; a launch past it waits for an
         /// answer. Lambda answers an event invocation in tens of milliseconds,

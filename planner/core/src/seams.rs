@@ -51,6 +51,25 @@ pub trait CompletionQueue: Send + Sync {
 pub trait Invoker: Send + Sync {
     async fn invoke(&self, payload: Bytes) -> Result<()>;
 
+    /// Whether this backend starts a batch of tasks through one launcher
+    /// invocation ([`Invoker::invoke_batch`]), so that a large stage costs
+    /// the coordinator one request per batch rather than per task.
+    fn launches_batches(&self) -> bool {
+        false
+    }
+
+    /// Starts every task of `payloads` (tasks of one stage). Returns once
+    /// the batch is accepted: with a launcher invocation (Lambda), the tasks
+    /// themselves start shortly after, and a task that never starts is one
+    /// that stays silent, which its deadline answers. Without one, each
+    /// task is invoked in turn.
+    async fn invoke_batch(&self, payloads: Vec<Bytes>) -> Result<()> {
+        for payload in payloads {
+            self.invoke(payload).await?;
+        }
+        Ok(())
+    }
+
     /// Stop every task of `query_id` that is still running, as far as the
     /// backend can. Returns when they are stopped (or cannot be reached).
     ///

@@ -39,14 +39,12 @@
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use datafusion::error::Result;
-use futures::{StreamExt, TryStreamExt};
 use squall_core::config::TaskOptions;
 
+use super::launcher::Launcher;
 use super::{QueryJob, StageRun};
-use crate::backend::Backend;
 use crate::profile::QueryProfile;
 
 /// How long a running attempt may stay silent.
@@ -83,27 +81,25 @@ impl Deadlines {
     }
 }
 
-/// Launch another attempt of every task that is overdue (see `deadlines`),
+/// Queue another attempt of every task that is overdue (see `deadlines`),
 /// beside the attempts still silent, while it has attempts left.
 ///
 /// Called on every pass of the event loop, so its cost does not grow with
 /// the query's task count: medians are kept as tasks are accepted
 /// ([`RunningMedian`]), and a stage that progressed within its deadline has
-/// no overdue task (an attempt's silence counts from the later of its
-/// launch and its stage's last progress), so only stalled stages are looked
-/// through task by task.
-pub(super) async fn relaunch_overdue(
+/// no overdue task (an attempt's silence counts from the later of when it
+/// was sent and its stage's last progress), so only stalled stages are
+/// looked through task by task. An attempt not yet sent is never overdue.
+pub(super) fn relaunch_overdue(
     job: &QueryJob,
-    backend: &Backend,
-    address: &str,
     runs: &mut [StageRun],
     query_times: &RunningMedian,
     profile: &mut QueryProfile,
     deadlines: &Deadlines,
-) -> Result<()> {
+    launcher: &mut Launcher,
+) {
     let query_median = query_times.median();
-    let mut overdue = Vec::new();
-    for (si, run) in runs.iter().enumerate() {
+    for (si, run) in runs.iter_mut().enumerate() {
         if !run.launched || run.finished.is_some() {
             continue;
         }
@@ -111,45 +107,28 @@ pub(super) async fn relaunch_overdue(
         if run.progressed.is_some_and(|p| p.elapsed() <= deadline) {
             continue;
         }
-        for (t, task) in run.tasks.iter().enumerate() {
-            if task.accepted.is_some() || task.attempts >= job.max_attempts {
+        for (t, task) in run.tasks.iter_mut().enumerate() {
+            if task.accepted.is_some() || task.sending > 0 || task.attempts >= job.max_attempts {
                 continue;
             }
             let since = task.launched.max(run.progressed);
-            if since.is_some_and(|s| s.elapsed() > deadline) {
-                overdue.push((si, t, deadline));
+            if !since.is_some_and(|s| s.elapsed() > deadline) {
+                continue;
             }
+            let attempt = task.attempts;
+            tracing::info!(
+                stage = job.staged.stages[si].id,
+                task = t,
+                attempt,
+                deadline_ms = deadline.as_millis() as u64,
+                "task overdue; launching another attempt beside it"
+            );
+            task.attempts += 1;
+            task.sending += 1;
+            profile.speculative += 1;
+            launcher.enqueue((si, t, attempt));
         }
     }
-    // A stalled stage can have many overdue tasks at once (a lost batch of
-    // messages, a dead worker's slot): their new attempts go out
-    // concurrently, as a stage's first ones do.
-    let mut launches = Vec::with_capacity(overdue.len());
-    for &(si, t, deadline) in &overdue {
-        let attempt = runs[si].tasks[t].attempts;
-        tracing::info!(
-            stage = job.staged.stages[si].id,
-            task = t,
-            attempt,
-            deadline_ms = deadline.as_millis() as u64,
-            "task overdue; launching another attempt beside it"
-        );
-        launches.push((si, t, attempt));
-    }
-    let relaunched: &[StageRun] = runs;
-    futures::stream::iter(launches)
-        .map(|(si, t, attempt)| {
-            super::launch_task(job, backend, address, relaunched, si, t, attempt)
-        })
-        .buffer_unordered(job.config.task.launch_concurrency.max(1))
-        .try_collect::<Vec<()>>()
-        .await?;
-    for (si, t, _) in overdue {
-        runs[si].tasks[t].attempts += 1;
-        runs[si].tasks[t].launched = Some(Instant::now());
-        profile.speculative += 1;
-    }
-    Ok(())
 }
 
 /// The median of a growing set of run times, kept as values arrive: the

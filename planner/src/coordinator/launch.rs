@@ -4,15 +4,15 @@
 //! filters. A stage reading hash partitions gets its task count here, from
 //! the measured sizes of its inputs ([`super::coalesce`]), a combine stage
 //! its grid ([`super::grid`]); a combine stage whose grid would not pay
-//! forwards its input at once, and its reader may start. A stage's
-//! invocations go out concurrently, at most `squall.task.launch_concurrency`
-//! at once.
+//! forwards its input at once, and its reader may start. A ready stage's
+//! tasks are queued on the [`Launcher`], which sends them off the event loop
+//! (`squall.task.launch_concurrency` at once).
 
 use crate::error::PlannerError;
 use std::time::Instant;
 
+use bytes::Bytes;
 use datafusion::error::{DataFusionError, Result};
-use futures::{StreamExt, TryStreamExt};
 use squall_core::exchange::map_object_key;
 use squall_core::scan::{Leaf, leaves};
 use squall_core::task::{ObjectLocation, PROTOCOL_VERSION, ScanAssignment, TaskSpec};
@@ -20,9 +20,9 @@ use squall_core::task::{ObjectLocation, PROTOCOL_VERSION, ScanAssignment, TaskSp
 use super::coalesce::Sizing;
 use super::grid::Grid;
 use super::inputs::{accepted, bind_inputs, stage_groups};
+use super::launcher::Launcher;
 use super::{QueryJob, StageRun, TaskRun};
 use crate::backend::Backend;
-use crate::profile::QueryProfile;
 use crate::stages::TaskLayout;
 use std::sync::atomic::Ordering;
 
@@ -41,13 +41,15 @@ pub(super) fn task_count(job: &QueryJob, index: usize) -> usize {
     }
 }
 
-/// Launch every stage whose inputs are all complete and that has not been launched.
-pub(super) async fn launch_ready(
+/// Launch every stage whose inputs are all complete and that has not been
+/// launched: its tasks are formed and queued on `launcher`, which sends them
+/// as it has room ([`Launcher::top_up`]).
+pub(super) fn launch_ready(
     job: &QueryJob,
     backend: &Backend,
     address: &str,
     runs: &mut [StageRun],
-    profile: &mut QueryProfile,
+    launcher: &mut Launcher,
 ) -> Result<()> {
     let position = |id: u32| job.staged.index(id);
     let sizing = Sizing::from_config(&job.config);
@@ -80,22 +82,14 @@ pub(super) async fn launch_ready(
                 job.progress.done(&job.progress.completed_stages);
                 continue;
             }
-            // Invocations of one stage go out concurrently (each may wait for
-            // Lambda's answer, or for a throttle's backoff), a bounded number at once.
             let tasks = runs[i].tasks.len();
-            let launched: &[StageRun] = runs;
-            futures::stream::iter(0..tasks)
-                .map(|t| launch_task(job, backend, address, launched, i, t, 0))
-                .buffer_unordered(job.config.task.launch_concurrency.max(1))
-                .try_collect::<Vec<()>>()
-                .await?;
-            for t in 0..tasks {
-                runs[i].tasks[t].attempts = 1;
-                runs[i].tasks[t].launched = Some(Instant::now());
-                profile.tasks_launched += 1;
-                job.progress.done(&job.progress.launched_tasks);
+            for task in &mut runs[i].tasks {
+                task.attempts = 1;
+                task.sending = 1;
             }
+            launcher.enqueue_stage(i, tasks);
         }
+        launcher.top_up(job, backend, address, runs)?;
     }
 }
 
@@ -148,7 +142,9 @@ fn form_tasks(job: &QueryJob, runs: &mut [StageRun], i: usize, sizing: Sizing) -
     Ok(())
 }
 
-pub(super) async fn launch_task(
+/// The payload of attempt `attempt` of task `t` of stage `si`: its stage
+/// plan, scan assignment, resolved inputs and filters.
+pub(super) fn encode_task(
     job: &QueryJob,
     backend: &Backend,
     address: &str,
@@ -156,7 +152,7 @@ pub(super) async fn launch_task(
     si: usize,
     t: usize,
     attempt: u32,
-) -> Result<()> {
+) -> Result<Bytes> {
     let stage = &job.staged.stages[si];
     let scans = job
         .scan_tasks
@@ -221,6 +217,5 @@ pub(super) async fn launch_task(
     ) {
         payload = squall_core::fault::corrupt_task_payload(&payload);
     }
-    backend.invoker.invoke(payload).await?;
-    Ok(())
+    Ok(payload)
 }

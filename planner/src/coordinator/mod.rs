@@ -58,16 +58,20 @@ use deadlines::{Deadlines, RunningMedian, relaunch_overdue, waiting_for};
 
 pub mod coalesce;
 mod combine;
+mod completions;
 mod deadlines;
 mod finish;
 mod grid;
 mod inputs;
 mod key_filter;
 mod launch;
+mod launcher;
 
+use completions::Completions;
 pub use finish::cleanup;
 use finish::query_requests;
-use launch::{launch_ready, launch_task, task_count};
+use launch::{launch_ready, task_count};
+use launcher::{Launcher, Sent};
 
 use crate::backend::Backend;
 use crate::result_stream::ResultObjects;
@@ -184,8 +188,10 @@ struct TaskRun {
     attempts: u32,
     accepted: Option<(u32, MapOutput, TaskMetrics)>,
     failures: u32,
-    /// When the latest attempt was launched.
+    /// When the latest attempt sent was sent (its deadline counts from then).
     launched: Option<Instant>,
+    /// Attempts queued on the launcher and not yet sent.
+    sending: u32,
     /// Attempts that have reported (succeeded or failed).
     reported: Vec<u32>,
 }
@@ -237,6 +243,35 @@ impl Drop for FilterBuilds {
             h.abort();
         }
     }
+}
+
+/// Note attempts whose invocation went out: each one's deadline counts from
+/// now, and its stage has progressed. An invocation refused for good
+/// (throttle retries spent, a missing function) fails the query, naming
+/// its stage and task.
+fn record_sent(
+    job: &QueryJob,
+    runs: &mut [StageRun],
+    profile: &mut QueryProfile,
+    sent: Sent,
+) -> Result<()> {
+    sent.result?;
+    for (si, t, attempt) in sent.attempts {
+        let run = &mut runs[si];
+        run.progressed = run.progressed.max(Some(sent.at));
+        let Some(task) = run.tasks.get_mut(t) else {
+            continue;
+        };
+        task.sending = task.sending.saturating_sub(1);
+        if attempt + 1 >= task.attempts {
+            task.launched = Some(sent.at);
+        }
+        if attempt == 0 {
+            profile.tasks_launched += 1;
+            job.progress.done(&job.progress.launched_tasks);
+        }
+    }
+    Ok(())
 }
 
 /// Run `job` to completion on `backend`. Everything it logs, and every
@@ -365,7 +400,13 @@ async fn drive(
     let mut filters = FilterBuilds::default();
     let deadlines = Deadlines::from_options(&job.config.task);
     let mut query_times = RunningMedian::default();
-    launch_ready(job, backend, address, &mut runs, &mut profile).await?;
+    // Invocations go out from a task of their own, completions come in
+    // through another: the loop never waits on either.
+    let mut launcher = Launcher::start(job, Arc::clone(&backend.invoker));
+    let mut completions = Completions::start(Arc::clone(&backend.queue), address);
+    let mut tick = tokio::time::interval(Duration::from_millis(500));
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    launch_ready(job, backend, address, &mut runs, &mut launcher)?;
     let final_index = runs.len().saturating_sub(1);
     let mut last_message = Instant::now();
     while runs
@@ -383,22 +424,31 @@ async fn drive(
                 profile.filters.push(fp);
                 runs[si].filter = Some(binding);
                 runs[si].filter_building = false;
-                launch_ready(job, backend, address, &mut runs, &mut profile).await?;
+                launch_ready(job, backend, address, &mut runs, &mut launcher)?;
                 continue;
             }
-            bodies = backend.queue.receive(address, Duration::from_millis(500)) => bodies?,
+            sent = launcher.next_sent() => {
+                record_sent(job, &mut runs, &mut profile, sent)?;
+                launcher.top_up(job, backend, address, &runs)?;
+                continue;
+            }
+            bodies = completions.next() => bodies?,
+            _ = tick.tick() => Vec::new(),
         };
         relaunch_overdue(
             job,
-            backend,
-            address,
             &mut runs,
             &query_times,
             &mut profile,
             &deadlines,
-        )
-        .await?;
+            &mut launcher,
+        );
+        launcher.top_up(job, backend, address, &runs)?;
         if bodies.is_empty() {
+            // Silence while launches are still going out is not the tasks'.
+            if launcher.pending() > 0 {
+                last_message = Instant::now();
+            }
             if last_message.elapsed() > job.silence_timeout {
                 return Err(PlannerError::Silent {
                     query_id: job.query_id.clone(),
@@ -481,14 +531,14 @@ async fn drive(
                         }
                         tracing::info!(stage = report.stage, task = report.task, attempt = task.attempts, kind = %error.kind, "retrying task");
                         retry = Some((report.task as usize, task.attempts));
+                        task.attempts += 1;
+                        task.sending += 1;
                     }
                 }
             }
             if let Some((t, attempt)) = retry {
                 profile.retries += 1;
-                launch_task(job, backend, address, &runs, si, t, attempt).await?;
-                runs[si].tasks[t].attempts += 1;
-                runs[si].tasks[t].launched = Some(Instant::now());
+                launcher.enqueue((si, t, attempt));
             } else if runs[si].finished.is_some() {
                 let stage = &job.staged.stages[si];
                 if stage.publishes_filter()
@@ -504,9 +554,10 @@ async fn drive(
                     runs[si].combined =
                         combine::combine_broadcast(job, backend, &runs, si, &mut profile).await;
                 }
-                launch_ready(job, backend, address, &mut runs, &mut profile).await?;
+                launch_ready(job, backend, address, &mut runs, &mut launcher)?;
             }
         }
+        launcher.top_up(job, backend, address, &runs)?;
     }
 
     *silent = runs

@@ -12,6 +12,9 @@
 //!   stages between map stages and their partitioned readers) over many map
 //!   tasks: equal answers, fewer exchange GETs, the grids in EXPLAIN
 //!   ANALYZE, nothing left behind, crashing combine tasks retried.
+//! - `tree`: tree invocation as the coordinator drives it (large stages
+//!   start in batches of one stage, at most the fan-out each; tasks of a
+//!   launcher that died start again by their deadlines): equal answers.
 //! - `staged_plans`: snapshots of the staged plans of the 22 queries.
 //! - `concurrency`: two queries at once on one engine.
 //! - `retries`: injected task failures are retried, answers stay right, and
@@ -73,5 +76,6 @@ mod spill;
 mod sql;
 mod staged_plans;
 mod tpch;
+mod tree;
 mod two_level;
 mod windows;

@@ -12,6 +12,9 @@
 //!   the coordinator; every task an emulated Lambda invocation, exchange
 //!   objects in S3, completion messages through one SQS queue per query),
 //!   checked against the TPC-H answers;
+//! - Q3 and Q18 with their larger stages started through launcher
+//!   invocations of the worker function (tree invocation), each task a
+//!   pointer to its range of the batch's one object: the same answers;
 //! - `requests`: Q3's `EXPLAIN ANALYZE` with every task payload through S3:
 //!   the SQS requests, invocations, stop-marker HEADs and payload requests
 //!   it counts add up;
@@ -267,6 +270,13 @@ fn aws_path_on_emulated_lambda_s3_and_sqs() {
     );
 
     let t = Instant::now();
+    tree_invocation(&stack);
+    eprintln!(
+        "aws_emulated: 2 TPC-H queries started through launcher invocations in {:.1}s",
+        t.elapsed().as_secs_f64()
+    );
+
+    let t = Instant::now();
     requests::sqs_and_s3_requests(&stack);
     eprintln!(
         "aws_emulated: the requests of Q3, counted, in {:.1}s",
@@ -496,6 +506,35 @@ fn many_tasks_in_one_stage(stack: &Stack) {
         explained.contains("160 tasks]"),
         "no stage of 160 tasks:\n{explained}"
     );
+}
+
+/// Q3 and Q18 with their larger stages started through launcher
+/// invocations (tree invocation, a low threshold): the worker function
+/// reads each batch's object and invokes its tasks, every one as a pointer
+/// to its range of that object (the inline limit is tiny), and the answers
+/// do not change. The functions' log shows the launchers at work.
+/// (`cargo lambda watch` stops dispatching once 100 invocations of a
+/// function wait, counting the launchers' own: stages stay small here.)
+fn tree_invocation(stack: &Stack) {
+    let settings = [
+        "squall.shuffle.partitions=24",
+        "squall.shuffle.target_task_bytes=1",
+        "squall.task.tree_min_tasks=12",
+        "squall.task.tree_fanout=6",
+        "squall.inline_payload_bytes=256",
+    ];
+    tpch_checked(stack, &[3, 18], &settings, " through launcher invocations");
+    let shows = || {
+        (0..50).any(|_| {
+            let log = std::fs::read_to_string(stack.lambda_log()).unwrap_or_default();
+            let found = log.contains("launch batch sent");
+            if !found {
+                std::thread::sleep(Duration::from_millis(100));
+            }
+            found
+        })
+    };
+    assert!(shows(), "the functions' log shows no launcher invocation");
 }
 
 fn tpch_through_the_command(stack: &Stack) {

@@ -38,10 +38,10 @@ impl FaultyInvoker {
     }
 }
 
-#[async_trait]
-impl Invoker for FaultyInvoker {
-    async fn invoke(&self, payload: Bytes) -> Result<()> {
-        let id = TaskIdentity::salvage(&payload).unwrap_or_default();
+impl FaultyInvoker {
+    /// The injected throttle of this invocation of `payload`, if it is one.
+    fn throttle(&self, payload: &Bytes) -> Option<SquallError> {
+        let id = TaskIdentity::salvage(payload).unwrap_or_default();
         let query = hash_text(&[&id.query_id]);
         let coords = [
             query,
@@ -50,20 +50,48 @@ impl Invoker for FaultyInvoker {
             u64::from(id.attempt),
         ];
         let n = self.seen.next(hash_text(&[&format!("{coords:?}")]));
-        if happens(
+        happens(
             self.rate,
             self.seed,
             "invoke_throttle",
             &[coords[0], coords[1], coords[2], coords[3], n],
-        ) {
-            return Err(SquallError::Throttled {
-                stage: id.stage,
-                task: id.task,
-                message: "429 TooManyRequests (injected by squall.fault.invoke_throttle_rate)"
-                    .into(),
-            });
+        )
+        .then(|| SquallError::Throttled {
+            stage: id.stage,
+            task: id.task,
+            message: "429 TooManyRequests (injected by squall.fault.invoke_throttle_rate)".into(),
+        })
+    }
+}
+
+#[async_trait]
+impl Invoker for FaultyInvoker {
+    async fn invoke(&self, payload: Bytes) -> Result<()> {
+        if let Some(throttled) = self.throttle(&payload) {
+            return Err(throttled);
         }
         self.inner.invoke(payload).await
+    }
+
+    fn launches_batches(&self) -> bool {
+        self.inner.launches_batches()
+    }
+
+    /// A batch through one launcher invocation is throttled as a whole when
+    /// the draw for its first task says so; without a launcher, task by task.
+    async fn invoke_batch(&self, payloads: Vec<Bytes>) -> Result<()> {
+        if !self.inner.launches_batches() {
+            for payload in payloads {
+                self.invoke(payload).await?;
+            }
+            return Ok(());
+        }
+        if let Some(first) = payloads.first()
+            && let Some(throttled) = self.throttle(first)
+        {
+            return Err(throttled);
+        }
+        self.inner.invoke_batch(payloads).await
     }
 
     async fn cancel(&self, query_id: &str) -> Result<()> {

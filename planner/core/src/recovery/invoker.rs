@@ -86,6 +86,63 @@ impl Invoker for RetryingInvoker {
         }
     }
 
+    fn launches_batches(&self) -> bool {
+        self.inner.launches_batches()
+    }
+
+    /// A batch through one launcher invocation is sent again whole when it
+    /// is throttled; without a launcher, each task is invoked (and retried)
+    /// in turn.
+    async fn invoke_batch(&self, payloads: Vec<Bytes>) -> Result<()> {
+        if !self.inner.launches_batches() {
+            for payload in payloads {
+                self.invoke(payload).await?;
+            }
+            return Ok(());
+        }
+        let mut retry = 0;
+        loop {
+            match self.inner.invoke_batch(payloads.clone()).await {
+                Err(SquallError::Throttled {
+                    stage,
+                    task,
+                    message,
+                }) => {
+                    self.throttles.fetch_add(1, Ordering::Relaxed);
+                    if retry >= self.retries {
+                        return Err(SquallError::Invoke {
+                            stage,
+                            task,
+                            message: format!(
+                                "a launcher of {} tasks throttled {} times, retries spent (squall.task.invoke_retries): {message}",
+                                payloads.len(),
+                                retry + 1
+                            ),
+                        });
+                    }
+                    let wait = self.backoff.delay(retry);
+                    tracing::info!(
+                        stage,
+                        task,
+                        retry,
+                        ?wait,
+                        "launcher invocation throttled; retrying"
+                    );
+                    tokio::time::sleep(wait).await;
+                    retry += 1;
+                }
+                other => {
+                    if other.is_ok() {
+                        // The launcher invocation; the backend counts the
+                        // invocations the launcher makes.
+                        self.accepted.fetch_add(1, Ordering::Relaxed);
+                    }
+                    return other;
+                }
+            }
+        }
+    }
+
     async fn cancel(&self, query_id: &str) -> Result<()> {
         self.inner.cancel(query_id).await
     }
