@@ -22,6 +22,7 @@ use squall_core::task::{FilterBinding, FilterData, ObjectLocation};
 use super::{QueryJob, StageRun};
 use crate::backend::Backend;
 use crate::profile::FilterProfile;
+use tracing::Instrument;
 
 /// What building the filter of a finished build stage takes, owned, so it
 /// runs in a task of its own while the coordinator's loop goes on.
@@ -176,4 +177,46 @@ fn describe_ranges(r: &KeyRanges) -> String {
         })
         .collect();
     cols.join(" x ")
+}
+
+/// A stage's filter, built (or the error that stopped it).
+pub(super) type BuiltFilter = (usize, Result<(FilterBinding, FilterProfile)>);
+
+/// Key filters being built, each in a tokio task; yields each stage's
+/// filter as it is done, and aborts the builds still running when dropped
+/// (the query ended first).
+#[derive(Default)]
+pub(super) struct FilterBuilds {
+    running: futures::stream::FuturesUnordered<futures::future::BoxFuture<'static, BuiltFilter>>,
+    handles: Vec<tokio::task::AbortHandle>,
+}
+
+impl FilterBuilds {
+    pub(super) fn start(&mut self, si: usize, build: FilterBuild) {
+        let task = tokio::spawn(build.build().in_current_span());
+        self.handles.push(task.abort_handle());
+        self.running.push(Box::pin(async move {
+            let built = task.await.unwrap_or_else(|e| {
+                Err(PlannerError::Internal(format!("building a key filter: {e}")).into())
+            });
+            (si, built)
+        }));
+    }
+
+    /// The next filter done; pending forever while none is being built.
+    pub(super) async fn next(&mut self) -> Option<BuiltFilter> {
+        use futures::StreamExt;
+        if self.running.is_empty() {
+            return std::future::pending().await;
+        }
+        self.running.next().await
+    }
+}
+
+impl Drop for FilterBuilds {
+    fn drop(&mut self) {
+        for h in &self.handles {
+            h.abort();
+        }
+    }
 }

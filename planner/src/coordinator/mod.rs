@@ -53,8 +53,9 @@ use squall_core::task::{
 };
 
 use crate::partitions::PartitionCount;
-use crate::profile::{FilterProfile, QueryProfile, StageProfile};
+use crate::profile::{QueryProfile, StageProfile};
 use deadlines::{Deadlines, RunningMedian, relaunch_overdue, waiting_for};
+use key_filter::FilterBuilds;
 
 pub mod coalesce;
 mod combine;
@@ -200,48 +201,6 @@ impl TaskRun {
     /// Attempts launched that never reported (stopped, lost, still running).
     fn silent(&self) -> usize {
         (self.attempts as usize).saturating_sub(self.reported.len())
-    }
-}
-
-/// A stage's filter, built (or the error that stopped it).
-type BuiltFilter = (usize, Result<(FilterBinding, FilterProfile)>);
-
-/// Key filters being built, each in a tokio task; yields each stage's
-/// filter as it is done, and aborts the builds still running when dropped
-/// (the query ended first).
-#[derive(Default)]
-struct FilterBuilds {
-    running: futures::stream::FuturesUnordered<futures::future::BoxFuture<'static, BuiltFilter>>,
-    handles: Vec<tokio::task::AbortHandle>,
-}
-
-impl FilterBuilds {
-    fn start(&mut self, si: usize, build: key_filter::FilterBuild) {
-        let task = tokio::spawn(build.build().in_current_span());
-        self.handles.push(task.abort_handle());
-        self.running.push(Box::pin(async move {
-            let built = task.await.unwrap_or_else(|e| {
-                Err(PlannerError::Internal(format!("building a key filter: {e}")).into())
-            });
-            (si, built)
-        }));
-    }
-
-    /// The next filter done; pending forever while none is being built.
-    async fn next(&mut self) -> Option<BuiltFilter> {
-        use futures::StreamExt;
-        if self.running.is_empty() {
-            return std::future::pending().await;
-        }
-        self.running.next().await
-    }
-}
-
-impl Drop for FilterBuilds {
-    fn drop(&mut self) {
-        for h in &self.handles {
-            h.abort();
-        }
     }
 }
 
