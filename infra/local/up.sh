@@ -11,6 +11,7 @@
 # Settings (environment): SQUALL_MOTO_PORT, SQUALL_LAMBDA_PORT,
 # SQUALL_LAMBDA_CONCURRENCY (instances per function, default 2),
 # SQUALL_LAMBDA_RELEASE=1 (build the functions in release mode),
+# SQUALL_LAMBDA_IGNORE_CHANGES=1 (source edits do not restart the functions),
 # SQUALL_API_AUTH=token (the api function requires a token kept in moto's
 # Secrets Manager, as a stack deployed with ApiAuth=Token does; default none:
 # no check, as behind IAM authorization),
@@ -206,6 +207,10 @@ start_lambda() {
     local extra=()
     if [[ "${SQUALL_LAMBDA_RELEASE:-0}" == 1 ]]; then
         extra+=(--release)
+    fi
+    # Long measurements: edits to the source do not restart the functions.
+    if [[ "${SQUALL_LAMBDA_IGNORE_CHANGES:-0}" == 1 ]]; then
+        extra+=(--ignore-changes)
     fi
     log "starting cargo lambda watch on $lambda_url (log $run/lambda.log; functions compile on first invocation)"
     (

@@ -188,18 +188,23 @@ impl Launcher {
         Ok(())
     }
 
-    /// The next invocations sent; pending forever while none is in flight.
-    pub async fn next_sent(&mut self) -> Sent {
+    /// The invocations sent since the last call (at least one; pending
+    /// forever while none is in flight).
+    pub async fn next_sent(&mut self) -> Vec<Sent> {
         if self.in_flight == 0 {
             return std::future::pending().await;
         }
-        match self.sent.recv().await {
-            Some(sent) => {
-                self.in_flight = self.in_flight.saturating_sub(sent.attempts.len());
-                sent
-            }
-            None => std::future::pending().await,
+        let Some(first) = self.sent.recv().await else {
+            return std::future::pending().await;
+        };
+        let mut sent = vec![first];
+        while let Ok(more) = self.sent.try_recv() {
+            sent.push(more);
         }
+        for s in &sent {
+            self.in_flight = self.in_flight.saturating_sub(s.attempts.len());
+        }
+        sent
     }
 }
 

@@ -387,7 +387,9 @@ async fn drive(
                 continue;
             }
             sent = launcher.next_sent() => {
-                record_sent(job, &mut runs, &mut profile, sent)?;
+                for sent in sent {
+                    record_sent(job, &mut runs, &mut profile, sent)?;
+                }
                 launcher.top_up(job, backend, address, &runs)?;
                 continue;
             }

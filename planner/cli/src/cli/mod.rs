@@ -74,6 +74,10 @@ enum Command {
         /// A setting, `squall.*` or `datafusion.*` (repeatable).
         #[arg(long = "config", short = 'c', value_parser = parse_setting)]
         config: Vec<(String, String)>,
+        /// Write the query's profile (stages, tasks, requests by kind and
+        /// by who made them, retries) and its modelled AWS cost here, as JSON.
+        #[arg(long)]
+        profile: Option<PathBuf>,
         /// The SQL text (may start with a `--` comment).
         #[arg(allow_hyphen_values = true)]
         sql: String,
@@ -426,8 +430,9 @@ async fn run(cli: Cli) -> std::result::Result<ExitCode, ServerError> {
             backend,
             format,
             config,
+            profile,
             sql,
-        } => Ok(query::query(catalog, &backend, format, config, &sql).await?),
+        } => Ok(query::query(catalog, &backend, format, config, profile, &sql).await?),
         Command::Cost => Ok(query::cost()?),
         Command::Config => Ok(query::config()?),
         Command::Tpch { command } => Ok(tpch::tpch_command(command).await?),

@@ -22,8 +22,10 @@ pub(super) async fn query(
     backend: &str,
     format: Format,
     config: Vec<(String, String)>,
+    profile: Option<std::path::PathBuf>,
     sql: &str,
 ) -> Result<ExitCode> {
+    let squall = SquallConfig::from_session(&squall_planner::engine::session_config(&config)?);
     let options = EngineOptions {
         catalog,
         settings: config,
@@ -47,10 +49,15 @@ pub(super) async fn query(
     // prints. Ctrl-C stops the printing too.
     let run = async {
         let result = engine.sql_stream(sql, &options).await?;
+        let profiled = result.profile.clone();
         match format {
-            Format::Table => print_result(&result.collect().await?, format),
-            Format::Csv | Format::Json => print_streamed(result, format).await,
+            Format::Table => print_result(&result.collect().await?, format)?,
+            Format::Csv | Format::Json => print_streamed(result, format).await?,
         }
+        if let Some(path) = &profile {
+            write_profile(path, profiled.as_ref(), &squall)?;
+        }
+        Ok::<_, DataFusionError>(())
     };
     tokio::pin!(run);
     tokio::select! {
@@ -71,6 +78,21 @@ pub(super) async fn query(
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// The profile of a query (none for a statement that ran no stages) and
+/// its modelled AWS cost, as one JSON object.
+fn write_profile(
+    path: &std::path::Path,
+    profile: Option<&squall_planner::profile::QueryProfile>,
+    config: &SquallConfig,
+) -> Result<()> {
+    let cost = profile.map(|p| squall_planner::cost::profile_cost(p, config));
+    let doc = serde_json::json!({ "profile": profile, "cost": cost });
+    let text =
+        serde_json::to_string_pretty(&doc).map_err(|e| DataFusionError::External(Box::new(e)))?;
+    std::fs::write(path, text)
+        .map_err(|e| DataFusionError::External(format!("writing {}: {e}", path.display()).into()))
 }
 
 /// CSV or JSON written batch by batch as the result is read.
