@@ -76,7 +76,7 @@ target's row groups are F times as large). Tasks are placed on N workers as they
 environments appear at 1,000 per 10 s; invocations are issued at the lower
 of Lambda's side (3,000 per second, tree fan-out) and the coordinator's own
 scheduling rate, measured with `squall bench scheduler --tasks 100000`
-(no-op tasks over in-process seams: 34,888 tasks/s on a 2-core machine, dev
+(no-op tasks over in-process seams: 30,241 tasks/s on a 2-core machine, dev
 profile; so Lambda's side is the bound); S3 serves 5,500 GETs / 3,500 PUTs per
 second per prefix. squall's exchange keys are spread over
 `squall.shuffle.prefixes` shards, {prefix}/{shard}/{query}/s{stage}/t{task}/...,

@@ -15,7 +15,7 @@ PARAMETERS = {
     "function_mb_per_s": 80.0,          # sustained network per function
     "env_per_10s": 1000,                # new environments per function per 10 s
     "invokes_per_s": 3000.0,            # coordinator (tree) invocation rate, Lambda's side
-    "coordinator_tasks_per_s": 34888.0, # measured: squall bench scheduler --tasks 100000
+    "coordinator_tasks_per_s": 30241.0, # measured: squall bench scheduler --tasks 100000 (2026-12-02)
     "cold_start_ms": 250.0,             # a Rust arm64 function's first invocation
     "warm_start_ms": 15.0,              # async invoke to handler, warm
     "s3_get_per_s": 5500.0, "s3_put_per_s": 3500.0,   # per prefix
