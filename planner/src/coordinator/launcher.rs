@@ -208,6 +208,22 @@ impl Launcher {
     }
 }
 
+impl Launcher {
+    /// Wait (at most `wait`) for the invocations still being sent, dropping
+    /// those not sent yet: once a query's last task has reported, an
+    /// invocation can still be waiting for the platform's answer, and its
+    /// request belongs in the query's counts.
+    pub async fn settle(mut self, wait: std::time::Duration) {
+        self.queued.clear();
+        let _ = tokio::time::timeout(wait, async {
+            while self.in_flight > 0 {
+                self.next_sent().await;
+            }
+        })
+        .await;
+    }
+}
+
 impl Drop for Launcher {
     fn drop(&mut self) {
         self.sender.abort();

@@ -521,6 +521,11 @@ async fn drive(
         launcher.top_up(job, backend, address, &runs)?;
     }
 
+    // Every invocation's answer in, so the query counts all its requests.
+    launcher
+        .settle(Duration::from_millis(job.config.task.invoke_answer_ms) + Duration::from_secs(5))
+        .await;
+    drop(completions);
     *silent = runs
         .iter()
         .flat_map(|r| &r.tasks)
