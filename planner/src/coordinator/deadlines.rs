@@ -112,7 +112,7 @@ pub(super) fn relaunch_overdue(
                 continue;
             }
             let since = task.launched.max(run.progressed);
-            if !since.is_some_and(|s| s.elapsed() > deadline) {
+            if since.is_none_or(|s| s.elapsed() <= deadline) {
                 continue;
             }
             let attempt = task.attempts;

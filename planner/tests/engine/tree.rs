@@ -49,7 +49,7 @@ impl Invoker for Launchers {
             .collect();
         self.batches.lock().unwrap().push(ids);
         let n = self.seen.fetch_add(1, Ordering::Relaxed) + 1;
-        if self.lose_every > 0 && n % self.lose_every == 0 {
+        if self.lose_every > 0 && n.is_multiple_of(self.lose_every) {
             return Ok(());
         }
         let inner = Arc::clone(&self.inner);
