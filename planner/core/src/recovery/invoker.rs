@@ -49,12 +49,18 @@ impl RetryingInvoker {
     }
 }
 
-#[async_trait]
-impl Invoker for RetryingInvoker {
-    async fn invoke(&self, payload: Bytes) -> Result<()> {
+impl RetryingInvoker {
+    /// `send` until it is not throttled, at most `retries` more times after
+    /// a backoff each; an accepted invocation counts one. `what` starts the
+    /// error's message ("a launcher of N tasks ").
+    async fn retried<F, Fut>(&self, what: &str, send: F) -> Result<()>
+    where
+        F: Fn() -> Fut,
+        Fut: std::future::Future<Output = Result<()>>,
+    {
         let mut retry = 0;
         loop {
-            match self.inner.invoke(payload.clone()).await {
+            match send().await {
                 Err(SquallError::Throttled {
                     stage,
                     task,
@@ -66,13 +72,19 @@ impl Invoker for RetryingInvoker {
                             stage,
                             task,
                             message: format!(
-                                "throttled {} times, retries spent (squall.task.invoke_retries): {message}",
+                                "{what}throttled {} times, retries spent (squall.task.invoke_retries): {message}",
                                 retry + 1
                             ),
                         });
                     }
                     let wait = self.backoff.delay(retry);
-                    tracing::info!(stage, task, retry, ?wait, "invocation throttled; retrying");
+                    tracing::info!(
+                        stage,
+                        task,
+                        retry,
+                        ?wait,
+                        "{what}invocation throttled; retrying"
+                    );
                     tokio::time::sleep(wait).await;
                     retry += 1;
                 }
@@ -84,6 +96,14 @@ impl Invoker for RetryingInvoker {
                 }
             }
         }
+    }
+}
+
+#[async_trait]
+impl Invoker for RetryingInvoker {
+    async fn invoke(&self, payload: Bytes) -> Result<()> {
+        self.retried("", || self.inner.invoke(payload.clone()))
+            .await
     }
 
     fn launches_batches(&self) -> bool {
@@ -100,47 +120,10 @@ impl Invoker for RetryingInvoker {
             }
             return Ok(());
         }
-        let mut retry = 0;
-        loop {
-            match self.inner.invoke_batch(payloads.clone()).await {
-                Err(SquallError::Throttled {
-                    stage,
-                    task,
-                    message,
-                }) => {
-                    self.throttles.fetch_add(1, Ordering::Relaxed);
-                    if retry >= self.retries {
-                        return Err(SquallError::Invoke {
-                            stage,
-                            task,
-                            message: format!(
-                                "a launcher of {} tasks throttled {} times, retries spent (squall.task.invoke_retries): {message}",
-                                payloads.len(),
-                                retry + 1
-                            ),
-                        });
-                    }
-                    let wait = self.backoff.delay(retry);
-                    tracing::info!(
-                        stage,
-                        task,
-                        retry,
-                        ?wait,
-                        "launcher invocation throttled; retrying"
-                    );
-                    tokio::time::sleep(wait).await;
-                    retry += 1;
-                }
-                other => {
-                    if other.is_ok() {
-                        // The launcher invocation; the backend counts the
-                        // invocations the launcher makes.
-                        self.accepted.fetch_add(1, Ordering::Relaxed);
-                    }
-                    return other;
-                }
-            }
-        }
+        // One launcher invocation (the backend counts the ones it makes).
+        let what = format!("a launcher of {} tasks ", payloads.len());
+        self.retried(&what, || self.inner.invoke_batch(payloads.clone()))
+            .await
     }
 
     async fn cancel(&self, query_id: &str) -> Result<()> {
