@@ -241,15 +241,7 @@ impl Invoker for LambdaInvoker {
                     self.inline_limit
                 ),
             })?;
-            let key = format!(
-                "{}/{}/s{}/t{}/a{}",
-                prefix.trim_matches('/'),
-                id.query_id,
-                id.stage,
-                id.task,
-                id.attempt
-            );
-            let key = key.trim_start_matches('/').to_string();
+            let key = payload_key(prefix, &id, &format!("t{}/a{}", id.task, id.attempt));
             CountingStore::wrap(Arc::clone(store), &self.requests.counter(&id.query_id))
                 .put(&Path::from(key.as_str()), PutPayload::from(payload))
                 .await?;
@@ -289,15 +281,7 @@ impl Invoker for LambdaInvoker {
             tasks.push([offset, p.len() as u64]);
             offset += p.len() as u64;
         }
-        let key = format!(
-            "{}/{}/s{}/batch-t{}-a{}",
-            prefix.trim_matches('/'),
-            id.query_id,
-            id.stage,
-            id.task,
-            id.attempt
-        );
-        let key = key.trim_start_matches('/').to_string();
+        let key = payload_key(prefix, &id, &format!("batch-t{}-a{}", id.task, id.attempt));
         let counter = self.requests.counter(&id.query_id);
         let n = payloads.len() as u64;
         CountingStore::wrap(Arc::clone(store), &counter)
@@ -377,6 +361,18 @@ impl Invoker for LambdaInvoker {
     fn take_requests(&self, query_id: &str) -> RequestCounts {
         self.requests.take(query_id)
     }
+}
+
+/// The key of a payload object of `id`'s query and stage under `prefix`:
+/// `{prefix}/{query}/s{stage}/{leaf}` (the folder a query's end deletes).
+fn payload_key(prefix: &str, id: &TaskIdentity, leaf: &str) -> String {
+    let key = format!(
+        "{}/{}/s{}/{leaf}",
+        prefix.trim_matches('/'),
+        id.query_id,
+        id.stage
+    );
+    key.trim_start_matches('/').to_string()
 }
 
 /// Starts one Lambda function with an asynchronous (`Event`) invocation.
