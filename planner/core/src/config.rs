@@ -168,9 +168,10 @@ config_namespace! {
         /// under the query's exchange prefix and hands it over to a fresh run
         /// of itself, which resumes without re-running finished tasks (the
         /// coordinator function invokes itself; embedded, the engine resumes in
-        /// process); fractions allowed; 0 = never. The stack sets 840 for the
-        /// coordinator function's 900 s timeout. A session may lower it, never
-        /// raise it.
+        /// process); fractions allowed; 0 = never. Past it a run hands over at
+        /// its next batch of reports, or a tenth of it later (1 to 30 s)
+        /// without one. The stack sets 840 for the coordinator function's 900 s
+        /// timeout. A session may lower it, never raise it.
         pub max_run_secs: f64, default = 0.0
         /// Hand-offs one query may make before it fails, naming the limit.
         pub max_handoffs: u32, default = 100
