@@ -47,7 +47,11 @@ fn claim_name(generation: u32) -> String {
 
 /// Claims the run of `generation` of query `query_id`: `false` when another
 /// invocation has claimed it (this one is a duplicate and must not run).
-pub async fn claim(store: &ObjectQueryStore, query_id: &str, generation: u32) -> datafusion::error::Result<bool> {
+pub async fn claim(
+    store: &ObjectQueryStore,
+    query_id: &str,
+    generation: u32,
+) -> datafusion::error::Result<bool> {
     store.claim(query_id, &claim_name(generation)).await
 }
 

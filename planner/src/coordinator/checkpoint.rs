@@ -53,9 +53,9 @@ use squall_core::requests::RequestCounts;
 use squall_core::task::{FilterBinding, MapOutput, ObjectRange, TaskMetrics};
 
 use super::coalesce::Sizing;
+use super::completions::Completions;
 use super::grid::Grid;
 use super::inputs::accepted;
-use super::completions::Completions;
 use super::key_filter::{FilterBuild, FilterBuilds};
 use super::launcher::Launcher;
 use super::{QueryJob, StageRun, TaskRun};
@@ -166,13 +166,7 @@ impl HandedOver {
         if let Err(e) = self.backend.invoker.cancel(query_id).await {
             tracing::warn!(%e, query_id, "stopping tasks failed");
         }
-        super::cleanup(
-            &self.job,
-            &self.backend,
-            &self.address,
-            &Default::default(),
-        )
-        .await;
+        super::cleanup(&self.job, &self.backend, &self.address, &Default::default()).await;
     }
 }
 
@@ -267,16 +261,19 @@ fn fnv(mut h: u64, bytes: &[u8]) -> u64 {
     h
 }
 
-/// Per stage: its id, layout, encoded plan and scan tasks, hashed. Equal on
-/// a run that planned the same SQL over the same data with the same settings.
+/// Per stage: its id, layout, plan (as EXPLAIN shows it: its encoded bytes
+/// are not the same from one planning to the next) and scan tasks (every
+/// file's path, size and modification time), hashed. Equal on a run that
+/// planned the same SQL over the same data with the same settings.
 fn fingerprints(job: &QueryJob) -> Result<Vec<u64>> {
     let mut out = Vec::with_capacity(job.staged.stages.len());
     for (i, stage) in job.staged.stages.iter().enumerate() {
         let mut h = fnv(0xcbf2_9ce4_8422_2325, &stage.id.to_le_bytes());
         h = fnv(h, stage.layout.to_string().as_bytes());
-        if let Some(plan) = job.stage_plans.get(i) {
-            h = fnv(h, plan);
-        }
+        let shown = datafusion::physical_plan::displayable(stage.plan.as_ref())
+            .indent(true)
+            .to_string();
+        h = fnv(h, without_alias_numbers(&shown).as_bytes());
         if let Some(scans) = job.scan_tasks.get(i) {
             let encoded = serde_json::to_vec(scans).map_err(|e| PlannerError::Corrupt {
                 what: "encoding scan tasks for a checkpoint",
@@ -287,6 +284,23 @@ fn fingerprints(job: &QueryJob) -> Result<Vec<u64>> {
         out.push(h);
     }
     Ok(out)
+}
+
+/// `text` with the numbers of DataFusion's generated aliases dropped
+/// (`__common_expr_7` -> `__common_expr_`): the session numbers them
+/// anew at every planning, so they differ between two plannings of the
+/// same query.
+fn without_alias_numbers(text: &str) -> String {
+    const GENERATED: &str = "__common_expr_";
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = rest.find(GENERATED) {
+        let end = at + GENERATED.len();
+        out.push_str(&rest[..end]);
+        rest = rest[end..].trim_start_matches(|c: char| c.is_ascii_digit());
+    }
+    out.push_str(rest);
+    out
 }
 
 /// The key of the checkpoint generation `generation` resumes from:
@@ -317,8 +331,9 @@ pub(super) async fn quiesce(
 ) -> Result<u64> {
     launcher.drop_queued();
     while launcher.in_flight() > 0 {
-        let sent = launcher.next_sent().await;
-        super::record_sent(job, runs, profile, sent)?;
+        for sent in launcher.next_sent().await {
+            super::record_sent(job, runs, profile, sent)?;
+        }
     }
     let bodies = completions.finish().await?;
     let resent = bodies.len() as u64;

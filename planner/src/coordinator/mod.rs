@@ -71,8 +71,8 @@ mod key_filter;
 mod launch;
 mod launcher;
 
-use completions::Completions;
 pub use checkpoint::{HandedOver, Handoff, Resume};
+use completions::Completions;
 pub use finish::cleanup;
 use finish::query_requests;
 use launch::{launch_ready, task_count};
@@ -307,7 +307,9 @@ async fn run_query_in_span(job: QueryJob, backend: &Backend) -> Result<QueryRun>
         Err(e) => {
             // The query cannot go on: end it here.
             let backend = backend.clone();
-            HandedOver::new(Resume::default(), job, backend, address).abandon().await;
+            HandedOver::new(Resume::default(), job, backend, address)
+                .abandon()
+                .await;
             return Err(e);
         }
     };
@@ -454,8 +456,9 @@ async fn drive(
         // queue) once this run has taken reports: each run moves it on.
         if job.handoff.due(moved) {
             let (launches, receives, p) = (launcher, completions, &mut profile);
-            let resent = checkpoint::quiesce(job, backend, address, &mut runs, p, launches, receives)
-                .await?;
+            let resent =
+                checkpoint::quiesce(job, backend, address, &mut runs, p, launches, receives)
+                    .await?;
             let c = checkpoint::capture(job, &runs, &profile, &requests, started, resent)?;
             return Ok(Driven::HandOver(Box::new(c)));
         }

@@ -63,7 +63,11 @@ async fn handed_over_queries_resume_without_rerunning_tasks() {
         assert_no_task_rerun(&format!("q{q:02}"), &p);
         assert!(p.handoffs == 0 || p.checkpoint_bytes > 0, "q{q:02}: {p:?}");
         handoffs += p.handoffs;
-        assert_eq!(count_files(engine.exchange_root()), 0, "q{q:02}: objects left");
+        assert_eq!(
+            count_files(engine.exchange_root()),
+            0,
+            "q{q:02}: objects left"
+        );
     }
     assert!(handoffs >= 6, "only {handoffs} hand-offs in 6 queries");
     assert_eq!(engine.open_queues(), 0);
@@ -99,13 +103,19 @@ async fn combine_stages_keep_their_grids_across_hand_offs() {
     let sql = squall_tpch::query(18).unwrap();
     let r = engine.sql(sql).await.unwrap_or_else(|e| panic!("q18: {e}"));
     let actual = squall_tpch::run::to_csv(&r.schema, &r.batches).unwrap();
-    assert_same("q18 two-level, handed over", &single_node_csv(&reference, sql).await, &actual, sql);
+    assert_same(
+        "q18 two-level, handed over",
+        &single_node_csv(&reference, sql).await,
+        &actual,
+        sql,
+    );
     let p = r.profile.unwrap();
     assert_no_task_rerun("q18 two-level", &p);
     assert!(p.handoffs > 0, "no hand-off: {p:?}");
     assert!(
         p.stage_profiles.iter().any(|s| s.grid.is_some()),
-        "no combine stage formed a grid"
+        "no combine stage formed a grid: {}",
+        p.display()
     );
     let text = engine
         .sql(&format!("explain analyze {sql}"))
@@ -191,7 +201,7 @@ async fn callers_resume_hand_offs_and_a_changed_plan_is_refused() {
         panic!("the query finished before its first hand-off");
     };
     let changed = RunOptions {
-        settings: settings(&[("squall.scan.target_task_bytes", "30000")]),
+        settings: settings(&[("squall.scan.target_task_bytes", "1000000")]),
         ..hand_over("handoff-changed", Some(h.resume.clone()))
     };
     let err = match engine.sql_or_hand_over(sql, &changed).await {
