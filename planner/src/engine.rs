@@ -13,6 +13,12 @@
 //! `EXPLAIN` returns the staged plan with task counts; `EXPLAIN ANALYZE`
 //! runs the query and returns its profile. DDL and `SET` run in the session.
 //!
+//! A coordinator run that reaches `squall.coordinator.max_run_secs` hands
+//! its query over (`coordinator::checkpoint`): the engine plans the same
+//! statement again and resumes it in process, unless the caller resumes
+//! hand-offs itself ([`RunOptions::return_handoffs`]: the coordinator
+//! function, which invokes itself with [`RunOptions::resume`]).
+//!
 //! Planning (and DDL, whose statements DataFusion runs itself) is CPU work:
 //! it runs on the CPU executor ([`squall_core::executor`]); the
 //! coordinator's loop stays on the caller's runtime, where cancels, timers
@@ -21,7 +27,7 @@
 use crate::error::PlannerError;
 use crate::explain;
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use arrow::array::{RecordBatch, StringArray};
 use arrow::datatypes::{DataType, Field, Schema, SchemaRef};
@@ -39,7 +45,10 @@ use squall_core::scan::{Leaf, leaves};
 use crate::backend::Backend;
 use crate::backend::local::LocalBackend;
 use crate::catalog::{record_partitions, register_catalog_with};
-use crate::coordinator::{FilterShipping, QueryJob, QueryProgress, run_query};
+use crate::coordinator::{
+    FilterShipping, HandedOver, Handoff, QueryJob, QueryProgress, QueryRun, Resume,
+    run_query_or_hand_over,
+};
 use crate::key_filter::place_key_filters;
 use crate::limits::{
     Deadline, apply_session_settings, check_session_setting, setting_error, statement_timeout,
@@ -78,6 +87,19 @@ pub struct RunOptions {
     /// stop marker and task logs), when the SQL is a single statement; a
     /// fresh id otherwise. Lets a service use its own query id end to end.
     pub query_id: Option<String>,
+    /// Resume the query (`query_id`) from the checkpoint a run of it handed
+    /// over: its finished tasks are not run again.
+    pub resume: Option<Resume>,
+    /// A run that hands its query over returns [`Outcome::HandedOver`] (a
+    /// single statement's) instead of being resumed in process.
+    pub return_handoffs: bool,
+}
+
+/// How a statement ended.
+pub enum Outcome {
+    Finished(StreamedResult),
+    /// Its coordinator run handed the query over (see [`RunOptions::return_handoffs`]).
+    HandedOver(HandedOver),
 }
 
 /// The result of one statement.
@@ -202,14 +224,39 @@ impl Engine {
     /// wrote them, to be read one batch at a time: a result far larger than
     /// memory is never held whole.
     pub async fn sql_stream(&self, sql: &str, options: &RunOptions) -> Result<StreamedResult> {
+        match self.sql_or_hand_over(sql, options).await? {
+            Outcome::Finished(result) => Ok(result),
+            Outcome::HandedOver(h) => {
+                let query_id = h.query_id().to_string();
+                h.abandon().await;
+                Err(PlannerError::Internal(format!(
+                    "query {query_id}: handed over to a caller of sql_stream, which does not resume it"
+                ))
+                .into())
+            }
+        }
+    }
+
+    /// [`Engine::sql_stream`], or the statement's query handed over when
+    /// `options.return_handoffs` asks for it.
+    pub async fn sql_or_hand_over(&self, sql: &str, options: &RunOptions) -> Result<Outcome> {
         let statements = DFParser::parse_sql(sql)?;
         if statements.is_empty() {
             return Err(PlannerError::NoStatement.into());
         }
         let single = statements.len() == 1;
+        // Only a single statement is handed over to the caller, or resumed
+        // from a checkpoint.
+        let options = &RunOptions {
+            return_handoffs: options.return_handoffs && single,
+            resume: options.resume.clone().filter(|_| single),
+            ..options.clone()
+        };
         let mut last = None;
         for statement in statements {
-            if options.cancel.is_cancelled() {
+            // A run that resumes plans its query whatever: its coordinator
+            // loop ends it, stopping the tasks and deleting its objects.
+            if options.cancel.is_cancelled() && options.resume.is_none() {
                 return Err(PlannerError::Cancelled { query_id: None }.into());
             }
             let query_id = options
@@ -217,9 +264,10 @@ impl Engine {
                 .clone()
                 .filter(|_| single)
                 .unwrap_or_else(new_query_id);
-            if let Some(earlier) = last.take() {
-                let earlier: StreamedResult = earlier;
-                earlier.batches.discard().await;
+            match last.take() {
+                Some(Outcome::Finished(earlier)) => earlier.batches.discard().await,
+                Some(handed @ Outcome::HandedOver(_)) => return Ok(handed),
+                None => {}
             }
             last = Some(self.statement(statement, options, &query_id).await?);
         }
@@ -233,11 +281,13 @@ impl Engine {
         statement: Statement,
         options: &RunOptions,
         query_id: &str,
-    ) -> Result<StreamedResult> {
+    ) -> Result<Outcome> {
         let mut state = self.ctx.state();
         apply_session_settings(state.config_mut(), &options.settings)?;
         let timeout = statement_timeout(state.config());
-        let deadline = Deadline::new(&options.cancel, timeout);
+        // A query resumed from a checkpoint has used some of its time.
+        let used = Duration::from_millis(options.resume.as_ref().map_or(0, |r| r.elapsed_ms));
+        let deadline = Deadline::new(&options.cancel, timeout.map(|t| t.saturating_sub(used)));
         let options = RunOptions {
             cancel: deadline.token.clone(),
             ..options.clone()
@@ -257,8 +307,8 @@ impl Engine {
         statement: Statement,
         options: &RunOptions,
         query_id: &str,
-    ) -> Result<StreamedResult> {
-        let cancel = &options.cancel;
+    ) -> Result<Outcome> {
+        let cancel = &planning_cancel(options);
         let plan = on_cpu(cancel, {
             let state = state.clone();
             async move { state.statement_to_plan(statement).await }
@@ -276,18 +326,20 @@ impl Engine {
                     .prepare(state.clone(), input, options, query_id)
                     .await?;
                 text_result(vec![("distributed_plan", explain::planned(&staged, &job))])
+                    .map(Outcome::Finished)
             }
             LogicalPlan::Analyze(analyze) => {
                 let input = analyze.input.as_ref().clone();
-                let (staged, job) = self
-                    .prepare(state.clone(), input, options, query_id)
-                    .await?;
-                let out = run_query(job, &self.backend).await?;
+                let (staged, out) = match self.run_plan(state, input, options, query_id).await? {
+                    (staged, QueryRun::Finished(out)) => (staged, out),
+                    (_, QueryRun::HandedOver(h)) => return Ok(Outcome::HandedOver(h)),
+                };
                 out.result.discard().await;
                 text_result(vec![
                     ("distributed_plan", explain::analyzed(&staged, &out.profile)),
                     ("profile", out.profile.display()),
                 ])
+                .map(Outcome::Finished)
             }
             LogicalPlan::Ddl(_)
             | LogicalPlan::Statement(_)
@@ -313,20 +365,53 @@ impl Engine {
                         record_partitions(&self.ctx, &table, location, &self.partitions).await?;
                     }
                 }
-                Ok(StreamedResult::memory(schema, batches))
+                Ok(Outcome::Finished(StreamedResult::memory(schema, batches)))
             }
             plan => {
-                let (staged, job) = self.prepare(state, plan, options, query_id).await?;
+                let (staged, out) = match self.run_plan(state, plan, options, query_id).await? {
+                    (staged, QueryRun::Finished(out)) => (staged, out),
+                    (_, QueryRun::HandedOver(h)) => return Ok(Outcome::HandedOver(h)),
+                };
                 let schema = staged
                     .final_stage()
                     .and_then(|s| s.plan.children().first().map(|c| c.schema()))
                     .ok_or_else(|| PlannerError::Internal("empty staged plan".into()))?;
-                let out = run_query(job, &self.backend).await?;
-                Ok(StreamedResult {
+                Ok(Outcome::Finished(StreamedResult {
                     schema,
                     batches: ResultBatches::Objects(out.result),
                     profile: Some(out.profile),
-                })
+                }))
+            }
+        }
+    }
+
+    /// Plans `plan` and runs it; a run that hands the query over is resumed
+    /// here (the same statement planned again, its checkpoint restored)
+    /// unless `options.return_handoffs` gives it to the caller.
+    async fn run_plan(
+        &self,
+        state: SessionState,
+        plan: LogicalPlan,
+        options: &RunOptions,
+        query_id: &str,
+    ) -> Result<(StagedPlan, QueryRun)> {
+        let mut options = options.clone();
+        loop {
+            let started = Instant::now();
+            let (staged, mut job) = self
+                .prepare(state.clone(), plan.clone(), &options, query_id)
+                .await?;
+            job.handoff = Handoff::new(&job.config, started, options.resume.clone());
+            match run_query_or_hand_over(job, &self.backend).await? {
+                QueryRun::HandedOver(h) if !options.return_handoffs => {
+                    tracing::info!(
+                        query_id,
+                        generation = h.resume.generation,
+                        "resuming the query in process"
+                    );
+                    options.resume = Some(h.resume.clone());
+                }
+                run => return Ok((staged, run)),
             }
         }
     }
@@ -368,13 +453,22 @@ impl Engine {
             partitions: Arc::clone(&self.partitions),
         };
         let (options, query_id) = (options.clone(), query_id.to_string());
-        let cancel = options.cancel.clone();
+        let cancel = planning_cancel(&options);
         let (staged, mut job) = on_cpu(&cancel, async move {
             planner.prepare(state, &plan, &options, &query_id).await
         })
         .await?;
         job.planning_requests = requests.snapshot();
         Ok((staged, job))
+    }
+}
+
+/// What stops planning: the query's cancel, but nothing for a run that
+/// resumes a query, which must reach its coordinator loop to end the query.
+fn planning_cancel(options: &RunOptions) -> CancellationToken {
+    match options.resume {
+        Some(_) => CancellationToken::new(),
+        None => options.cancel.clone(),
     }
 }
 
@@ -487,6 +581,7 @@ impl Planner {
             faults: squall.fault.clone(),
             config: squall.clone(),
             planning_requests: Default::default(),
+            handoff: Handoff::default(),
         };
         Ok((staged, job))
     }

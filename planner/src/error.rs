@@ -105,6 +105,17 @@ pub enum PlannerError {
     /// lost at the cut or through the task codec (`plan_check`).
     #[error("{stage}: {message}")]
     StagePlan { stage: String, message: String },
+    /// A coordinator run cannot resume its query from the checkpoint its
+    /// predecessor handed over (`coordinator::checkpoint`).
+    #[error(
+        "query {query_id}: cannot resume from the checkpoint of its previous coordinator run: {reason}"
+    )]
+    Resume { query_id: String, reason: String },
+    /// A query still running after `squall.coordinator.max_handoffs` hand-offs.
+    #[error(
+        "query {query_id}: still running after {handoffs} coordinator hand-offs (squall.coordinator.max_handoffs)"
+    )]
+    TooManyHandoffs { query_id: String, handoffs: u32 },
     /// A staged plan that breaks an invariant the planner keeps (a bug).
     #[error("{0}")]
     Internal(String),
@@ -124,7 +135,9 @@ impl From<PlannerError> for DataFusionError {
             PlannerError::Cancelled { .. }
             | PlannerError::TimedOut { .. }
             | PlannerError::TaskFailed { .. }
-            | PlannerError::Silent { .. } => DataFusionError::Execution(e.to_string()),
+            | PlannerError::Silent { .. }
+            | PlannerError::Resume { .. }
+            | PlannerError::TooManyHandoffs { .. } => DataFusionError::Execution(e.to_string()),
             PlannerError::Object { .. }
             | PlannerError::Footer { .. }
             | PlannerError::Corrupt { .. } => DataFusionError::External(Box::new(e)),

@@ -41,6 +41,7 @@ const ENGINE_ONLY: &[&str] = &[
     "squall.coordinator_memory_mb",
     "squall.coordinator_start_wait_ms",
     "squall.state_poll_ms",
+    "squall.coordinator.max_handoffs",
     "squall.server.",
     "squall.catalog.",
     "datafusion.runtime.",
@@ -52,6 +53,7 @@ const LOWER_ONLY: &[&str] = &[
     "squall.query.timeout_secs",
     "squall.query.memory_limit_bytes",
     "squall.task.memory_limit_bytes",
+    "squall.coordinator.max_run_secs",
 ];
 
 /// Refuses a setting a client's session may not change, with an error
@@ -84,7 +86,7 @@ pub fn apply_session_settings(
     if settings.is_empty() {
         return Ok(());
     }
-    let engine: Vec<(String, u64)> = LOWER_ONLY
+    let engine: Vec<(String, f64)> = LOWER_ONLY
         .iter()
         .map(|k| (k.to_string(), limit_value(config, k)))
         .collect();
@@ -108,21 +110,24 @@ pub fn apply_session_settings(
     Ok(())
 }
 
-/// The stricter of two limits where 0 means none.
-fn min_nonzero(a: u64, b: u64) -> u64 {
-    match (a, b) {
-        (0, x) | (x, 0) => x,
-        (a, b) => a.min(b),
+/// The stricter of two limits where 0 (or less) means none.
+fn min_nonzero(a: f64, b: f64) -> f64 {
+    match (a > 0.0, b > 0.0) {
+        (false, _) => b,
+        (_, false) => a,
+        _ => a.min(b),
     }
 }
 
-fn limit_value(config: &SessionConfig, key: &str) -> u64 {
+/// A lower-only limit's value (integers exactly: they stay below 2^53).
+fn limit_value(config: &SessionConfig, key: &str) -> f64 {
     let squall = SquallConfig::from_session(config);
     match key {
-        "squall.query.timeout_secs" => squall.query.timeout_secs,
-        "squall.query.memory_limit_bytes" => squall.query.memory_limit_bytes as u64,
-        "squall.task.memory_limit_bytes" => squall.task.memory_limit_bytes as u64,
-        _ => 0,
+        "squall.query.timeout_secs" => squall.query.timeout_secs as f64,
+        "squall.query.memory_limit_bytes" => squall.query.memory_limit_bytes as f64,
+        "squall.task.memory_limit_bytes" => squall.task.memory_limit_bytes as f64,
+        "squall.coordinator.max_run_secs" => squall.coordinator.max_run_secs,
+        _ => 0.0,
     }
 }
 

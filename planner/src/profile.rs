@@ -67,6 +67,11 @@ pub struct QueryProfile {
     /// bytes they moved (accepted tasks).
     pub spills: u64,
     pub spill_bytes: u64,
+    /// Times a coordinator run handed the query over to a fresh run
+    /// (`squall.coordinator.max_run_secs`), and the bytes of the checkpoints
+    /// they wrote (each one PUT, read back with one GET; in `requests.coordinator`).
+    pub handoffs: u64,
+    pub checkpoint_bytes: u64,
     /// The join-key filters built for this query.
     pub filters: Vec<FilterProfile>,
     pub stage_profiles: Vec<StageProfile>,
@@ -268,6 +273,13 @@ impl QueryProfile {
                 self.invoke_throttles,
                 self.store_retries,
                 self.store_hedges
+            );
+        }
+        if self.handoffs > 0 {
+            let _ = writeln!(
+                out,
+                "coordinator: {} hand-offs to a fresh run, checkpoints of {} bytes",
+                self.handoffs, self.checkpoint_bytes
             );
         }
         if self.broadcasts_combined > 0 {

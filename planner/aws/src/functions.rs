@@ -10,7 +10,9 @@
 //!   sent to the task's completion queue when its address can be read.
 //! - [`CoordinatorFunction`]: plans and drives one query, and records its
 //!   state and result under `squall.state_location` (see [`crate::state`]);
-//!   it stops the query when a client asks to cancel it.
+//!   it stops the query when a client asks to cancel it, and hands a query
+//!   longer than one invocation over to a fresh invocation of itself
+//!   ([`crate::handoff`]).
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -25,6 +27,7 @@ use squall_core::config::SquallConfig;
 use squall_core::requests::{RequestCounter, RequestCounts};
 use squall_core::task::{FailureKind, TaskOutcome};
 use squall_core::worker::{WorkerEnv, handle_fetched_task};
+use squall_planner::engine::Outcome;
 use squall_planner::paging::{PageLimits, paginate_stream};
 use squall_planner::{CancellationToken, EngineOptions, QueryProgress, RunOptions};
 use tokio::sync::Notify;
@@ -32,6 +35,7 @@ use tokio::sync::Notify;
 use crate::engine::aws_engine;
 use crate::env::AwsEnv;
 use crate::error::AwsError;
+use crate::handoff::{HandoffRequest, claim, start_successor};
 use crate::lambda::{BatchSpec, LambdaInvoker, LaunchBatch, PayloadPointer};
 use crate::s3::aws_runtime;
 use crate::sqs::SqsQueue;
@@ -209,6 +213,9 @@ pub struct CoordinatorRequest {
     pub page_rows: Option<usize>,
     #[serde(default)]
     pub page_bytes: Option<usize>,
+    /// Set when an earlier invocation handed the query over: resume it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub handoff: Option<HandoffRequest>,
 }
 
 /// Runs one query per invocation and records it in the state store.
@@ -224,7 +231,10 @@ pub struct CoordinatorRequest {
 ///
 /// A duplicate invocation of an ended query does nothing. The engine itself
 /// writes the query's stop marker when it ends (however it ends), so workers
-/// still running stop.
+/// still running stop. Past `squall.coordinator.max_run_secs` the query is
+/// handed over to a new invocation ([`crate::handoff`]) and the record stays
+/// RUNNING; that invocation claims its generation first, so a duplicate of
+/// it does nothing.
 pub struct CoordinatorFunction;
 
 impl CoordinatorFunction {
@@ -267,17 +277,30 @@ pub async fn run_recorded(
         tracing::info!(query_id = %id, state = ?record.state, "query already ended; duplicate invocation ignored");
         return Ok(record);
     }
-    if store.cancel_requested(&id).await? {
-        record.fail(QueryFailure::canceled());
+    let resume = request.handoff.as_ref().map(|h| h.resume.clone());
+    let cancel = CancellationToken::new();
+    if let Some(resume) = &resume {
+        if !claim(store, &id, resume.generation).await? {
+            tracing::info!(query_id = %id, generation = resume.generation, "generation already claimed; duplicate invocation ignored");
+            return Ok(record);
+        }
+        // A resumed query is ended by its coordinator loop, cancelled or
+        // not: it stops the tasks and deletes the objects.
+        if store.cancel_requested(&id).await? {
+            cancel.cancel();
+        }
+    } else {
+        if store.cancel_requested(&id).await? {
+            record.fail(QueryFailure::canceled());
+            store.write_record(&record).await?;
+            return Ok(record);
+        }
+        record.start();
         store.write_record(&record).await?;
-        return Ok(record);
     }
-    record.start();
-    store.write_record(&record).await?;
 
     let squall = SquallConfig::from_env()?;
     let poll = Duration::from_millis(squall.state_poll_ms.max(10));
-    let cancel = CancellationToken::new();
     let progress = Arc::new(QueryProgress::default());
     let done = Arc::new(Notify::new());
     let watcher = tokio::spawn(watch(
@@ -304,8 +327,10 @@ pub async fn run_recorded(
             cancel: cancel.clone(),
             progress: Arc::clone(&progress),
             query_id: Some(id.clone()),
+            resume,
+            return_handoffs: true,
         };
-        engine.sql_stream(&request.sql, &options).await
+        engine.sql_or_hand_over(&request.sql, &options).await
     }
     .await;
     // The watcher finishes the write it may be doing before the final one.
@@ -314,6 +339,26 @@ pub async fn run_recorded(
         tracing::warn!(%e, query_id = %id, "progress watcher failed");
     }
     record.progress = ProgressRecord::of(&progress);
+    let earlier = request
+        .handoff
+        .as_ref()
+        .map(|h| h.state_requests)
+        .unwrap_or_default();
+    let outcome = match outcome {
+        Ok(Outcome::HandedOver(handed)) => {
+            // The record stays RUNNING: the next invocation goes on with it.
+            match start_successor(&request, handed, earlier + requests.snapshot()).await {
+                Ok(()) => return Ok(record),
+                Err(message) => {
+                    record.fail(QueryFailure::new(ErrorKind::Internal, message));
+                    store.write_record(&record).await?;
+                    return Ok(record);
+                }
+            }
+        }
+        Ok(Outcome::Finished(result)) => Ok(result),
+        Err(e) => Err(e),
+    };
     let canceled = cancel.is_cancelled() || store.cancel_requested(&id).await.unwrap_or(false);
     match outcome {
         Ok(result) if canceled => {
@@ -333,7 +378,7 @@ pub async fn run_recorded(
             match stored {
                 Ok(index) => {
                     record.profile = result.profile.map(|mut profile| {
-                        profile.requests.state = requests.snapshot();
+                        profile.requests.state = earlier + requests.snapshot();
                         // The write of this very record.
                         profile.requests.state.put += 1;
                         profile

@@ -30,12 +30,15 @@
 //! - [`state`]: query state in S3 (records, results by page, cancel and stop
 //!   markers), shared by the API, the coordinator function and the workers.
 //! - [`functions`]: what the worker and coordinator Lambda functions run.
+//! - [`handoff`]: the coordinator function handing a query over to a fresh
+//!   invocation of itself, and the claim that keeps a duplicate from running it.
 
 pub mod engine;
 pub mod env;
 pub mod error;
 pub mod functions;
 pub mod glue;
+pub mod handoff;
 pub mod lambda;
 pub mod launcher;
 pub mod s3;

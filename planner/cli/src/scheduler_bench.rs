@@ -145,6 +145,7 @@ pub async fn run(
         faults: config.fault.clone(),
         config,
         planning_requests: Default::default(),
+        handoff: Default::default(),
     };
     let started = Instant::now();
     let out = run_query(job, &backend).await?;

@@ -161,6 +161,24 @@ config_namespace! {
 }
 
 config_namespace! {
+    /// How long one coordinator run drives a query.
+    pub struct CoordinatorOptions {
+        /// Seconds one coordinator run may drive a query (from its statement's
+        /// start, planning included) before it checkpoints the query's state
+        /// under the query's exchange prefix and hands it over to a fresh run
+        /// of itself, which resumes without re-running finished tasks (the
+        /// coordinator function invokes itself; embedded, the engine resumes in
+        /// process); fractions allowed; 0 = never. Past it a run hands over at
+        /// its next batch of reports, or a tenth of it later (1 to 30 s)
+        /// without one. The stack sets 840 for the coordinator function's 900 s
+        /// timeout. A session may lower it, never raise it.
+        pub max_run_secs: f64, default = 0.0
+        /// Hand-offs one query may make before it fails, naming the limit.
+        pub max_handoffs: u32, default = 100
+    }
+}
+
+config_namespace! {
     /// Limits of one query.
     pub struct QueryOptions {
         /// Seconds a statement may run (planning and execution, not time spent
@@ -350,6 +368,8 @@ extensions_options! {
         pub shuffle: ShuffleOptions, default = ShuffleOptions::default()
         /// Retries, deadlines and speculative duplicates.
         pub task: TaskOptions, default = TaskOptions::default()
+        /// How long one coordinator run drives a query (hand-offs).
+        pub coordinator: CoordinatorOptions, default = CoordinatorOptions::default()
         /// Limits of one query (timeout, memory).
         pub query: QueryOptions, default = QueryOptions::default()
         /// Admission of queries into the HTTP API.

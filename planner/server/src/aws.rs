@@ -253,6 +253,7 @@ impl QueryService for AwsService {
             slug,
             page_rows: Some(self.page_limits.rows),
             page_bytes: Some(self.page_limits.bytes),
+            handoff: None,
         };
         let payload = serde_json::to_vec(&request).map_err(|e| ServerError::Internal {
             message: format!("encoding the coordinator request of query {id}: {e}"),

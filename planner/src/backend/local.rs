@@ -145,17 +145,19 @@ const RECEIVE_BATCH: usize = 1024;
 
 #[async_trait]
 impl CompletionQueue for LocalQueue {
+    /// The query's queue; an existing one is kept with what waits in it
+    /// (as SQS's CreateQueue answers for a name it has): a coordinator run
+    /// that resumes a query reopens its queue.
     async fn create(&self, query_id: &str) -> Result<String> {
-        let (tx, rx) = mpsc::unbounded_channel();
         let address = format!("local:{query_id}");
         self.requests.count(&address, Request::SqsCreateQueue, 1);
-        self.lock()?.insert(
-            address.clone(),
+        self.lock()?.entry(address.clone()).or_insert_with(|| {
+            let (tx, rx) = mpsc::unbounded_channel();
             QueueEnds {
                 tx,
                 rx: Arc::new(tokio::sync::Mutex::new(rx)),
-            },
-        );
+            }
+        });
         Ok(address)
     }
 

@@ -59,7 +59,6 @@ impl Completions {
     /// Stop receiving once the receive in progress returns; every batch
     /// received and not yet taken (for handing a query over with nothing
     /// received lost).
-    #[allow(dead_code)] // until the coordinator hands queries over
     pub async fn finish(mut self) -> Result<Vec<String>> {
         self.stop.cancel();
         let mut bodies = Vec::new();

@@ -126,6 +126,20 @@ impl Launcher {
         self.queued.push_back((attempt, false));
     }
 
+    /// Forgets the attempts queued and not yet handed to the sender task
+    /// (a run handing its query over: the next run queues them again);
+    /// those being sent are still reported by [`Launcher::next_sent`].
+    pub fn drop_queued(&mut self) -> usize {
+        let dropped = self.queued.len();
+        self.queued.clear();
+        dropped
+    }
+
+    /// Tasks handed to the sender task and not yet reported sent.
+    pub fn in_flight(&self) -> usize {
+        self.in_flight
+    }
+
     /// Attempts queued or being sent.
     pub fn pending(&self) -> usize {
         self.queued.len() + self.in_flight

@@ -30,7 +30,9 @@
 //! two-level exchange of hash reads) from its input's measured outputs,
 //! [`combine`] merges a finished broadcast input into one object, [`inputs`] resolves shuffle reads, [`key_filter`]
 //! builds a finished stage's join-key filter, [`deadlines`] relaunches
-//! silent attempts, and [`finish`] reads the result and cleans up.
+//! silent attempts, and [`finish`] reads the result and cleans up;
+//! [`checkpoint`] hands a query over to a fresh run past the run's deadline
+//! (`squall.coordinator.max_run_secs`) and resumes it there.
 
 use crate::error::PlannerError;
 use std::collections::{HashMap, HashSet};
@@ -57,6 +59,7 @@ use crate::profile::{QueryProfile, StageProfile};
 use deadlines::{Deadlines, RunningMedian, relaunch_overdue, waiting_for};
 use key_filter::FilterBuilds;
 
+mod checkpoint;
 pub mod coalesce;
 mod combine;
 mod completions;
@@ -68,6 +71,7 @@ mod key_filter;
 mod launch;
 mod launcher;
 
+pub use checkpoint::{HandedOver, Handoff, Resume};
 use completions::Completions;
 pub use finish::cleanup;
 use finish::query_requests;
@@ -109,6 +113,8 @@ pub struct QueryJob {
     pub config: SquallConfig,
     /// Requests planning made (listings, footers), for the profile.
     pub planning_requests: RequestCounts,
+    /// When this run hands the query over, and the checkpoint it resumes from.
+    pub handoff: Handoff,
 }
 
 /// How the coordinator turns build-side key sections into a filter and ships it.
@@ -146,6 +152,19 @@ impl QueryProgress {
     fn done(&self, n: &AtomicUsize) {
         n.fetch_add(1, Ordering::Relaxed);
     }
+}
+
+/// How a coordinator run ended: the query finished, or the run handed it
+/// over to another run ([`checkpoint`]).
+pub enum QueryRun {
+    Finished(QueryOutput),
+    HandedOver(HandedOver),
+}
+
+/// What the event loop ended with.
+enum Driven {
+    Finished(QueryOutput),
+    HandOver(Box<checkpoint::Checkpoint>),
 }
 
 /// A finished query: its rows and its profile.
@@ -235,14 +254,31 @@ fn record_sent(
 
 /// Run `job` to completion on `backend`. Everything it logs, and every
 /// task it starts in this process, is inside a `query` span carrying the
-/// query id.
+/// query id. A run that hands over (a job with a deadline) is abandoned:
+/// callers that resume use [`run_query_or_hand_over`].
 pub async fn run_query(job: QueryJob, backend: &Backend) -> Result<QueryOutput> {
+    let query_id = job.query_id.clone();
+    match run_query_or_hand_over(job, backend).await? {
+        QueryRun::Finished(out) => Ok(out),
+        QueryRun::HandedOver(h) => {
+            h.abandon().await;
+            Err(PlannerError::Internal(format!(
+                "query {query_id}: handed over by a caller that does not resume queries"
+            ))
+            .into())
+        }
+    }
+}
+
+/// [`run_query`], or the query handed over once `job.handoff.deadline`
+/// passes, for another run to resume ([`checkpoint`]).
+pub async fn run_query_or_hand_over(job: QueryJob, backend: &Backend) -> Result<QueryRun> {
     let span = tracing::info_span!("query", query_id = %job.query_id);
     run_query_in_span(job, backend).instrument(span).await
 }
 
-async fn run_query_in_span(job: QueryJob, backend: &Backend) -> Result<QueryOutput> {
-    let started = Instant::now();
+async fn run_query_in_span(job: QueryJob, backend: &Backend) -> Result<QueryRun> {
+    let mut started = Instant::now();
     // The query's view of the seams: recovery, and injected faults if asked for.
     let store_stats = Arc::new(StoreStats::default());
     let invoker = Arc::new(RetryingInvoker::new(
@@ -263,9 +299,42 @@ async fn run_query_in_span(job: QueryJob, backend: &Backend) -> Result<QueryOutp
         invoker: Arc::clone(&invoker) as _,
         ..backend.clone()
     };
+    // A run that resumes reopens the query's queue (the same address), with
+    // the reports that came after the hand-off waiting in it.
     let address = backend.queue.create(&job.query_id).await?;
+    let resumed = match checkpoint::load(&job, backend).await {
+        Ok(c) => c,
+        Err(e) => {
+            // The query cannot go on: end it here.
+            let backend = backend.clone();
+            HandedOver::new(Resume::default(), job, backend, address)
+                .abandon()
+                .await;
+            return Err(e);
+        }
+    };
+    if let Some(c) = &resumed {
+        started = started.checked_sub(c.elapsed()).unwrap_or(started);
+    }
     let mut silent = 0;
-    let mut result = drive(&job, backend, &address, started, &mut silent).await;
+    let driven = drive(&job, backend, &address, started, &mut silent, resumed).await;
+    let mut result = match driven {
+        Ok(Driven::Finished(out)) => Ok(out),
+        Ok(Driven::HandOver(mut c)) => {
+            // This run's requests and recoveries go on in the checkpoint.
+            let requests = query_requests(&job, backend, &address, &store_stats.requests);
+            c.add_run(requests, invoker.throttles(), &store_stats);
+            match checkpoint::write(*c, &job, backend).await {
+                Ok(resume) => {
+                    let backend = backend.clone();
+                    let handed = HandedOver::new(resume, job, backend, address);
+                    return Ok(QueryRun::HandedOver(handed));
+                }
+                Err(e) => Err(e),
+            }
+        }
+        Err(e) => Err(e),
+    };
     // Stop whatever still runs (stragglers, duplicates, or everything on
     // cancel or failure) before deleting what the query wrote, but for the
     // result's objects: its reader deletes them once read.
@@ -292,12 +361,15 @@ async fn run_query_in_span(job: QueryJob, backend: &Backend) -> Result<QueryOutp
     if let Ok(out) = &mut result {
         requests.coordinator += out.result.requests();
         requests.tasks = out.profile.requests.tasks;
+        // Earlier runs' requests (a query handed over), kept in its profile.
+        requests.planning += out.profile.requests.planning;
+        requests.coordinator += out.profile.requests.coordinator;
         out.profile.requests = requests;
-        out.profile.invoke_throttles = invoker.throttles();
+        out.profile.invoke_throttles += invoker.throttles();
         out.profile.store_retries += store_stats.retries();
         out.profile.store_hedges += store_stats.hedges();
     }
-    result
+    result.map(QueryRun::Finished)
 }
 
 async fn drive(
@@ -306,7 +378,8 @@ async fn drive(
     address: &str,
     started: Instant,
     silent: &mut usize,
-) -> Result<QueryOutput> {
+    resumed: Option<checkpoint::Checkpoint>,
+) -> Result<Driven> {
     let mut runs = Vec::with_capacity(job.staged.stages.len());
     if job.stage_plans.len() != job.staged.stages.len() {
         return Err(PlannerError::Internal(format!(
@@ -365,13 +438,30 @@ async fn drive(
     let mut completions = Completions::start(Arc::clone(&backend.queue), address);
     let mut tick = tokio::time::interval(Duration::from_millis(500));
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    if let Some(c) = resumed {
+        let (times, builds) = (&mut query_times, &mut filters);
+        (profile, requests) =
+            checkpoint::restore(c, job, backend, &mut runs, times, builds, &mut launcher)?;
+    }
     launch_ready(job, backend, address, &mut runs, &mut launcher)?;
     let final_index = runs.len().saturating_sub(1);
     let mut last_message = Instant::now();
+    let mut moved = false;
     while runs
         .get(final_index)
         .is_some_and(|r| r.accepted < r.tasks.len())
     {
+        // Past this run's deadline, the query is handed over (every report
+        // received so far is in the state captured or sent back to the
+        // queue) once this run has taken reports: each run moves it on.
+        if job.handoff.due(moved) {
+            let (launches, receives, p) = (launcher, completions, &mut profile);
+            let resent =
+                checkpoint::quiesce(job, backend, address, &mut runs, p, launches, receives)
+                    .await?;
+            let c = checkpoint::capture(job, &runs, &profile, &requests, started, resent)?;
+            return Ok(Driven::HandOver(Box::new(c)));
+        }
         let bodies: Vec<String> = tokio::select! {
             _ = job.cancel.cancelled() => {
                 return Err(PlannerError::Cancelled { query_id: Some(job.query_id.clone()) }.into());
@@ -421,6 +511,7 @@ async fn drive(
             continue;
         }
         last_message = Instant::now();
+        moved = true;
         for body in bodies {
             profile.messages += 1;
             let report = match TaskReport::decode(&body) {
@@ -582,5 +673,5 @@ async fn drive(
         };
         profile.add_stage(sp, run.index == final_index);
     }
-    Ok(QueryOutput { result, profile })
+    Ok(Driven::Finished(QueryOutput { result, profile }))
 }

@@ -9,6 +9,7 @@
 //! {prefix}/{query}/cancel         exists once a client asked to cancel (written by the API)
 //! {prefix}/{query}/stop           exists once the query has ended: running tasks stop (coordinator)
 //! {prefix}/{query}/stop-s2-t7-a0  exists once another attempt of stage 2's task 7 was accepted
+//! {prefix}/{query}/run-g1         exists once a coordinator run claimed generation 1 of the query
 //! ```
 //!
 //! Each page is a self-contained IPC stream (schema, dictionaries, one
@@ -107,6 +108,24 @@ impl ObjectQueryStore {
     /// Creates the query's stop marker: every task still running stops.
     pub async fn write_stop(&self, query_id: &str) -> Result<()> {
         self.touch(&self.key(query_id, "stop")).await
+    }
+
+    /// Creates `{query}/{name}` unless it exists: `true` for the one caller
+    /// that created it, `false` for every later one (a conditional PUT). A
+    /// coordinator run that resumes a query claims its generation so, so
+    /// that a duplicate invocation of it does not run the query twice.
+    pub async fn claim(&self, query_id: &str, name: &str) -> Result<bool> {
+        let key = self.key(query_id, name);
+        let create = object_store::PutOptions::from(object_store::PutMode::Create);
+        match self
+            .store
+            .put_opts(&key, PutPayload::from_static(b""), create)
+            .await
+        {
+            Ok(_) => Ok(true),
+            Err(object_store::Error::AlreadyExists { .. }) => Ok(false),
+            Err(e) => Err(store_err("claiming", &key, e)),
+        }
     }
 
     /// Creates one attempt's stop marker (another attempt of its task was

@@ -253,6 +253,10 @@ async fn the_object_store_keeps_the_contract() {
             .await
             .is_ok()
     );
+    // A generation is claimed once: a duplicate invocation finds it taken.
+    assert!(store.claim("q2", "run-g1").await.unwrap());
+    assert!(!store.claim("q2", "run-g1").await.unwrap());
+    assert!(store.claim("q2", "run-g2").await.unwrap());
     store.forget("q2").await.unwrap();
     let left = objects.list(None).collect::<Vec<_>>().await;
     assert!(left.is_empty(), "{left:?}");

@@ -17,6 +17,11 @@
 //!   launcher that died start again by their deadlines): equal answers.
 //! - `staged_plans`: snapshots of the staged plans of the 22 queries.
 //! - `concurrency`: two queries at once on one engine.
+//! - `handoff`: queries longer than one coordinator run (a tiny
+//!   `squall.coordinator.max_run_secs`): checkpointed, handed over and
+//!   resumed from a fresh plan, in process and by the caller, equal to
+//!   single-node DataFusion, no accepted task launched again, nothing left
+//!   behind; a checkpoint of another plan refused by name.
 //! - `retries`: injected task failures are retried, answers stay right, and
 //!   no exchange object or queue is left behind; an undecodable task payload
 //!   fails the query at once, naming its stage and task.
@@ -66,6 +71,7 @@ mod key_filter;
 
 mod concurrency;
 mod faults;
+mod handoff;
 mod limits;
 mod many_tasks;
 mod partitions;

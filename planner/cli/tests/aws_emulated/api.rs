@@ -162,7 +162,7 @@ impl Client {
     }
 }
 
-fn check_tpch(q: usize, out: &Outcome) -> Result<(), String> {
+pub fn check_tpch(q: usize, out: &Outcome) -> Result<(), String> {
     if let Some(e) = out.last.get("error") {
         return Err(format!("q{q:02} failed: {e}"));
     }

@@ -36,6 +36,11 @@
 //!   with its stage and task named; a cancel that stops the running workers
 //!   (seen in the workers' own log), also while they are inside a CPU-bound
 //!   nested-loop join (their operators stop within a second of the marker);
+//! - `handoff`: a query longer than one coordinator invocation (the session
+//!   lowers `squall.coordinator.max_run_secs` to 2 s): checkpointed and
+//!   handed over to fresh invocations, the right answer, the hand-offs in
+//!   its profile, no task run twice, each generation claimed, no
+//!   checkpoint left;
 //! - `auth`: the token check — missing and wrong credentials refused with a
 //!   Trino-shaped 401, the right token accepted as bearer and as basic-auth
 //!   password, the token in neither the functions' environment nor their
@@ -55,6 +60,7 @@ mod api;
 #[path = "../api/common.rs"]
 mod api_common;
 mod auth;
+mod handoff;
 mod partitioned;
 mod requests;
 
@@ -326,6 +332,9 @@ fn aws_path_on_emulated_lambda_s3_and_sqs() {
         let t = Instant::now();
         api::concurrent(&client).await;
         timed("two queries at once", t);
+        let t = Instant::now();
+        handoff::handed_over(&client, &stack).await;
+        timed("a query handed over between coordinator invocations", t);
         let t = Instant::now();
         api::undecodable_task(&client).await;
         timed("an undecodable task", t);

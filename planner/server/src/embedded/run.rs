@@ -95,6 +95,7 @@ async fn execute(inner: &Inner, entry: &Entry) -> Result<Outcome, DataFusionErro
         cancel: entry.cancel.clone(),
         progress: Arc::clone(&entry.progress),
         query_id: Some(entry.id.clone()),
+        ..RunOptions::default()
     };
     let result = inner.engine.sql_stream(&entry.sql, &options).await?;
     let pages = paginate_stream(
