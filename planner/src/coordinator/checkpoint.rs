@@ -162,11 +162,9 @@ impl HandedOver {
     /// not be started): stops its tasks and deletes its exchange objects
     /// (the checkpoint too) and its queue.
     pub async fn abandon(self) {
-        let query_id = self.job.query_id.as_str();
-        if let Err(e) = self.backend.invoker.cancel(query_id).await {
-            tracing::warn!(%e, query_id, "stopping tasks failed");
-        }
-        super::cleanup(&self.job, &self.backend, &self.address, &Default::default()).await;
+        let (job, backend) = (&self.job, &self.backend);
+        let (keep, which) = (Default::default(), super::Shards::Used);
+        super::stop_and_cleanup(job, backend, &self.address, &keep, true, which).await;
     }
 }
 

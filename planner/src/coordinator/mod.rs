@@ -73,8 +73,7 @@ mod launcher;
 
 pub use checkpoint::{HandedOver, Handoff, Resume};
 use completions::Completions;
-pub use finish::cleanup;
-use finish::query_requests;
+use finish::{Shards, query_requests, stop_and_cleanup};
 use launch::{launch_ready, task_count};
 use launcher::{Launcher, Sent};
 
@@ -305,11 +304,10 @@ async fn run_query_in_span(job: QueryJob, backend: &Backend) -> Result<QueryRun>
     let resumed = match checkpoint::load(&job, backend).await {
         Ok(c) => c,
         Err(e) => {
-            // The query cannot go on: end it here.
-            let backend = backend.clone();
-            HandedOver::new(Resume::default(), job, backend, address)
-                .abandon()
-                .await;
+            // The query cannot go on: end it here. Its earlier runs may have
+            // planned it otherwise (that is why a resume is refused), so
+            // their tasks' objects are looked for under every shard.
+            stop_and_cleanup(&job, backend, &address, &HashSet::new(), true, Shards::Every).await;
             return Err(e);
         }
     };
@@ -338,25 +336,12 @@ async fn run_query_in_span(job: QueryJob, backend: &Backend) -> Result<QueryRun>
     // Stop whatever still runs (stragglers, duplicates, or everything on
     // cancel or failure) before deleting what the query wrote, but for the
     // result's objects: its reader deletes them once read.
-    if let Err(e) = backend.invoker.cancel(&job.query_id).await {
-        tracing::warn!(%e, query_id = %job.query_id, "stopping tasks failed");
-    }
     let keep: HashSet<String> = match &result {
         Ok(out) => out.result.keys().iter().cloned().collect(),
         Err(_) => HashSet::new(),
     };
-    cleanup(&job, backend, &address, &keep).await;
-    if result.is_err() || silent > 0 {
-        // A stopped task may still finish a write it had started (a blocking
-        // file write or an S3 PUT in flight is not interrupted), and a task
-        // told by a stop marker stops only at its next look: sweep again.
-        let marker_poll = match backend.invoker.stop_marker(&job.query_id) {
-            Some(_) => Duration::from_millis(job.config.task.stop_poll_ms),
-            None => Duration::ZERO,
-        };
-        tokio::time::sleep(Duration::from_millis(500) + marker_poll).await;
-        cleanup(&job, backend, &address, &keep).await;
-    }
+    let swept_again = result.is_err() || silent > 0;
+    stop_and_cleanup(&job, backend, &address, &keep, swept_again, Shards::Used).await;
     let mut requests = query_requests(&job, backend, &address, &store_stats.requests);
     if let Ok(out) = &mut result {
         requests.coordinator += out.result.requests();

@@ -84,7 +84,8 @@ async fn combine_stages_keep_their_grids_across_hand_offs() {
         &[
             ("squall.coordinator.max_run_secs", "0.05"),
             ("squall.scan.target_task_bytes", "1"),
-            ("squall.shuffle.partitions", "16"),
+            ("squall.shuffle.partitions", "64"),
+            ("squall.shuffle.target_task_bytes", "131072"),
             ("squall.shuffle.min_tasks", "1"),
             ("squall.shuffle.two_level_min_requests", "1"),
             ("squall.worker_slots", "3"),
