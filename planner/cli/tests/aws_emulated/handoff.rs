@@ -1,5 +1,5 @@
 //! A query longer than one coordinator invocation, through the api function:
-//! the session lowers `squall.coordinator.max_run_secs` to two seconds, so
+//! the session lowers `squall.coordinator.max_run_secs` to a tenth of a second, so
 //! the coordinator function checkpoints the query and invokes itself, maybe
 //! several times, each new invocation claiming its generation and resuming
 //! from a fresh plan. The answer is right, the profile the last invocation
@@ -64,7 +64,7 @@ fn record(stack: &Stack, id: &str) -> Value {
 
 pub async fn handed_over(client: &Client, stack: &Stack) {
     let started = Instant::now();
-    let session = [("X-Trino-Session", "squall.coordinator.max_run_secs=2")];
+    let session = [("X-Trino-Session", "squall.coordinator.max_run_secs=0.1")];
     let out = client
         .run(squall_tpch::query(3).expect("q3"), &session)
         .await;

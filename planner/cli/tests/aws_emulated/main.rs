@@ -37,7 +37,7 @@
 //!   (seen in the workers' own log), also while they are inside a CPU-bound
 //!   nested-loop join (their operators stop within a second of the marker);
 //! - `handoff`: a query longer than one coordinator invocation (the session
-//!   lowers `squall.coordinator.max_run_secs` to 2 s): checkpointed and
+//!   lowers `squall.coordinator.max_run_secs` to 0.1 s): checkpointed and
 //!   handed over to fresh invocations, the right answer, the hand-offs in
 //!   its profile, no task run twice, each generation claimed, no
 //!   checkpoint left;
