@@ -96,6 +96,8 @@ pub struct RunOptions {
 }
 
 /// How a statement ended.
+// One per query run, moved a few times: its size does not matter.
+#[allow(clippy::large_enum_variant)]
 pub enum Outcome {
     Finished(StreamedResult),
     /// Its coordinator run handed the query over (see [`RunOptions::return_handoffs`]).

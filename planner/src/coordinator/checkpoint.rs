@@ -617,11 +617,10 @@ pub(super) fn restore(
             }
         }
     }
-    for i in 0..runs.len() {
-        let stage = &job.staged.stages[i];
-        if runs[i].finished.is_some() && stage.publishes_filter() && runs[i].filter.is_none() {
-            runs[i].filter_building = true;
-            filters.start(i, FilterBuild::new(job, backend, &runs[i], stage.id));
+    for (i, (run, stage)) in runs.iter_mut().zip(&job.staged.stages).enumerate() {
+        if run.finished.is_some() && stage.publishes_filter() && run.filter.is_none() {
+            run.filter_building = true;
+            filters.start(i, FilterBuild::new(job, backend, run, stage.id));
         }
     }
     let p = &job.progress;

@@ -155,12 +155,16 @@ impl QueryProgress {
 
 /// How a coordinator run ended: the query finished, or the run handed it
 /// over to another run ([`checkpoint`]).
+// One per query run, moved a few times: its size does not matter.
+#[allow(clippy::large_enum_variant)]
 pub enum QueryRun {
     Finished(QueryOutput),
     HandedOver(HandedOver),
 }
 
 /// What the event loop ended with.
+// One per query run, moved a few times: its size does not matter.
+#[allow(clippy::large_enum_variant)]
 enum Driven {
     Finished(QueryOutput),
     HandOver(Box<checkpoint::Checkpoint>),
@@ -307,7 +311,15 @@ async fn run_query_in_span(job: QueryJob, backend: &Backend) -> Result<QueryRun>
             // The query cannot go on: end it here. Its earlier runs may have
             // planned it otherwise (that is why a resume is refused), so
             // their tasks' objects are looked for under every shard.
-            stop_and_cleanup(&job, backend, &address, &HashSet::new(), true, Shards::Every).await;
+            stop_and_cleanup(
+                &job,
+                backend,
+                &address,
+                &HashSet::new(),
+                true,
+                Shards::Every,
+            )
+            .await;
             return Err(e);
         }
     };
