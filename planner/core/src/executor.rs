@@ -37,6 +37,16 @@ use tokio::task::{JoinError, JoinHandle};
 
 static CPU: OnceLock<Option<Runtime>> = OnceLock::new();
 
+/// Blocking threads of each of the process's runtimes (tokio's default is
+/// 512). The blocking work here is local file I/O (the embedded exchange
+/// and local Parquet, through `object_store`'s `LocalFileSystem`) and
+/// spill files: no blocking task waits on another, and more threads than
+/// this only add malloc arenas that keep freed memory: measured on
+/// `select * from lineitem` at SF1 (6 million rows), the process's peak
+/// went from 243-267 MB to 230-236 MB, and through `squall serve` from
+/// 288-314 MB to 244 MB, at the same speed.
+pub const BLOCKING_THREADS: usize = 2;
+
 /// Threads of the CPU executor: the cores this process may use.
 pub fn cpu_threads() -> usize {
     std::thread::available_parallelism()
@@ -49,6 +59,7 @@ fn cpu_handle() -> Option<Handle> {
         match tokio::runtime::Builder::new_multi_thread()
             .worker_threads(cpu_threads())
             .thread_name("squall-cpu")
+            .max_blocking_threads(BLOCKING_THREADS)
             // Work arriving from outside (a new task, a read completed on
             // a blocking thread) runs before tasks that only yielded, so
             // short queries' tasks are not kept waiting behind a heavy

@@ -310,6 +310,7 @@ pub fn main() -> ExitCode {
     let cli = Cli::parse();
     init_tracing();
     let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .max_blocking_threads(squall_core::executor::BLOCKING_THREADS)
         .enable_all()
         .build()
     {
