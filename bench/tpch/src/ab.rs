@@ -1,4 +1,5 @@
-//! `squall tpch run --compare bloom`: each query with a feature on and off,
+//! `squall tpch run --compare bloom` (or `--compare KEY=ON,OFF`, any setting
+//! at two values): each query with a feature on and off,
 //! side by side in one process.
 //!
 //! Per query: one warm-up run of each side, then `repeat` timed runs that
@@ -16,10 +17,17 @@ use super::run::{RunOptions, prepared_catalog, to_csv};
 use squall_planner::engine::{Engine, EngineOptions};
 
 /// A feature that can be compared on and off.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Feature {
     /// Join-key filters (`squall.bloom.enabled`).
     Bloom,
+    /// Any setting at two values, `KEY=ON,OFF` (e.g.
+    /// `squall.shuffle.compression=none,lz4`): "on" is the first.
+    Setting {
+        key: String,
+        on: String,
+        off: String,
+    },
 }
 
 impl std::str::FromStr for Feature {
@@ -27,17 +35,32 @@ impl std::str::FromStr for Feature {
     fn from_str(s: &str) -> Result<Self> {
         match s {
             "bloom" => Ok(Self::Bloom),
-            other => Err(DataFusionError::Configuration(format!(
-                "--compare {other:?}: unknown feature (expected: bloom)"
-            ))),
+            other => match other.split_once('=') {
+                Some((key, values)) => match values.split_once(',') {
+                    Some((on, off)) if !key.trim().is_empty() => Ok(Self::Setting {
+                        key: key.trim().to_string(),
+                        on: on.trim().to_string(),
+                        off: off.trim().to_string(),
+                    }),
+                    _ => Err(DataFusionError::Configuration(format!(
+                        "--compare {other:?}: expected KEY=ON,OFF (two values of one setting)"
+                    ))),
+                },
+                None => Err(DataFusionError::Configuration(format!(
+                    "--compare {other:?}: unknown feature (expected: bloom, or KEY=ON,OFF)"
+                ))),
+            },
         }
     }
 }
 
 impl Feature {
-    fn setting(self, on: bool) -> (String, String) {
+    fn setting(&self, on: bool) -> (String, String) {
         match self {
             Self::Bloom => ("squall.bloom.enabled".into(), on.to_string()),
+            Self::Setting { key, on: a, off: b } => {
+                (key.clone(), if on { a.clone() } else { b.clone() })
+            }
         }
     }
 }
@@ -257,5 +280,23 @@ mod tests {
     fn unknown_feature_is_named() {
         let e = "nope".parse::<Feature>().unwrap_err().to_string();
         assert!(e.contains("nope") && e.contains("bloom"), "{e}");
+        let e = "squall.shuffle.compression=none"
+            .parse::<Feature>()
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("KEY=ON,OFF"), "{e}");
+    }
+
+    #[test]
+    fn a_setting_compares_its_two_values() {
+        let f: Feature = "squall.shuffle.compression = none,lz4".parse().unwrap();
+        assert_eq!(
+            f.setting(true),
+            ("squall.shuffle.compression".into(), "none".into())
+        );
+        assert_eq!(
+            f.setting(false),
+            ("squall.shuffle.compression".into(), "lz4".into())
+        );
     }
 }

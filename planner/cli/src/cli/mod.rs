@@ -205,7 +205,7 @@ enum TpchCommand {
         #[arg(long = "config", short = 'c', value_parser = parse_setting)]
         config: Vec<(String, String)>,
         /// Run each query with a feature on and off, alternating, and print
-        /// both sides' exchange volumes and times (features: bloom).
+        /// both sides' exchange volumes and times (features: bloom, or KEY=ON,OFF: one setting at two values, e.g. squall.shuffle.compression=none,lz4).
         #[arg(long)]
         compare: Option<String>,
         /// With --compare: timed runs per side and query (after one warm-up).
