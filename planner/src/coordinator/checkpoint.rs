@@ -54,6 +54,7 @@ use squall_core::task::{FilterBinding, MapOutput, ObjectRange, TaskMetrics};
 
 use super::coalesce::Sizing;
 use super::completions::Completions;
+use super::fingerprint::fingerprints;
 use super::grid::Grid;
 use super::inputs::accepted;
 use super::key_filter::{FilterBuild, FilterBuilds};
@@ -248,57 +249,6 @@ fn ago(at: Option<Instant>, now: Instant) -> Option<u64> {
 
 fn at(ago_ms: Option<u64>, now: Instant) -> Option<Instant> {
     ago_ms.map(|a| now.checked_sub(Duration::from_millis(a)).unwrap_or(now))
-}
-
-/// FNV-1a over `bytes`, continuing from `h`: stable across builds and processes.
-fn fnv(mut h: u64, bytes: &[u8]) -> u64 {
-    for b in bytes {
-        h ^= u64::from(*b);
-        h = h.wrapping_mul(0x0000_0100_0000_01b3);
-    }
-    h
-}
-
-/// Per stage: its id, layout, plan (as EXPLAIN shows it: its encoded bytes
-/// are not the same from one planning to the next) and scan tasks (every
-/// file's path, size and modification time), hashed. Equal on a run that
-/// planned the same SQL over the same data with the same settings.
-fn fingerprints(job: &QueryJob) -> Result<Vec<u64>> {
-    let mut out = Vec::with_capacity(job.staged.stages.len());
-    for (i, stage) in job.staged.stages.iter().enumerate() {
-        let mut h = fnv(0xcbf2_9ce4_8422_2325, &stage.id.to_le_bytes());
-        h = fnv(h, stage.layout.to_string().as_bytes());
-        let shown = datafusion::physical_plan::displayable(stage.plan.as_ref())
-            .indent(true)
-            .to_string();
-        h = fnv(h, without_alias_numbers(&shown).as_bytes());
-        if let Some(scans) = job.scan_tasks.get(i) {
-            let encoded = serde_json::to_vec(scans).map_err(|e| PlannerError::Corrupt {
-                what: "encoding scan tasks for a checkpoint",
-                message: format!("query {}, stage s{}: {e}", job.query_id, stage.id),
-            })?;
-            h = fnv(h, &encoded);
-        }
-        out.push(h);
-    }
-    Ok(out)
-}
-
-/// `text` with the numbers of DataFusion's generated aliases dropped
-/// (`__common_expr_7` -> `__common_expr_`): the session numbers them
-/// anew at every planning, so they differ between two plannings of the
-/// same query.
-fn without_alias_numbers(text: &str) -> String {
-    const GENERATED: &str = "__common_expr_";
-    let mut out = String::with_capacity(text.len());
-    let mut rest = text;
-    while let Some(at) = rest.find(GENERATED) {
-        let end = at + GENERATED.len();
-        out.push_str(&rest[..end]);
-        rest = rest[end..].trim_start_matches(|c: char| c.is_ascii_digit());
-    }
-    out.push_str(rest);
-    out
 }
 
 /// The key of the checkpoint generation `generation` resumes from:
