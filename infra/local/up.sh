@@ -188,6 +188,10 @@ SQUALL_API_PATH_PREFIX=/lambda-url/api
 SQUALL_TASK_MAX_UNANSWERED_INVOKES=$max_unanswered
 SQUALL_TASK_TREE_MIN_TASKS=0
 EOF
+    if [[ -n "${SQUALL_QUERY_SINGLE_TASK_BYTES:-}" ]]; then
+        # A stack whose queries always run staged (0), as the emulated test's.
+        echo "SQUALL_QUERY_SINGLE_TASK_BYTES=$SQUALL_QUERY_SINGLE_TASK_BYTES" >>"$run/functions.env"
+    fi
     if [[ "$api_auth" == token ]]; then
         # The secret's name; its value is created in moto by create_api_token_secret.
         echo "SQUALL_API_TOKEN_SECRET=$token_secret" >>"$run/functions.env"
@@ -369,6 +373,9 @@ export SQUALL_API_URL=$api_url
 export SQUALL_TASK_MAX_UNANSWERED_INVOKES=$max_unanswered
 export SQUALL_TASK_TREE_MIN_TASKS=0
 EOF
+    if [[ -n "${SQUALL_QUERY_SINGLE_TASK_BYTES:-}" ]]; then
+        echo "export SQUALL_QUERY_SINGLE_TASK_BYTES=$SQUALL_QUERY_SINGLE_TASK_BYTES" >>"$here/env.sh"
+    fi
     local secret
     secret="$(running_token_secret)"
     if [[ -n "$secret" ]]; then

@@ -74,6 +74,8 @@ pub struct RowGroupUnit {
     pub row_group_count: usize,
     pub row_group: usize,
     pub bytes: u64,
+    /// Compressed bytes of the column chunks the scan projects.
+    pub read_bytes: u64,
     pub rows: u64,
     /// The file's partition values as text (empty when unpartitioned).
     pub partition_values: Vec<Option<String>>,
@@ -138,6 +140,17 @@ pub async fn scan_units(
             .build(p),
         _ => None,
     };
+
+    // The columns the scan reads, by top-level name (a nested column's
+    // leaves all count); `None` reads every column.
+    let projected: Option<std::collections::HashSet<String>> =
+        source.projection().map(|projection| {
+            projection
+                .column_indices()
+                .into_iter()
+                .filter_map(|i| file_schema.fields().get(i).map(|f| f.name().clone()))
+                .collect()
+        });
 
     // The planner may have split one file into byte ranges; a file is listed once.
     let mut seen = std::collections::HashSet::new();
@@ -204,6 +217,20 @@ pub async fn scan_units(
                 row_group_count: count,
                 row_group: i,
                 bytes: rg.compressed_size().max(0) as u64,
+                read_bytes: match &projected {
+                    None => rg.compressed_size().max(0) as u64,
+                    Some(names) => rg
+                        .columns()
+                        .iter()
+                        .filter(|c| {
+                            c.column_path()
+                                .parts()
+                                .first()
+                                .is_some_and(|top| names.contains(top))
+                        })
+                        .map(|c| c.compressed_size().max(0) as u64)
+                        .sum(),
+                },
                 rows: rg.num_rows().max(0) as u64,
                 partition_values: partition_values.clone(),
             });
@@ -365,6 +392,7 @@ mod tests {
                 row_group_count: 10,
                 row_group: i,
                 bytes: *b,
+                read_bytes: *b,
                 rows: 10,
                 partition_values: vec![],
             });

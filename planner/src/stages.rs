@@ -473,7 +473,7 @@ impl Cutter {
 }
 
 /// DataFusion's row estimate for the output of `plan`, if it has one.
-fn estimated_rows(plan: &Arc<dyn ExecutionPlan>) -> Option<usize> {
+pub(crate) fn estimated_rows(plan: &Arc<dyn ExecutionPlan>) -> Option<usize> {
     StatisticsContext::new()
         .compute(plan.as_ref(), &StatisticsArgs::new())
         .ok()

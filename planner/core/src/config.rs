@@ -192,6 +192,14 @@ config_namespace! {
         /// fail the query with an error naming the stage and task. A session may
         /// lower it, never raise it.
         pub memory_limit_bytes: usize, default = 0
+        /// A query whose scans read at most this many bytes (the compressed
+        /// column chunks it projects, after row-group pruning) runs as one
+        /// task: its whole DataFusion plan, with as many partitions as the
+        /// worker has cores ([`SquallConfig::worker_cores`]), no exchange and
+        /// no stage barrier. Below this size the stages' barriers and
+        /// exchanges cost more than the parallelism they buy (0 = always
+        /// stage).
+        pub single_task_bytes: usize, default = 32 * 1024 * 1024
     }
 }
 
@@ -422,6 +430,17 @@ impl SquallConfig {
             std::thread::available_parallelism()
                 .map(|n| n.get())
                 .unwrap_or(1)
+        }
+    }
+
+    /// Cores one task can use: a Lambda worker's vCPUs follow its memory
+    /// (a full vCPU per 1,769 MB, AWS's documented ratio, so 3,008 MB has
+    /// two), an embedded task may use every worker slot.
+    pub fn worker_cores(&self) -> usize {
+        if self.backend == "aws" {
+            (self.worker_memory_mb as usize).div_ceil(1769).max(1)
+        } else {
+            self.resolved_slots()
         }
     }
 

@@ -177,7 +177,11 @@ fn bind_scan(
     let planned = ExecutionPlan::properties(scan)
         .partitioning
         .partition_count();
-    let partitions = if planned < 2 { 1 } else { task_partitions };
+    let partitions = match (planned, assignment.partitions) {
+        (0 | 1, _) => 1,
+        (_, 0) => task_partitions,
+        (_, n) => n,
+    };
     let partition_cols = config.table_partition_cols();
     for file in &assignment.files {
         check_row_groups(file)?;

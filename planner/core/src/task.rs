@@ -94,6 +94,15 @@ pub fn attempt_stop_key(query_marker_key: &str, stage: u32, task: u32, attempt: 
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
 pub struct ScanAssignment {
     pub files: Vec<FileRowGroups>,
+    /// Partitions (threads) the scan reads with; 0 = the worker's
+    /// `squall.scan.task_partitions`. A query run as one task keeps the
+    /// partitions its plan was made with.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub partitions: usize,
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
 }
 
 /// Some row groups of one Parquet file.
@@ -476,6 +485,7 @@ mod tests {
                     row_groups: vec![1, 3],
                     partition_values: vec![Some("1995".into()), None],
                 }],
+                partitions: 2,
             }],
             inputs: vec![],
             output: ObjectLocation {

@@ -2,20 +2,100 @@
 //! into stages with key filters placed, its scans split into tasks.
 
 use super::*;
+use crate::split::ScanUnits;
+use crate::stages::{Stage, estimated_rows};
+use datafusion::physical_plan::ExecutionPlan;
+use squall_core::exec::ShuffleWriteExec;
 
 /// Plan a logical plan with DataFusion and cut it into stages; returns
 /// them with the state they were planned in.
 pub(super) async fn stages(
-    mut state: SessionState,
+    state: SessionState,
     plan: &LogicalPlan,
 ) -> Result<(StagedPlan, SessionState)> {
+    let (staged, state, _) = stages_and_plan(state, plan).await?;
+    Ok((staged, state))
+}
+
+/// [`stages`], and the physical plan they were cut from.
+async fn stages_and_plan(
+    mut state: SessionState,
+    plan: &LogicalPlan,
+) -> Result<(StagedPlan, SessionState, Arc<dyn ExecutionPlan>)> {
     let squall = SquallConfig::from_session(state.config());
     let partitions = squall.resolved_shuffle_partitions();
     state.config_mut().options_mut().execution.target_partitions = partitions;
     let physical = state.create_physical_plan(plan).await?;
-    let mut staged = split_stages(physical, partitions)?;
+    let mut staged = split_stages(Arc::clone(&physical), partitions)?;
     place_key_filters(&mut staged, &squall.bloom)?;
-    Ok((staged, state))
+    Ok((staged, state, physical))
+}
+
+/// The whole of `physical` as one stage of one task (see
+/// `squall.query.single_task_bytes`).
+fn single_stage(physical: Arc<dyn ExecutionPlan>) -> StagedPlan {
+    let est_rows = estimated_rows(&physical);
+    StagedPlan {
+        stages: vec![Stage {
+            id: 1,
+            plan: Arc::new(ShuffleWriteExec::new(physical, None)),
+            inputs: Vec::new(),
+            layout: TaskLayout::Single {
+                reason: "small query",
+            },
+            est_rows,
+            filter_inputs: Vec::new(),
+        }],
+    }
+}
+
+/// What the leaves of `plan` other than Parquet scans read: the sizes of
+/// other files (CSV, JSON, ...), the memory of in-memory tables, nothing for
+/// empty and one-row sources; `u64::MAX` for a source of unknown size, so a
+/// query over it is never made one task.
+fn other_source_bytes(plan: &Arc<dyn ExecutionPlan>) -> u64 {
+    use datafusion::datasource::memory::MemorySourceConfig;
+    use datafusion::datasource::physical_plan::FileScanConfig;
+    use datafusion::datasource::source::DataSourceExec;
+    use datafusion::physical_plan::empty::EmptyExec;
+    use datafusion::physical_plan::placeholder_row::PlaceholderRowExec;
+    let children = plan.children();
+    if !children.is_empty() {
+        return children
+            .into_iter()
+            .map(other_source_bytes)
+            .fold(0, u64::saturating_add);
+    }
+    if squall_core::scan::as_parquet_scan(plan).is_some()
+        || plan.is::<EmptyExec>()
+        || plan.is::<PlaceholderRowExec>()
+    {
+        return 0;
+    }
+    let Some(source) = plan.downcast_ref::<DataSourceExec>() else {
+        return u64::MAX;
+    };
+    if let Some(files) = source.data_source().downcast_ref::<FileScanConfig>() {
+        return files
+            .file_groups
+            .iter()
+            .flat_map(|g| g.files())
+            .map(|f| match &f.range {
+                // A file split into byte ranges counts each range once.
+                Some(r) => (r.end - r.start).max(0) as u64,
+                None => f.object_meta.size,
+            })
+            .sum();
+    }
+    if let Some(memory) = source.data_source().downcast_ref::<MemorySourceConfig>() {
+        return memory
+            .partitions()
+            .iter()
+            .flatten()
+            .map(|b| b.get_array_memory_size() as u64)
+            .sum();
+    }
+    u64::MAX
 }
 
 /// What planning needs of an engine, owned, so that it can run on the CPU executor.
@@ -33,10 +113,35 @@ impl Planner {
         options: &RunOptions,
         query_id: &str,
     ) -> Result<(StagedPlan, QueryJob)> {
-        let (mut staged, state) = stages(state, plan).await?;
+        let (mut staged, mut state, physical) = stages_and_plan(state, plan).await?;
         let squall = SquallConfig::from_session(state.config());
+        let mut units = self.scan_units(&staged, &squall).await?;
 
-        let runtime = Arc::clone(&self.runtime);
+        // A query reading little runs as one task: its whole plan, planned
+        // again for the worker's cores when they differ from the shuffle's
+        // partitions.
+        let read: u64 = units
+            .iter()
+            .flatten()
+            .flat_map(|s| &s.units)
+            .map(|u| u.read_bytes)
+            .sum::<u64>()
+            .saturating_add(other_source_bytes(&physical));
+        let single = squall.query.single_task_bytes > 0
+            && staged.stages.len() > 1
+            && read <= squall.query.single_task_bytes as u64;
+        if single {
+            let cores = squall.worker_cores();
+            let physical = if cores == squall.resolved_shuffle_partitions() {
+                physical
+            } else {
+                state.config_mut().options_mut().execution.target_partitions = cores;
+                state.create_physical_plan(plan).await?
+            };
+            staged = single_stage(physical);
+            units = self.scan_units(&staged, &squall).await?;
+        }
+
         let min_tasks = if squall.scan.min_tasks > 0 {
             squall.scan.min_tasks
         } else {
@@ -45,35 +150,40 @@ impl Planner {
         let mut scan_tasks = Vec::with_capacity(staged.stages.len());
         let mut pruned = Vec::with_capacity(staged.stages.len());
         let mut partitions = Vec::with_capacity(staged.stages.len());
-        for stage in &staged.stages {
-            let mut units = Vec::new();
-            for leaf in leaves(&stage.plan) {
-                if let Leaf::ParquetScan(scan) = leaf {
-                    units.push(
-                        scan_units(
-                            scan,
-                            &runtime,
-                            &self.footers,
-                            &self.partitions,
-                            squall.scan.prune_row_groups,
-                        )
-                        .await?,
-                    );
-                }
-            }
+        for (stage, units) in staged.stages.iter().zip(&units) {
             pruned.push(units.iter().map(|u| u.row_groups_pruned as u64).sum());
             partitions.push(PartitionCount::sum(units.iter().map(|u| u.partitions)));
             if units.is_empty() {
                 scan_tasks.push(vec![]);
-            } else {
-                let single = !matches!(stage.layout, TaskLayout::Scan);
-                scan_tasks.push(assign_tasks(
-                    &units,
-                    squall.scan.target_task_bytes,
-                    min_tasks,
-                    single,
-                ));
+                continue;
             }
+            let mut tasks = assign_tasks(
+                units,
+                squall.scan.target_task_bytes,
+                min_tasks,
+                !matches!(stage.layout, TaskLayout::Scan),
+            );
+            if single {
+                // The one task's scans keep the partitions they were planned
+                // with: its plan's operators were planned for them.
+                let planned: Vec<usize> = leaves(&stage.plan)
+                    .into_iter()
+                    .filter_map(|leaf| match leaf {
+                        Leaf::ParquetScan(scan) => Some(
+                            ExecutionPlan::properties(scan)
+                                .partitioning
+                                .partition_count(),
+                        ),
+                        _ => None,
+                    })
+                    .collect();
+                for task in &mut tasks {
+                    for (scan, n) in task.iter_mut().zip(&planned) {
+                        scan.partitions = *n;
+                    }
+                }
+            }
+            scan_tasks.push(tasks);
         }
         // Combine stages go where the scan tasks say an exchange is big.
         let counts: Vec<usize> = scan_tasks.iter().map(Vec::len).collect();
@@ -103,5 +213,33 @@ impl Planner {
             handoff: Handoff::default(),
         };
         Ok((staged, job))
+    }
+
+    /// The row groups every Parquet scan of every stage reads, per stage.
+    async fn scan_units(
+        &self,
+        staged: &StagedPlan,
+        squall: &SquallConfig,
+    ) -> Result<Vec<Vec<ScanUnits>>> {
+        let mut out = Vec::with_capacity(staged.stages.len());
+        for stage in &staged.stages {
+            let mut units = Vec::new();
+            for leaf in leaves(&stage.plan) {
+                if let Leaf::ParquetScan(scan) = leaf {
+                    units.push(
+                        scan_units(
+                            scan,
+                            &self.runtime,
+                            &self.footers,
+                            &self.partitions,
+                            squall.scan.prune_row_groups,
+                        )
+                        .await?,
+                    );
+                }
+            }
+            out.push(units);
+        }
+        Ok(out)
     }
 }

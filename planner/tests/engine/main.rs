@@ -16,6 +16,11 @@
 //!   start in batches of one stage, at most the fan-out each; tasks of a
 //!   launcher that died start again by their deadlines): equal answers.
 //! - `staged_plans`: snapshots of the staged plans of the 22 queries.
+//! - `small_queries`: queries reading less than
+//!   `squall.query.single_task_bytes` run as one task (the 22 queries at SF
+//!   0.1, right answers); the threshold counts projected bytes, CSV files
+//!   by their size; EXPLAIN names the choice. Every other module runs its
+//!   queries staged (`common::settings`).
 //! - `concurrency`: two queries at once on one engine.
 //! - `handoff`: queries longer than one coordinator run (a tiny
 //!   `squall.coordinator.max_run_secs`): checkpointed, handed over and
@@ -78,6 +83,7 @@ mod partitions;
 mod requests;
 mod results;
 mod retries;
+mod small_queries;
 mod spill;
 mod sql;
 mod staged_plans;

@@ -11,7 +11,9 @@
 //! - the 22 TPC-H queries with `squall query --backend aws` (the command is
 //!   the coordinator; every task an emulated Lambda invocation, exchange
 //!   objects in S3, completion messages through one SQS queue per query),
-//!   checked against the TPC-H answers;
+//!   checked against the TPC-H answers (the stack runs every query staged:
+//!   `SQUALL_QUERY_SINGLE_TASK_BYTES=0`), then Q2, Q6 and Q16 as one task
+//!   each (`squall.query.single_task_bytes` at its default);
 //! - Q3 and Q18 with their larger stages started through launcher
 //!   invocations of the worker function (tree invocation), each task a
 //!   pointer to its range of the batch's one object: the same answers;
@@ -100,6 +102,10 @@ impl Stack {
             .envs(ports.iter().map(|(k, v)| (k.to_string(), v.to_string())))
             .env("SQUALL_BIN", env!("CARGO_BIN_EXE_squall"))
             .env("SQUALL_API_AUTH", "token")
+            // SF 0.1 is small enough to run every query as one task: the
+            // stack stages them all, as this test is about the staged path
+            // (the one-task path is checked on its own).
+            .env("SQUALL_QUERY_SINGLE_TASK_BYTES", "0")
             .status()
             .expect("running infra/local/up.sh");
         // From here on, down.sh runs however the test ends.
@@ -549,4 +555,20 @@ fn tree_invocation(stack: &Stack) {
 fn tpch_through_the_command(stack: &Stack) {
     let all: Vec<usize> = (1..=22).collect();
     tpch_checked(stack, &all, &[], "");
+    // Small queries as one Lambda task each (the product's default
+    // threshold): the same answers, one invocation.
+    let one_task = "squall.query.single_task_bytes=33554432";
+    tpch_checked(stack, &[2, 6, 16], &[one_task], " as one task");
+    let sql = format!("explain analyze {}", squall_tpch::query(6).expect("query"));
+    let out = stack.squall(&["query", "--backend", "aws", "--config", one_task, &sql]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        text.contains("single (small query)") && text.contains("1 stages, 1 tasks"),
+        "Q6 as one task on the aws backend:\n{text}"
+    );
 }

@@ -55,9 +55,13 @@ pub fn sf001_tiny_groups() -> &'static DataSet {
     D.get_or_init(|| make(0.01, 400))
 }
 
+/// `pairs` as settings, after one that makes every query run staged: these
+/// tests exercise the distributed path, which the test data's small size
+/// would otherwise skip (`squall.query.single_task_bytes`). A test that sets
+/// it itself wins, as later settings do.
 pub fn settings(pairs: &[(&str, &str)]) -> Vec<(String, String)> {
-    pairs
-        .iter()
+    std::iter::once(("squall.query.single_task_bytes", "0"))
+        .chain(pairs.iter().copied())
         .map(|(k, v)| (k.to_string(), v.to_string()))
         .collect()
 }
