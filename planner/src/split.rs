@@ -4,7 +4,8 @@
 //! footer (cached across queries by path, size and modification time), drops
 //! the row groups whose statistics prove the scan's predicate false, and
 //! deals the remaining row groups to tasks in file order, sizing each task
-//! toward `squall.scan.target_task_bytes` of compressed data. A row group is
+//! toward `squall.scan.target_task_bytes` of compressed data read (the
+//! column chunks the scan projects, not the whole row group). A row group is
 //! the unit of work: it is never split. Pruned row groups never become tasks.
 //!
 //! What this module does not do: decide which stages exist (see `stages`) or
@@ -73,9 +74,9 @@ pub struct RowGroupUnit {
     pub last_modified_ns: i64,
     pub row_group_count: usize,
     pub row_group: usize,
+    /// Compressed bytes of the row group's column chunks the scan reads
+    /// (the columns it projects): the measure of a task's work.
     pub bytes: u64,
-    /// Compressed bytes of the column chunks the scan projects.
-    pub read_bytes: u64,
     pub rows: u64,
     /// The file's partition values as text (empty when unpartitioned).
     pub partition_values: Vec<Option<String>>,
@@ -216,8 +217,7 @@ pub async fn scan_units(
                     .unwrap_or(0),
                 row_group_count: count,
                 row_group: i,
-                bytes: rg.compressed_size().max(0) as u64,
-                read_bytes: match &projected {
+                bytes: match &projected {
                     None => rg.compressed_size().max(0) as u64,
                     Some(names) => rg
                         .columns()
@@ -392,7 +392,6 @@ mod tests {
                 row_group_count: 10,
                 row_group: i,
                 bytes: *b,
-                read_bytes: *b,
                 rows: 10,
                 partition_values: vec![],
             });

@@ -12,8 +12,9 @@ use datafusion::prelude::SessionConfig;
 config_namespace! {
     /// How scan stages are split into tasks.
     pub struct ScanOptions {
-        /// Target compressed Parquet bytes per scan task. Row groups are never
-        /// split; a task owns whole row groups summing toward this size.
+        /// Target compressed Parquet bytes a scan task reads (the column
+        /// chunks its scan projects). Row groups are never split; a task owns
+        /// whole row groups whose read columns sum toward this size.
         pub target_task_bytes: usize, default = 32 * 1024 * 1024
         /// Minimum number of tasks per scan stage when it has enough row groups
         /// (0 = the number of worker slots), so small tables still use every slot.

@@ -113,7 +113,9 @@ impl Planner {
         options: &RunOptions,
         query_id: &str,
     ) -> Result<(StagedPlan, QueryJob)> {
-        let (mut staged, mut state, physical) = stages_and_plan(state, plan).await?;
+        // Boxed: DataFusion's planning futures are large, and this one's
+        // state would otherwise hold two of them inline.
+        let (mut staged, mut state, physical) = Box::pin(stages_and_plan(state, plan)).await?;
         let squall = SquallConfig::from_session(state.config());
         let mut units = self.scan_units(&staged, &squall).await?;
 
@@ -124,7 +126,7 @@ impl Planner {
             .iter()
             .flatten()
             .flat_map(|s| &s.units)
-            .map(|u| u.read_bytes)
+            .map(|u| u.bytes)
             .sum::<u64>()
             .saturating_add(other_source_bytes(&physical));
         let single = squall.query.single_task_bytes > 0
@@ -136,7 +138,7 @@ impl Planner {
                 physical
             } else {
                 state.config_mut().options_mut().execution.target_partitions = cores;
-                state.create_physical_plan(plan).await?
+                Box::pin(state.create_physical_plan(plan)).await?
             };
             staged = single_stage(physical);
             units = self.scan_units(&staged, &squall).await?;

@@ -34,7 +34,7 @@ async fn handed_over_queries_resume_without_rerunning_tasks() {
         &data.path,
         &[
             ("squall.coordinator.max_run_secs", "0.05"),
-            ("squall.scan.target_task_bytes", "50000"),
+            ("squall.scan.target_task_bytes", "10000"),
             ("squall.worker_slots", "2"),
         ],
     )
@@ -146,7 +146,7 @@ async fn callers_resume_hand_offs_and_a_changed_plan_is_refused() {
         &data.path,
         &[
             ("squall.coordinator.max_run_secs", "0.001"),
-            ("squall.scan.target_task_bytes", "50000"),
+            ("squall.scan.target_task_bytes", "10000"),
             ("squall.worker_slots", "2"),
         ],
     )
