@@ -139,6 +139,7 @@ pub async fn run(
         silence_timeout: Duration::from_secs(config.task.silence_timeout_secs.max(1)),
         row_groups_pruned: vec![0; stages],
         partitions: vec![PartitionCount::default(); stages],
+        scan_bytes: vec![0; stages],
         cancel: CancellationToken::new(),
         progress: Arc::new(QueryProgress::default()),
         filters: FilterShipping::from_options(&config.bloom),

@@ -23,7 +23,7 @@ use super::inputs::{accepted, bind_inputs, stage_groups};
 use super::launcher::Launcher;
 use super::{QueryJob, StageRun, TaskRun};
 use crate::backend::Backend;
-use crate::stages::TaskLayout;
+use crate::stages::{StagedPlan, TaskLayout};
 use std::sync::atomic::Ordering;
 
 pub(super) fn task_count(job: &QueryJob, index: usize) -> usize {
@@ -72,6 +72,11 @@ pub(super) fn launch_ready(
         if ready.is_empty() {
             return Ok(());
         }
+        // Stages heading the longest remaining path go first: they hold up
+        // the most work behind them.
+        let mut ready = ready;
+        let ranks = launch_ranks(&job.staged, &job.scan_bytes);
+        ready.sort_by_key(|&i| std::cmp::Reverse(ranks[i]));
         for i in ready {
             form_tasks(job, runs, i, sizing)?;
             runs[i].launched = true;
@@ -91,6 +96,32 @@ pub(super) fn launch_ready(
         }
         launcher.top_up(job, backend, address, runs)?;
     }
+}
+
+/// Each stage's rank in the launch order: the bytes its scans read plus
+/// one, plus the largest rank among the stages that wait for it (reading
+/// its output or applying its key filter): the work on the longest path
+/// from it to the query's end. Slots are few (a process's cores, a
+/// deployment's concurrency), so among stages ready at once the small
+/// broadcast build that a big scan waits for runs before a big scan that
+/// nothing waits for yet.
+pub(super) fn launch_ranks(staged: &StagedPlan, scan_bytes: &[u64]) -> Vec<u64> {
+    let stages = &staged.stages;
+    let mut ranks = vec![0u64; stages.len()];
+    // Stages are listed upstream first: consumers come later.
+    for i in (0..stages.len()).rev() {
+        let id = stages[i].id;
+        let after = stages[i + 1..]
+            .iter()
+            .enumerate()
+            .filter(|(_, s)| s.inputs.contains(&id) || s.filter_inputs.contains(&id))
+            .map(|(k, _)| ranks[i + 1 + k])
+            .max()
+            .unwrap_or(0);
+        let own = scan_bytes.get(i).copied().unwrap_or(0);
+        ranks[i] = own.saturating_add(1).saturating_add(after);
+    }
+    ranks
 }
 
 /// Form stage `i`'s tasks from the measured outputs of what it reads: a
@@ -218,4 +249,53 @@ pub(super) fn encode_task(
         payload = squall_core::fault::corrupt_task_payload(&payload);
     }
     Ok(payload)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::stages::Stage;
+    use arrow::datatypes::Schema;
+    use datafusion::physical_plan::empty::EmptyExec;
+    use std::sync::Arc;
+
+    fn stage(id: u32, inputs: &[u32], filter_inputs: &[u32]) -> Stage {
+        Stage {
+            id,
+            plan: Arc::new(EmptyExec::new(Arc::new(Schema::empty()))),
+            inputs: inputs.to_vec(),
+            layout: TaskLayout::Scan,
+            est_rows: None,
+            filter_inputs: filter_inputs.to_vec(),
+        }
+    }
+
+    /// TPC-H Q9's shape: two big scans shuffled to late joins (s1, s2), two
+    /// small broadcast builds (s3, s4) that the biggest scan (s5) waits
+    /// for, and a key filter's source (s6) that s7 waits for. The builds
+    /// rank above the big scans nothing waits for yet, the filter source
+    /// above its own size.
+    #[test]
+    fn small_builds_a_big_scan_waits_for_rank_first() {
+        let staged = StagedPlan {
+            stages: vec![
+                stage(1, &[], &[]),
+                stage(2, &[], &[]),
+                stage(3, &[], &[]),
+                stage(4, &[], &[]),
+                stage(5, &[3, 4], &[]),
+                stage(6, &[], &[]),
+                stage(7, &[], &[6]),
+                stage(8, &[2, 5], &[]),
+                stage(9, &[1, 7, 8], &[]),
+            ],
+        };
+        let bytes = [40, 30, 1, 2, 100, 5, 20, 0, 0];
+        let ranks = launch_ranks(&staged, &bytes);
+        // s9: 0 + 1; s8: 1 + s9; s5: 101 + s8; s3: 2 + s5; s6: 6 + s7 (22).
+        assert_eq!(ranks, vec![42, 33, 105, 106, 103, 28, 22, 2, 1]);
+        let mut ready: Vec<usize> = vec![0, 1, 2, 3, 5];
+        ready.sort_by_key(|&i| std::cmp::Reverse(ranks[i]));
+        assert_eq!(ready, vec![3, 2, 0, 1, 5]);
+    }
 }

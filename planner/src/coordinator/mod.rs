@@ -102,6 +102,9 @@ pub struct QueryJob {
     pub row_groups_pruned: Vec<u64>,
     /// Per stage: partitions of partitioned tables its scans read and pruned.
     pub partitions: Vec<PartitionCount>,
+    /// Per stage: compressed bytes its scans read (after pruning), which
+    /// weigh its place in the launch order (see `launch::launch_ranks`).
+    pub scan_bytes: Vec<u64>,
     /// Cancels the query (and its running tasks) when triggered.
     pub cancel: CancellationToken,
     /// Live task counts, for clients polling the query.

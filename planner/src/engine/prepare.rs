@@ -152,7 +152,9 @@ impl Planner {
         let mut scan_tasks = Vec::with_capacity(staged.stages.len());
         let mut pruned = Vec::with_capacity(staged.stages.len());
         let mut partitions = Vec::with_capacity(staged.stages.len());
+        let mut scan_bytes = Vec::with_capacity(staged.stages.len());
         for (stage, units) in staged.stages.iter().zip(&units) {
+            scan_bytes.push(units.iter().flat_map(|s| &s.units).map(|u| u.bytes).sum());
             pruned.push(units.iter().map(|u| u.row_groups_pruned as u64).sum());
             partitions.push(PartitionCount::sum(units.iter().map(|u| u.partitions)));
             if units.is_empty() {
@@ -193,6 +195,7 @@ impl Planner {
             scan_tasks.insert(p.index, Vec::new());
             pruned.insert(p.index, 0);
             partitions.insert(p.index, PartitionCount::default());
+            scan_bytes.insert(p.index, 0);
         }
         // What the workers will decode must be what was planned (plan_check).
         let stage_plans = encode_checked(&staged, &TaskContext::from(&state))?;
@@ -206,6 +209,7 @@ impl Planner {
             silence_timeout: Duration::from_secs(squall.task.silence_timeout_secs.max(1)),
             row_groups_pruned: pruned,
             partitions,
+            scan_bytes,
             cancel: options.cancel.clone(),
             progress: Arc::clone(&options.progress),
             filters: FilterShipping::from_options(&squall.bloom),
