@@ -19,8 +19,10 @@ config_namespace! {
         /// Minimum number of tasks per scan stage when it has enough row groups
         /// (0 = the number of worker slots), so small tables still use every slot.
         pub min_tasks: usize, default = 0
-        /// Partitions (threads) a scan task reads its row groups with.
-        pub task_partitions: usize, default = 1
+        /// Partitions (threads) a scan task reads its row groups with (0 = the
+        /// cores the task has: the worker slots embedded, the function's vCPUs
+        /// on Lambda), so the last tasks of a stage still use every core.
+        pub task_partitions: usize, default = 0
         /// Read-ahead: a scan partition fetches the column chunks of its next
         /// row groups in windows of up to this many bytes, one coalesced
         /// request each, while it decodes the current ones (0 = one row group
@@ -442,6 +444,19 @@ impl SquallConfig {
             (self.worker_memory_mb as usize).div_ceil(1769).max(1)
         } else {
             self.resolved_slots()
+        }
+    }
+
+    /// Partitions a scan task reads with, resolving 0 to the cores this
+    /// process gives a task: the slots embedded, the machine's cores in a
+    /// worker function (a Lambda's vCPUs).
+    pub fn resolved_task_partitions(&self) -> usize {
+        match self.scan.task_partitions {
+            0 if self.backend == "aws" => std::thread::available_parallelism()
+                .map(|n| n.get())
+                .unwrap_or(1),
+            0 => self.resolved_slots(),
+            n => n,
         }
     }
 

@@ -404,7 +404,7 @@ async fn execute(
         &spec.scans,
         &spec.inputs,
         &ScanReading {
-            task_partitions: squall.scan.task_partitions,
+            task_partitions: squall.resolved_task_partitions(),
             read_ahead_bytes: squall.scan.read_ahead_bytes as u64,
             read_ahead_windows: squall.scan.read_ahead_windows,
             runtime: Some(task_ctx.runtime_env()),
