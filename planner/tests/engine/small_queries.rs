@@ -48,16 +48,7 @@ async fn tpch_sf01_as_single_tasks_match_answers_and_datafusion() {
                 profile.stages, profile.tasks
             ));
         }
-        let answer = squall_tpch::expected_answer(0.1, q).unwrap();
-        let c = squall_tpch::compare::compare_csv(answer, &actual, Some(sql)).unwrap();
-        if !c.ok {
-            failures.push(format!("q{q:02} vs answers: {}", c.message));
-        }
-        let df = single_node_csv(&reference, sql).await;
-        let c = squall_tpch::compare::compare_csv(&df, &actual, Some(sql)).unwrap();
-        if !c.ok {
-            failures.push(format!("q{q:02} vs DataFusion: {}", c.message));
-        }
+        failures.extend(tpch_sf01_differences(&reference, q, &actual).await);
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
     assert_eq!(

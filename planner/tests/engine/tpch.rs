@@ -12,16 +12,7 @@ async fn tpch_sf01_matches_answers_and_datafusion() {
     for q in 1..=22 {
         let sql = squall_tpch::query(q).unwrap();
         let actual = squall_csv(&engine, sql).await;
-        let answer = squall_tpch::expected_answer(0.1, q).unwrap();
-        let c = squall_tpch::compare::compare_csv(answer, &actual, Some(sql)).unwrap();
-        if !c.ok {
-            failures.push(format!("q{q:02} vs answers: {}", c.message));
-        }
-        let df = single_node_csv(&reference, sql).await;
-        let c = squall_tpch::compare::compare_csv(&df, &actual, Some(sql)).unwrap();
-        if !c.ok {
-            failures.push(format!("q{q:02} vs DataFusion: {}", c.message));
-        }
+        failures.extend(tpch_sf01_differences(&reference, q, &actual).await);
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
     assert_eq!(

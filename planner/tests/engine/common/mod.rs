@@ -91,6 +91,27 @@ pub async fn single_node_csv(ctx: &SessionContext, sql: &str) -> String {
     to_csv(&schema, &batches).expect("csv")
 }
 
+/// How `actual`, TPC-H query `q`'s result as CSV at SF 0.1, differs from
+/// the TPC-H answer and from single-node DataFusion's (`reference`): one
+/// line per difference, none when it is right.
+pub async fn tpch_sf01_differences(
+    reference: &SessionContext,
+    q: usize,
+    actual: &str,
+) -> Vec<String> {
+    let sql = squall_tpch::query(q).expect("query");
+    let answer = squall_tpch::expected_answer(0.1, q).expect("answer");
+    let df = single_node_csv(reference, sql).await;
+    let mut out = Vec::new();
+    for (oracle, expected) in [("answers", answer), ("DataFusion", df.as_str())] {
+        let c = compare_csv(expected, actual, Some(sql)).expect("comparable CSV");
+        if !c.ok {
+            out.push(format!("q{q:02} vs {oracle}: {}", c.message));
+        }
+    }
+    out
+}
+
 pub async fn squall_csv(engine: &Engine, sql: &str) -> String {
     let r = engine
         .sql(sql)
