@@ -40,6 +40,7 @@ use datafusion::execution::{SessionState, SessionStateBuilder, TaskContext};
 use datafusion::logical_expr::{DdlStatement, LogicalPlan};
 use datafusion::prelude::{SessionConfig, SessionContext};
 use datafusion::sql::parser::{DFParser, Statement};
+use squall_core::allocator::QueryMemory;
 use squall_core::config::SquallConfig;
 use squall_core::executor::{join_error_text, spawn_cpu};
 use squall_core::requests::{CountingRegistry, RequestCounter};
@@ -400,6 +401,12 @@ impl Engine {
         options: &RunOptions,
         query_id: &str,
     ) -> Result<(StagedPlan, QueryRun)> {
+        // Once no query runs, the memory this one freed goes back to the system.
+        let _memory = QueryMemory::enter(
+            SquallConfig::from_session(state.config())
+                .query
+                .release_free_bytes,
+        );
         let mut options = options.clone();
         loop {
             let started = Instant::now();

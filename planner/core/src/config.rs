@@ -9,6 +9,10 @@ use datafusion::common::config::{ConfigExtension, ExtensionOptions};
 use datafusion::common::{config_namespace, extensions_options};
 use datafusion::prelude::SessionConfig;
 
+/// `squall.query.single_task_bytes` on the aws backend when unset: one
+/// worker function reads this much in well under a second.
+pub const AWS_SINGLE_TASK_BYTES: usize = 32 * 1024 * 1024;
+
 config_namespace! {
     /// How scan stages are split into tasks.
     pub struct ScanOptions {
@@ -197,12 +201,26 @@ config_namespace! {
         pub memory_limit_bytes: usize, default = 0
         /// A query whose scans read at most this many bytes (the compressed
         /// column chunks it projects, after row-group pruning) runs as one
-        /// task: its whole DataFusion plan, with as many partitions as the
-        /// worker has cores ([`SquallConfig::worker_cores`]), no exchange and
-        /// no stage barrier. Below this size the stages' barriers and
-        /// exchanges cost more than the parallelism they buy (0 = always
+        /// task: its whole DataFusion plan, with
+        /// `squall.query.single_task_partitions` partitions, no exchange and no
+        /// stage barrier, unless its key filters cut an aggregation (such a
+        /// query stays staged). Unset: 32 MiB on the aws backend, where below
+        /// that the stages' invocations, exchanges and barriers cost more than
+        /// the workers they add; no limit on the embedded backend, where one
+        /// task already has every core the stages would share (0 = always
         /// stage).
-        pub single_task_bytes: usize, default = 32 * 1024 * 1024
+        pub single_task_bytes: Option<usize>, default = None
+        /// Partitions a one-task query's plan runs with (0 = two per core of
+        /// the worker, [`SquallConfig::worker_cores`]: one plan's pipelines
+        /// wait on reads and on each other's hash tables, and a second
+        /// partition per core keeps the core busy meanwhile).
+        pub single_task_partitions: usize, default = 0
+        /// Once no query runs in the process, the allocator's free memory goes
+        /// back to the system when it holds more than this many bytes free
+        /// (glibc's `malloc_trim`; elsewhere the allocator does it itself).
+        /// Memory kept free is reused by the next query without the kernel
+        /// zeroing it again; memory given back is no longer resident.
+        pub release_free_bytes: usize, default = 256 * 1024 * 1024
     }
 }
 
@@ -444,6 +462,24 @@ impl SquallConfig {
             (self.worker_memory_mb as usize).div_ceil(1769).max(1)
         } else {
             self.resolved_slots()
+        }
+    }
+
+    /// Bytes a query's scans may read for it to run as one task
+    /// (`squall.query.single_task_bytes`, resolved for the backend).
+    pub fn resolved_single_task_bytes(&self) -> u64 {
+        match self.query.single_task_bytes {
+            Some(bytes) => bytes as u64,
+            None if self.backend == "aws" => AWS_SINGLE_TASK_BYTES as u64,
+            None => u64::MAX,
+        }
+    }
+
+    /// Partitions of a one-task query's plan, resolving 0 to two per core.
+    pub fn resolved_single_task_partitions(&self) -> usize {
+        match self.query.single_task_partitions {
+            0 => self.worker_cores() * 2,
+            n => n,
         }
     }
 

@@ -26,6 +26,7 @@
 //! - [`seams`]: the small traits a backend implements: completion queue and invoker.
 //! - [`memory`]: per-task memory accounting (peak) and limits (per task, per query on a worker).
 //! - [`activity`]: the tasks this worker process is running, per query.
+//! - [`allocator`]: freed memory given back to the system once no query runs.
 //! - [`fault`]: seeded fault injection shared by every backend (wrappers of the seams).
 //! - [`recovery`]: retries with backoff, hedged reads, throttle retries (wrappers of the seams).
 //! - [`requests`]: counting every request made of S3, SQS and Lambda, where it is made.
@@ -35,6 +36,7 @@
 //! stages or tasks (the planner crate), or talk to any cloud API.
 
 pub mod activity;
+pub mod allocator;
 pub mod codec;
 pub mod config;
 pub mod error;

@@ -5,7 +5,9 @@ use super::*;
 use crate::split::ScanUnits;
 use crate::stages::{Stage, estimated_rows};
 use datafusion::physical_plan::ExecutionPlan;
+use datafusion::physical_plan::aggregates::AggregateExec;
 use squall_core::exec::ShuffleWriteExec;
+use squall_core::key_filter::KeyFilterExec;
 
 /// Plan a logical plan with DataFusion and cut it into stages; returns
 /// them with the state they were planned in.
@@ -33,19 +35,90 @@ async fn stages_and_plan(
 
 /// The whole of `physical` as one stage of one task (see
 /// `squall.query.single_task_bytes`).
-fn single_stage(physical: Arc<dyn ExecutionPlan>) -> StagedPlan {
+fn single_stage(physical: Arc<dyn ExecutionPlan>, reason: &'static str) -> StagedPlan {
     let est_rows = estimated_rows(&physical);
     StagedPlan {
         stages: vec![Stage {
             id: 1,
             plan: Arc::new(ShuffleWriteExec::new(physical, None)),
             inputs: Vec::new(),
-            layout: TaskLayout::Single {
-                reason: "small query",
-            },
+            layout: TaskLayout::Single { reason },
             est_rows,
             filter_inputs: Vec::new(),
         }],
+    }
+}
+
+/// Whether the staged plan's key filters do what one task's plan cannot: cut
+/// the rows an aggregation groups (a filter below an aggregation in its
+/// stage: the aggregation then hashes only the keys a later join keeps), or
+/// filter a scan by keys that exist only once an aggregation has finished (a
+/// filter published from an aggregation's output, as `k IN (SELECT k ...
+/// GROUP BY k HAVING ...)` plans, applied where a stage scans). A single
+/// DataFusion plan meets such keys only where its joins probe, after every
+/// row was aggregated or built into a hash table; a staged plan drops the
+/// rows at the scans. Such a query stays staged whatever it reads.
+fn key_filters_cut_aggregation(staged: &StagedPlan) -> bool {
+    let aggregated: Vec<u32> = staged
+        .stages
+        .iter()
+        .filter(|s| publishes_aggregated_keys(&s.plan))
+        .map(|s| s.id)
+        .collect();
+    staged.stages.iter().any(|s| {
+        let mut cut = false;
+        visit_key_filters(&s.plan, false, &mut |filter, below_aggregation| {
+            cut |= below_aggregation
+                || (matches!(s.layout, TaskLayout::Scan)
+                    && aggregated.contains(&filter.source_stage()));
+        });
+        cut
+    })
+}
+
+/// Calls `f` on every key filter in a stage's plan, with whether an
+/// aggregation sits above it.
+fn visit_key_filters(
+    plan: &Arc<dyn ExecutionPlan>,
+    below_aggregation: bool,
+    f: &mut impl FnMut(&KeyFilterExec, bool),
+) {
+    if let Some(filter) = plan.downcast_ref::<KeyFilterExec>() {
+        f(filter, below_aggregation);
+    }
+    let below = below_aggregation || plan.is::<AggregateExec>();
+    for child in plan.children() {
+        visit_key_filters(child, below, f);
+    }
+}
+
+/// A stage root that publishes a key filter of keys an aggregation produced
+/// (through filters, projections and repartitions only).
+fn publishes_aggregated_keys(plan: &Arc<dyn ExecutionPlan>) -> bool {
+    use datafusion::physical_plan::coalesce_partitions::CoalescePartitionsExec;
+    use datafusion::physical_plan::filter::FilterExec;
+    use datafusion::physical_plan::projection::ProjectionExec;
+    use datafusion::physical_plan::repartition::RepartitionExec;
+    let Some(write) = plan.downcast_ref::<ShuffleWriteExec>() else {
+        return false;
+    };
+    if write.published_keys().is_none() {
+        return false;
+    }
+    let mut node = Arc::clone(write.input());
+    loop {
+        if node.is::<AggregateExec>() {
+            return true;
+        }
+        let passes = node.is::<FilterExec>()
+            || node.is::<ProjectionExec>()
+            || node.is::<CoalescePartitionsExec>()
+            || node.is::<RepartitionExec>();
+        let next = match node.children().as_slice() {
+            [only] if passes => Arc::clone(only),
+            _ => return false,
+        };
+        node = next;
     }
 }
 
@@ -129,18 +202,25 @@ impl Planner {
             .map(|u| u.bytes)
             .sum::<u64>()
             .saturating_add(other_source_bytes(&physical));
-        let single = squall.query.single_task_bytes > 0
+        let limit = squall.resolved_single_task_bytes();
+        let single = limit > 0
             && staged.stages.len() > 1
-            && read <= squall.query.single_task_bytes as u64;
+            && read <= limit
+            && !key_filters_cut_aggregation(&staged);
         if single {
-            let cores = squall.worker_cores();
-            let physical = if cores == squall.resolved_shuffle_partitions() {
+            let partitions = squall.resolved_single_task_partitions();
+            let physical = if partitions == squall.resolved_shuffle_partitions() {
                 physical
             } else {
-                state.config_mut().options_mut().execution.target_partitions = cores;
+                state.config_mut().options_mut().execution.target_partitions = partitions;
                 Box::pin(state.create_physical_plan(plan)).await?
             };
-            staged = single_stage(physical);
+            let reason = if limit == u64::MAX {
+                "one process"
+            } else {
+                "small query"
+            };
+            staged = single_stage(physical, reason);
             units = self.scan_units(&staged, &squall).await?;
         }
 

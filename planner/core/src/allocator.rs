@@ -1,0 +1,179 @@
+//! Giving freed memory back to the system once no query runs.
+//!
+//! glibc's allocator keeps what a program frees in its arenas for reuse: a
+//! process whose query peaked at 4 GB stays resident near 4 GB after the
+//! query, and every later query's peak includes what the earlier one left.
+//! `malloc_trim(0)` returns every whole free page of every arena to the
+//! kernel (`madvise(MADV_DONTNEED)`), leaving live allocations untouched.
+//!
+//! The engine holds a [`QueryMemory`] guard while a query runs; when the
+//! last guard of the process drops and the allocator holds more free bytes
+//! than `squall.query.release_free_bytes`, the free pages are released on a
+//! blocking thread (the walk locks each arena in turn, so it is done only
+//! when no query is running, and never on a thread that serves requests).
+//! A worker function does not trim: Lambda bills the memory configured, not
+//! the memory resident, and the next task reuses the free pages.
+//!
+//! Other allocators (musl, macOS) return large blocks themselves and have
+//! no such call: there [`release_free_memory`] does nothing.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Instant;
+
+static RUNNING: AtomicUsize = AtomicUsize::new(0);
+/// Free bytes the allocator may keep (`squall.query.release_free_bytes`).
+static KEEP_FREE: AtomicUsize = AtomicUsize::new(0);
+
+/// Marks a query as running in this process until dropped; the last one
+/// dropped releases the free memory.
+#[derive(Debug)]
+pub struct QueryMemory(());
+
+impl QueryMemory {
+    /// `keep_free`: free bytes the allocator may keep once no query runs
+    /// (the last query to start sets it for the process).
+    pub fn enter(keep_free: usize) -> Self {
+        KEEP_FREE.store(keep_free, Ordering::SeqCst);
+        RUNNING.fetch_add(1, Ordering::SeqCst);
+        Self(())
+    }
+}
+
+impl Drop for QueryMemory {
+    fn drop(&mut self) {
+        if RUNNING.fetch_sub(1, Ordering::SeqCst) != 1 {
+            return;
+        }
+        match tokio::runtime::Handle::try_current() {
+            Ok(handle) => {
+                handle.spawn_blocking(release_when_idle);
+            }
+            Err(_) => release_when_idle(),
+        }
+    }
+}
+
+/// Queries running in this process now (those holding a [`QueryMemory`]).
+pub fn running_queries() -> usize {
+    RUNNING.load(Ordering::SeqCst)
+}
+
+fn release_when_idle() {
+    // A query that started meanwhile releases at its own end.
+    if running_queries() > 0 {
+        return;
+    }
+    let free = free_bytes();
+    if free.is_some_and(|free| free <= KEEP_FREE.load(Ordering::SeqCst)) {
+        return;
+    }
+    let started = Instant::now();
+    let released = release_free_memory();
+    tracing::debug!(
+        released,
+        free,
+        elapsed_ms = started.elapsed().as_secs_f64() * 1e3,
+        "free memory given back to the system"
+    );
+}
+
+/// Bytes the allocator holds free (glibc's `mallinfo2`: free chunks of every
+/// arena, resident or not); `None` where it cannot tell.
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
+#[allow(unsafe_code)]
+pub fn free_bytes() -> Option<usize> {
+    #[repr(C)]
+    struct MallInfo2 {
+        arena: usize,
+        ordblks: usize,
+        smblks: usize,
+        hblks: usize,
+        hblkhd: usize,
+        usmblks: usize,
+        fsmblks: usize,
+        uordblks: usize,
+        fordblks: usize,
+        keepcost: usize,
+    }
+    unsafe extern "C" {
+        fn mallinfo2() -> MallInfo2;
+    }
+    // SAFETY: mallinfo2 takes nothing and returns a struct by value, laid
+    // out as glibc's `struct mallinfo2` (ten size_t fields, in this order).
+    let info = unsafe { mallinfo2() };
+    Some(info.fordblks + info.fsmblks)
+}
+
+/// Bytes the allocator holds free; nothing to tell off glibc.
+#[cfg(not(all(target_os = "linux", target_env = "gnu")))]
+pub fn free_bytes() -> Option<usize> {
+    None
+}
+
+/// Returns the allocator's free pages to the kernel; whether any came back.
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
+#[allow(unsafe_code)]
+pub fn release_free_memory() -> bool {
+    unsafe extern "C" {
+        fn malloc_trim(pad: usize) -> std::ffi::c_int;
+    }
+    // SAFETY: malloc_trim takes no pointer and touches only glibc's own free
+    // lists, under the locks every allocator call takes.
+    unsafe { malloc_trim(0) == 1 }
+}
+
+/// Returns the allocator's free pages to the kernel; whether any came back.
+/// Nothing to do off glibc.
+#[cfg(not(all(target_os = "linux", target_env = "gnu")))]
+pub fn release_free_memory() -> bool {
+    false
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn freed_memory_goes_back_to_the_system() {
+        // Many mid-sized blocks (below glibc's mmap threshold, so they live
+        // in an arena), all freed: resident memory stays until released.
+        // One block allocated after them stays live, so the arena's top
+        // cannot shrink on its own.
+        let blocks: Vec<Vec<u8>> = (0..4096).map(|i| vec![i as u8; 64 << 10]).collect();
+        let fence = vec![1u8; 1 << 10];
+        let held = resident_kb();
+        let free_before = free_bytes();
+        drop(blocks);
+        if let (Some(before), Some(after)) = (free_before, free_bytes()) {
+            assert!(
+                after >= before + (128 << 20),
+                "the allocator counts the 256 MiB freed as free: {before} then {after} bytes"
+            );
+        }
+        release_free_memory();
+        let after = resident_kb();
+        assert_eq!(fence.len(), 1 << 10);
+        if let (Some(held), Some(after)) = (held, after) {
+            assert!(
+                after + 100_000 < held,
+                "resident {held} kB with 256 MiB live, {after} kB after freeing and releasing"
+            );
+        }
+    }
+
+    #[test]
+    fn guards_count_running_queries() {
+        let a = QueryMemory::enter(0);
+        let b = QueryMemory::enter(0);
+        assert!(running_queries() >= 2);
+        drop(a);
+        assert!(running_queries() >= 1);
+        drop(b);
+    }
+
+    fn resident_kb() -> Option<u64> {
+        let status = std::fs::read_to_string("/proc/self/status").ok()?;
+        let line = status.lines().find(|l| l.starts_with("VmRSS:"))?;
+        line.split_whitespace().nth(1)?.parse().ok()
+    }
+}
