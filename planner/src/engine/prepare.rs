@@ -190,23 +190,27 @@ impl Planner {
         // state would otherwise hold two of them inline.
         let (mut staged, mut state, physical) = Box::pin(stages_and_plan(state, plan)).await?;
         let squall = SquallConfig::from_session(state.config());
-        let mut units = self.scan_units(&staged, &squall).await?;
 
         // A query reading little runs as one task: its whole plan, planned
-        // again for the worker's cores when they differ from the shuffle's
-        // partitions.
-        let read: u64 = units
-            .iter()
-            .flatten()
-            .flat_map(|s| &s.units)
-            .map(|u| u.bytes)
-            .sum::<u64>()
-            .saturating_add(other_source_bytes(&physical));
+        // again for the one task's partitions when they differ from the
+        // shuffle's. Without a limit (embedded) what it reads is not needed.
         let limit = squall.resolved_single_task_bytes();
+        let mut units = None;
         let single = limit > 0
             && staged.stages.len() > 1
-            && read <= limit
-            && !key_filters_cut_aggregation(&staged);
+            && !key_filters_cut_aggregation(&staged)
+            && (limit == u64::MAX || {
+                let staged_units = self.scan_units(&staged, &squall).await?;
+                let read = staged_units
+                    .iter()
+                    .flatten()
+                    .flat_map(|s| &s.units)
+                    .map(|u| u.bytes)
+                    .sum::<u64>()
+                    .saturating_add(other_source_bytes(&physical));
+                units = Some(staged_units);
+                read <= limit
+            });
         if single {
             let partitions = squall.resolved_single_task_partitions();
             let physical = if partitions == squall.resolved_shuffle_partitions() {
@@ -221,8 +225,12 @@ impl Planner {
                 "small query"
             };
             staged = single_stage(physical, reason);
-            units = self.scan_units(&staged, &squall).await?;
+            units = None;
         }
+        let units = match units {
+            Some(units) => units,
+            None => self.scan_units(&staged, &squall).await?,
+        };
 
         let min_tasks = if squall.scan.min_tasks > 0 {
             squall.scan.min_tasks
