@@ -221,7 +221,7 @@ def run_bench(args):
                         if rnd == 1:
                             base_rss[n] = p.memory_mb()[0]
                         p.reset_peak()
-                        r = p.ask(f"run {q} {actual}")
+                        r = p.ask(f"run {q} {actual} {expected}" if n == "squall" else f"run {q} {actual}")
                         peak = p.memory_mb()[1]
                     except (eng.EngineDied, OSError) as e:
                         dead[n] = str(e)

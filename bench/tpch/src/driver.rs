@@ -9,7 +9,7 @@
 //! ```text
 //! runner                                  squall tpch driver --sf 1
 //!   <------------------------------------ {"ready":true,"pid":..,"scale_factor":1,...}
-//!   run 3 [ACTUAL.csv] ------------------> run q03, check it cell by cell
+//!   run 3 [ACTUAL.csv [EXPECTED.csv]] ---> run q03, check it cell by cell
 //!   <------------------------------------ {"query":3,"wall_ms":..,"rows":10,"check":"ok",
 //!                                            "oracle":"answers","profile":{..},"cost":{..}}
 //!   expected 3 PATH ---------------------> write the expected answer (CSV) to PATH
@@ -18,9 +18,12 @@
 //! ```
 //!
 //! `wall_ms` covers planning and running the query and collecting its
-//! batches, not the answer check. The expected answer is the one squall
-//! carries (SF 0.1 and 1) or, at other scale factors, single-node DataFusion
-//! on the same files, computed once per query. Errors are replies
+//! batches, not the answer check. The expected answer is EXPECTED.csv when
+//! given (the runner's oracle process wrote it), else the one squall carries
+//! (SF 0.1 and 1) or, at other scale factors, single-node DataFusion on the
+//! same files, computed once per query in this process. A runner that
+//! measures this process's memory passes EXPECTED.csv: DataFusion's run
+//! would otherwise stay in the measured process's memory. Errors are replies
 //! (`{"error": ...}`), never an exit: the runner decides what a failure means.
 //! This module does not time repetitions or measure memory; the runner does
 //! both, from outside the process.
@@ -102,11 +105,15 @@ impl Driver {
         let reply = match words.as_slice() {
             [] => Ok(json!({ "error": "empty command" })),
             ["quit"] | ["exit"] => return None,
-            ["run", q] => self.run(q, None).await,
-            ["run", q, path] => self.run(q, Some(PathBuf::from(path))).await,
+            ["run", q] => self.run(q, None, None).await,
+            ["run", q, path] => self.run(q, Some(PathBuf::from(path)), None).await,
+            ["run", q, path, expected] => {
+                self.run(q, Some(PathBuf::from(path)), Some(PathBuf::from(expected)))
+                    .await
+            }
             ["expected", q, path] => self.write_expected(q, PathBuf::from(path)).await,
             _ => Ok(json!({
-                "error": format!("unknown command {line:?}: expected `run N [FILE]`, `expected N FILE` or `quit`")
+                "error": format!("unknown command {line:?}: expected `run N [FILE [EXPECTED]]`, `expected N FILE` or `quit`")
             })),
         };
         Some(reply.unwrap_or_else(|e| json!({ "error": e.to_string() })))
@@ -128,7 +135,12 @@ impl Driver {
         Ok(json!({ "query": q, "expected": path, "oracle": oracle }))
     }
 
-    async fn run(&mut self, q: &str, actual_path: Option<PathBuf>) -> Result<Value> {
+    async fn run(
+        &mut self,
+        q: &str,
+        actual_path: Option<PathBuf>,
+        expected_path: Option<PathBuf>,
+    ) -> Result<Value> {
         let q = parse_query(q)?;
         let sql =
             super::query(q).ok_or_else(|| DataFusionError::Plan(format!("no TPC-H query {q}")))?;
@@ -148,7 +160,18 @@ impl Driver {
         if let Some(path) = &actual_path {
             write_file(path, &actual)?;
         }
-        let (expected, oracle) = self.expected(q).await?;
+        let (expected, oracle) = match expected_path {
+            Some(path) => (
+                std::fs::read_to_string(&path).map_err(|e| {
+                    DataFusionError::Execution(format!(
+                        "cannot read the expected answer {}: {e}",
+                        path.display()
+                    ))
+                })?,
+                "file",
+            ),
+            None => self.expected(q).await?,
+        };
         let check = check_answer(&expected, &actual, sql);
         let cost = result
             .profile

@@ -37,6 +37,15 @@ impl QueryMemory {
         RUNNING.fetch_add(1, Ordering::SeqCst);
         Self(())
     }
+
+    /// Marks one task of a query as running in this process (the embedded
+    /// backend's tasks): a task reports its end before its plan is dropped,
+    /// so the query's own guard may drop first, with the task's memory
+    /// still live. The task's guard drops after everything it held.
+    pub fn task() -> Self {
+        RUNNING.fetch_add(1, Ordering::SeqCst);
+        Self(())
+    }
 }
 
 impl Drop for QueryMemory {
@@ -63,7 +72,7 @@ fn release_when_idle() {
     if running_queries() > 0 {
         return;
     }
-    let free = free_bytes();
+    let free = resident_free_bytes();
     if free.is_some_and(|free| free <= KEEP_FREE.load(Ordering::SeqCst)) {
         return;
     }
@@ -77,36 +86,69 @@ fn release_when_idle() {
     );
 }
 
-/// Bytes the allocator holds free (glibc's `mallinfo2`: free chunks of every
-/// arena, resident or not); `None` where it cannot tell.
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
+#[repr(C)]
+#[allow(dead_code)] // glibc's layout: every field is read by position
+struct MallInfo2 {
+    arena: usize,
+    ordblks: usize,
+    smblks: usize,
+    hblks: usize,
+    hblkhd: usize,
+    usmblks: usize,
+    fsmblks: usize,
+    uordblks: usize,
+    fordblks: usize,
+    keepcost: usize,
+}
+
+/// glibc's `mallinfo2`: the allocator's counts over every arena.
 #[cfg(all(target_os = "linux", target_env = "gnu"))]
 #[allow(unsafe_code)]
-pub fn free_bytes() -> Option<usize> {
-    #[repr(C)]
-    struct MallInfo2 {
-        arena: usize,
-        ordblks: usize,
-        smblks: usize,
-        hblks: usize,
-        hblkhd: usize,
-        usmblks: usize,
-        fsmblks: usize,
-        uordblks: usize,
-        fordblks: usize,
-        keepcost: usize,
-    }
+fn mallinfo() -> Option<MallInfo2> {
     unsafe extern "C" {
         fn mallinfo2() -> MallInfo2;
     }
     // SAFETY: mallinfo2 takes nothing and returns a struct by value, laid
     // out as glibc's `struct mallinfo2` (ten size_t fields, in this order).
-    let info = unsafe { mallinfo2() };
-    Some(info.fordblks + info.fsmblks)
+    Some(unsafe { mallinfo2() })
+}
+
+/// Bytes the allocator holds free (glibc's `mallinfo2`: free chunks of every
+/// arena, resident or not); `None` where it cannot tell.
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
+pub fn free_bytes() -> Option<usize> {
+    mallinfo().map(|info| info.fordblks + info.fsmblks)
 }
 
 /// Bytes the allocator holds free; nothing to tell off glibc.
 #[cfg(not(all(target_os = "linux", target_env = "gnu")))]
 pub fn free_bytes() -> Option<usize> {
+    None
+}
+
+/// Free bytes the allocator holds in resident pages: the process's
+/// resident anonymous memory less the bytes allocated. `mallinfo2`'s free
+/// count also holds the pages already given back (glibc keeps their chunks
+/// on its free lists), so after one big query it stays high and would
+/// release again, walking gigabytes of free chunks, after every small one.
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
+pub fn resident_free_bytes() -> Option<usize> {
+    let info = mallinfo()?;
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let anon_kb: usize = status
+        .lines()
+        .find(|l| l.starts_with("RssAnon:"))?
+        .split_whitespace()
+        .nth(1)?
+        .parse()
+        .ok()?;
+    Some((anon_kb << 10).saturating_sub(info.uordblks + info.hblkhd))
+}
+
+/// Free resident bytes; nothing to tell off glibc.
+#[cfg(not(all(target_os = "linux", target_env = "gnu")))]
+pub fn resident_free_bytes() -> Option<usize> {
     None
 }
 
@@ -150,8 +192,15 @@ mod tests {
                 "the allocator counts the 256 MiB freed as free: {before} then {after} bytes"
             );
         }
+        let resident_free = resident_free_bytes();
         release_free_memory();
         let after = resident_kb();
+        if let (Some(before), Some(after)) = (resident_free, resident_free_bytes()) {
+            assert!(
+                before >= 128 << 20 && after + (100 << 20) < before,
+                "resident free bytes: {before} with 256 MiB freed, {after} once released"
+            );
+        }
         assert_eq!(fence.len(), 1 << 10);
         if let (Some(held), Some(after)) = (held, after) {
             assert!(
@@ -162,13 +211,15 @@ mod tests {
     }
 
     #[test]
-    fn guards_count_running_queries() {
+    fn guards_count_running_queries_and_their_tasks() {
         let a = QueryMemory::enter(0);
-        let b = QueryMemory::enter(0);
+        let task = QueryMemory::task();
         assert!(running_queries() >= 2);
         drop(a);
+        // The query's guard is gone, its task still holds memory: nothing
+        // is released until the task's guard drops too.
         assert!(running_queries() >= 1);
-        drop(b);
+        drop(task);
     }
 
     fn resident_kb() -> Option<u64> {

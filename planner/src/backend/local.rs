@@ -295,7 +295,11 @@ impl Invoker for LocalInvoker {
             }
         }
         let finished = Finished(running);
+        // Held until the task has dropped everything it held: the memory it
+        // frees is given back with the query's (see `squall_core::allocator`).
+        let memory = squall_core::allocator::QueryMemory::task();
         let handle = tokio::spawn(async move {
+            let _memory = memory;
             let _finished = finished;
             let permit = if beside_earlier {
                 None
