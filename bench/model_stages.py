@@ -17,12 +17,22 @@ SCALED_SETTINGS = {
 }
 
 
+# The aws backend runs a query as one task only when it reads less than this
+# (AWS_SINGLE_TASK_BYTES); embedded, every query may be one task by default.
+# The model predicts Lambda: a run planned as a larger scale takes the aws
+# threshold scaled like the others, and a run at its own scale is planned
+# staged throughout (0), as the profiles the model reads were run.
+AWS_SINGLE_TASK_BYTES = 32 * 1024 * 1024
+
+
 def scaled_settings(run_sf, plan_sf):
-    """["k=v", ...]: the settings that plan a run at run_sf like plan_sf."""
+    """["k=v", ...]: the settings that plan a run at run_sf as the aws backend
+    would plan plan_sf (staged throughout when plan_sf is not larger)."""
     if not plan_sf or plan_sf <= run_sf:
-        return []
+        return ["squall.query.single_task_bytes=0"]
     f = plan_sf / run_sf
-    return [f"{k}={max(1, int(v / f))}" for k, v in SCALED_SETTINGS.items()]
+    return [f"{k}={max(1, int(v / f))}" for k, v in SCALED_SETTINGS.items()] + [
+        f"squall.query.single_task_bytes={max(1, int(AWS_SINGLE_TASK_BYTES / f))}"]
 
 # ------------------------------------------------------------------ per-stage figures
 def volume(s):

@@ -28,8 +28,9 @@ bin="${SQUALL_BIN:-$root/target/debug/squall}"
 [ -x "$bin" ] || { echo "no squall binary at $bin (cargo build --workspace)" >&2; exit 2; }
 [ -d "$data/lineitem" ] || { echo "$data has no lineitem table" >&2; exit 2; }
 mkdir -p "$out"
+# Staged throughout on both backends (embedded, a query is otherwise one task).
 settings=(-c squall.scan.target_task_bytes=1 -c squall.shuffle.partitions=1000
-    -c squall.shuffle.min_tasks=1)
+    -c squall.shuffle.min_tasks=1 -c squall.query.single_task_bytes=0)
 
 SQUALL_LAMBDA_IGNORE_CHANGES=1 bash "$root/infra/local/up.sh"
 trap 'bash "$root/infra/local/down.sh"' EXIT

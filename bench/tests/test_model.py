@@ -53,6 +53,15 @@ Stage s3 (final) [hash x2, 2 tasks] <- s1, s2
                                        "Stage s11 [scan, 3 tasks], after key filter of s5, s6\n")
         self.assertEqual(graph, {10: [9, 5], 11: [5, 6]})
 
+    def test_runs_are_planned_staged_as_on_lambda(self):
+        # The embedded default runs a query as one task; the model predicts
+        # Lambda, so every run and plan it reads is staged as there.
+        self.assertEqual(model.scaled_settings(1, None), ["squall.query.single_task_bytes=0"])
+        self.assertEqual(model.scaled_settings(1, 1), ["squall.query.single_task_bytes=0"])
+        scaled = dict(kv.split("=") for kv in model.scaled_settings(1, 1000))
+        self.assertEqual(scaled["squall.query.single_task_bytes"], str(32 * 1024 * 1024 // 1000))
+        self.assertEqual(scaled["squall.bloom.max_keys"], "4000")
+
     def test_growth_exponents(self):
         big = stage(1, "scan", 4, 100, scan=1000, rg=10)
         self.assertAlmostEqual(model.growth_exponent(big, stage(1, "scan", 1, 10, scan=100, rg=1), 10), 1.0)
