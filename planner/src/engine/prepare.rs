@@ -21,11 +21,20 @@ pub(super) async fn stages(
 
 /// [`stages`], and the physical plan they were cut from.
 async fn stages_and_plan(
-    mut state: SessionState,
+    state: SessionState,
     plan: &LogicalPlan,
 ) -> Result<(StagedPlan, SessionState, Arc<dyn ExecutionPlan>)> {
+    let partitions = SquallConfig::from_session(state.config()).resolved_shuffle_partitions();
+    stages_and_plan_at(state, plan, partitions).await
+}
+
+/// [`stages_and_plan`] with DataFusion planning for `partitions`.
+async fn stages_and_plan_at(
+    mut state: SessionState,
+    plan: &LogicalPlan,
+    partitions: usize,
+) -> Result<(StagedPlan, SessionState, Arc<dyn ExecutionPlan>)> {
     let squall = SquallConfig::from_session(state.config());
-    let partitions = squall.resolved_shuffle_partitions();
     state.config_mut().options_mut().execution.target_partitions = partitions;
     let physical = state.create_physical_plan(plan).await?;
     let mut staged = split_stages(Arc::clone(&physical), partitions)?;
@@ -186,10 +195,27 @@ impl Planner {
         options: &RunOptions,
         query_id: &str,
     ) -> Result<(StagedPlan, QueryJob)> {
+        let squall = SquallConfig::from_session(state.config());
+        // Embedded (no limit), a query runs as one task unless its key
+        // filters cut an aggregation: plan it once, for the one task's
+        // partitions, and cut that plan into stages only to look at its key
+        // filters. Only a query that stays staged is planned again, for
+        // the shuffle's partitions.
+        let one_task_partitions = squall.resolved_single_task_partitions();
+        if squall.resolved_single_task_bytes() == u64::MAX
+            && one_task_partitions != squall.resolved_shuffle_partitions()
+        {
+            let (staged, one_task_state, physical) =
+                Box::pin(stages_and_plan_at(state.clone(), plan, one_task_partitions)).await?;
+            if staged.stages.len() > 1 && !key_filters_cut_aggregation(&staged) {
+                let staged = single_stage(physical, "one process");
+                return Box::pin(self.job(staged, one_task_state, true, None, options, query_id))
+                    .await;
+            }
+        }
         // Boxed: DataFusion's planning futures are large, and this one's
         // state would otherwise hold two of them inline.
         let (mut staged, mut state, physical) = Box::pin(stages_and_plan(state, plan)).await?;
-        let squall = SquallConfig::from_session(state.config());
 
         // A query reading little runs as one task: its whole plan, planned
         // again for the one task's partitions when they differ from the
@@ -227,6 +253,22 @@ impl Planner {
             staged = single_stage(physical, reason);
             units = None;
         }
+        Box::pin(self.job(staged, state, single, units, options, query_id)).await
+    }
+
+    /// The job that runs `staged`: its scans split into tasks (`units`, the
+    /// scans' row groups, when already listed), combine stages placed, its
+    /// stage plans encoded. `single`: the whole query as one task.
+    async fn job(
+        &self,
+        mut staged: StagedPlan,
+        state: SessionState,
+        single: bool,
+        units: Option<Vec<Vec<ScanUnits>>>,
+        options: &RunOptions,
+        query_id: &str,
+    ) -> Result<(StagedPlan, QueryJob)> {
+        let squall = SquallConfig::from_session(state.config());
         let units = match units {
             Some(units) => units,
             None => self.scan_units(&staged, &squall).await?,
