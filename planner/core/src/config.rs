@@ -164,6 +164,13 @@ config_namespace! {
         /// marker (aws backend: a cancel or the end of the query stops tasks
         /// that are still running); 0 = look only once, when the task starts.
         pub stop_poll_ms: u64, default = 1000
+        /// Hash joins and top-k sorts filter the scans below them in the
+        /// same task, by the keys they have built or the bound they have
+        /// reached (DataFusion's dynamic filters, linked inside each task:
+        /// an embedded one-task query's whole plan, a scan task's broadcast
+        /// joins). The filter drops the scan's row groups by statistics and
+        /// its rows before the join; one that removes few rows is sampled.
+        pub dynamic_filters: bool, default = true
     }
 }
 

@@ -52,7 +52,7 @@ use crate::activity::RunningTask;
 use crate::codec::decode_plan;
 use crate::config::SquallConfig;
 use crate::error::{Result, SquallError};
-use crate::exec::{ShuffleWriteExec, pace_joins};
+use crate::exec::{ShuffleWriteExec, enable_dynamic_filters, link_dynamic_filters, pace_joins};
 use crate::executor::{join_error_text, spawn_cpu};
 use crate::fault;
 use crate::key_filter::KeyFilter;
@@ -338,8 +338,13 @@ async fn execute(
     env: &WorkerEnv,
     requests: &Arc<RequestCounter>,
 ) -> Result<(TaskOutcome, TaskMetrics)> {
-    let config = session_config(&spec.settings)?;
+    let mut config = session_config(&spec.settings)?;
     let squall = SquallConfig::from_session(&config);
+    if squall.task.dynamic_filters {
+        // The task's operators share this process (see exec::dynamic_filters);
+        // DataFusion's joins read the switch again when they run.
+        enable_dynamic_filters(config.options_mut());
+    }
     let coords = coordinates(spec);
     if squall.fault.task_delay_ms > 0 {
         tokio::time::sleep(Duration::from_millis(squall.fault.task_delay_ms)).await;
@@ -414,6 +419,18 @@ async fn execute(
     let input = bind_filters(input, &spec.filters, &task_ctx)
         .await
         .map_err(|e| plan_failure(spec, e))?;
+    // The task's joins and top-k sorts filter its scans (exec::dynamic_filters).
+    let input = if squall.task.dynamic_filters {
+        let linked = link_dynamic_filters(input, task_ctx.session_config().options())
+            .map_err(|e| plan_failure(spec, e.into()))?;
+        tracing::trace!(
+            plan = %datafusion::physical_plan::displayable(linked.as_ref()).indent(true),
+            "task plan with dynamic filters"
+        );
+        linked
+    } else {
+        input
+    };
     // Joins yield often, so a stop takes effect at once (see exec::pace_joins).
     let input = pace_joins(input).map_err(|e| plan_failure(spec, e.into()))?;
     let writer = root.with_input(input).with_output(spec.output.clone());
@@ -441,6 +458,10 @@ async fn execute(
         die("before writing its output")?;
     }
     let output = writer.write(task_ctx).await?;
+    tracing::trace!(
+        plan = %datafusion::physical_plan::display::DisplayableExecutionPlan::with_metrics(&writer).indent(true),
+        "task plan run"
+    );
     if crash {
         return Err(SquallError::InjectedFault(
             "task crashed after writing its output".into(),

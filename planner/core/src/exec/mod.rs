@@ -19,11 +19,13 @@
 //! ```
 
 mod boundary;
+mod dynamic_filters;
 mod pacing;
 mod shuffle_read;
 mod shuffle_write;
 
 pub use boundary::{BoundaryProperties, Keeps};
+pub use dynamic_filters::{DynamicFilterExec, enable_dynamic_filters, link_dynamic_filters};
 pub use pacing::{
     CountRowsExec, PAIRS_PER_SLICE, PaceExec, YIELD_AFTER, pace_joins, pace_joins_with,
 };
