@@ -374,12 +374,7 @@ impl ExecutionPlan for DynamicFilterExec {
         &self,
         f: &mut dyn FnMut(&Arc<dyn PhysicalExpr>) -> Result<TreeNodeRecursion>,
     ) -> Result<TreeNodeRecursion> {
-        for e in &self.filters {
-            if f(e)? == TreeNodeRecursion::Stop {
-                return Ok(TreeNodeRecursion::Stop);
-            }
-        }
-        Ok(TreeNodeRecursion::Continue)
+        datafusion::physical_plan::apply_expression_roots(&self.filters, f)
     }
 
     fn maintains_input_order(&self) -> Vec<bool> {
