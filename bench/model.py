@@ -323,10 +323,11 @@ def cmd_predict(args):
         costs = price(args.squall, usages)
         print(f"\nSF{sf:g}: {'query':>5} {'latency s':>10} {'tasks':>7} {'GETs':>9} {'PUTs':>7} "
               f"{'GB-s':>9} {'cost USD':>10}")
-        for (q, latency), u, c in zip(lats, usages, costs):
+        for (q, latency), u, c, r in zip(lats, usages, costs, raw):
             print(f"       q{q:02d} {latency / 1000:>10.2f} {u['worker_invocations']:>7} {u['s3_get']:>9} "
                   f"{u['s3_put']:>7} {c['lambda_gb_seconds']:>9.1f} {c['total_usd']:>10.4f}")
-            results.append({"sf": sf, "query": q, "latency_s": latency / 1000, "usage": u, "cost": c})
+            results.append({"sf": sf, "query": q, "latency_s": latency / 1000, "usage": u, "cost": c,
+                            "stages": r["stages"]})
         tot = sum(c["total_usd"] for c in costs)
         print(f"       all {sum(l for _, l in lats) / 1000:>10.2f} s in sequence, geomean "
               f"{stats.geomean([l / 1000 for _, l in lats]):.2f} s, ${tot:.4f} for the 22 queries")

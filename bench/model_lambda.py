@@ -11,6 +11,7 @@ PARAMETERS = {
     # multi-second tail (a slow or retried request). Published: median
     # ~20-40 ms, "multi-second tails".
     "get_median_ms": 30.0, "get_sigma": 0.6, "tail_prob": 0.001, "tail_ms": (1000.0, 3000.0),
+    "hedge_after_ms": 500.0,            # squall.store.hedge_after_ms: a slow read is sent again
     "put_median_ms": 60.0, "put_sigma": 0.6,
     "function_mb_per_s": 80.0,          # sustained network per function
     "env_per_10s": 1000,                # new environments per function per 10 s
@@ -38,6 +39,11 @@ PARAMETERS = {
     "base_task_mb": 32,                 # scan task size of the base profile's run
     "row_group_factor": 1.0,            # the target data's row groups this many times the base's
     "scan_threads": 1,                  # squall.scan.task_partitions
+    # Key filters (squall.bloom.*): inline in the payload up to
+    # inline_max_bytes, else one GET per probe task; exact sets up to
+    # exact_max_keys keys, Bloom filters at fpp beyond; none past max_keys.
+    "filter_inline_bytes": 128 * 1024, "filter_exact_max_keys": 16_384, "filter_fpp": 0.01,
+    "filter_max_keys": 4_000_000,
 }
 
 
@@ -52,11 +58,31 @@ class Latency:
         return v
 
     def get(self):
-        return self._draw(self.p["get_median_ms"], self.p["get_sigma"])
+        """A read's latency. A read still unanswered after hedge_after_ms is
+        sent again and the first answer wins (squall.store.hedge_after_ms,
+        planner/core/src/requests), so a tail draw costs at most the hedge
+        delay plus a second read."""
+        v = self._draw(self.p["get_median_ms"], self.p["get_sigma"])
+        h = self.p["hedge_after_ms"]
+        if 0 < h < v:
+            v = min(v, h + self._draw(self.p["get_median_ms"], self.p["get_sigma"]))
+        return v
+
+    def hedged_fraction(self):
+        """Share of reads that are sent twice: the tail, plus the lognormal
+        body beyond the hedge delay."""
+        p, h = self.p, self.p["hedge_after_ms"]
+        if h <= 0:
+            return 0.0
+        body = 0.5 * math.erfc(math.log(h / p["get_median_ms"]) / (p["get_sigma"] * math.sqrt(2.0)))
+        return p["tail_prob"] + body
 
     def mean_get(self):
         p = self.p
-        return p["get_median_ms"] * math.exp(p["get_sigma"] ** 2 / 2) + p["tail_prob"] * sum(p["tail_ms"]) / 2
+        tail = sum(p["tail_ms"]) / 2
+        if p["hedge_after_ms"] > 0:
+            tail = min(tail, p["hedge_after_ms"])
+        return p["get_median_ms"] * math.exp(p["get_sigma"] ** 2 / 2) + p["tail_prob"] * tail
 
     def mean_max(self, k, n=4000):
         """Mean of the slowest of k concurrent GETs (sampled once per k)."""
@@ -159,6 +185,24 @@ def scan_io(lat, p, scan_bytes, rg_per_task, mbps):
     first = lat.get() + lat.get() + min(scan_bytes, w) / mbps
     rest = max(0.0, scan_bytes - w) / mbps + (windows - 1) * lat.mean_get() / max(1, p["read_ahead_windows"])
     return first, rest, gets
+
+
+def key_filter_bytes(base_q, source, growth, p):
+    """Bytes of the key filter stage `source` publishes, its keys grown like
+    the source's output: an exact set of 8-byte hashes up to
+    filter_exact_max_keys keys, a split-block Bloom filter beyond (the bits
+    Parquet's formula gives at filter_fpp, rounded up to a power of two of
+    32-byte blocks, as planner/core/src/key_filter/filter.rs sizes it);
+    0 when the filter is skipped at scale (more keys than filter_max_keys)."""
+    keys = sum(f.get("keys") or 0 for f in base_q["profile"].get("filters") or []
+               if f.get("source") == source and f.get("kind") in ("exact", "bloom"))
+    keys *= growth
+    if keys <= 0 or keys > p["filter_max_keys"]:
+        return 0.0
+    if keys <= p["filter_exact_max_keys"]:
+        return 8.0 * keys
+    bits = -8.0 * keys / math.log(1.0 - p["filter_fpp"] ** (1.0 / 8.0))
+    return 32.0 * 2 ** math.ceil(math.log2(max(1.0, bits / 256.0)))
 
 
 def lambda_query(base_q, small_q, plan, scale, workers, memory_mb, partitions, c0, scale_ratio, rng, p,
@@ -272,10 +316,14 @@ def lambda_query(base_q, small_q, plan, scale, workers, memory_mb, partitions, c
         in_bytes = st["bytes_in"] * g / n
         out_bytes = st["bytes_out"] * g / n
         rg_per_task = max(1, math.ceil(st["row_groups"] * g / p["row_group_factor"] / n)) if st["is_scan"] else 0
-        durations, gets, scan_gets = [], 0, 0
+        durations, gets, scan_gets, filter_gets = [], 0, 0, 0
         spent = usage.setdefault("spent_ms", dict.fromkeys(
-            ("scan first window", "exchange first GETs", "CPU", "reads beyond the CPU",
+            ("scan first window", "exchange first GETs", "key filters", "CPU", "reads beyond the CPU",
              "output bytes", "PUT"), 0.0))
+        # Key filters the stage applies: each task reads every one that does
+        # not travel inside its payload (one GET of the whole filter).
+        filter_bytes = [b for b in (key_filter_bytes(base_q, i, scale ** by[i]["alpha"] if i in by else scale, p)
+                                    for i in inputs if i not in reads) if b > p["filter_inline_bytes"]]
         for _ in range(n):
             # Waited for before the CPU work starts: the first scan window,
             # the first round of exchange GETs. Overlapping it (the reads
@@ -283,6 +331,11 @@ def lambda_query(base_q, small_q, plan, scale, workers, memory_mb, partitions, c
             # in flight as its batches are consumed): the rest of both, on
             # one network. After it: the output's bytes and its PUT.
             before, overlapped = 0.0, 0.0
+            for b in filter_bytes:
+                t = lat.get() + b / mbps
+                before += t
+                filter_gets += 1
+                spent["key filters"] += t
             if st["is_scan"]:
                 before, overlapped, k = scan_io(lat, p, scan_bytes, rg_per_task, mbps)
                 scan_gets += k
@@ -311,11 +364,17 @@ def lambda_query(base_q, small_q, plan, scale, workers, memory_mb, partitions, c
         finish[sid] = start + max(makespan, floor)
         shards_used = min(prefixes, shards_used + min(prefixes, n))
         account(durations)
-        usage["s3_get"] += gets + scan_gets
-        record.update(exchange_gets=gets, scan_gets=scan_gets)
+        usage["s3_get"] += gets + scan_gets + filter_gets
+        record.update(exchange_gets=gets, scan_gets=scan_gets, filter_gets=filter_gets,
+                      start_ms=round(start), finish_ms=round(finish[sid]),
+                      task_ms_max=round(max(durations)), task_ms_mean=round(sum(durations) / n),
+                      work_ms_per_task=round(work_per_task), in_mb=round(in_bytes / 1e6, 1),
+                      out_mb=round(out_bytes / 1e6, 1), scan_mb=round(scan_bytes / 1e6, 1))
         usage["stages"].append(record)
     latency = max(finish.values()) + lat.get()  # the coordinator reads the result
     usage["s3_get"] += 1
+    # Hedged reads are requests too.
+    usage["s3_get"] += int(round(usage["s3_get"] * lat.hedged_fraction()))
     # Cleanup: a LIST per shard written to (per 1,000 objects in it).
     usage["s3_list"] += max(shards_used, math.ceil(usage["s3_delete"] / 1000))
     return latency, usage

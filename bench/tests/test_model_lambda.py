@@ -71,6 +71,41 @@ class Lambda(unittest.TestCase):
         _, u = ml.lambda_query(base, None, g, 1, 1000, 1769, 1000, 1.0, 10, random.Random(1), p, 0.0, 0)
         self.assertEqual([s["exchange_gets"] for s in u["stages"]], [0, 0])
 
+    def test_a_key_filter_past_the_payload_is_one_get_per_task(self):
+        # s1 publishes 3,000 keys at the base scale: at scale 1,000 a Bloom
+        # filter of 3 million keys (4 MiB), read by each of s2's 8 tasks.
+        base = query([stage(1, "scan", 4, 100, scan=1_000_000, rg=4, rows=1000),
+                      stage(2, "scan", 8, 200, scan=2_000_000, rg=8, rows=1000)], 100, 90)
+        base["profile"]["filters"] = [{"source": 1, "kind": "bloom", "keys": 3000}]
+        p = dict(ml.PARAMETERS, s3_prefixes=16)
+        self.assertEqual(ml.key_filter_bytes(base, 1, 1000, p), 4 * 2**20)
+        # Small filters travel in the payload; past max_keys there is none.
+        self.assertLess(ml.key_filter_bytes(base, 1, 1, p), p["filter_inline_bytes"])
+        self.assertEqual(ml.key_filter_bytes(base, 1, 10_000, p), 0.0)
+        g = ({1: [], 2: [1]}, {1: {}, 2: {}})
+        _, small = ml.lambda_query(base, None, g, 1, 1000, 1769, 1000, 1.0, 10, random.Random(1), p, 0.0, 0)
+        self.assertEqual([s["filter_gets"] for s in small["stages"]], [0, 0])
+        _, big = ml.lambda_query(base, None, g, 1000, 1000, 1769, 1000, 1.0, 10, random.Random(1), p, 0.0, 0)
+        tasks = big["stages"][1]["tasks"]
+        self.assertEqual(big["stages"][1]["filter_gets"], tasks)
+        self.assertGreater(big["spent_ms"]["key filters"], tasks * 4 * 2**20 / (p["function_mb_per_s"] * 1000.0))
+
+    def test_hedged_reads_cut_the_tail(self):
+        # Half the reads hit the 1-3 s tail; a hedged read is answered by
+        # the second request unless that one hits the tail too.
+        p = dict(ml.PARAMETERS, tail_prob=0.5)
+        lat = ml.Latency(random.Random(3), p)
+        hedged = [lat.get() for _ in range(4000)]
+        fast = sum(1 for v in hedged if v < p["hedge_after_ms"] + 500.0) / len(hedged)
+        self.assertGreater(fast, 0.7)
+        off = dict(p, hedge_after_ms=0.0)
+        lat = ml.Latency(random.Random(3), off)
+        plain = [lat.get() for _ in range(4000)]
+        self.assertLess(sum(1 for v in plain if v < p["hedge_after_ms"] + 500.0) / len(plain), 0.55)
+        self.assertLess(sum(hedged) / len(hedged), 0.6 * sum(plain) / len(plain))
+        self.assertAlmostEqual(ml.Latency(None, p).hedged_fraction(), 0.5, places=2)
+        self.assertEqual(ml.Latency(None, off).hedged_fraction(), 0.0)
+
 
 if __name__ == "__main__":
     unittest.main()

@@ -161,7 +161,13 @@ impl Engine {
         let squall = SquallConfig::from_session(&config);
         let roots =
             AllowedRoots::from_setting(&squall.catalog.allowed_roots, options.catalog.as_deref())?;
-        let ctx = SessionContext::new_with_config_rt(config, runtime);
+        let state = SessionStateBuilder::new()
+            .with_config(config)
+            .with_runtime_env(runtime)
+            .with_default_features()
+            .with_physical_optimizer_rules(crate::scalar_build::physical_optimizer_rules())
+            .build();
+        let ctx = SessionContext::new_with_state(state);
         let partitions = Arc::new(PartitionRegistry::default());
         if let Some(catalog) = &options.catalog {
             register_catalog_with(&ctx, catalog, &partitions).await?;

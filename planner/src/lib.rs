@@ -25,6 +25,7 @@
 //! - [`locations`]: the roots SQL may name locations under (`squall.catalog.allowed_roots`).
 //! - [`limits`]: settings a session may change, lower-only limits, the statement timeout.
 //! - [`profile`]: per-query, per-stage figures.
+//! - [`scalar_build`]: a nested-loop join builds its one-row side (a scalar subquery).
 //! - [`query_record`]: a query's record (state, progress, failure, result) and the
 //!   store it is kept in, the same on every backend.
 //! - [`task_settings`]: the session settings sent to every task.
@@ -47,6 +48,7 @@ pub mod plan_check;
 pub mod profile;
 pub mod query_record;
 pub mod result_stream;
+pub mod scalar_build;
 pub mod split;
 pub mod stages;
 pub mod task_settings;

@@ -1,0 +1,85 @@
+//! [`ScalarSideBuilds`]: a nested-loop join whose right side is at most one
+//! row (a scalar subquery's aggregate: `WHERE x > (SELECT avg(x) ...)`)
+//! builds that row and streams its other side, instead of collecting the
+//! other side whole.
+//!
+//! DataFusion's join selection swaps a nested-loop join's sides only when
+//! both have statistics, and the output of a join or a filter on a string
+//! often has none. Its nested-loop join then collects its left side into
+//! one partition: embedded, a whole filtered table in memory; staged, a
+//! gather of every row into one task (at scale a single Lambda reading
+//! gigabytes while the others wait) before the one-row side is even read.
+//! With the sides swapped the one row is broadcast and the big side keeps
+//! its partitions.
+
+use std::sync::Arc;
+
+use datafusion::common::stats::Precision;
+use datafusion::common::tree_node::{Transformed, TransformedResult, TreeNode};
+use datafusion::config::ConfigOptions;
+use datafusion::error::Result;
+use datafusion::physical_optimizer::PhysicalOptimizerRule;
+use datafusion::physical_optimizer::optimizer::PhysicalOptimizer;
+use datafusion::physical_plan::joins::NestedLoopJoinExec;
+use datafusion::physical_plan::{ExecutionPlan, StatisticsArgs, StatisticsContext};
+
+/// The rule; see the module docs.
+#[derive(Debug, Default)]
+pub struct ScalarSideBuilds;
+
+/// Whether `plan` is known to produce at most one row.
+fn at_most_one_row(plan: &Arc<dyn ExecutionPlan>) -> bool {
+    StatisticsContext::new()
+        .compute(plan.as_ref(), &StatisticsArgs::new())
+        .is_ok_and(|s| matches!(s.num_rows, Precision::Exact(n) if n <= 1))
+}
+
+impl PhysicalOptimizerRule for ScalarSideBuilds {
+    fn optimize(
+        &self,
+        plan: Arc<dyn ExecutionPlan>,
+        config: &ConfigOptions,
+    ) -> Result<Arc<dyn ExecutionPlan>> {
+        if !config.optimizer.join_reordering {
+            return Ok(plan);
+        }
+        plan.transform_up(|node| {
+            let Some(join) = node.downcast_ref::<NestedLoopJoinExec>() else {
+                return Ok(Transformed::no(node));
+            };
+            if join.join_type().supports_swap()
+                && at_most_one_row(join.right())
+                && !at_most_one_row(join.left())
+            {
+                Ok(Transformed::yes(join.swap_inputs()?))
+            } else {
+                Ok(Transformed::no(node))
+            }
+        })
+        .data()
+    }
+
+    fn name(&self) -> &str {
+        "squall_scalar_side_builds"
+    }
+
+    fn schema_check(&self) -> bool {
+        true
+    }
+}
+
+/// DataFusion's physical optimizer rules with [`ScalarSideBuilds`] right
+/// after its join selection (before distribution is enforced, so the
+/// swapped join gets the partitioning its new sides need).
+pub fn physical_optimizer_rules() -> Vec<Arc<dyn PhysicalOptimizerRule + Send + Sync>> {
+    let mut rules = PhysicalOptimizer::new().rules;
+    let at = rules
+        .iter()
+        .position(|r| r.name() == "join_selection")
+        .map_or(0, |i| i + 1);
+    rules.insert(at, Arc::new(ScalarSideBuilds));
+    rules
+}
+
+#[cfg(test)]
+mod tests;
