@@ -62,7 +62,14 @@ window is waited for and the rest overlaps the CPU work (the task takes the
 longer of the two), without it every row group's round trip is waited out;
 then one GET per map output of its exchange inputs (a reduce task's
 contiguous range of partitions is one GET), 32 at a time, each latency drawn
-from the distribution below, bytes at 80 MB/s. A hash read of m map objects
+from the distribution below, bytes at 80 MB/s. A read still unanswered
+after hedge_after_ms (squall.store.hedge_after_ms, 500 ms) is sent again
+and the first answer wins, as squall's store does (the second request is
+counted as a GET). A stage that applies a key filter too big for the task
+payload (squall.bloom.inline_max_bytes) has each task GET it first: the
+filter's keys at the base scale grown like its source stage's output, as
+an exact set (8 bytes a key) or a Bloom filter at 1% (filter.rs's sizing),
+none past squall.bloom.max_keys. A hash read of m map objects
 by n tasks with m x n at least --two-level-min goes through a two-level
 exchange when that at least halves the requests: an a x b grid of combine
 tasks (combine_grid, as the coordinator forms it: at least one per 64 MiB
