@@ -75,10 +75,12 @@ exchange when that at least halves the requests: an a x b grid of combine
 tasks (combine_grid, as the coordinator forms it: at least one per 64 MiB
 moved, the grid with the fewest requests), m*b GETs and a*b PUTs, each task
 regrouping bytes (no decoding: its reads and its write at 80 MB/s), then
-at most a*(n + b - 1) GETs for the readers. Planning reads each file's
-footer (a 64 KiB tail, 64 in flight, at the coordinator's 80 MB/s) unless
---warm-footers (a warm coordinator has them cached). Files and row groups
-grow with the scale (the base data's layout; --row-group-factor F: the
+at most a*(n + b - 1) GETs for the readers. Planning reads the footer of
+each file the query's scans read (a 64 KiB tail, 64 in flight, at the
+coordinator's 80 MB/s) unless --warm-footers (a warm coordinator has them
+cached). Files and row groups grow with the scale like the stage that
+scans them (the base data's layout: files of a table that grows, such as
+lineitem, grow linearly, nation's do not; --row-group-factor F: the
 target's row groups are F times as large). Tasks are placed on N workers as they free up;
 environments appear at 1,000 per 10 s; invocations are issued at the lower
 of Lambda's side (3,000 per second, tree fan-out) and the coordinator's own
@@ -148,6 +150,11 @@ STAGE_RE = re.compile(r"^Stage s(\d+)(?: \(final\))? \[(.*?)\](?: <- (.*?))?(?:,
 
 def stage_graph(squall, data, q, cache_dir=None, settings=()):
     """{stage: [input stages]} from `squall query "explain ..."` (with `-c` settings)."""
+    return parse_explain(explain_text(squall, data, q, cache_dir, settings))
+
+
+def explain_text(squall, data, q, cache_dir=None, settings=()):
+    """`squall query "explain ..."` of query q (with `-c` settings), cached in cache_dir."""
     cache = os.path.join(cache_dir, f"q{q:02d}.explain") if cache_dir else None
     if cache and os.path.exists(cache):
         with open(cache) as f:
@@ -162,7 +169,24 @@ def stage_graph(squall, data, q, cache_dir=None, settings=()):
             os.makedirs(cache_dir, exist_ok=True)
             with open(cache, "w") as f:
                 f.write(text)
-    return parse_explain(text)
+    return text
+
+
+FILE_RE = re.compile(r"([^\s\[\],]+\.parquet)(?::\d+\.\.\d+)?")
+
+
+def plan_files(text):
+    """{stage: set of Parquet files its scans read} of an EXPLAIN text: the
+    files whose footers planning reads."""
+    out, current = {}, None
+    for line in text.splitlines():
+        m = STAGE_RE.match(line.strip())
+        if m:
+            current = int(m.group(1))
+            continue
+        if current is not None and "DataSourceExec" in line:
+            out.setdefault(current, set()).update(FILE_RE.findall(line))
+    return out
 
 
 READ_RE = re.compile(r"ShuffleReadExec: stage=(\d+), mode=(\w+)")
@@ -242,13 +266,6 @@ def price(squall, usages):
     return [json.loads(l) for l in out.splitlines() if l.strip()]
 
 
-def footer_files(data):
-    n = 0
-    for root, _dirs, files in os.walk(data):
-        n += sum(1 for f in files if f.endswith(".parquet"))
-    return n
-
-
 # ------------------------------------------------------------------ commands
 def common(args):
     sf_base, ready, base = load_profiles(args.base)
@@ -293,7 +310,9 @@ def cmd_validate(args):
 
 def cmd_predict(args):
     sf_base, ready, base, small, ratio, c0, graphs = common(args)
-    files = footer_files(args.plans)
+    settings = scaled_settings(sf_base, getattr(args, "plan_sf", None))
+    # The files each query's scans read (their footers are read at planning).
+    files = {q: plan_files(explain_text(args.squall, args.plans, q, args.plan_cache, settings)) for q in base}
     p = dict(PARAMETERS)
     p["s3_prefixes"] = args.s3_prefixes if args.s3_prefixes else default_prefixes(args.squall)
     p["combine_max_bytes"] = args.combine_mb * 1024 * 1024
@@ -319,7 +338,7 @@ def cmd_predict(args):
             rng = random.Random(args.seed * 1000 + q)
             plan_ms = max((base[q].get("wall_ms") or 0) - (base[q]["profile"].get("wall_ms") or 0), 0.0)
             latency, usage = lambda_query(base[q], small.get(q), graphs[q], scale, args.workers, args.memory,
-                                          args.partitions, c0, ratio, rng, p, plan_ms, files, args.task_mb,
+                                          args.partitions, c0, ratio, rng, p, plan_ms, files[q], args.task_mb,
                                           args.reduce_mb)
             raw.append(usage)
             inputs = overheads(usage, latency)

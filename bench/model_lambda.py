@@ -229,7 +229,17 @@ def lambda_query(base_q, small_q, plan, scale, workers, memory_mb, partitions, c
         usage["s3_head"] += sum(1 + int(d // 1000.0) for d in durations)
 
     # Planning: measured at the base scale, plus the coordinator's footer reads.
-    files = 0 if p["warm_footers"] else files_base * scale
+    if isinstance(files_base, dict):
+        # {stage: files it scans}: each file grows like its stage's input.
+        grown = {}
+        for sid, paths in files_base.items():
+            g = scale ** by[sid]["alpha"] if sid in by else scale
+            for f in paths:
+                grown[f] = max(grown.get(f, 0.0), g)
+        files_base, scale_files = sum(grown.values()), 1.0
+    else:
+        scale_files = scale
+    files = 0 if p["warm_footers"] else files_base * scale_files
     t0 = plan_ms + max(math.ceil(files / p["footer_concurrency"]) * p["get_median_ms"],
                        files * p["footer_bytes"] / (p["coordinator_mb_per_s"] * 1000.0))
     usage["s3_get"] += int(math.ceil(files))

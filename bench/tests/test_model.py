@@ -35,6 +35,20 @@ Stage s3 (final) [hash x2, 2 tasks] <- s1, s2
         self.assertEqual(graph, {1: [], 2: [], 3: [1, 2]})
         self.assertEqual(modes[3], {2: "broadcast", 1: "hash"})
 
+    def test_files_each_stage_scans(self):
+        text = """Stage s1 [scan, 2 tasks]
+  ShuffleWriteExec: hash=[a@0], partitions=2
+    DataSourceExec: file_groups={2 groups: [[d/lineitem/part-0000.parquet:0..60, d/lineitem/part-0001.parquet:0..30], [d/lineitem/part-0001.parquet:30..60]]}, projection=[a], file_type=parquet
+Stage s2 [scan, 1 task]
+  ShuffleWriteExec: passthrough
+    DataSourceExec: file_groups={1 group: [[d/nation/part-0000.parquet]]}, projection=[n], file_type=parquet
+Stage s3 (final) [hash x2, 2 tasks] <- s1, s2
+  ShuffleReadExec: stage=1, mode=hash, hash=[a@0], partitions=2
+"""
+        self.assertEqual(model.plan_files(text), {
+            1: {"d/lineitem/part-0000.parquet", "d/lineitem/part-0001.parquet"},
+            2: {"d/nation/part-0000.parquet"}})
+
     def test_nonempty_partitions(self):
         self.assertAlmostEqual(model.nonempty_fraction(4, 1), 1.0)
         self.assertAlmostEqual(model.nonempty_fraction(1, 256), 1 / 256)
