@@ -76,8 +76,10 @@ tasks (combine_grid, as the coordinator forms it: at least one per 64 MiB
 moved, the grid with the fewest requests), m*b GETs and a*b PUTs, each task
 regrouping bytes (no decoding: its reads and its write at 80 MB/s), then
 at most a*(n + b - 1) GETs for the readers. Planning reads the footer of
-each file the query's scans read (a 64 KiB tail, 64 in flight, at the
-coordinator's 80 MB/s) unless --warm-footers (a warm coordinator has them
+each file the query's scans read (64 in flight, at the coordinator's 80
+MB/s; a tail a quarter larger than the footers of the scan read so far,
+as split.rs fetches it after its first 64 files, so about the footer's own
+size) unless --warm-footers (a warm coordinator has them
 cached). Files and row groups grow with the scale like the stage that
 scans them (the base data's layout: files of a table that grows, such as
 lineitem, grow linearly, nation's do not; --row-group-factor F: the
@@ -173,6 +175,37 @@ def explain_text(squall, data, q, cache_dir=None, settings=()):
 
 
 FILE_RE = re.compile(r"([^\s\[\],]+\.parquet)(?::\d+\.\.\d+)?")
+
+
+FOOTER_PREFETCH_BYTES, FOOTER_MIN_PREFETCH_BYTES = 64 * 1024, 4 * 1024
+
+
+def footer_hint(largest):
+    """planner/src/split.rs's footer_hint: the tail fetched for a scan's
+    files once footers of up to `largest` bytes have been read."""
+    if largest is None:
+        return FOOTER_PREFETCH_BYTES
+    want = -(-(largest + largest // 4) // 4096) * 4096
+    return min(max(want, FOOTER_MIN_PREFETCH_BYTES), FOOTER_PREFETCH_BYTES)
+
+
+def footer_tail(path):
+    """Bytes planning fetches for the footer of the file at `path` (as an
+    EXPLAIN prints it) in a scan of many such files: the tail sized by its
+    footer, and the rest of a footer longer than the largest tail. 64 KiB
+    when the file cannot be read here."""
+    for candidate in (path, "/" + path):
+        try:
+            with open(candidate, "rb") as f:
+                f.seek(-8, os.SEEK_END)
+                trailer = f.read(8)
+        except OSError:
+            continue
+        if trailer[4:] != b"PAR1":
+            break
+        footer = int.from_bytes(trailer[:4], "little") + 8
+        return max(footer_hint(footer), footer)
+    return FOOTER_PREFETCH_BYTES
 
 
 def plan_files(text):
@@ -311,8 +344,12 @@ def cmd_validate(args):
 def cmd_predict(args):
     sf_base, ready, base, small, ratio, c0, graphs = common(args)
     settings = scaled_settings(sf_base, getattr(args, "plan_sf", None))
-    # The files each query's scans read (their footers are read at planning).
-    files = {q: plan_files(explain_text(args.squall, args.plans, q, args.plan_cache, settings)) for q in base}
+    # The files each query's scans read (their footers are read at planning),
+    # each with the tail planning fetches for it.
+    files = {q: {sid: {f: footer_tail(f) for f in paths}
+                 for sid, paths in plan_files(explain_text(args.squall, args.plans, q, args.plan_cache,
+                                                           settings)).items()}
+             for q in base}
     p = dict(PARAMETERS)
     p["s3_prefixes"] = args.s3_prefixes if args.s3_prefixes else default_prefixes(args.squall)
     p["combine_max_bytes"] = args.combine_mb * 1024 * 1024

@@ -24,7 +24,7 @@ PARAMETERS = {
     "vcpu_mb": 1769.0,                  # memory that buys one full vCPU
     "fetch_concurrency": 32,            # squall.shuffle.fetch_concurrency (sam-template.yaml)
     "footer_concurrency": 64,           # planning's footer reads in flight (split.rs)
-    "footer_bytes": 64 * 1024,          # the tail a footer read fetches (split.rs)
+    "footer_bytes": 64 * 1024,          # the tail a footer read fetches first (split.rs)
     "coordinator_mb_per_s": 80.0,       # the coordinator function's network
     "warm_footers": False,              # footers cached by a warm coordinator (FooterCache)
     "combine_max_bytes": 64 * 1024 * 1024,  # squall.shuffle.combine_max_bytes
@@ -231,17 +231,23 @@ def lambda_query(base_q, small_q, plan, scale, workers, memory_mb, partitions, c
     # Planning: measured at the base scale, plus the coordinator's footer reads.
     if isinstance(files_base, dict):
         # {stage: files it scans}: each file grows like its stage's input.
-        grown = {}
+        # A file given with its footer's tail (bytes planning fetches) is
+        # read with that tail, others with footer_bytes.
+        grown, tail = {}, {}
         for sid, paths in files_base.items():
             g = scale ** by[sid]["alpha"] if sid in by else scale
             for f in paths:
                 grown[f] = max(grown.get(f, 0.0), g)
-        files_base, scale_files = sum(grown.values()), 1.0
+                tail[f] = paths[f] if isinstance(paths, dict) else p["footer_bytes"]
+        files = sum(grown.values())
+        footer_bytes = sum(grown[f] * tail[f] for f in grown)
     else:
-        scale_files = scale
-    files = 0 if p["warm_footers"] else files_base * scale_files
+        files = files_base * scale
+        footer_bytes = files * p["footer_bytes"]
+    if p["warm_footers"]:
+        files, footer_bytes = 0, 0.0
     t0 = plan_ms + max(math.ceil(files / p["footer_concurrency"]) * p["get_median_ms"],
-                       files * p["footer_bytes"] / (p["coordinator_mb_per_s"] * 1000.0))
+                       footer_bytes / (p["coordinator_mb_per_s"] * 1000.0))
     usage["s3_get"] += int(math.ceil(files))
     for sid in sorted(by, key=lambda s: topo_key(s, graph)):
         st = by[sid]

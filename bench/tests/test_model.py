@@ -49,6 +49,23 @@ Stage s3 (final) [hash x2, 2 tasks] <- s1, s2
             1: {"d/lineitem/part-0000.parquet", "d/lineitem/part-0001.parquet"},
             2: {"d/nation/part-0000.parquet"}})
 
+    def test_footer_tail_is_split_rs(self):
+        # planner/src/split.rs's footer_tail_follows_the_footers_read.
+        self.assertEqual(model.footer_hint(None), 64 * 1024)
+        self.assertEqual(model.footer_hint(35_056), 45_056)
+        self.assertEqual(model.footer_hint(1_079), 4096)
+        self.assertEqual(model.footer_hint(1 << 20), 64 * 1024)
+        import tempfile
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "a.parquet")
+            with open(path, "wb") as f:
+                f.write(b"PAR1" + b"x" * 100 + (30_000).to_bytes(4, "little") + b"PAR1")
+            self.assertEqual(model.footer_tail(path), 40_960)
+            with open(path, "wb") as f:
+                f.write(b"PAR1" + (100_000).to_bytes(4, "little") + b"PAR1")
+            self.assertEqual(model.footer_tail(path), 100_008)
+            self.assertEqual(model.footer_tail(os.path.join(d, "missing.parquet")), 64 * 1024)
+
     def test_nonempty_partitions(self):
         self.assertAlmostEqual(model.nonempty_fraction(4, 1), 1.0)
         self.assertAlmostEqual(model.nonempty_fraction(1, 256), 1 / 256)

@@ -40,11 +40,32 @@ use squall_core::task::{FileRowGroups, ScanAssignment};
 /// Footer reads a scan's planning keeps in flight.
 const FOOTER_READS_IN_FLIGHT: usize = 64;
 
-/// The tail of a file a footer read fetches first: the footer of a file of
-/// a few dozen row groups fits (a TPC-H SF1 lineitem file of 17 row groups
-/// has 35 KB); a larger one takes a second GET. At thousands of files the
-/// bytes fetched, not the GETs, set planning's time.
+/// The tail of a file a footer read fetches first, until the scan has seen
+/// a footer: the footer of a file of a few dozen row groups fits (a TPC-H
+/// SF1 lineitem file of 17 row groups has 35 KB); a larger one takes a
+/// second GET. At thousands of files the bytes fetched, not the GETs, set
+/// planning's time, so once the first footers are read the rest of the
+/// scan's files are read with a tail sized by them ([`footer_hint`]).
 const FOOTER_PREFETCH_BYTES: usize = 64 * 1024;
+
+/// The smallest tail a footer read fetches.
+const FOOTER_MIN_PREFETCH_BYTES: usize = 4 * 1024;
+
+/// The tail to fetch for the footers of a scan's remaining files, given the
+/// largest footer (metadata plus its 8-byte trailer) read so far: a quarter
+/// more, in 4 KiB steps, at most [`FOOTER_PREFETCH_BYTES`]. The files of one
+/// table come from one writer and carry similar footers; one larger than
+/// the tail costs a second GET, not a wrong answer.
+fn footer_hint(largest: Option<u64>) -> usize {
+    match largest {
+        None => FOOTER_PREFETCH_BYTES,
+        Some(len) => {
+            let want = (len as usize).saturating_add(len as usize / 4);
+            want.next_multiple_of(4096)
+                .clamp(FOOTER_MIN_PREFETCH_BYTES, FOOTER_PREFETCH_BYTES)
+        }
+    }
+}
 
 /// (store url, path, size, last modified): a footer stays valid while these do.
 type FooterKey = (String, String, u64, i64);
@@ -83,12 +104,16 @@ pub struct RowGroupUnit {
 }
 
 impl FooterCache {
+    /// The footer of `meta`'s file, read with a first GET of its last
+    /// `hint` bytes when not cached; and the footer's length (metadata and
+    /// trailer) when this call read it.
     async fn footer(
         &self,
         runtime: &RuntimeEnv,
         store_url: &datafusion::execution::object_store::ObjectStoreUrl,
         meta: &object_store::ObjectMeta,
-    ) -> Result<Arc<ParquetMetaData>> {
+        hint: usize,
+    ) -> Result<(Arc<ParquetMetaData>, Option<u64>)> {
         let key = (
             store_url.as_str().to_string(),
             meta.location.to_string(),
@@ -98,15 +123,18 @@ impl FooterCache {
         if let Ok(entries) = self.entries.lock()
             && let Some(m) = entries.get(&key)
         {
-            return Ok(Arc::clone(m));
+            return Ok((Arc::clone(m), None));
         }
         let store = runtime.object_store(store_url)?;
+        let footer_len = Arc::new(std::sync::atomic::AtomicU64::new(0));
         let reader = RangeFetch {
             store,
             path: Path::from(meta.location.as_ref()),
+            file_size: meta.size,
+            footer_len: Arc::clone(&footer_len),
         };
         let metadata = ParquetMetaDataReader::new()
-            .with_prefetch_hint(Some(FOOTER_PREFETCH_BYTES))
+            .with_prefetch_hint(Some(hint))
             .load_and_finish(reader, meta.size)
             .await
             .map_err(|e| PlannerError::Footer {
@@ -117,7 +145,8 @@ impl FooterCache {
         if let Ok(mut entries) = self.entries.lock() {
             entries.insert(key, Arc::clone(&metadata));
         }
-        Ok(metadata)
+        let len = footer_len.load(std::sync::atomic::Ordering::Relaxed);
+        Ok((metadata, (len > 0).then_some(len)))
     }
 }
 
@@ -171,14 +200,20 @@ pub async fn scan_units(
         out.partitions = PartitionCount { read, total };
     }
     // The footers not cached yet are read FOOTER_READS_IN_FLIGHT at a time:
-    // at thousands of files, one after another would take minutes.
+    // at thousands of files, one after another would take minutes. Each
+    // round's tail is sized by the footers the rounds before it read.
     let mut footers: Vec<Arc<ParquetMetaData>> = Vec::with_capacity(files.len());
+    let mut largest: Option<u64> = None;
     for chunk in files.chunks(FOOTER_READS_IN_FLIGHT) {
+        let hint = footer_hint(largest);
         let reads: Vec<_> = chunk
             .iter()
-            .map(|file| cache.footer(runtime, &config.object_store_url, &file.object_meta))
+            .map(|file| cache.footer(runtime, &config.object_store_url, &file.object_meta, hint))
             .collect();
-        footers.extend(futures::future::try_join_all(reads).await?);
+        for (metadata, len) in futures::future::try_join_all(reads).await? {
+            largest = largest.max(len);
+            footers.push(metadata);
+        }
     }
     for (file, metadata) in files.into_iter().zip(footers) {
         let path = file.object_meta.location.to_string();
@@ -301,6 +336,10 @@ pub fn assign_tasks(
 struct RangeFetch {
     store: Arc<dyn ObjectStore>,
     path: Path,
+    file_size: u64,
+    /// The footer's length (metadata and the 8-byte trailer), from the
+    /// trailer once a fetch of the file's end returns it.
+    footer_len: Arc<std::sync::atomic::AtomicU64>,
 }
 
 impl MetadataFetch for RangeFetch {
@@ -309,10 +348,21 @@ impl MetadataFetch for RangeFetch {
         range: std::ops::Range<u64>,
     ) -> BoxFuture<'_, parquet::errors::Result<bytes::Bytes>> {
         async move {
-            self.store
+            let at_end = range.end == self.file_size;
+            let bytes = self
+                .store
                 .get_range(&self.path, range)
                 .await
-                .map_err(|e| parquet::errors::ParquetError::External(Box::new(e)))
+                .map_err(|e| parquet::errors::ParquetError::External(Box::new(e)))?;
+            if at_end && let Some(trailer) = bytes.len().checked_sub(8).map(|i| &bytes[i..]) {
+                let metadata_len =
+                    u32::from_le_bytes([trailer[0], trailer[1], trailer[2], trailer[3]]);
+                self.footer_len.fetch_max(
+                    u64::from(metadata_len) + 8,
+                    std::sync::atomic::Ordering::Relaxed,
+                );
+            }
+            Ok(bytes)
         }
         .boxed()
     }
@@ -453,6 +503,78 @@ mod tests {
         assert_eq!(t.len(), 1);
         assert_eq!(t[0].len(), 2);
         assert!(t[0].iter().all(|a| a.files.is_empty()));
+    }
+
+    #[test]
+    fn footer_tail_follows_the_footers_read() {
+        assert_eq!(footer_hint(None), FOOTER_PREFETCH_BYTES);
+        // 35 KB (TPC-H SF1 lineitem) -> a quarter more, in 4 KiB steps.
+        assert_eq!(footer_hint(Some(35_056)), 45_056);
+        assert_eq!(footer_hint(Some(1_079)), FOOTER_MIN_PREFETCH_BYTES);
+        assert_eq!(footer_hint(Some(1 << 20)), FOOTER_PREFETCH_BYTES);
+    }
+
+    /// A Parquet file of `groups` row groups of a few columns, in memory.
+    fn parquet_file(groups: usize) -> bytes::Bytes {
+        use arrow::array::{Int64Array, RecordBatch, StringArray};
+        use arrow::datatypes::{DataType, Field, Schema};
+        let schema = Arc::new(Schema::new(vec![
+            Field::new("k", DataType::Int64, false),
+            Field::new("s", DataType::Utf8, false),
+        ]));
+        let props = parquet::file::properties::WriterProperties::builder()
+            .set_max_row_group_row_count(Some(100))
+            .build();
+        let mut out = Vec::new();
+        let mut w =
+            parquet::arrow::ArrowWriter::try_new(&mut out, Arc::clone(&schema), Some(props))
+                .unwrap();
+        let n = groups as i64 * 100;
+        let batch = RecordBatch::try_new(
+            schema,
+            vec![
+                Arc::new(Int64Array::from_iter_values(0..n)),
+                Arc::new(StringArray::from_iter_values(
+                    (0..n).map(|i| format!("row {i}")),
+                )),
+            ],
+        )
+        .unwrap();
+        w.write(&batch).unwrap();
+        w.close().unwrap();
+        bytes::Bytes::from(out)
+    }
+
+    #[tokio::test]
+    async fn a_footer_longer_than_the_tail_is_read_whole() {
+        use object_store::memory::InMemory;
+        use object_store::{ObjectStoreExt, PutPayload};
+        let store = Arc::new(InMemory::new());
+        let file = parquet_file(40);
+        let trailer = &file[file.len() - 8..];
+        let footer_len = u64::from(u32::from_le_bytes(trailer[..4].try_into().unwrap())) + 8;
+        assert!(
+            footer_len > FOOTER_MIN_PREFETCH_BYTES as u64,
+            "{footer_len}"
+        );
+        let path = Path::from("t/a.parquet");
+        store
+            .put(&path, PutPayload::from(file.clone()))
+            .await
+            .unwrap();
+        let meta = store.head(&path).await.unwrap();
+        let url = datafusion::execution::object_store::ObjectStoreUrl::parse("memory://").unwrap();
+        let runtime = RuntimeEnv::default();
+        runtime.register_object_store(url.as_ref(), store);
+        for hint in [FOOTER_PREFETCH_BYTES, FOOTER_MIN_PREFETCH_BYTES] {
+            let cache = FooterCache::default();
+            let (metadata, len) = cache.footer(&runtime, &url, &meta, hint).await.unwrap();
+            assert_eq!(metadata.num_row_groups(), 40, "tail of {hint} bytes");
+            assert_eq!(len, Some(footer_len), "tail of {hint} bytes");
+            // Cached: no read, no length.
+            let (again, len) = cache.footer(&runtime, &url, &meta, hint).await.unwrap();
+            assert_eq!((again.num_row_groups(), len), (40, None));
+        }
     }
 
     #[test]
