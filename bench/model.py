@@ -358,6 +358,7 @@ def cmd_predict(args):
     p["warm_footers"] = args.warm_footers
     p["row_group_factor"] = args.row_group_factor
     p["scan_threads"] = args.scan_threads
+    p["release_skipped_filters"] = args.release_skipped_filters
     print(f"Lambda: {args.workers} workers x {args.memory} MB, {args.partitions} hash partitions, "
           f"{args.task_mb} MiB scan tasks, {args.reduce_mb} MiB reduce tasks; "
           f"from SF{sf_base:g} profiles (c0 = {c0:.1f} ms per task); parameters: {json.dumps(p)}")
@@ -496,6 +497,9 @@ def main(argv=None):
             s.add_argument("--coordinator-memory", type=int, default=1024)
             s.add_argument("--partitions", type=int, default=1000,
                            help="squall.shuffle.partitions (the deployed default)")
+            s.add_argument("--release-skipped-filters", action="store_true",
+                           help="what-if: a key filter the run dropped does not hold up its probe stage "
+                                "(an upper bound for releasing it at the first build task that overflows)")
             s.add_argument("--read-ahead-mb", type=float, default=8,
                            help="squall.scan.read_ahead_bytes in MiB (0 = a row group at a time)")
             s.add_argument("--two-level-min", type=int, default=10_000,

@@ -210,6 +210,7 @@ def lambda_query(base_q, small_q, plan, scale, workers, memory_mb, partitions, c
     graph, modes = plan
     stages = stages_of(base_q, small_q, scale_ratio, c0)
     by = {st["stage"]: st for st in stages}
+    skipped = {f.get("source") for f in base_q["profile"].get("filters") or [] if f.get("kind") == "none"}
     speed = min(1.0, memory_mb / p["vcpu_mb"])
     mbps = p["function_mb_per_s"] * 1000.0  # bytes per ms = MB/s * 1e6 / 1e3
     lat = Latency(rng, p)
@@ -266,7 +267,13 @@ def lambda_query(base_q, small_q, plan, scale, workers, memory_mb, partitions, c
             n = 1
         tasks_of[sid] = n
         inputs = graph.get(sid, [])
-        start = max([finish.get(i, t0) for i in inputs] or [t0]) + p["stage_handoff_ms"]
+        # What-if (release_skipped_filters): a key filter the run drops (more
+        # keys than max_keys) releases its probe stage at once instead of
+        # at its source stage's end: an upper bound for releasing it as soon
+        # as the coordinator sees a build task overflow.
+        waited = [i for i in inputs if not (p.get("release_skipped_filters") and i in skipped
+                                            and i not in (modes.get(sid) or {}))]
+        start = max([finish.get(i, t0) for i in waited] or [t0]) + p["stage_handoff_ms"]
         record = {"stage": sid, "tasks": n, "exchange_gets": 0, "scan_gets": 0, "combine_gets": 0,
                   "grids": []}
         # Ranged GETs per task: one per map output whose range for the task is

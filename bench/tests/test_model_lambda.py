@@ -71,6 +71,21 @@ class Lambda(unittest.TestCase):
         _, u = ml.lambda_query(base, None, g, 1, 1000, 1769, 1000, 1.0, 10, random.Random(1), p, 0.0, 0)
         self.assertEqual([s["exchange_gets"] for s in u["stages"]], [0, 0])
 
+    def test_a_dropped_filter_released_early_holds_nothing_up(self):
+        base = query([stage(1, "scan", 4, 4000, scan=1_000_000, rg=4, rows=1000),
+                      stage(2, "scan", 8, 200, scan=2_000_000, rg=8, rows=1000)], 100, 90)
+        base["profile"]["filters"] = [{"source": 1, "kind": "none", "keys": 0}]
+        g = ({1: [], 2: [1]}, {1: {}, 2: {}})
+
+        def s2_start(release):
+            p = dict(ml.PARAMETERS, s3_prefixes=16, release_skipped_filters=release)
+            _, u = ml.lambda_query(base, None, g, 1, 1000, 1769, 1000, 1.0, 10, random.Random(1), p, 0.0, 0)
+            return u["stages"][1]["start_ms"], u["stages"][0]["finish_ms"]
+
+        waits, released = s2_start(False), s2_start(True)
+        self.assertGreaterEqual(waits[0], waits[1])
+        self.assertLess(released[0], released[1])
+
     def test_a_key_filter_past_the_payload_is_one_get_per_task(self):
         # s1 publishes 3,000 keys at the base scale: at scale 1,000 a Bloom
         # filter of 3 million keys (4 MiB), read by each of s2's 8 tasks.
