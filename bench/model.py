@@ -155,8 +155,19 @@ def stage_graph(squall, data, q, cache_dir=None, settings=()):
     return parse_explain(explain_text(squall, data, q, cache_dir, settings))
 
 
+_EXPLAINED = {}
+
+
 def explain_text(squall, data, q, cache_dir=None, settings=()):
-    """`squall query "explain ..."` of query q (with `-c` settings), cached in cache_dir."""
+    """`squall query "explain ..."` of query q (with `-c` settings), cached in cache_dir
+    and, for this process, in memory (the stage graph and the scanned files read it)."""
+    key = (squall, data, q, cache_dir, tuple(settings))
+    if key not in _EXPLAINED:
+        _EXPLAINED[key] = _explain_text(squall, data, q, cache_dir, settings)
+    return _EXPLAINED[key]
+
+
+def _explain_text(squall, data, q, cache_dir, settings):
     cache = os.path.join(cache_dir, f"q{q:02d}.explain") if cache_dir else None
     if cache and os.path.exists(cache):
         with open(cache) as f:

@@ -80,17 +80,15 @@ const QUERIES: &[&str] = &[
      AND c_balance > (SELECT max(c_balance) FROM customers WHERE c_id < 0)",
 ];
 
+async fn physical_plan(ctx: &SessionContext, sql: &str) -> Arc<dyn ExecutionPlan> {
+    let frame = ctx.sql(sql).await.unwrap();
+    frame.create_physical_plan().await.unwrap()
+}
+
 /// The nested-loop joins of `sql`'s physical plan, as (left, right) at most one row.
 async fn nested_loop_sides(ctx: &SessionContext, sql: &str) -> Vec<(bool, bool)> {
-    let plan = ctx
-        .sql(sql)
-        .await
-        .unwrap()
-        .create_physical_plan()
-        .await
-        .unwrap();
     let mut out = Vec::new();
-    let mut stack = vec![plan];
+    let mut stack = vec![physical_plan(ctx, sql).await];
     while let Some(p) = stack.pop() {
         if let Some(j) = p.downcast_ref::<NestedLoopJoinExec>() {
             out.push((at_most_one_row(j.left()), at_most_one_row(j.right())));
@@ -111,13 +109,8 @@ async fn the_one_row_side_is_built_and_the_rows_are_the_same() {
     for sql in QUERIES {
         // Without the rule, DataFusion keeps the big side as the build side
         // (its statistics are unknown): the case the rule is for.
-        assert!(
-            nested_loop_sides(&plain, sql)
-                .await
-                .contains(&(false, true)),
-            "{sql}: {:?}",
-            nested_loop_sides(&plain, sql).await
-        );
+        let before = nested_loop_sides(&plain, sql).await;
+        assert!(before.contains(&(false, true)), "{sql}: {before:?}");
         let sides = nested_loop_sides(&ruled, sql).await;
         assert!(
             !sides.is_empty() && sides.iter().all(|s| *s == (true, false)),
@@ -132,13 +125,7 @@ async fn a_join_with_two_big_sides_is_left_alone() {
     let (ctx, _dir) = context(true).await;
     let sql =
         "SELECT count(*) FROM customers a JOIN customers b ON a.c_balance < b.c_balance - 990";
-    let plan = ctx
-        .sql(sql)
-        .await
-        .unwrap()
-        .create_physical_plan()
-        .await
-        .unwrap();
+    let plan = physical_plan(&ctx, sql).await;
     let text = displayable(plan.as_ref()).indent(true).to_string();
     assert!(text.contains("NestedLoopJoinExec"), "{text}");
     assert_eq!(
