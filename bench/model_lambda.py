@@ -211,11 +211,19 @@ def lambda_query(base_q, small_q, plan, scale, workers, memory_mb, partitions, c
     stages = stages_of(base_q, small_q, scale_ratio, c0)
     by = {st["stage"]: st for st in stages}
     skipped = {f.get("source") for f in base_q["profile"].get("filters") or [] if f.get("kind") == "none"}
+    # Filters the run skipped before their stage ended (squall.bloom.early_release):
+    # source -> the fraction of its build tasks accepted when it released its
+    # probe stages. Measured at the base scale with the thresholds scaled, so
+    # it is an upper bound at the target scale (more, smaller tasks reach
+    # max_keys at a finer step).
+    released = {f["source"]: min(1.0, f["released_after"] / max(1, f.get("tasks") or 1))
+                for f in base_q["profile"].get("filters") or [] if f.get("released_after")}
     speed = min(1.0, memory_mb / p["vcpu_mb"])
     mbps = p["function_mb_per_s"] * 1000.0  # bytes per ms = MB/s * 1e6 / 1e3
     lat = Latency(rng, p)
     place = Placement(workers, p)
-    finish, tasks_of = {}, {}
+    finish, tasks_of, began = {}, {}, {}
+    watched = set()
     usage = {"worker_invocations": 0, "worker_ms": 0.0, "s3_get": 0, "s3_head": 0, "s3_put": 0,
              "s3_list": 0, "s3_delete": 0, "stages": []}
     prefixes = max(1, min(256, int(p.get("s3_prefixes", 1))))
@@ -273,7 +281,15 @@ def lambda_query(base_q, small_q, plan, scale, workers, memory_mb, partitions, c
         # as the coordinator sees a build task overflow.
         waited = [i for i in inputs if not (p.get("release_skipped_filters") and i in skipped
                                             and i not in (modes.get(sid) or {}))]
-        start = max([finish.get(i, t0) for i in waited] or [t0]) + p["stage_handoff_ms"]
+
+        def ready(i):
+            # A filter source releases its probe stage once its filter is
+            # known to be skipped: after that fraction of its tasks.
+            if i in released and i not in (modes.get(sid) or {}) and i in began:
+                return began[i] + (finish[i] - began[i]) * released[i]
+            return finish.get(i, t0)
+        start = max([ready(i) for i in waited] or [t0]) + p["stage_handoff_ms"]
+        began[sid] = start
         record = {"stage": sid, "tasks": n, "exchange_gets": 0, "scan_gets": 0, "combine_gets": 0,
                   "grids": []}
         # Ranged GETs per task: one per map output whose range for the task is
@@ -388,6 +404,12 @@ def lambda_query(base_q, small_q, plan, scale, workers, memory_mb, partitions, c
         shards_used = min(prefixes, shards_used + min(prefixes, n))
         account(durations)
         usage["s3_get"] += gets + scan_gets + filter_gets
+        # The coordinator reads each build task's key section (one GET), up
+        # to the task that released the probe stage.
+        for i in inputs:
+            if i not in reads and i not in watched:
+                watched.add(i)
+                usage["s3_get"] += int(math.ceil(tasks_of.get(i, 1) * released.get(i, 1.0)))
         record.update(exchange_gets=gets, scan_gets=scan_gets, filter_gets=filter_gets,
                       start_ms=round(start), finish_ms=round(finish[sid]),
                       task_ms_max=round(max(durations)), task_ms_mean=round(sum(durations) / n),

@@ -10,7 +10,6 @@ import math
 SCALED_SETTINGS = {
     "datafusion.optimizer.hash_join_single_partition_threshold": 16 * 1024 * 1024,  # BROADCAST_MAX_BYTES
     "datafusion.optimizer.hash_join_single_partition_threshold_rows": 512 * 1024,   # BROADCAST_MAX_ROWS
-    "squall.bloom.max_build_rows": 16_000_000,
     "squall.bloom.max_keys": 4_000_000,
     "squall.bloom.exact_max_keys": 16_384,
     "squall.bloom.inline_max_bytes": 128 * 1024,
@@ -24,15 +23,20 @@ SCALED_SETTINGS = {
 # staged throughout (0), as the profiles the model reads were run.
 AWS_SINGLE_TASK_BYTES = 32 * 1024 * 1024
 
+# The aws backend places key filters from build sides of any estimated size
+# (squall.bloom.max_build_rows unset; embedded it is 16 million rows).
+AWS_MAX_BUILD_ROWS = f"squall.bloom.max_build_rows={2 ** 62}"
+
 
 def scaled_settings(run_sf, plan_sf):
     """["k=v", ...]: the settings that plan a run at run_sf as the aws backend
     would plan plan_sf (staged throughout when plan_sf is not larger)."""
     if not plan_sf or plan_sf <= run_sf:
-        return ["squall.query.single_task_bytes=0"]
+        return ["squall.query.single_task_bytes=0", AWS_MAX_BUILD_ROWS]
     f = plan_sf / run_sf
     return [f"{k}={max(1, int(v / f))}" for k, v in SCALED_SETTINGS.items()] + [
-        f"squall.query.single_task_bytes={max(1, int(AWS_SINGLE_TASK_BYTES / f))}"]
+        f"squall.query.single_task_bytes={max(1, int(AWS_SINGLE_TASK_BYTES / f))}",
+        AWS_MAX_BUILD_ROWS]
 
 # ------------------------------------------------------------------ per-stage figures
 def volume(s):

@@ -87,9 +87,11 @@ Stage s3 (final) [hash x2, 2 tasks] <- s1, s2
     def test_runs_are_planned_staged_as_on_lambda(self):
         # The embedded default runs a query as one task; the model predicts
         # Lambda, so every run and plan it reads is staged as there.
-        self.assertEqual(model.scaled_settings(1, None), ["squall.query.single_task_bytes=0"])
-        self.assertEqual(model.scaled_settings(1, 1), ["squall.query.single_task_bytes=0"])
+        staged = ["squall.query.single_task_bytes=0", f"squall.bloom.max_build_rows={2 ** 62}"]
+        self.assertEqual(model.scaled_settings(1, None), staged)
+        self.assertEqual(model.scaled_settings(1, 1), staged)
         scaled = dict(kv.split("=") for kv in model.scaled_settings(1, 1000))
+        self.assertEqual(scaled["squall.bloom.max_build_rows"], str(2 ** 62), "as the aws backend plans")
         self.assertEqual(scaled["squall.query.single_task_bytes"], str(32 * 1024 * 1024 // 1000))
         self.assertEqual(scaled["squall.bloom.max_keys"], "4000")
 

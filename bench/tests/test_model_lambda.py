@@ -86,6 +86,27 @@ class Lambda(unittest.TestCase):
         self.assertGreaterEqual(waits[0], waits[1])
         self.assertLess(released[0], released[1])
 
+    def test_a_filter_released_after_some_build_tasks_starts_its_probe_then(self):
+        # The run released s2 after 1 of s1's 4 tasks (squall.bloom.early_release).
+        base = query([stage(1, "scan", 4, 4000, scan=1_000_000, rg=4, rows=1000),
+                      stage(2, "scan", 8, 200, scan=2_000_000, rg=8, rows=1000)], 100, 90)
+        g = ({1: [], 2: [1]}, {1: {}, 2: {}})
+        p = dict(ml.PARAMETERS, s3_prefixes=16)
+
+        def run(filters):
+            base["profile"]["filters"] = filters
+            _, u = ml.lambda_query(base, None, g, 1, 1000, 1769, 1000, 1.0, 10, random.Random(1), p, 0.0, 0)
+            return u
+
+        waited = run([{"source": 1, "kind": "none", "keys": 0, "tasks": 4}])
+        early = run([{"source": 1, "kind": "none", "keys": 0, "tasks": 4, "released_after": 1}])
+        s1, s2 = early["stages"]
+        self.assertGreaterEqual(waited["stages"][1]["start_ms"], waited["stages"][0]["finish_ms"])
+        self.assertLess(s2["start_ms"], s1["finish_ms"])
+        self.assertGreaterEqual(s2["start_ms"], s1["start_ms"] + (s1["finish_ms"] - s1["start_ms"]) / 4)
+        # The coordinator read one key section per build task, or up to the release.
+        self.assertEqual(waited["s3_get"] - early["s3_get"], 3)
+
     def test_a_key_filter_past_the_payload_is_one_get_per_task(self):
         # s1 publishes 3,000 keys at the base scale: at scale 1,000 a Bloom
         # filter of 3 million keys (4 MiB), read by each of s2's 8 tasks.

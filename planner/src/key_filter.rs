@@ -84,10 +84,12 @@ struct Candidate {
     targets: Vec<(u32, Keys)>,
 }
 
-/// Place key filters on `staged` (in place) as `options` allow; returns what was placed.
+/// Place key filters on `staged` (in place) as `options` allow, from build
+/// sides estimated at most `max_build_rows` rows; returns what was placed.
 pub fn place_key_filters(
     staged: &mut StagedPlan,
     options: &BloomOptions,
+    max_build_rows: usize,
 ) -> Result<Vec<FilterPlacement>> {
     if !options.enabled {
         return Ok(vec![]);
@@ -102,7 +104,7 @@ pub fn place_key_filters(
         let mut joins = Vec::new();
         collect_joins(&stage.plan, &mut joins);
         for join in joins {
-            if let Some(mut c) = candidate(staged, stage.id, join, options, &base) {
+            if let Some(mut c) = candidate(staged, stage.id, join, options, max_build_rows, &base) {
                 // A stage publishes one key set and applies one filter.
                 let busy = |id: u32| {
                     candidates.iter().any(|o| {
@@ -183,6 +185,7 @@ fn candidate(
     join_stage: u32,
     join: &HashJoinExec,
     o: &BloomOptions,
+    max_build_rows: usize,
     base: &HashMap<u32, Option<usize>>,
 ) -> Option<Candidate> {
     if join.null_equality() != NullEquality::NullEqualsNothing || join.null_aware {
@@ -206,7 +209,7 @@ fn candidate(
         target_rows,
     ) {
         (Some(s), Some(t)) => {
-            s <= o.max_build_rows
+            s <= max_build_rows
                 && t as f64 >= o.min_size_ratio * s.max(1) as f64
                 && reduced(source, s)
         }

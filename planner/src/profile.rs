@@ -128,6 +128,12 @@ pub struct FilterProfile {
     pub build_ms: u64,
     pub get_requests: u64,
     pub put_requests: u64,
+    /// Skipped before its stage finished (`squall.bloom.early_release`):
+    /// the build tasks that had finished, of `tasks`, when it was.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub released_after: Option<u64>,
+    /// Tasks of the stage whose keys it holds.
+    pub tasks: u64,
 }
 
 /// Figures of one stage, summed over its accepted task attempts.
@@ -358,7 +364,13 @@ impl QueryProfile {
                 .map(|r| format!("; key range {r}"))
                 .unwrap_or_default();
             let _ = match &f.skipped {
-                Some(why) => writeln!(out, "key filter of s{}: none ({why}){ranges}", f.source),
+                Some(why) => {
+                    let early = f
+                        .released_after
+                        .map(|n| format!("; its probe released after {n} of {} build tasks", f.tasks))
+                        .unwrap_or_default();
+                    writeln!(out, "key filter of s{}: none ({why}){ranges}{early}", f.source)
+                }
                 None => writeln!(
                     out,
                     "key filter of s{}: {} of {} keys, {} bytes, built in {} ms{ranges}",

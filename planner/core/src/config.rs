@@ -13,6 +13,11 @@ use datafusion::prelude::SessionConfig;
 /// worker function reads this much in well under a second.
 pub const AWS_SINGLE_TASK_BYTES: usize = 32 * 1024 * 1024;
 
+/// `squall.bloom.max_build_rows` embedded when unset: a key filter makes its
+/// probe side wait for the build side, which on one machine pays only for
+/// build sides of moderate size.
+pub const EMBEDDED_MAX_BUILD_ROWS: usize = 16_000_000;
+
 config_namespace! {
     /// How scan stages are split into tasks.
     pub struct ScanOptions {
@@ -335,8 +340,12 @@ config_namespace! {
         /// measured 2-3% faster than 2.0 over TPC-H SF1: estimates of filtered
         /// build sides run high, e.g. Q12's lineitem side).
         pub min_size_ratio: f64, default = 1.0
-        /// No filter from a side estimated above this many rows.
-        pub max_build_rows: usize, default = 16_000_000
+        /// No filter from a side estimated above this many rows; unset, 16
+        /// million embedded and no limit on the aws backend (there a probe
+        /// stage waits only until its filter's keys are known to be too
+        /// many, see `early_release`, and most of the key filters worth
+        /// having at scale come from sides estimated large).
+        pub max_build_rows: Option<usize>, default = None
         /// Filter only from a side estimated at most this fraction of the rows
         /// of the largest table it derives from (a side that is a whole table
         /// holds every key and filters nothing).
@@ -352,6 +361,11 @@ config_namespace! {
         /// Filters up to this many bytes travel inside the task payload; larger
         /// ones as one object that each task reads.
         pub inline_max_bytes: usize, default = 128 * 1024
+        /// Release a filter's probe stage as soon as the filter is known to
+        /// be skipped (a build task saw more than `max_keys` keys, or the
+        /// sections merged so far hold more), not when the build stage
+        /// ends. The probe then goes without the keys' value range too.
+        pub early_release: bool, default = true
         /// A task stops applying a filter that, after its first 100,000 rows,
         /// drops less than this fraction of them.
         pub min_drop_ratio: f64, default = 0.05
@@ -469,6 +483,16 @@ impl SquallConfig {
             (self.worker_memory_mb as usize).div_ceil(1769).max(1)
         } else {
             self.resolved_slots()
+        }
+    }
+
+    /// Largest estimated build side that publishes a key filter
+    /// (`squall.bloom.max_build_rows`, resolved for the backend).
+    pub fn resolved_max_build_rows(&self) -> usize {
+        match self.bloom.max_build_rows {
+            Some(rows) => rows,
+            None if self.backend == "aws" => usize::MAX,
+            None => EMBEDDED_MAX_BUILD_ROWS,
         }
     }
 

@@ -35,6 +35,7 @@ pub(super) async fn drive(
             finished: None,
             filter: None,
             filter_building: false,
+            keys: key_filter::KeyWatch::default(),
             run_times: RunningMedian::default(),
             groups: Vec::new(),
             combined: None,
@@ -98,13 +99,40 @@ pub(super) async fn drive(
             _ = job.cancel.cancelled() => {
                 return Err(PlannerError::Cancelled { query_id: Some(job.query_id.clone()) }.into());
             }
-            Some((si, built)) = filters.next() => {
-                let (binding, fp) = built?;
-                profile.s3_get += fp.get_requests;
-                profile.s3_put += fp.put_requests;
-                profile.filters.push(fp);
-                runs[si].filter = Some(binding);
-                runs[si].filter_building = false;
+            Some(event) = filters.next() => {
+                match event {
+                    key_filter::FilterEvent::Built(si, built) => {
+                        let (binding, fp) = built?;
+                        profile.s3_get += fp.get_requests;
+                        profile.s3_put += fp.put_requests;
+                        profile.filters.push(fp);
+                        runs[si].filter = Some(binding);
+                        runs[si].filter_building = false;
+                    }
+                    key_filter::FilterEvent::Section(si, t, section) => {
+                        let run = &mut runs[si];
+                        if run.filter.is_some() || run.filter_building {
+                            continue;
+                        }
+                        match section {
+                            Ok(section) => {
+                                let tasks = run.tasks.len();
+                                run.keys.merge(job.filters.sizing, tasks, t, section);
+                            }
+                            // The build fetches it again once the stage has finished.
+                            Err(e) => tracing::warn!(%e, stage = si, task = t, "fetching a key section failed"),
+                        }
+                        let Some(reason) = run.keys.skipped().map(str::to_string) else {
+                            continue;
+                        };
+                        if !job.config.bloom.early_release {
+                            continue;
+                        }
+                        let fp = key_filter::release(run, job.staged.stages[si].id, reason);
+                        profile.s3_get += fp.get_requests;
+                        profile.filters.push(fp);
+                    }
+                }
                 launch_ready(job, backend, address, &mut runs, &mut launcher)?;
                 continue;
             }
@@ -161,6 +189,8 @@ pub(super) async fn drive(
                 continue;
             };
             let mut retry = None;
+            // A task accepted: its key section is wanted, if its stage publishes one.
+            let mut watch = false;
             {
                 let run = &mut runs[si];
                 let Some(task) = run.tasks.get_mut(report.task as usize) else {
@@ -196,6 +226,7 @@ pub(super) async fn drive(
                             run.finished = Some(Instant::now());
                             job.progress.done(&job.progress.completed_stages);
                         }
+                        watch = true;
                     }
                     TaskOutcome::Failed { error } => {
                         task.failures += 1;
@@ -220,17 +251,41 @@ pub(super) async fn drive(
                     }
                 }
             }
+            let stage = &job.staged.stages[si];
+            let run = &mut runs[si];
+            if watch && stage.publishes_filter() && run.filter.is_none() && run.finished.is_none()
+            {
+                let t = report.task as usize;
+                let overflow = run.tasks[t]
+                    .accepted
+                    .as_ref()
+                    .and_then(|(_, out, _)| out.keys)
+                    .is_some_and(|k| k.overflow);
+                if overflow && job.config.bloom.early_release {
+                    // No need to read its section: the filter cannot be made.
+                    let reason = format!(
+                        "build task {t} saw more than {} distinct keys",
+                        job.filters.sizing.max_keys
+                    );
+                    let fp = key_filter::release(run, stage.id, reason);
+                    profile.s3_get += fp.get_requests;
+                    profile.filters.push(fp);
+                    launch_ready(job, backend, address, &mut runs, &mut launcher)?;
+                } else {
+                    filters.watch(backend, si, run, t);
+                }
+            }
             if let Some((t, attempt)) = retry {
                 profile.retries += 1;
                 launcher.enqueue((si, t, attempt));
             } else if runs[si].finished.is_some() {
-                let stage = &job.staged.stages[si];
                 if stage.publishes_filter()
                     && runs[si].filter.is_none()
                     && !runs[si].filter_building
                 {
                     runs[si].filter_building = true;
-                    let build = key_filter::FilterBuild::new(job, backend, &runs[si], stage.id);
+                    let build =
+                        key_filter::FilterBuild::new(job, backend, &mut runs[si], stage.id);
                     filters.start(si, build);
                 }
                 if !runs[si].combine_considered {

@@ -1,10 +1,21 @@
-//! Turning a finished build stage's key sections into the join-key filter
-//! its probe stages apply: fetch every task's section (ranged GETs of the
-//! map objects), merge them (never from some tasks only), and ship the
-//! filter inline in the task payloads or as one object under the query's
-//! prefix, with the merged key ranges alongside. A build runs in a task of
-//! its own ([`FilterBuild`]): the coordinator's loop keeps receiving
-//! completions and launching meanwhile.
+//! Turning a build stage's key sections into the join-key filter its probe
+//! stages apply: fetch every task's section (one ranged GET of its map
+//! object) as the task finishes and merge it in ([`KeyWatch`]), and once the
+//! stage has finished, fetch what is still missing, make the filter (never
+//! from some tasks only) and ship it inline in the task payloads or as one
+//! object under the query's prefix, with the merged key ranges alongside
+//! ([`FilterBuild`], in a task of its own: the coordinator's loop keeps
+//! receiving completions and launching meanwhile).
+//!
+//! A filter that cannot be made (more than `squall.bloom.max_keys` distinct
+//! keys) is known before its stage ends: a build task reports that it saw
+//! more, or the sections merged so far hold more. With
+//! `squall.bloom.early_release` the probe stages are released then, without
+//! a filter and without the keys' range ([`release`]), instead of waiting
+//! for the rest of the build stage for a filter that will not come. At
+//! 1,000 build tasks of which the first few dozen already hold too many
+//! keys, the probe side starts that much sooner, and the sections of the
+//! tasks after it are never fetched.
 
 use crate::error::PlannerError;
 use std::sync::Arc;
@@ -15,23 +26,102 @@ use datafusion::error::{DataFusionError, Result};
 use object_store::path::Path;
 use object_store::{ObjectStore, ObjectStoreExt, PutPayload};
 use squall_core::exchange::filter_object_key;
-use squall_core::key_filter::{ColumnRange, KeyRanges};
-use squall_core::key_filter::{Merged, Section, decode_section, merge_ranges, merge_sections};
-use squall_core::task::{FilterBinding, FilterData, ObjectLocation};
+use squall_core::key_filter::{ColumnRange, KeyRanges, KeyUnion};
+use squall_core::key_filter::{FilterSizing, Merged, Section, decode_section};
+use squall_core::task::{FilterBinding, FilterData, KeySection, ObjectLocation};
 
 use super::{QueryJob, StageRun};
 use crate::backend::Backend;
 use crate::profile::FilterProfile;
 use tracing::Instrument;
 
+/// A running build stage's key sections merged so far, fetched as its tasks
+/// are accepted.
+#[derive(Default)]
+pub(super) struct KeyWatch {
+    union: Option<KeyUnion>,
+    /// Per task: its section is merged in.
+    merged: Vec<bool>,
+    /// Section GETs sent for this stage.
+    gets: u64,
+}
+
+impl KeyWatch {
+    /// Merge in task `task`'s section (of `tasks`).
+    pub(super) fn merge(&mut self, sizing: FilterSizing, tasks: usize, task: usize, s: Section) {
+        self.merged.resize(tasks, false);
+        if std::mem::replace(&mut self.merged[task], true) {
+            return;
+        }
+        self.union
+            .get_or_insert_with(|| KeyUnion::new(sizing))
+            .add(task, s);
+    }
+
+    /// Why the filter will be skipped, once the sections merged so far tell.
+    pub(super) fn skipped(&self) -> Option<&str> {
+        self.union.as_ref().and_then(|u| u.skipped())
+    }
+}
+
+/// The object and byte range of a task's key section.
+fn section_at(out: &squall_core::task::MapOutput) -> Option<(String, std::ops::Range<u64>)> {
+    out.keys
+        .map(|k: KeySection| (out.key.clone(), k.offset..k.offset + k.len))
+}
+
+/// Fetch and decode one key section.
+async fn fetch_section(
+    store: &Arc<dyn ObjectStore>,
+    key: &str,
+    range: std::ops::Range<u64>,
+) -> Result<Section> {
+    let bytes = store
+        .get_range(&Path::from(key), range)
+        .await
+        .map_err(|source| PlannerError::Object {
+            what: "key section of",
+            location: key.to_string(),
+            source,
+        })?;
+    Ok(decode_section(&bytes)?)
+}
+
+/// Release the probe stages of build stage `run` (id `stage`) without a
+/// filter: `reason` says why none can be made. Drops what the stage's
+/// watch held; returns the filter's profile.
+pub(super) fn release(run: &mut super::StageRun, stage: u32, reason: String) -> FilterProfile {
+    let watch = std::mem::take(&mut run.keys);
+    run.filter = Some(FilterBinding {
+        source_stage: stage,
+        data: FilterData::Skipped {
+            reason: reason.clone(),
+        },
+        ranges: None,
+    });
+    tracing::info!(stage, accepted = run.accepted, tasks = run.tasks.len(), %reason, "key filter skipped before its stage ended: probe stages released");
+    FilterProfile {
+        source: stage,
+        kind: "none".into(),
+        skipped: Some(reason),
+        get_requests: watch.gets,
+        released_after: Some(run.accepted as u64),
+        tasks: run.tasks.len() as u64,
+        ..Default::default()
+    }
+}
+
 /// What building the filter of a finished build stage takes, owned, so it
 /// runs in a task of its own while the coordinator's loop goes on.
 pub(super) struct FilterBuild {
     stage: u32,
-    /// Per task: its map object and the byte range of its key section
-    /// (`None`: no section, never merged into a filter).
-    wanted: Vec<Option<(String, std::ops::Range<u64>)>>,
-    sizing: squall_core::key_filter::FilterSizing,
+    tasks: usize,
+    /// The sections merged while the stage ran.
+    union: KeyUnion,
+    gets: u64,
+    /// Per task whose section is not merged yet: its map object and the
+    /// byte range of its section (`None`: the task reported none).
+    wanted: Vec<(usize, Option<(String, std::ops::Range<u64>)>)>,
     inline_max_bytes: usize,
     shards: u32,
     query_id: String,
@@ -41,22 +131,25 @@ pub(super) struct FilterBuild {
 }
 
 impl FilterBuild {
-    /// The filter of the finished stage `run` (id `stage`).
-    pub(super) fn new(job: &QueryJob, backend: &Backend, run: &StageRun, stage: u32) -> Self {
+    /// The filter of the finished stage `run` (id `stage`), from the
+    /// sections its watch merged and the ones still missing.
+    pub(super) fn new(job: &QueryJob, backend: &Backend, run: &mut StageRun, stage: u32) -> Self {
+        let watch = std::mem::take(&mut run.keys);
         let wanted = run
             .tasks
             .iter()
-            .map(|t| {
-                t.accepted.as_ref().and_then(|(_, out, _)| {
-                    out.keys
-                        .map(|k| (out.key.clone(), k.offset..k.offset + k.len))
-                })
-            })
+            .enumerate()
+            .filter(|(t, _)| !watch.merged.get(*t).copied().unwrap_or(false))
+            .map(|(t, task)| (t, task.accepted.as_ref().and_then(|(_, out, _)| section_at(out))))
             .collect();
         Self {
             stage,
+            tasks: run.tasks.len(),
+            union: watch
+                .union
+                .unwrap_or_else(|| KeyUnion::new(job.filters.sizing)),
+            gets: watch.gets,
             wanted,
-            sizing: job.filters.sizing,
             inline_max_bytes: job.filters.inline_max_bytes,
             shards: job.config.shuffle.prefixes,
             query_id: job.query_id.clone(),
@@ -75,33 +168,36 @@ impl FilterBuild {
             source: stage,
             ..Default::default()
         };
-        let fetches = self.wanted.into_iter().map(|want| {
+        let tasks = self.tasks;
+        if let Some((missing, _)) = self.wanted.iter().find(|(_, w)| w.is_none()) {
+            return Err(PlannerError::Internal(format!(
+                "key filter of s{stage}: build task {missing} of {tasks} has not reported its keys; a partial filter is never applied"
+            ))
+            .into());
+        }
+        let fetches = self.wanted.into_iter().map(|(t, want)| {
             let store = Arc::clone(&self.store);
             async move {
-                match want {
-                    None => Ok::<_, DataFusionError>(None),
-                    Some((key, range)) => {
-                        let bytes = store
-                            .get_range(&Path::from(key.as_str()), range)
-                            .await
-                            .map_err(|source| PlannerError::Object {
-                                what: "key section of",
-                                location: key.clone(),
-                                source,
-                            })?;
-                        Ok(Some(decode_section(&bytes)?))
-                    }
-                }
+                let (key, range) = want.unwrap_or_default();
+                Ok::<_, DataFusionError>((t, fetch_section(&store, &key, range).await?))
             }
         });
-        let sections: Vec<Option<Section>> = futures::future::try_join_all(fetches).await?;
-        fp.get_requests = sections.iter().filter(|s| s.is_some()).count() as u64;
+        let sections = futures::future::try_join_all(fetches).await?;
+        fp.get_requests = self.gets + sections.len() as u64;
+        fp.tasks = tasks as u64;
         // Merging is CPU work: off the I/O threads.
-        let sizing = self.sizing;
+        let mut union = self.union;
         let (ranges, merged) = tokio::task::spawn_blocking(move || {
-            let ranges = merge_ranges(&sections).filter(|r| r.is_useful());
-            let merged = merge_sections(&sections, sizing);
-            (ranges, merged)
+            for (t, s) in sections {
+                union.add(t, s);
+            }
+            // A range from some tasks only would prune row groups that match
+            // keys of the others.
+            let ranges = (union.sections() == tasks)
+                .then(|| union.ranges().cloned())
+                .flatten()
+                .filter(|r| r.is_useful());
+            (ranges, union.finish())
         })
         .await
         .map_err(|e| PlannerError::Internal(format!("building the key filter of s{stage}: {e}")))?;
@@ -112,7 +208,7 @@ impl FilterBuild {
             }
             None => None,
         };
-        let data = match merged? {
+        let data = match merged {
             Merged::Skipped(reason) => {
                 fp.kind = "none".into();
                 fp.skipped = Some(reason.clone());
@@ -179,15 +275,20 @@ fn describe_ranges(r: &KeyRanges) -> String {
     cols.join(" x ")
 }
 
-/// A stage's filter, built (or the error that stopped it).
-pub(super) type BuiltFilter = (usize, Result<(FilterBinding, FilterProfile)>);
+/// What the filter work running beside the coordinator's loop yields.
+pub(super) enum FilterEvent {
+    /// A stage's filter, built (or the error that stopped it).
+    Built(usize, Result<(FilterBinding, FilterProfile)>),
+    /// A task's key section, fetched while its stage runs: stage, task, section.
+    Section(usize, usize, Result<Section>),
+}
 
-/// Key filters being built, each in a tokio task; yields each stage's
-/// filter as it is done, and aborts the builds still running when dropped
+/// Key filters being built and key sections being fetched, each in a tokio
+/// task; yields each as it is done, and aborts what still runs when dropped
 /// (the query ended first).
 #[derive(Default)]
 pub(super) struct FilterBuilds {
-    running: futures::stream::FuturesUnordered<futures::future::BoxFuture<'static, BuiltFilter>>,
+    running: futures::stream::FuturesUnordered<futures::future::BoxFuture<'static, FilterEvent>>,
     handles: Vec<tokio::task::AbortHandle>,
 }
 
@@ -199,12 +300,44 @@ impl FilterBuilds {
             let built = task.await.unwrap_or_else(|e| {
                 Err(PlannerError::Internal(format!("building a key filter: {e}")).into())
             });
-            (si, built)
+            FilterEvent::Built(si, built)
         }));
     }
 
-    /// The next filter done; pending forever while none is being built.
-    pub(super) async fn next(&mut self) -> Option<BuiltFilter> {
+    /// Fetch the key section of task `t` of stage `run` (index `si`), just
+    /// accepted, for its watch; `false` when the task reported none.
+    pub(super) fn watch(
+        &mut self,
+        backend: &Backend,
+        si: usize,
+        run: &mut StageRun,
+        t: usize,
+    ) -> bool {
+        let Some((key, range)) = run.tasks[t]
+            .accepted
+            .as_ref()
+            .and_then(|(_, out, _)| section_at(out))
+        else {
+            return false;
+        };
+        run.keys.gets += 1;
+        let store = Arc::clone(&backend.exchange_store);
+        let task = tokio::spawn(
+            async move { fetch_section(&store, &key, range).await }.in_current_span(),
+        );
+        self.handles.push(task.abort_handle());
+        self.running.push(Box::pin(async move {
+            let section = task.await.unwrap_or_else(|e| {
+                Err(PlannerError::Internal(format!("fetching a key section: {e}")).into())
+            });
+            FilterEvent::Section(si, t, section)
+        }));
+        true
+    }
+
+    /// The next filter built or section fetched; pending forever while
+    /// nothing runs.
+    pub(super) async fn next(&mut self) -> Option<FilterEvent> {
         use futures::StreamExt;
         if self.running.is_empty() {
             return std::future::pending().await;

@@ -197,6 +197,8 @@ struct StageRun {
     filter: Option<FilterBinding>,
     /// Its filter is being built.
     filter_building: bool,
+    /// While it runs: the key sections of its accepted tasks, merged so far.
+    keys: key_filter::KeyWatch,
     /// Run times of its accepted tasks, for its attempts' deadlines.
     run_times: RunningMedian,
     /// For a stage reading hash partitions: the contiguous partition ranges

@@ -38,7 +38,7 @@ async fn stages_and_plan_at(
     state.config_mut().options_mut().execution.target_partitions = partitions;
     let physical = state.create_physical_plan(plan).await?;
     let mut staged = split_stages(Arc::clone(&physical), partitions)?;
-    place_key_filters(&mut staged, &squall.bloom)?;
+    place_key_filters(&mut staged, &squall.bloom, squall.resolved_max_build_rows())?;
     Ok((staged, state, physical))
 }
 

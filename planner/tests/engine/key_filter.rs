@@ -428,3 +428,69 @@ async fn key_ranges_prune_probe_row_groups() {
         "exchange objects left behind"
     );
 }
+
+/// A key filter known to be skipped before its build stage ends releases its
+/// probe stage then (`squall.bloom.early_release`): when the first build task
+/// reports more keys than `max_keys`, or when the sections merged so far hold
+/// more. Answers stay right, the sections after the release are never read,
+/// and without early release the filter is skipped only at the stage's end,
+/// with the keys' range still pushed into the probe scan.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn filters_known_to_be_skipped_release_their_probe_early() {
+    let data = sf001_tiny_groups();
+    // orders (about 38 row groups of 400 rows) builds, lineitem probes: one
+    // row group per scan task, about 240 keys per build task.
+    let sql = "select count(*), sum(l_extendedprice) from lineitem join orders \
+               on l_orderkey = o_orderkey where o_orderdate < date '1996-01-01'";
+    let expected = single_node_csv(&single_node(&data.path).await, sql).await;
+    let one_row_group = ("squall.scan.target_task_bytes", "1");
+    // (max_keys, early release, what skipped it)
+    for (max_keys, early, why) in [
+        ("100", "true", "saw more than 100 distinct keys"),
+        ("1500", "true", "more than squall.bloom.max_keys = 1500"),
+        ("1500", "false", "more than squall.bloom.max_keys = 1500"),
+    ] {
+        let e = engine(
+            &data.path,
+            &with(&[
+                one_row_group,
+                ("squall.bloom.max_keys", max_keys),
+                ("squall.bloom.early_release", early),
+            ]),
+        )
+        .await;
+        let r = e
+            .sql(sql)
+            .await
+            .unwrap_or_else(|e| panic!("max_keys {max_keys}: {e}"));
+        let actual = squall_tpch::run::to_csv(&r.schema, &r.batches).unwrap();
+        assert_same(&format!("max_keys {max_keys}"), &expected, &actual, sql);
+        let profile = r.profile.unwrap();
+        let f = profile
+            .filters
+            .iter()
+            .find(|f| f.tasks > 10)
+            .unwrap_or_else(|| panic!("no filter from orders: {}", profile.display()));
+        let reason = f.skipped.as_deref().unwrap_or_default();
+        assert!(reason.contains(why), "{reason}\n{}", profile.display());
+        if early == "true" {
+            let after = f.released_after.expect("released before its stage ended");
+            assert!(after < f.tasks, "{after} of {} tasks", f.tasks);
+            // Sections are read only up to the release (none when a build
+            // task's report tells by itself).
+            assert!(f.get_requests < f.tasks, "{} GETs", f.get_requests);
+            if max_keys == "100" {
+                assert_eq!((after, f.get_requests), (1, 0));
+            }
+            assert!(f.ranges.is_none());
+            assert!(profile.display().contains("its probe released after"));
+        } else {
+            assert_eq!(f.released_after, None);
+            // Every build task's section (one read twice if it was still
+            // coming when the stage ended).
+            assert!(f.get_requests >= f.tasks, "{} GETs", f.get_requests);
+            assert!(f.ranges.is_some(), "the range of all the keys");
+        }
+        assert_eq!(count_files(e.exchange_root()), 0, "objects left behind");
+    }
+}

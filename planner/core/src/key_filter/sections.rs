@@ -175,13 +175,16 @@ pub fn decode_section(bytes: &[u8]) -> Result<Section> {
 pub fn merge_ranges(sections: &[Option<Section>]) -> Option<KeyRanges> {
     let mut merged: Option<KeyRanges> = None;
     for s in sections {
-        let r = s.as_ref()?.ranges.clone();
-        merged = Some(match merged {
-            Some(m) => m.merge(r),
-            None => r,
-        });
+        merged = merge_range(merged, s.as_ref()?.ranges.clone());
     }
     merged
+}
+
+fn merge_range(merged: Option<KeyRanges>, r: KeyRanges) -> Option<KeyRanges> {
+    Some(match merged {
+        Some(m) => m.merge(r),
+        None => r,
+    })
 }
 
 /// How the filter of a build side is made.
@@ -216,31 +219,92 @@ pub fn merge_sections(sections: &[Option<Section>], sizing: FilterSizing) -> Res
             sections.len()
         )));
     }
-    let mut all = Vec::new();
+    let mut union = KeyUnion::new(sizing);
     for (task, s) in sections.iter().enumerate() {
-        match s.as_ref().and_then(|s| s.hashes.as_ref()) {
-            Some(keys) => all.extend_from_slice(keys),
-            _ => {
-                return Ok(Merged::Skipped(format!(
-                    "build task {task} saw more than {} distinct keys",
-                    sizing.max_keys
-                )));
-            }
-        }
-        if all.len() > sizing.max_keys.saturating_mul(4).max(1 << 20) {
-            // Bound the memory of the merge; dedup what we have and go on.
-            all.sort_unstable();
-            all.dedup();
+        if let Some(s) = s {
+            union.add(task, s.clone());
         }
     }
-    all.sort_unstable();
-    all.dedup();
-    if all.len() > sizing.max_keys {
-        return Ok(Merged::Skipped(format!(
-            "{} distinct keys, more than squall.bloom.max_keys = {}",
-            all.len(),
-            sizing.max_keys
-        )));
+    Ok(union.finish())
+}
+
+/// The distinct keys of a build stage's sections, merged as they arrive
+/// (the coordinator folds each task's section in as the task finishes), and
+/// the range of their keys. Once the keys are known to be too many (a task
+/// overflowed, or more than `max_keys` distinct ones so far) it drops the
+/// hashes, keeps only the reason and the ranges, and the filter is skipped
+/// whatever the other tasks hold.
+#[derive(Debug)]
+pub struct KeyUnion {
+    sizing: FilterSizing,
+    hashes: HashSet<u64, BuildHasherDefault<PreHashed>>,
+    ranges: Option<KeyRanges>,
+    sections: usize,
+    skipped: Option<String>,
+}
+
+impl KeyUnion {
+    pub fn new(sizing: FilterSizing) -> Self {
+        Self {
+            sizing,
+            hashes: HashSet::default(),
+            ranges: None,
+            sections: 0,
+            skipped: None,
+        }
     }
-    Ok(Merged::Filter(KeyFilter::from_distinct(&all, sizing)))
+
+    /// Fold in the section of build task `task`.
+    pub fn add(&mut self, task: usize, section: Section) {
+        self.sections += 1;
+        self.ranges = merge_range(self.ranges.take(), section.ranges);
+        if self.skipped.is_some() {
+            return;
+        }
+        let Some(keys) = section.hashes else {
+            self.skip(format!(
+                "build task {task} saw more than {} distinct keys",
+                self.sizing.max_keys
+            ));
+            return;
+        };
+        self.hashes.extend(keys);
+        if self.hashes.len() > self.sizing.max_keys {
+            self.skip(format!(
+                "more than squall.bloom.max_keys = {} distinct keys in {} build tasks",
+                self.sizing.max_keys, self.sections
+            ));
+        }
+    }
+
+    fn skip(&mut self, reason: String) {
+        self.skipped = Some(reason);
+        self.hashes = HashSet::default();
+    }
+
+    /// Why no filter can be made from these keys, once that is known.
+    pub fn skipped(&self) -> Option<&str> {
+        self.skipped.as_deref()
+    }
+
+    /// Sections folded in.
+    pub fn sections(&self) -> usize {
+        self.sections
+    }
+
+    /// The range of the keys folded in (`None` before any).
+    pub fn ranges(&self) -> Option<&KeyRanges> {
+        self.ranges.as_ref()
+    }
+
+    /// The filter of the keys folded in: the caller has folded in every
+    /// build task's section.
+    pub fn finish(self) -> Merged {
+        if let Some(reason) = self.skipped {
+            return Merged::Skipped(reason);
+        }
+        let mut all: Vec<u64> = self.hashes.into_iter().collect();
+        all.sort_unstable();
+        Merged::Filter(KeyFilter::from_distinct(&all, self.sizing))
+    }
 }
