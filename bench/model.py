@@ -69,7 +69,13 @@ counted as a GET). A stage that applies a key filter too big for the task
 payload (squall.bloom.inline_max_bytes) has each task GET it first: the
 filter's keys at the base scale grown like its source stage's output, as
 an exact set (8 bytes a key) or a Bloom filter at 1% (filter.rs's sizing),
-none past squall.bloom.max_keys. A hash read of m map objects
+none past squall.bloom.max_keys. A stage waits for the key filters it
+applies: for the whole source stage, or, where the run skipped the filter
+before its stage ended (squall.bloom.early_release: a build task or the
+merged sections had more than max_keys keys), for the fraction of the
+source's tasks the run had accepted by then (measured at the base scale,
+where a build stage has few tasks: an upper bound); the coordinator GETs
+each source task's key section up to then. A hash read of m map objects
 by n tasks with m x n at least --two-level-min goes through a two-level
 exchange when that at least halves the requests: an a x b grid of combine
 tasks (combine_grid, as the coordinator forms it: at least one per 64 MiB
@@ -316,7 +322,7 @@ def common(args):
     sf_small, _, small = load_profiles(args.small) if args.small else (None, {}, {})
     ratio = (sf_base / sf_small) if sf_small else 10.0
     c0 = task_overhead_ms(base)
-    settings = scaled_settings(sf_base, getattr(args, "plan_sf", None))
+    settings = scaled_settings(sf_base, getattr(args, "plan_sf", None)) + list(args.config)
     graphs = {q: stage_graph(args.squall, args.plans, q, args.plan_cache, settings) for q in base}
     return sf_base, ready, base, small, ratio, c0, graphs
 
@@ -354,7 +360,7 @@ def cmd_validate(args):
 
 def cmd_predict(args):
     sf_base, ready, base, small, ratio, c0, graphs = common(args)
-    settings = scaled_settings(sf_base, getattr(args, "plan_sf", None))
+    settings = scaled_settings(sf_base, getattr(args, "plan_sf", None)) + list(args.config)
     # The files each query's scans read (their footers are read at planning),
     # each with the tail planning fetches for it.
     files = {q: {sid: {f: footer_tail(f) for f in paths}
@@ -492,6 +498,8 @@ def main(argv=None):
         s.add_argument("--json", help="write the predictions here")
         s.add_argument("--plan-sf", type=float,
                        help="the profiles were run planned as this scale (model.py settings): explain likewise")
+        s.add_argument("-c", "--config", action="append", default=[], metavar="KEY=VALUE",
+                       help="a setting the profiles were run with besides `settings`' (explain likewise)")
         if name == "validate":
             s.add_argument("--measured", required=True, help="profile JSON of the scale to predict")
         if name == "requests":

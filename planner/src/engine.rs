@@ -168,6 +168,8 @@ impl Engine {
             .with_physical_optimizer_rules(crate::scalar_build::physical_optimizer_rules())
             .build();
         let ctx = SessionContext::new_with_state(state);
+        squall_core::scalar_subquery::register(&ctx);
+        ctx.add_analyzer_rule(Arc::new(crate::scalar_subquery::OneRowSubqueries));
         let partitions = Arc::new(PartitionRegistry::default());
         if let Some(catalog) = &options.catalog {
             register_catalog_with(&ctx, catalog, &partitions).await?;

@@ -49,6 +49,7 @@ pub mod profile;
 pub mod query_record;
 pub mod result_stream;
 pub mod scalar_build;
+pub mod scalar_subquery;
 pub mod split;
 pub mod stages;
 pub mod task_settings;

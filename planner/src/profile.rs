@@ -367,9 +367,15 @@ impl QueryProfile {
                 Some(why) => {
                     let early = f
                         .released_after
-                        .map(|n| format!("; its probe released after {n} of {} build tasks", f.tasks))
+                        .map(|n| {
+                            format!("; its probe released after {n} of {} build tasks", f.tasks)
+                        })
                         .unwrap_or_default();
-                    writeln!(out, "key filter of s{}: none ({why}){ranges}{early}", f.source)
+                    writeln!(
+                        out,
+                        "key filter of s{}: none ({why}){ranges}{early}",
+                        f.source
+                    )
                 }
                 None => writeln!(
                     out,

@@ -49,6 +49,7 @@ pub mod memory;
 pub mod read_ahead;
 pub mod recovery;
 pub mod requests;
+pub mod scalar_subquery;
 pub mod scan;
 pub mod seams;
 pub mod seeded;

@@ -385,6 +385,7 @@ async fn execute(
         .with_object_store_registry(Arc::new(registry))
         .build_arc()?;
     let ctx = SessionContext::new_with_config_rt(config, runtime);
+    crate::scalar_subquery::register(&ctx);
     let task_ctx = ctx.task_ctx();
     // DataFusion's plan decoder panics on some malformed input: a panic
     // there is a bad payload like any other decoding error.

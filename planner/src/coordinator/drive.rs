@@ -110,25 +110,10 @@ pub(super) async fn drive(
                         runs[si].filter_building = false;
                     }
                     key_filter::FilterEvent::Section(si, t, section) => {
-                        let run = &mut runs[si];
-                        if run.filter.is_some() || run.filter_building {
-                            continue;
-                        }
-                        match section {
-                            Ok(section) => {
-                                let tasks = run.tasks.len();
-                                run.keys.merge(job.filters.sizing, tasks, t, section);
-                            }
-                            // The build fetches it again once the stage has finished.
-                            Err(e) => tracing::warn!(%e, stage = si, task = t, "fetching a key section failed"),
-                        }
-                        let Some(reason) = run.keys.skipped().map(str::to_string) else {
+                        let id = job.staged.stages[si].id;
+                        let Some(fp) = key_filter::section_fetched(job, &mut runs[si], id, t, section) else {
                             continue;
                         };
-                        if !job.config.bloom.early_release {
-                            continue;
-                        }
-                        let fp = key_filter::release(run, job.staged.stages[si].id, reason);
                         profile.s3_get += fp.get_requests;
                         profile.filters.push(fp);
                     }
@@ -191,6 +176,7 @@ pub(super) async fn drive(
             let mut retry = None;
             // A task accepted: its key section is wanted, if its stage publishes one.
             let mut watch = false;
+            let t = report.task as usize;
             {
                 let run = &mut runs[si];
                 let Some(task) = run.tasks.get_mut(report.task as usize) else {
@@ -252,28 +238,13 @@ pub(super) async fn drive(
                 }
             }
             let stage = &job.staged.stages[si];
-            let run = &mut runs[si];
-            if watch && stage.publishes_filter() && run.filter.is_none() && run.finished.is_none()
+            if watch
+                && let Some(fp) =
+                    key_filter::task_accepted(job, backend, &mut filters, &mut runs[si], stage, t)
             {
-                let t = report.task as usize;
-                let overflow = run.tasks[t]
-                    .accepted
-                    .as_ref()
-                    .and_then(|(_, out, _)| out.keys)
-                    .is_some_and(|k| k.overflow);
-                if overflow && job.config.bloom.early_release {
-                    // No need to read its section: the filter cannot be made.
-                    let reason = format!(
-                        "build task {t} saw more than {} distinct keys",
-                        job.filters.sizing.max_keys
-                    );
-                    let fp = key_filter::release(run, stage.id, reason);
-                    profile.s3_get += fp.get_requests;
-                    profile.filters.push(fp);
-                    launch_ready(job, backend, address, &mut runs, &mut launcher)?;
-                } else {
-                    filters.watch(backend, si, run, t);
-                }
+                profile.s3_get += fp.get_requests;
+                profile.filters.push(fp);
+                launch_ready(job, backend, address, &mut runs, &mut launcher)?;
             }
             if let Some((t, attempt)) = retry {
                 profile.retries += 1;
@@ -284,8 +255,7 @@ pub(super) async fn drive(
                     && !runs[si].filter_building
                 {
                     runs[si].filter_building = true;
-                    let build =
-                        key_filter::FilterBuild::new(job, backend, &mut runs[si], stage.id);
+                    let build = key_filter::FilterBuild::new(job, backend, &mut runs[si], stage.id);
                     filters.start(si, build);
                 }
                 if !runs[si].combine_considered {

@@ -64,8 +64,11 @@ impl KeyWatch {
     }
 }
 
+/// A key section's object and byte range.
+type SectionAt = (String, std::ops::Range<u64>);
+
 /// The object and byte range of a task's key section.
-fn section_at(out: &squall_core::task::MapOutput) -> Option<(String, std::ops::Range<u64>)> {
+fn section_at(out: &squall_core::task::MapOutput) -> Option<SectionAt> {
     out.keys
         .map(|k: KeySection| (out.key.clone(), k.offset..k.offset + k.len))
 }
@@ -87,10 +90,69 @@ async fn fetch_section(
     Ok(decode_section(&bytes)?)
 }
 
+/// Task `t` of stage `run` (`stage`) was just accepted. If the stage
+/// publishes keys and its filter is still open, either the task's report
+/// tells the filter cannot be made (it saw more than `max_keys` keys) and,
+/// with early release, the probe stages are released now (the profile of
+/// the released filter returned), or its section is fetched for the watch.
+/// The task that finishes the stage is left to [`FilterBuild`].
+pub(super) fn task_accepted(
+    job: &QueryJob,
+    backend: &Backend,
+    filters: &mut FilterBuilds,
+    run: &mut StageRun,
+    stage: &crate::stages::Stage,
+    t: usize,
+) -> Option<FilterProfile> {
+    if !stage.publishes_filter() || run.filter.is_some() || run.finished.is_some() {
+        return None;
+    }
+    let overflow = run.tasks.get(t)?.accepted.as_ref()?.1.keys?.overflow;
+    if overflow && job.config.bloom.early_release {
+        // No need to read its section: the filter cannot be made.
+        let reason = format!(
+            "build task {t} saw more than {} distinct keys",
+            job.filters.sizing.max_keys
+        );
+        return Some(release(run, stage.id, reason));
+    }
+    filters.watch(backend, run, t);
+    None
+}
+
+/// Task `t`'s section of stage `run` (`stage`) has come: merged into the
+/// watch, unless the filter is decided or being built. Returns the profile
+/// of the filter when the sections merged so far tell it cannot be made and
+/// the probe stages are released now.
+pub(super) fn section_fetched(
+    job: &QueryJob,
+    run: &mut StageRun,
+    stage: u32,
+    t: usize,
+    section: Result<Section>,
+) -> Option<FilterProfile> {
+    if run.filter.is_some() || run.filter_building {
+        return None;
+    }
+    match section {
+        Ok(section) => {
+            let tasks = run.tasks.len();
+            run.keys.merge(job.filters.sizing, tasks, t, section);
+        }
+        // The build reads it again once the stage has finished.
+        Err(e) => tracing::warn!(%e, stage, task = t, "reading a key section failed"),
+    }
+    let reason = run.keys.skipped()?.to_string();
+    job.config
+        .bloom
+        .early_release
+        .then(|| release(run, stage, reason))
+}
+
 /// Release the probe stages of build stage `run` (id `stage`) without a
 /// filter: `reason` says why none can be made. Drops what the stage's
 /// watch held; returns the filter's profile.
-pub(super) fn release(run: &mut super::StageRun, stage: u32, reason: String) -> FilterProfile {
+fn release(run: &mut StageRun, stage: u32, reason: String) -> FilterProfile {
     let watch = std::mem::take(&mut run.keys);
     run.filter = Some(FilterBinding {
         source_stage: stage,
@@ -121,7 +183,7 @@ pub(super) struct FilterBuild {
     gets: u64,
     /// Per task whose section is not merged yet: its map object and the
     /// byte range of its section (`None`: the task reported none).
-    wanted: Vec<(usize, Option<(String, std::ops::Range<u64>)>)>,
+    wanted: Vec<(usize, Option<SectionAt>)>,
     inline_max_bytes: usize,
     shards: u32,
     query_id: String,
@@ -140,7 +202,14 @@ impl FilterBuild {
             .iter()
             .enumerate()
             .filter(|(t, _)| !watch.merged.get(*t).copied().unwrap_or(false))
-            .map(|(t, task)| (t, task.accepted.as_ref().and_then(|(_, out, _)| section_at(out))))
+            .map(|(t, task)| {
+                (
+                    t,
+                    task.accepted
+                        .as_ref()
+                        .and_then(|(_, out, _)| section_at(out)),
+                )
+            })
             .collect();
         Self {
             stage,
@@ -304,15 +373,10 @@ impl FilterBuilds {
         }));
     }
 
-    /// Fetch the key section of task `t` of stage `run` (index `si`), just
-    /// accepted, for its watch; `false` when the task reported none.
-    pub(super) fn watch(
-        &mut self,
-        backend: &Backend,
-        si: usize,
-        run: &mut StageRun,
-        t: usize,
-    ) -> bool {
+    /// Fetch the key section of task `t` of stage `run`, just accepted, for
+    /// its watch; `false` when the task reported none.
+    pub(super) fn watch(&mut self, backend: &Backend, run: &mut StageRun, t: usize) -> bool {
+        let si = run.index;
         let Some((key, range)) = run.tasks[t]
             .accepted
             .as_ref()
@@ -322,9 +386,8 @@ impl FilterBuilds {
         };
         run.keys.gets += 1;
         let store = Arc::clone(&backend.exchange_store);
-        let task = tokio::spawn(
-            async move { fetch_section(&store, &key, range).await }.in_current_span(),
-        );
+        let task =
+            tokio::spawn(async move { fetch_section(&store, &key, range).await }.in_current_span());
         self.handles.push(task.abort_handle());
         self.running.push(Box::pin(async move {
             let section = task.await.unwrap_or_else(|e| {

@@ -45,8 +45,8 @@ pub use exec::{BoundFilter, CHECK_ROWS, KeyFilterExec};
 pub use filter::{KeyFilter, PreHashed, SplitBlockBloom};
 pub use ranges::{ColumnRange, KeyRanges, MAX_STRING_BYTES, push_into_scan, range_predicate};
 pub use sections::{
-    FilterSizing, KeyCollector, KeyUnion, Merged, Section, decode_section, key_hashes, merge_ranges,
-    merge_sections, non_null_keys,
+    FilterSizing, KeyCollector, KeyUnion, Merged, Section, decode_section, key_hashes,
+    merge_ranges, merge_sections, non_null_keys,
 };
 
 #[cfg(test)]
