@@ -7,6 +7,9 @@
 use crate::error::PlannerError;
 use crate::partitions::{PartitionRegistry, inspect};
 use std::path::PathBuf;
+use std::sync::Arc;
+
+use futures::FutureExt;
 
 use datafusion::datasource::listing::ListingTableUrl;
 use datafusion::error::{DataFusionError, Result};
@@ -83,13 +86,65 @@ async fn register_table(
         return Ok(false);
     }
     let options = ParquetReadOptions::default().table_partition_cols(layout.columns.clone());
-    ctx.register_parquet(name, url, options)
+    // The Parquet reader panics on some corrupt footers: a panic here is a
+    // bad file like any other, named with the file that cannot be read.
+    let registered = std::panic::AssertUnwindSafe(ctx.register_parquet(name, url, options))
+        .catch_unwind()
         .await
-        .map_err(|e| table_error(name, url, e))?;
+        .unwrap_or_else(|panic| {
+            Err(DataFusionError::Execution(format!(
+                "the Parquet reader failed: {}",
+                squall_core::error::panic_text(&panic)
+            )))
+        });
+    if let Err(e) = registered {
+        let message = match unreadable_file(ctx, Arc::clone(&store), root).await {
+            Some(file) => file,
+            None => e.to_string(),
+        };
+        return Err(table_error(name, url, message));
+    }
     if !layout.columns.is_empty() {
         registry.record(store_url.as_str(), root.as_ref(), layout.partitions);
     }
     Ok(true)
+}
+
+/// The first Parquet file under `root` whose footer cannot be read, with
+/// why: asked only once a table failed to register, to name the file.
+async fn unreadable_file(
+    ctx: &SessionContext,
+    store: Arc<dyn object_store::ObjectStore>,
+    root: &object_store::path::Path,
+) -> Option<String> {
+    use datafusion::datasource::file_format::FileFormat;
+    use datafusion::datasource::file_format::parquet::ParquetFormat;
+    use futures::TryStreamExt;
+    let mut files: Vec<object_store::ObjectMeta> =
+        store.list(Some(root)).try_collect().await.ok()?;
+    files.retain(|f| f.location.as_ref().ends_with(".parquet"));
+    files.sort_by(|a, b| a.location.cmp(&b.location));
+    let state = ctx.state();
+    let format = ParquetFormat::default();
+    for f in files {
+        let read = std::panic::AssertUnwindSafe(format.infer_schema(
+            &state,
+            &store,
+            std::slice::from_ref(&f),
+        ))
+        .catch_unwind()
+        .await;
+        let why = match read {
+            Ok(Ok(_)) => continue,
+            Ok(Err(e)) => e.to_string(),
+            Err(panic) => format!(
+                "the Parquet reader failed: {}",
+                squall_core::error::panic_text(&panic)
+            ),
+        };
+        return Some(format!("file {} ({} bytes): {why}", f.location, f.size));
+    }
+    None
 }
 
 /// After `CREATE EXTERNAL TABLE name ... PARTITIONED BY (...) LOCATION 'location'`:

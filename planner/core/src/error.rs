@@ -111,3 +111,12 @@ pub fn error_chain(e: &dyn std::error::Error) -> String {
     }
     text
 }
+
+/// The message of a caught panic.
+pub fn panic_text(panic: &Box<dyn std::any::Any + Send>) -> String {
+    panic
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| panic.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "(no message)".into())
+}

@@ -251,15 +251,6 @@ async fn run_task(
     }
 }
 
-/// The message of a caught panic.
-fn panic_text(panic: &Box<dyn std::any::Any + Send>) -> String {
-    panic
-        .downcast_ref::<&str>()
-        .map(|s| s.to_string())
-        .or_else(|| panic.downcast_ref::<String>().cloned())
-        .unwrap_or_else(|| "(no message)".into())
-}
-
 /// The short class of a task's failure, as its report names it.
 fn failure_kind(e: &SquallError) -> FailureKind {
     match e {
@@ -395,7 +386,7 @@ async fn execute(
     .map_err(|panic| {
         SquallError::BadTaskPayload(format!(
             "stage plan: the decoder panicked: {}",
-            panic_text(&panic)
+            crate::error::panic_text(&panic)
         ))
     })?
     .map_err(|e| SquallError::BadTaskPayload(format!("stage plan: {e}")))?;

@@ -198,3 +198,40 @@ async fn scalar_subqueries_return_at_most_one_row() {
         "objects left behind"
     );
 }
+
+/// A catalog table with a file that is not Parquet (truncated, or a footer
+/// that is garbage: the Parquet reader panics on some) fails with an error
+/// that names the table and the file, never a crash.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn corrupt_parquet_files_are_named() {
+    let data = sf001_small_groups();
+    let good = std::fs::read_dir(data.path.join("nation"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.extension().is_some_and(|x| x == "parquet"))
+        .unwrap();
+    let good = std::fs::read(good).unwrap();
+    for (what, bytes) in [
+        ("truncated", good[..300].to_vec()),
+        ("garbage footer", b"PAR1garbagePAR1".to_vec()),
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        let table = dir.path().join("t");
+        std::fs::create_dir_all(&table).unwrap();
+        std::fs::write(table.join("a.parquet"), &good).unwrap();
+        std::fs::write(table.join("b.parquet"), &bytes).unwrap();
+        let err = match squall_planner::Engine::local(squall_planner::EngineOptions {
+            catalog: Some(dir.path().to_string_lossy().to_string()),
+            settings: settings(&[]),
+        })
+        .await
+        {
+            Ok(_) => panic!("{what}: the catalog registered"),
+            Err(e) => e.to_string(),
+        };
+        assert!(
+            err.contains("table t") && err.contains("b.parquet"),
+            "{what}: {err}"
+        );
+    }
+}
