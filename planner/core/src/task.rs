@@ -244,6 +244,9 @@ pub enum FailureKind {
     Plan,
     /// A DataFusion internal error: a broken invariant (never retried).
     Internal,
+    /// The query is wrong for its data, as SQL defines it (a scalar
+    /// subquery of more than one row): never retried.
+    Data,
     /// A fault injected by `squall.fault.*`.
     Injected,
     /// The query's stop marker stopped the task (its query has ended).
@@ -255,7 +258,7 @@ pub enum FailureKind {
 }
 
 impl FailureKind {
-    pub const ALL: [FailureKind; 11] = [
+    pub const ALL: [FailureKind; 12] = [
         Self::BadPayload,
         Self::Protocol,
         Self::Execution,
@@ -263,6 +266,7 @@ impl FailureKind {
         Self::MemoryLimit,
         Self::Plan,
         Self::Internal,
+        Self::Data,
         Self::Injected,
         Self::Stopped,
         Self::Panic,
@@ -279,6 +283,7 @@ impl FailureKind {
             Self::MemoryLimit => "memory_limit",
             Self::Plan => "plan",
             Self::Internal => "internal",
+            Self::Data => "data",
             Self::Injected => "injected",
             Self::Stopped => "stopped",
             Self::Panic => "panic",

@@ -237,6 +237,7 @@ async fn run_task(
                     | FailureKind::Stopped
                     | FailureKind::Plan
                     | FailureKind::Internal
+                    | FailureKind::Data
                     | FailureKind::MemoryLimit
             );
             let id = TaskIdentity {
@@ -268,6 +269,11 @@ fn failure_kind(e: &SquallError) -> FailureKind {
             // operator given an input it was not planned for): the same
             // plan breaks them again.
             DataFusionError::Internal(_) => FailureKind::Internal,
+            DataFusionError::Execution(m)
+                if m.starts_with(crate::scalar_subquery::TOO_MANY_ROWS) =>
+            {
+                FailureKind::Data
+            }
             _ => FailureKind::Execution,
         },
         _ => FailureKind::Execution,

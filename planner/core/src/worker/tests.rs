@@ -233,6 +233,10 @@ fn internal_errors_and_plan_failures_are_not_retryable_kinds() {
         Box::new(DataFusionError::Internal("an invariant".into())),
     ));
     assert_eq!(failure_kind(&internal), FailureKind::Internal);
+    let rows = SquallError::DataFusion(DataFusionError::Execution(
+        crate::scalar_subquery::TOO_MANY_ROWS.into(),
+    ));
+    assert_eq!(failure_kind(&rows), FailureKind::Data);
     let store = SquallError::Exchange {
         key: "k".into(),
         message: "timed out".into(),
