@@ -110,10 +110,7 @@ pub(super) fn task_accepted(
     let overflow = run.tasks.get(t)?.accepted.as_ref()?.1.keys?.overflow;
     if overflow && job.config.bloom.early_release {
         // No need to read its section: the filter cannot be made.
-        let reason = format!(
-            "build task {t} saw more than {} distinct keys",
-            job.filters.sizing.max_keys
-        );
+        let reason = squall_core::key_filter::task_overflowed(t, job.filters.sizing.max_keys);
         return Some(release(run, stage.id, reason));
     }
     filters.watch(backend, run, t);

@@ -46,7 +46,7 @@ pub use filter::{KeyFilter, PreHashed, SplitBlockBloom};
 pub use ranges::{ColumnRange, KeyRanges, MAX_STRING_BYTES, push_into_scan, range_predicate};
 pub use sections::{
     FilterSizing, KeyCollector, KeyUnion, Merged, Section, decode_section, key_hashes,
-    merge_ranges, merge_sections, non_null_keys,
+    merge_ranges, merge_sections, non_null_keys, task_overflowed,
 };
 
 #[cfg(test)]

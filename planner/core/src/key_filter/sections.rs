@@ -228,6 +228,11 @@ pub fn merge_sections(sections: &[Option<Section>], sizing: FilterSizing) -> Res
     Ok(union.finish())
 }
 
+/// Why no filter is made when build task `task` saw more than `max_keys` keys.
+pub fn task_overflowed(task: usize, max_keys: usize) -> String {
+    format!("build task {task} saw more than {max_keys} distinct keys")
+}
+
 /// The distinct keys of a build stage's sections, merged as they arrive
 /// (the coordinator folds each task's section in as the task finishes), and
 /// the range of their keys. Once the keys are known to be too many (a task
@@ -262,10 +267,7 @@ impl KeyUnion {
             return;
         }
         let Some(keys) = section.hashes else {
-            self.skip(format!(
-                "build task {task} saw more than {} distinct keys",
-                self.sizing.max_keys
-            ));
+            self.skip(task_overflowed(task, self.sizing.max_keys));
             return;
         };
         self.hashes.extend(keys);
