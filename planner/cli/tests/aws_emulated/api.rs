@@ -87,10 +87,25 @@ impl Client {
         if let Some(b) = body {
             request = request.body(b.to_string());
         }
-        let response = request
-            .send()
-            .await
-            .unwrap_or_else(|e| panic!("{method} {url}: {e}"));
+        let retry = (method == Method::GET)
+            .then(|| request.try_clone())
+            .flatten();
+        let response = match (request.send().await, retry) {
+            (Ok(r), _) => r,
+            // `cargo lambda watch` drops a connection now and then while it
+            // starts another instance (nothing reaches the function). A GET
+            // of this protocol is idempotent: ask once more, as a client
+            // retrying a gateway error would.
+            (Err(e), Some(again)) => {
+                eprintln!("aws_emulated: {method} {url}: {e}; asking again");
+                tokio::time::sleep(Duration::from_millis(500)).await;
+                again
+                    .send()
+                    .await
+                    .unwrap_or_else(|e| panic!("{method} {url}: {e}"))
+            }
+            (Err(e), None) => panic!("{method} {url}: {e}"),
+        };
         let status = response.status();
         let headers = response.headers().clone();
         let text = response.text().await.expect("response body");
