@@ -23,6 +23,9 @@ PARAMETERS = {
     "stage_handoff_ms": 30.0,           # SQS message to the next stage's launch
     "vcpu_mb": 1769.0,                  # memory that buys one full vCPU
     "fetch_concurrency": 32,            # squall.shuffle.fetch_concurrency (sam-template.yaml)
+    # More GETs in flight when a read's ranges are small (fetches_in_flight in
+    # shuffle_read.rs): as many as fit squall.shuffle.fetch_budget_bytes, up to 256.
+    "fetch_budget_bytes": 16 * 1024 * 1024, "max_fetches_in_flight": 256,
     "footer_concurrency": 64,           # planning's footer reads in flight (split.rs)
     "footer_bytes": 64 * 1024,          # the tail a footer read fetches first (split.rs)
     "coordinator_mb_per_s": 80.0,       # the coordinator function's network
@@ -103,6 +106,12 @@ class Latency:
 
     def put(self):
         return self._draw(self.p["put_median_ms"], self.p["put_sigma"])
+
+
+def fetches_in_flight(p, gets, range_bytes):
+    """GETs a read of `gets` ranges of about `range_bytes` each keeps in flight."""
+    by_bytes = int(p["fetch_budget_bytes"] // max(1.0, range_bytes))
+    return max(p["fetch_concurrency"], min(by_bytes, p["max_fetches_in_flight"], int(gets)))
 
 
 def nonempty_fraction(rows, partitions):
@@ -324,7 +333,8 @@ def lambda_query(base_q, small_q, plan, scale, workers, memory_mb, partitions, c
                     # A combine task regroups bytes (no decoding): its reads
                     # and its one write, each at the function's bandwidth.
                     per = total / (a * b)
-                    durations = [lat.batches(math.ceil(m_i / a), p["fetch_concurrency"]) + 2 * per / mbps
+                    k = fetches_in_flight(p, math.ceil(m_i / a), per / math.ceil(m_i / a))
+                    durations = [lat.batches(math.ceil(m_i / a), k) + 2 * per / mbps
                                  + lat.put() for _ in range(a * b)]
                     begin = max(finish.get(i, t0), t0) + p["stage_handoff_ms"]
                     combine_ms = max(combine_ms, begin + place.run(durations, begin) - start)
@@ -381,7 +391,8 @@ def lambda_query(base_q, small_q, plan, scale, workers, memory_mb, partitions, c
                 spent["scan first window"] += before
             if map_outputs:
                 first = lat.get()
-                trips = max(0.0, lat.batches(map_outputs, p["fetch_concurrency"]) - first)
+                k = fetches_in_flight(p, map_outputs, in_bytes / map_outputs)
+                trips = max(0.0, lat.batches(map_outputs, k) - first)
                 before += first
                 overlapped += trips + in_bytes / mbps
                 gets += map_outputs

@@ -27,6 +27,11 @@ AWS_SINGLE_TASK_BYTES = 32 * 1024 * 1024
 # (squall.bloom.max_build_rows unset; embedded it is 16 million rows).
 AWS_MAX_BUILD_ROWS = f"squall.bloom.max_build_rows={2 ** 62}"
 
+# The exchange codec the stack deploys (sam-template.yaml ExchangeCompression):
+# a run planned as a larger scale writes its exchange objects with it, so the
+# profile measures the CPU and bytes Lambda's tasks would spend on them.
+DEPLOYED_COMPRESSION = "squall.shuffle.compression=zstd:1"
+
 
 def scaled_settings(run_sf, plan_sf):
     """["k=v", ...]: the settings that plan a run at run_sf as the aws backend
@@ -36,7 +41,7 @@ def scaled_settings(run_sf, plan_sf):
     f = plan_sf / run_sf
     return [f"{k}={max(1, int(v / f))}" for k, v in SCALED_SETTINGS.items()] + [
         f"squall.query.single_task_bytes={max(1, int(AWS_SINGLE_TASK_BYTES / f))}",
-        AWS_MAX_BUILD_ROWS]
+        AWS_MAX_BUILD_ROWS, DEPLOYED_COMPRESSION]
 
 # ------------------------------------------------------------------ per-stage figures
 def volume(s):

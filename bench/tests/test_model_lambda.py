@@ -62,6 +62,20 @@ class Lambda(unittest.TestCase):
         # Below the threshold, or where it would not save requests, no grid.
         self.assertEqual(run(10**8)["stages"][1]["grids"], [])
 
+    def test_small_ranges_keep_more_gets_in_flight(self):
+        p = dict(ml.PARAMETERS)
+        # A gather of 929 outputs of a few hundred bytes: 256 at once, as
+        # fetches_in_flight in shuffle_read.rs; large ranges keep the count.
+        self.assertEqual(ml.fetches_in_flight(p, 929, 300), 256)
+        self.assertEqual(ml.fetches_in_flight(p, 40, 300), 40)
+        self.assertEqual(ml.fetches_in_flight(p, 929, 4 * 1024 * 1024), p["fetch_concurrency"])
+        self.assertEqual(ml.fetches_in_flight(p, 929, 128 * 1024), 128)
+        rng = random.Random(7)
+        lat = ml.Latency(rng, p)
+        slow = sum(lat.batches(929, p["fetch_concurrency"]) for _ in range(20))
+        fast = sum(lat.batches(929, ml.fetches_in_flight(p, 929, 300)) for _ in range(20))
+        self.assertLess(fast, slow / 2)
+
     def test_a_key_filter_wait_reads_nothing(self):
         # s2 waits for s1's key filter (an input in the graph, no read mode).
         base = query([stage(1, "scan", 4, 100, scan=1_000_000, rg=4, rows=1000),

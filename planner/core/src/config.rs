@@ -81,10 +81,19 @@ config_namespace! {
         /// than 100,000 (bench/model.py predict --two-level-min), and a
         /// combine stage whose grid would not pay runs no task.
         pub two_level_min_requests: u64, default = 10_000
-        /// Compression of exchange objects: lz4, zstd or none.
+        /// Compression of exchange objects: lz4, zstd (level 3), zstd:LEVEL
+        /// (-7 to 22; lower is faster, higher smaller) or none.
         pub compression: String, default = "lz4".to_string()
         /// Concurrent range reads per shuffle-read partition.
         pub fetch_concurrency: usize, default = 8
+        /// A read whose ranges are all small keeps more than
+        /// `fetch_concurrency` GETs in flight: as many as keep its largest
+        /// range times their number within these bytes, up to 256. A gather of
+        /// hundreds of tiny map outputs (a final aggregate's groups, a top-k)
+        /// is then bound by a few round trips, not by hundreds / 32 of them;
+        /// the bytes in flight stay under this budget or under what
+        /// `fetch_concurrency` allows, whichever is more (0 = count only).
+        pub fetch_budget_bytes: usize, default = 16 * 1024 * 1024
         /// Key prefixes (shards, 1 to 256) a query's exchange objects spread
         /// over, `{location}/{shard}/{query}/...`: S3 serves about 3,500 PUTs and
         /// 5,500 GETs per second per prefix. 16 serve 88,000 GETs/s, 88 per

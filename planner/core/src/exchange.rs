@@ -49,31 +49,56 @@ use crate::task::PartitionRange;
 pub enum Compression {
     None,
     Lz4,
-    Zstd,
+    /// Zstandard at a level (`zstd` is level 3; `zstd:1` and the fast
+    /// negative levels trade some of its ratio for speed).
+    Zstd(i32),
 }
+
+/// The level `squall.shuffle.compression=zstd` means (zstd's own default).
+pub const DEFAULT_ZSTD_LEVEL: i32 = 3;
 
 impl std::str::FromStr for Compression {
     type Err = SquallError;
     fn from_str(s: &str) -> Result<Self> {
-        match s.to_ascii_lowercase().as_str() {
+        let lower = s.trim().to_ascii_lowercase();
+        let unknown = || {
+            SquallError::Config(format!(
+                "squall.shuffle.compression: unknown codec {s:?} (expected lz4, zstd, zstd:LEVEL \
+                 with LEVEL from -7 to 22, or none)"
+            ))
+        };
+        match lower.as_str() {
             "none" | "" => Ok(Self::None),
             "lz4" | "lz4_frame" => Ok(Self::Lz4),
-            "zstd" => Ok(Self::Zstd),
-            other => Err(SquallError::Config(format!(
-                "squall.shuffle.compression: unknown codec {other:?} (expected lz4, zstd or none)"
-            ))),
+            "zstd" => Ok(Self::Zstd(DEFAULT_ZSTD_LEVEL)),
+            other => {
+                let level = other
+                    .strip_prefix("zstd:")
+                    .and_then(|l| l.trim().parse::<i32>().ok())
+                    .ok_or_else(unknown)?;
+                // zstd accepts far lower levels, but below -7 its ratio is
+                // near none and the bytes saved no longer pay.
+                if (-7..=22).contains(&level) {
+                    Ok(Self::Zstd(level))
+                } else {
+                    Err(unknown())
+                }
+            }
         }
     }
 }
 
 impl Compression {
     fn ipc_options(self) -> Result<IpcWriteOptions> {
-        let codec = match self {
-            Self::None => None,
-            Self::Lz4 => Some(CompressionType::LZ4_FRAME),
-            Self::Zstd => Some(CompressionType::ZSTD),
-        };
-        Ok(IpcWriteOptions::default().try_with_compression(codec)?)
+        Ok(match self {
+            Self::None => IpcWriteOptions::default(),
+            Self::Lz4 => {
+                IpcWriteOptions::default().try_with_compression(Some(CompressionType::LZ4_FRAME))?
+            }
+            Self::Zstd(level) => IpcWriteOptions::default()
+                .try_with_compression(Some(CompressionType::ZSTD))?
+                .try_with_compression_level(Some(level))?,
+        })
     }
 }
 

@@ -6,6 +6,7 @@ use crate::split::ScanUnits;
 use crate::stages::{Stage, estimated_rows};
 use datafusion::physical_plan::ExecutionPlan;
 use datafusion::physical_plan::aggregates::AggregateExec;
+use squall_core::exchange::Compression;
 use squall_core::exec::ShuffleWriteExec;
 use squall_core::key_filter::KeyFilterExec;
 
@@ -196,6 +197,8 @@ impl Planner {
         query_id: &str,
     ) -> Result<(StagedPlan, QueryJob)> {
         let squall = SquallConfig::from_session(state.config());
+        // A codec every task would refuse fails the query before any runs.
+        squall.shuffle.compression.parse::<Compression>()?;
         // Embedded (no limit), a query runs as one task unless its key
         // filters cut an aggregation: plan it once, for the one task's
         // partitions, and cut that plan into stages only to look at its key

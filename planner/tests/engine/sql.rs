@@ -62,6 +62,45 @@ async fn set_explain_and_errors() {
     assert!(engine.sql("").await.is_err());
 }
 
+/// A codec no task could write with fails the query before any task runs,
+/// naming the setting; zstd at a level answers as lz4 does.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn exchange_codecs() {
+    let data = sf001_small_groups();
+    let engine = engine(&data.path, &[("squall.query.single_task_bytes", "0")]).await;
+    engine
+        .sql("set squall.shuffle.compression = 'gzip'")
+        .await
+        .unwrap();
+    let err = engine
+        .sql("select count(*) from orders")
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("squall.shuffle.compression")
+            && err.contains("gzip")
+            && !err.contains("attempt"),
+        "{err}"
+    );
+    let sql = "select o_orderstatus, count(*), sum(o_totalprice) from orders group by 1 order by 1";
+    engine
+        .sql("set squall.shuffle.compression = 'lz4'")
+        .await
+        .unwrap();
+    let lz4 = squall_csv(&engine, sql).await;
+    engine
+        .sql("set squall.shuffle.compression = 'zstd:-3'")
+        .await
+        .unwrap();
+    assert_eq!(squall_csv(&engine, sql).await, lz4);
+    engine
+        .sql("set squall.shuffle.compression = 'zstd:1'")
+        .await
+        .unwrap();
+    assert_eq!(squall_csv(&engine, sql).await, lz4);
+}
+
 /// External tables over CSV and newline-delimited JSON run staged (a
 /// stage's shipped plan keeps the files of scans other than Parquet's, which
 /// workers bind from their assignments) and equal single-node DataFusion.

@@ -75,7 +75,13 @@ fn object(chunks: &[Bytes]) -> Bytes {
 
 #[test]
 fn round_trip_all_types_and_ranges() {
-    for compression in [Compression::None, Compression::Lz4, Compression::Zstd] {
+    for compression in [
+        Compression::None,
+        Compression::Lz4,
+        Compression::Zstd(3),
+        Compression::Zstd(1),
+        Compression::Zstd(-3),
+    ] {
         let mut b = MapObjectBuilder::new(schema(), 3, compression, 100).unwrap();
         b.push(0, batch(0, 250)).unwrap();
         b.push(2, batch(250, 10)).unwrap();
@@ -349,4 +355,21 @@ fn flushing_under_a_budget_many_times_keeps_batches_long() {
         bounded < unbounded * 3 / 2,
         "{bounded} bytes under a budget, {unbounded} without"
     );
+}
+
+#[test]
+fn compression_names_parse_and_bad_ones_are_named() {
+    let parse = |s: &str| s.parse::<Compression>();
+    assert_eq!(parse("lz4").unwrap(), Compression::Lz4);
+    assert_eq!(parse("ZSTD").unwrap(), Compression::Zstd(3));
+    assert_eq!(parse("zstd:1").unwrap(), Compression::Zstd(1));
+    assert_eq!(parse("zstd:-5").unwrap(), Compression::Zstd(-5));
+    assert_eq!(parse("none").unwrap(), Compression::None);
+    for bad in ["zstd:", "zstd:fast", "zstd:23", "zstd:-8", "gzip"] {
+        let err = parse(bad).unwrap_err().to_string();
+        assert!(
+            err.contains("squall.shuffle.compression") && err.contains(bad),
+            "{bad}: {err}"
+        );
+    }
 }

@@ -29,5 +29,5 @@ pub use dynamic_filters::{DynamicFilterExec, enable_dynamic_filters, link_dynami
 pub use pacing::{
     CountRowsExec, PAIRS_PER_SLICE, PaceExec, YIELD_AFTER, pace_joins, pace_joins_with,
 };
-pub use shuffle_read::{ReadMode, ShuffleReadExec};
+pub use shuffle_read::{MAX_FETCHES_IN_FLIGHT, ReadMode, ShuffleReadExec, fetches_in_flight};
 pub use shuffle_write::ShuffleWriteExec;

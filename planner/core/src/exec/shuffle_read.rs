@@ -279,10 +279,12 @@ impl ExecutionPlan for ShuffleReadExec {
         let store = context
             .runtime_env()
             .object_store(ObjectStoreUrl::parse(&binding.store_url)?)?;
-        let concurrency = SquallConfig::from_session(context.session_config())
-            .shuffle
-            .fetch_concurrency
-            .max(1);
+        let shuffle = SquallConfig::from_session(context.session_config()).shuffle;
+        let concurrency = fetches_in_flight(
+            &ranges,
+            shuffle.fetch_concurrency,
+            shuffle.fetch_budget_bytes,
+        );
         let gets = MetricBuilder::new(&self.metrics).global_counter("get_requests");
         let fetched = MetricBuilder::new(&self.metrics).global_counter("bytes_fetched");
         let rows = MetricBuilder::new(&self.metrics).output_rows(partition);
@@ -338,3 +340,22 @@ fn read_error(stage: u32, r: &ObjectRange, e: impl fmt::Display) -> DataFusionEr
         .into(),
     )
 }
+
+/// Most GETs a read keeps in flight however small its ranges.
+pub const MAX_FETCHES_IN_FLIGHT: usize = 256;
+
+/// How many of `ranges` a read fetches at once: `concurrency`, or more when
+/// the largest range is small enough that more of them fit in `budget` bytes
+/// (up to [`MAX_FETCHES_IN_FLIGHT`]). The bytes in flight stay within the
+/// larger of `concurrency` times the largest range (what the count alone
+/// allows) and `budget`.
+pub fn fetches_in_flight(ranges: &[ObjectRange], concurrency: usize, budget: usize) -> usize {
+    let concurrency = concurrency.max(1);
+    let largest = ranges.iter().map(|r| r.len).max().unwrap_or(0).max(1);
+    let by_bytes = usize::try_from(budget as u64 / largest).unwrap_or(usize::MAX);
+    concurrency.max(by_bytes.min(MAX_FETCHES_IN_FLIGHT).min(ranges.len()))
+}
+
+#[cfg(test)]
+#[path = "shuffle_read/tests.rs"]
+mod tests;

@@ -174,6 +174,7 @@ impl ShuffleWriteExec {
             ctx,
             &output.key,
             squall.shuffle.fetch_concurrency,
+            squall.shuffle.fetch_budget_bytes,
         )
         .await?;
         let mut object = ObjectBytes::new(None);

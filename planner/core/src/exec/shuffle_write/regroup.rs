@@ -25,6 +25,7 @@ use object_store::ObjectStoreExt;
 use object_store::path::Path;
 
 use super::upload::Piece;
+use crate::exec::fetches_in_flight;
 use crate::task::{InputBinding, ObjectRange, PartitionRange, RangeLayout};
 
 /// What a regrouped object is made of.
@@ -50,13 +51,15 @@ pub fn applies(binding: &InputBinding, partitions: usize) -> bool {
 }
 
 /// Fetch the ranges of `binding` (one GET each, `fetch_concurrency` at a
-/// time) and regroup them by partition.
+/// time, more when they are small: [`fetches_in_flight`]) and regroup them
+/// by partition.
 pub async fn fetch_and_regroup(
     binding: &InputBinding,
     partitions: usize,
     ctx: &Arc<TaskContext>,
     key: &str,
     fetch_concurrency: usize,
+    fetch_budget_bytes: usize,
 ) -> Result<(Regrouped, usize)> {
     let store = ctx
         .runtime_env()
@@ -89,7 +92,11 @@ pub async fn fetch_and_regroup(
         })
         .collect();
     let fetched: Vec<Bytes> = futures::stream::iter(gets)
-        .buffered(fetch_concurrency.max(1))
+        .buffered(fetches_in_flight(
+            ranges,
+            fetch_concurrency,
+            fetch_budget_bytes,
+        ))
         .try_collect()
         .await?;
     let mut regrouped = regroup(ranges, &binding.layout, fetched, partitions)?;
