@@ -74,7 +74,8 @@ applies: for the whole source stage, or, where the run skipped the filter
 before its stage ended (squall.bloom.early_release: a build task or the
 merged sections had more than max_keys keys), for the fraction of the
 source's tasks the run had accepted by then (measured at the base scale,
-where a build stage has few tasks: an upper bound); the coordinator GETs
+where a build stage has few tasks: an upper bound; --release-from takes
+it from a run of the same plans with finer tasks); the coordinator GETs
 each source task's key section up to then. A hash read of m map objects
 by n tasks with m x n at least --two-level-min goes through a two-level
 exchange when that at least halves the requests: an a x b grid of combine
@@ -367,6 +368,9 @@ def cmd_predict(args):
                  for sid, paths in plan_files(explain_text(args.squall, args.plans, q, args.plan_cache,
                                                            settings)).items()}
              for q in base}
+    # Where a filter was released early, the fraction of its build tasks
+    # by then, from a run of the same plans with finer tasks if given.
+    release = load_profiles(args.release_from)[2] if args.release_from else {}
     p = dict(PARAMETERS)
     p["s3_prefixes"] = args.s3_prefixes if args.s3_prefixes else default_prefixes(args.squall)
     p["combine_max_bytes"] = args.combine_mb * 1024 * 1024
@@ -376,6 +380,7 @@ def cmd_predict(args):
     p["row_group_factor"] = args.row_group_factor
     p["scan_threads"] = args.scan_threads
     p["release_skipped_filters"] = args.release_skipped_filters
+    p["fetch_budget_bytes"] = int(args.fetch_budget_mb * 1024 * 1024)
     print(f"Lambda: {args.workers} workers x {args.memory} MB, {args.partitions} hash partitions, "
           f"{args.task_mb} MiB scan tasks, {args.reduce_mb} MiB reduce tasks; "
           f"from SF{sf_base:g} profiles (c0 = {c0:.1f} ms per task); parameters: {json.dumps(p)}")
@@ -394,7 +399,7 @@ def cmd_predict(args):
             plan_ms = max((base[q].get("wall_ms") or 0) - (base[q]["profile"].get("wall_ms") or 0), 0.0)
             latency, usage = lambda_query(base[q], small.get(q), graphs[q], scale, args.workers, args.memory,
                                           args.partitions, c0, ratio, rng, p, plan_ms, files[q], args.task_mb,
-                                          args.reduce_mb)
+                                          args.reduce_mb, release.get(q))
             raw.append(usage)
             inputs = overheads(usage, latency)
             inputs.update({"worker_memory_mb": args.memory, "coordinator_ms": int(math.ceil(latency)),
@@ -519,6 +524,14 @@ def main(argv=None):
             s.add_argument("--release-skipped-filters", action="store_true",
                            help="what-if: a key filter the run dropped does not hold up its probe stage "
                                 "(an upper bound for releasing it at the first build task that overflows)")
+            s.add_argument("--release-from", metavar="PROFILE",
+                           help="profile of the base run's plans run with finer tasks (e.g. -c "
+                                "squall.scan.target_task_bytes=1048576 -c squall.shuffle.target_task_bytes=1048576): "
+                                "where a key filter was released early, the fraction of its build tasks "
+                                "accepted by then comes from it (closer to the target scale's many tasks)")
+            s.add_argument("--fetch-budget-mb", type=float, default=16,
+                           help="squall.shuffle.fetch_budget_bytes in MiB (0 = fetch_concurrency GETs in flight "
+                                "however small the ranges)")
             s.add_argument("--read-ahead-mb", type=float, default=8,
                            help="squall.scan.read_ahead_bytes in MiB (0 = a row group at a time)")
             s.add_argument("--two-level-min", type=int, default=10_000,

@@ -215,7 +215,7 @@ def key_filter_bytes(base_q, source, growth, p):
 
 
 def lambda_query(base_q, small_q, plan, scale, workers, memory_mb, partitions, c0, scale_ratio, rng, p,
-                 plan_ms, files_base, task_mb=32, reduce_mb=64):
+                 plan_ms, files_base, task_mb=32, reduce_mb=64, release_q=None):
     graph, modes = plan
     stages = stages_of(base_q, small_q, scale_ratio, c0)
     by = {st["stage"]: st for st in stages}
@@ -224,9 +224,10 @@ def lambda_query(base_q, small_q, plan, scale, workers, memory_mb, partitions, c
     # source -> the fraction of its build tasks accepted when it released its
     # probe stages. Measured at the base scale with the thresholds scaled, so
     # it is an upper bound at the target scale (more, smaller tasks reach
-    # max_keys at a finer step).
+    # max_keys at a finer step); `release_q`, the same query run with finer
+    # tasks (same plan, same stages), measures it at that finer step.
     released = {f["source"]: min(1.0, f["released_after"] / max(1, f.get("tasks") or 1))
-                for f in base_q["profile"].get("filters") or [] if f.get("released_after")}
+                for f in (release_q or base_q)["profile"].get("filters") or [] if f.get("released_after")}
     speed = min(1.0, memory_mb / p["vcpu_mb"])
     mbps = p["function_mb_per_s"] * 1000.0  # bytes per ms = MB/s * 1e6 / 1e3
     lat = Latency(rng, p)
