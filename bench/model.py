@@ -121,6 +121,7 @@ The published figures (see PARAMETERS) are inputs, not measurements of
 this project: the GET tail shape in particular is an assumption.
 """
 import argparse
+import hashlib
 import json
 import math
 import os
@@ -175,7 +176,9 @@ def explain_text(squall, data, q, cache_dir=None, settings=()):
 
 
 def _explain_text(squall, data, q, cache_dir, settings):
-    cache = os.path.join(cache_dir, f"q{q:02d}.explain") if cache_dir else None
+    # A cached text is the plan of these data under these settings only.
+    tag = hashlib.sha256(repr((os.path.abspath(data), tuple(settings))).encode()).hexdigest()[:16]
+    cache = os.path.join(cache_dir, f"q{q:02d}-{tag}.explain") if cache_dir else None
     if cache and os.path.exists(cache):
         with open(cache) as f:
             text = f.read()
