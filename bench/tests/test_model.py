@@ -35,6 +35,27 @@ Stage s3 (final) [hash x2, 2 tasks] <- s1, s2
         self.assertEqual(graph, {1: [], 2: [], 3: [1, 2]})
         self.assertEqual(modes[3], {2: "broadcast", 1: "hash"})
 
+    def test_plan_cache_keys_data_and_settings(self):
+        # A cached EXPLAIN answers only for the data and settings it was made with.
+        import subprocess
+        import tempfile
+        calls = []
+
+        def fake_run(argv, **_):
+            calls.append(argv)
+            return subprocess.CompletedProcess(argv, 0, stdout=f"plan {len(calls)}")
+        real = model.subprocess.run
+        model.subprocess.run = fake_run
+        try:
+            with tempfile.TemporaryDirectory() as cache:
+                a = model._explain_text("squall", "/data/a", 1, cache, ["k=1"])
+                self.assertEqual(model._explain_text("squall", "/data/a", 1, cache, ["k=1"]), a)
+                self.assertNotEqual(model._explain_text("squall", "/data/b", 1, cache, ["k=1"]), a)
+                self.assertNotEqual(model._explain_text("squall", "/data/a", 1, cache, ["k=2"]), a)
+        finally:
+            model.subprocess.run = real
+        self.assertEqual(len(calls), 3)
+
     def test_files_each_stage_scans(self):
         text = """Stage s1 [scan, 2 tasks]
   ShuffleWriteExec: hash=[a@0], partitions=2
