@@ -61,8 +61,12 @@ chunks coalesce into one, as measured on the TPC-H files); with read-ahead
 window is waited for and the rest overlaps the CPU work (the task takes the
 longer of the two), without it every row group's round trip is waited out;
 then one GET per map output of its exchange inputs (a reduce task's
-contiguous range of partitions is one GET), 32 at a time, each latency drawn
-from the distribution below, bytes at 80 MB/s. A read still unanswered
+contiguous range of partitions is one GET), 32 at a time, or as many as
+fit squall.shuffle.fetch_budget_bytes (16 MiB) at the ranges' mean size, up
+to 256 (fetches_in_flight in shuffle_read.rs: a gather of hundreds of tiny
+outputs), each latency drawn from the distribution below, bytes at 80 MB/s.
+Exchange bytes and the CPU of encoding them are the profile's: the inputs
+are run with the deployed codec (`settings` adds it, zstd:1). A read still unanswered
 after hedge_after_ms (squall.store.hedge_after_ms, 500 ms) is sent again
 and the first answer wins, as squall's store does (the second request is
 counted as a GET). A stage that applies a key filter too big for the task
