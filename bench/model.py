@@ -63,7 +63,7 @@ longer of the two), without it every row group's round trip is waited out;
 then one GET per map output of its exchange inputs (a reduce task's
 contiguous range of partitions is one GET), 32 at a time, or as many as
 fit squall.shuffle.fetch_budget_bytes (16 MiB) at the ranges' mean size, up
-to 256 (fetches_in_flight in shuffle_read.rs: a gather of hundreds of tiny
+to 128 (fetches_in_flight in shuffle_read.rs: a gather of hundreds of tiny
 outputs), each latency drawn from the distribution below, bytes at 80 MB/s.
 Exchange bytes and the CPU of encoding them are the profile's: the inputs
 are run with the deployed codec (`settings` adds it, zstd:1). A read still unanswered

@@ -24,8 +24,9 @@ PARAMETERS = {
     "vcpu_mb": 1769.0,                  # memory that buys one full vCPU
     "fetch_concurrency": 32,            # squall.shuffle.fetch_concurrency (sam-template.yaml)
     # More GETs in flight when a read's ranges are small (fetches_in_flight in
-    # shuffle_read.rs): as many as fit squall.shuffle.fetch_budget_bytes, up to 256.
-    "fetch_budget_bytes": 16 * 1024 * 1024, "max_fetches_in_flight": 256,
+    # shuffle_read.rs): as many as fit squall.shuffle.fetch_budget_bytes, up to
+    # 128 (MAX_FETCHES_IN_FLIGHT; a task's reads here are one partition each).
+    "fetch_budget_bytes": 16 * 1024 * 1024, "max_fetches_in_flight": 128,
     "footer_concurrency": 64,           # planning's footer reads in flight (split.rs)
     "footer_bytes": 64 * 1024,          # the tail a footer read fetches first (split.rs)
     "coordinator_mb_per_s": 80.0,       # the coordinator function's network

@@ -64,12 +64,12 @@ class Lambda(unittest.TestCase):
 
     def test_small_ranges_keep_more_gets_in_flight(self):
         p = dict(ml.PARAMETERS)
-        # A gather of 929 outputs of a few hundred bytes: 256 at once, as
+        # A gather of 929 outputs of a few hundred bytes: 128 at once, as
         # fetches_in_flight in shuffle_read.rs; large ranges keep the count.
-        self.assertEqual(ml.fetches_in_flight(p, 929, 300), 256)
+        self.assertEqual(ml.fetches_in_flight(p, 929, 300), 128)
         self.assertEqual(ml.fetches_in_flight(p, 40, 300), 40)
         self.assertEqual(ml.fetches_in_flight(p, 929, 4 * 1024 * 1024), p["fetch_concurrency"])
-        self.assertEqual(ml.fetches_in_flight(p, 929, 128 * 1024), 128)
+        self.assertEqual(ml.fetches_in_flight(p, 929, 256 * 1024), 64)
         rng = random.Random(7)
         lat = ml.Latency(rng, p)
         slow = sum(lat.batches(929, p["fetch_concurrency"]) for _ in range(20))

@@ -88,7 +88,8 @@ config_namespace! {
         pub fetch_concurrency: usize, default = 8
         /// A read whose ranges are all small keeps more than
         /// `fetch_concurrency` GETs in flight: as many as keep its largest
-        /// range times their number within these bytes, up to 256. A gather of
+        /// range times their number within these bytes, up to 128 over the
+        /// read's partitions (a GET in flight holds a connection). A gather of
         /// hundreds of tiny map outputs (a final aggregate's groups, a top-k)
         /// is then bound by a few round trips, not by hundreds / 32 of them;
         /// the bytes in flight stay under this budget or under what

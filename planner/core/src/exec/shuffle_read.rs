@@ -284,6 +284,7 @@ impl ExecutionPlan for ShuffleReadExec {
             &ranges,
             shuffle.fetch_concurrency,
             shuffle.fetch_budget_bytes,
+            self.properties.partitioning.partition_count(),
         );
         let gets = MetricBuilder::new(&self.metrics).global_counter("get_requests");
         let fetched = MetricBuilder::new(&self.metrics).global_counter("bytes_fetched");
@@ -341,19 +342,29 @@ fn read_error(stage: u32, r: &ObjectRange, e: impl fmt::Display) -> DataFusionEr
     )
 }
 
-/// Most GETs a read keeps in flight however small its ranges.
-pub const MAX_FETCHES_IN_FLIGHT: usize = 256;
+/// Most GETs one read keeps in flight however small its ranges, over all
+/// its partitions: each GET in flight holds an HTTP/1.1 connection, and a
+/// Lambda function has 1,024 file descriptors, so a task reading five
+/// inputs of tiny ranges at once still stays well inside them.
+pub const MAX_FETCHES_IN_FLIGHT: usize = 128;
 
-/// How many of `ranges` a read fetches at once: `concurrency`, or more when
-/// the largest range is small enough that more of them fit in `budget` bytes
-/// (up to [`MAX_FETCHES_IN_FLIGHT`]). The bytes in flight stay within the
-/// larger of `concurrency` times the largest range (what the count alone
-/// allows) and `budget`.
-pub fn fetches_in_flight(ranges: &[ObjectRange], concurrency: usize, budget: usize) -> usize {
+/// How many of `ranges` one of a read's `streams` partitions fetches at
+/// once: `concurrency`, or more when the largest range is small enough that
+/// more of them fit in `budget` bytes, up to its share of
+/// [`MAX_FETCHES_IN_FLIGHT`]. The bytes in flight stay within the larger of
+/// `concurrency` times the largest range (what the count alone allows) and
+/// `budget`.
+pub fn fetches_in_flight(
+    ranges: &[ObjectRange],
+    concurrency: usize,
+    budget: usize,
+    streams: usize,
+) -> usize {
     let concurrency = concurrency.max(1);
     let largest = ranges.iter().map(|r| r.len).max().unwrap_or(0).max(1);
     let by_bytes = usize::try_from(budget as u64 / largest).unwrap_or(usize::MAX);
-    concurrency.max(by_bytes.min(MAX_FETCHES_IN_FLIGHT).min(ranges.len()))
+    let share = MAX_FETCHES_IN_FLIGHT / streams.max(1);
+    concurrency.max(by_bytes.min(share).min(ranges.len()))
 }
 
 #[cfg(test)]

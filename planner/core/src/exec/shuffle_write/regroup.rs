@@ -96,6 +96,7 @@ pub async fn fetch_and_regroup(
             ranges,
             fetch_concurrency,
             fetch_budget_bytes,
+            1,
         ))
         .try_collect()
         .await?;
