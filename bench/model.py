@@ -388,8 +388,11 @@ def cmd_predict(args):
     p["scan_threads"] = args.scan_threads
     p["release_skipped_filters"] = args.release_skipped_filters
     p["fetch_budget_bytes"] = int(args.fetch_budget_mb * 1024 * 1024)
+    p["min_tasks"] = args.min_tasks
+    p["min_task_bytes"] = int(args.min_task_mb * 1024 * 1024)
     print(f"Lambda: {args.workers} workers x {args.memory} MB, {args.partitions} hash partitions, "
-          f"{args.task_mb} MiB scan tasks, {args.reduce_mb} MiB reduce tasks; "
+          f"{args.task_mb} MiB scan tasks, {args.reduce_mb} MiB reduce tasks (at least {args.min_tasks} "
+          f"of {args.min_task_mb:g} MiB); "
           f"from SF{sf_base:g} profiles (c0 = {c0:.1f} ms per task); parameters: {json.dumps(p)}")
     # Per-row-group CPU cost of the scan stages, as measured.
     per_rg = [st["work_ms"] / st["row_groups"] for q in base
@@ -454,6 +457,8 @@ def cmd_requests(args):
     p["s3_prefixes"] = 16
     p["combine_max_bytes"] = args.combine_mb * 1024 * 1024
     p["two_level_min_requests"] = args.two_level_min
+    # As the proxy runs: reduce tasks from bytes alone, at least one.
+    p["min_tasks"], p["min_task_bytes"] = 1, 0
     print(f"exchange requests predicted for {args.base} ({args.partitions} partitions, "
           f"{args.reduce_mb} MiB reduce tasks, broadcasts combined up to {args.combine_mb} MiB)")
     print(f"{'query':>5} {'tasks':>7} {'predicted':>9} {'GETs':>9} {'predicted':>9} {'error':>7} "
@@ -536,6 +541,11 @@ def main(argv=None):
                                 "squall.scan.target_task_bytes=1048576 -c squall.shuffle.target_task_bytes=1048576): "
                                 "where a key filter was released early, the fraction of its build tasks "
                                 "accepted by then comes from it (closer to the target scale's many tasks)")
+            s.add_argument("--min-tasks", type=int, default=64,
+                           help="squall.shuffle.min_tasks (the deployed default)")
+            s.add_argument("--min-task-mb", type=float, default=16,
+                           help="squall.shuffle.min_task_bytes in MiB (the deployed default; 0 = min_tasks "
+                                "whatever the bytes)")
             s.add_argument("--fetch-budget-mb", type=float, default=16,
                            help="squall.shuffle.fetch_budget_bytes in MiB (0 = fetch_concurrency GETs in flight "
                                 "however small the ranges)")

@@ -27,6 +27,10 @@ PARAMETERS = {
     # shuffle_read.rs): as many as fit squall.shuffle.fetch_budget_bytes, up to
     # 128 (MAX_FETCHES_IN_FLIGHT; a task's reads here are one partition each).
     "fetch_budget_bytes": 16 * 1024 * 1024, "max_fetches_in_flight": 128,
+    # Reduce tasks: at least min_tasks while each reads min_task_bytes
+    # (squall.shuffle.min_tasks / min_task_bytes, as sam-template.yaml
+    # deploys them; 0 bytes = min_tasks whatever the bytes).
+    "min_tasks": 64, "min_task_bytes": 16 * 1024 * 1024,
     "footer_concurrency": 64,           # planning's footer reads in flight (split.rs)
     "footer_bytes": 64 * 1024,          # the tail a footer read fetches first (split.rs)
     "coordinator_mb_per_s": 80.0,       # the coordinator function's network
@@ -280,8 +284,14 @@ def lambda_query(base_q, small_q, plan, scale, workers, memory_mb, partitions, c
             # Reduce tasks are formed from the measured partition sizes: one
             # per reduce_mb of exchange input, at most the partitions.
             # (reduce_mb 0: one task per partition, as before coalescing.)
-            n = partitions if reduce_mb <= 0 else \
-                min(partitions, max(1, math.ceil(st["bytes_in"] * g / (reduce_mb * 1024 * 1024))))
+            total = st["bytes_in"] * g
+            wanted = max(1, math.ceil(total / (reduce_mb * 1024 * 1024))) if reduce_mb > 0 else partitions
+            # Spread (squall.shuffle.min_tasks with min_task_bytes): at least
+            # min_tasks tasks while each still reads min_task_bytes.
+            least = p["min_tasks"] if not p["min_task_bytes"] else \
+                min(p["min_tasks"], math.ceil(total / p["min_task_bytes"]))
+            wanted = max(wanted, least)
+            n = min(partitions, wanted)
         else:
             n = 1
         tasks_of[sid] = n

@@ -62,6 +62,22 @@ class Lambda(unittest.TestCase):
         # Below the threshold, or where it would not save requests, no grid.
         self.assertEqual(run(10**8)["stages"][1]["grids"], [])
 
+    def test_small_reduce_stages_spread_while_tasks_read_enough(self):
+        # 1 GB of exchange: 15 reduce tasks of 64 MiB, or 60 of 16 MiB+ when
+        # min_tasks 64 holds only while each task reads 16 MiB; 100 MB: 6.
+        def tasks(total, min_tasks, min_mb):
+            base = query([stage(1, "scan", 100, 60_000, scan=total, rg=100, rows=10**7, bout=total),
+                          stage(2, "hash x1000", 1000, 40_000, bin_=total, rows=4)], 400, 380)
+            g = ({1: [], 2: [1]}, {1: {}, 2: {1: "hash"}})
+            p = dict(ml.PARAMETERS, s3_prefixes=16, min_tasks=min_tasks, min_task_bytes=min_mb * 2**20)
+            return ml.lambda_query(base, None, g, 1, 1000, 1769, 1000, 1.0, 10, random.Random(1), p,
+                                   20.0, 24, reduce_mb=64)[1]["stages"][1]["tasks"]
+        self.assertEqual(tasks(10**9, 1, 0), 15)
+        self.assertEqual(tasks(10**9, 64, 16), 60)
+        self.assertEqual(tasks(10**8, 64, 16), 6)
+        self.assertEqual(tasks(10**5, 64, 16), 1)
+        self.assertEqual(tasks(10**5, 64, 0), 64)
+
     def test_small_ranges_keep_more_gets_in_flight(self):
         p = dict(ml.PARAMETERS)
         # A gather of 929 outputs of a few hundred bytes: 128 at once, as

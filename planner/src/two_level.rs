@@ -168,13 +168,14 @@ pub fn choose_grid(x: GridInputs) -> GridChoice {
 }
 
 /// Combine tasks at least, for `bytes` of exchange: one per
-/// `target_task_bytes` (none when it is 0), and at least the minimum task count.
+/// `target_task_bytes` (none when it is 0), and at least the minimum task
+/// count (while each still moves `min_task_bytes`).
 pub fn min_cells(bytes: u64, sizing: Sizing) -> usize {
     let by_bytes = match sizing.target_bytes {
         0 => 1,
         t => usize::try_from(bytes.div_ceil(t)).unwrap_or(usize::MAX),
     };
-    by_bytes.max(sizing.min_tasks).max(1)
+    by_bytes.max(sizing.least(bytes)).max(1)
 }
 
 /// One combine stage placed between a map stage and its hash reader.

@@ -51,6 +51,7 @@ fn at_sf1000_scale_a_grid_saves_nine_tenths() {
     let sizing = Sizing {
         target_bytes: 64 << 20,
         min_tasks: 1,
+        min_task_bytes: 0,
         max_tasks: 0,
     };
     let k = min_cells(100_000_000_000, sizing);
@@ -112,9 +113,19 @@ fn cells_follow_bytes_and_the_minimum_task_count() {
     let sizing = |target, min| Sizing {
         target_bytes: target,
         min_tasks: min,
+        min_task_bytes: 0,
         max_tasks: 0,
     };
     assert_eq!(min_cells(1000, sizing(100, 1)), 10);
+    // With min_task_bytes the minimum holds only while cells move that much.
+    let spread = Sizing {
+        target_bytes: 64 << 20,
+        min_tasks: 64,
+        min_task_bytes: 16 << 20,
+        max_tasks: 0,
+    };
+    assert_eq!(min_cells(100 << 20, spread), 7);
+    assert_eq!(min_cells(10 << 30, spread), 160);
     assert_eq!(min_cells(1001, sizing(100, 1)), 11);
     assert_eq!(min_cells(1000, sizing(100, 20)), 20);
     assert_eq!(min_cells(1000, sizing(0, 3)), 3);

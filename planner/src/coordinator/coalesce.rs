@@ -21,7 +21,9 @@
 //! Every hash read of a stage (the two sides of a partitioned join) uses the
 //! same ranges, so rows with equal keys still meet in one task. The task
 //! count is `ceil(total / target)` clamped to `[min_tasks, max_tasks]` and
-//! to `R`; the ranges are the balanced contiguous split into at most that
+//! to `R` (with `min_task_bytes`, `min_tasks` only while each task still
+//! reads that many bytes: a small stage spreads over more functions for
+//! latency, a tiny one does not fan out); the ranges are the balanced contiguous split into at most that
 //! many ranges (smallest largest range), so a few big partitions do not
 //! leave the other tasks idle.
 //!
@@ -39,8 +41,10 @@ use squall_core::task::{MapOutput, ObjectRange};
 pub struct Sizing {
     /// Exchange bytes a task should read (0 = one task per partition).
     pub target_bytes: u64,
-    /// At least this many tasks (when there are that many partitions).
+    /// At least this many tasks (when there are that many partitions)...
     pub min_tasks: usize,
+    /// ...while each still reads this many bytes (0 = whatever the bytes).
+    pub min_task_bytes: u64,
     /// At most this many tasks (0 = no cap beyond the partitions).
     pub max_tasks: usize,
 }
@@ -54,6 +58,7 @@ impl Sizing {
         Self {
             target_bytes: config.shuffle.target_task_bytes as u64,
             min_tasks,
+            min_task_bytes: config.shuffle.min_task_bytes as u64,
             max_tasks: config.shuffle.max_tasks,
         }
     }
@@ -65,7 +70,18 @@ impl Sizing {
             0 => partitions,
             n => n.min(partitions),
         };
-        wanted.max(self.min_tasks).min(cap).max(1)
+        wanted.max(self.least(total)).min(cap).max(1)
+    }
+
+    /// The fewest tasks `total` bytes get: `min_tasks`, or (with
+    /// `min_task_bytes`) as many of them as each still reads that much.
+    pub fn least(&self, total: u64) -> usize {
+        match self.min_task_bytes {
+            0 => self.min_tasks,
+            b => self
+                .min_tasks
+                .min(usize::try_from(total.div_ceil(b)).unwrap_or(usize::MAX)),
+        }
     }
 }
 

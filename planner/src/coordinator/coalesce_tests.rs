@@ -5,6 +5,7 @@ fn sizing(target: u64, min: usize, max: usize) -> Sizing {
     Sizing {
         target_bytes: target,
         min_tasks: min,
+        min_task_bytes: 0,
         max_tasks: max,
     }
 }
@@ -37,6 +38,29 @@ fn tasks_follow_bytes_and_caps() {
     assert_eq!(coalesce(&sizes, sizing(100 << 20, 1, 4)).len(), 4);
     // never more tasks than partitions
     assert_eq!(coalesce(&sizes[..3], sizing(1, 1, 0)).len(), 3);
+}
+
+#[test]
+fn min_tasks_hold_while_tasks_read_min_task_bytes() {
+    let spread = |min_tasks, min_task_bytes| Sizing {
+        target_bytes: 64 << 20,
+        min_tasks,
+        min_task_bytes,
+        max_tasks: 0,
+    };
+    // 1 GiB: 16 tasks by the target, 64 when each still reads 16 MiB.
+    assert_eq!(spread(64, 16 << 20).tasks(1 << 30, 1000), 64);
+    // 256 MiB: 16 tasks of 16 MiB, not 64 of 4 MiB.
+    assert_eq!(spread(64, 16 << 20).tasks(256 << 20, 1000), 16);
+    // A tiny stage stays one task; without the bytes, min_tasks holds.
+    assert_eq!(spread(64, 16 << 20).tasks(10_000, 1000), 1);
+    assert_eq!(spread(64, 0).tasks(10_000, 1000), 64);
+    // The target still wins for big stages, and partitions cap it all.
+    assert_eq!(spread(64, 16 << 20).tasks(64 << 30, 1000), 1000);
+    assert_eq!(spread(64, 16 << 20).tasks(1 << 30, 20), 20);
+    let r = coalesce(&vec![1u64 << 20; 1000], spread(64, 16 << 20));
+    assert_eq!(r.len(), 63, "1000 MiB in ranges of at least 16 MiB: {r:?}");
+    covers(&r, 1000);
 }
 
 #[test]

@@ -182,6 +182,7 @@ fn exactly(n: usize) -> Sizing {
     Sizing {
         target_bytes: 1,
         min_tasks: n,
+        min_task_bytes: 0,
         max_tasks: n,
     }
 }

@@ -31,6 +31,7 @@ fn sizing(target: u64, min: usize) -> Sizing {
     Sizing {
         target_bytes: target,
         min_tasks: min,
+        min_task_bytes: 0,
         max_tasks: 0,
     }
 }

@@ -8,6 +8,17 @@ use crate::common::*;
 const QUERIES: [usize; 6] = [3, 5, 9, 13, 18, 21];
 
 async fn run(target_bytes: &str) -> (u64, usize, Vec<(usize, String)>) {
+    let (gets, most, _, results) = run_with(target_bytes, "1", "0").await;
+    (gets, most, results)
+}
+
+/// GETs of the hash reads, the most and the fewest tasks of a reduce stage,
+/// and the answers, at these reduce-task settings.
+async fn run_with(
+    target_bytes: &str,
+    min_tasks: &str,
+    min_task_bytes: &str,
+) -> (u64, usize, usize, Vec<(usize, String)>) {
     let data = sf001_small_groups();
     let engine = engine(
         &data.path,
@@ -15,12 +26,13 @@ async fn run(target_bytes: &str) -> (u64, usize, Vec<(usize, String)>) {
             ("squall.scan.target_task_bytes", "20000"),
             ("squall.shuffle.partitions", "64"),
             ("squall.shuffle.target_task_bytes", target_bytes),
-            ("squall.shuffle.min_tasks", "1"),
+            ("squall.shuffle.min_tasks", min_tasks),
+            ("squall.shuffle.min_task_bytes", min_task_bytes),
             ("squall.worker_slots", "3"),
         ],
     )
     .await;
-    let (mut gets, mut most_reduce_tasks) = (0, 0);
+    let (mut gets, mut most_reduce_tasks, mut fewest_reduce_tasks) = (0, 0, usize::MAX);
     let mut results = Vec::new();
     for q in QUERIES {
         let sql = squall_tpch::query(q).unwrap();
@@ -45,13 +57,47 @@ async fn run(target_bytes: &str) -> (u64, usize, Vec<(usize, String)>) {
                 .max()
                 .unwrap_or(0),
         );
+        fewest_reduce_tasks = fewest_reduce_tasks.min(
+            profile
+                .stage_profiles
+                .iter()
+                .filter(|s| s.layout.starts_with("hash"))
+                .map(|s| s.tasks)
+                .min()
+                .unwrap_or(usize::MAX),
+        );
         results.push((
             q,
             squall_tpch::run::to_csv(&result.schema, &result.batches).unwrap(),
         ));
     }
     assert_eq!(count_files(engine.exchange_root()), 0);
-    (gets, most_reduce_tasks, results)
+    (gets, most_reduce_tasks, fewest_reduce_tasks, results)
+}
+
+/// `squall.shuffle.min_tasks` with `min_task_bytes`: a reduce stage that the
+/// byte target would give a few tasks spreads over more (each still reading
+/// at least min_task_bytes), a small one is not fanned out to min_tasks, and
+/// the answers stay right.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn small_reduce_stages_spread_while_tasks_read_enough() {
+    let reference = single_node(&sf001_small_groups().path).await;
+    let (_, coalesced_most, _, _) = run_with("131072", "1", "0").await;
+    let (_, spread_most, spread_fewest, spread) = run_with("131072", "32", "16384").await;
+    for (q, actual) in &spread {
+        let sql = squall_tpch::query(*q).unwrap();
+        let expected = single_node_csv(&reference, sql).await;
+        let c = squall_tpch::compare::compare_csv(&expected, actual, Some(sql)).unwrap();
+        assert!(c.ok, "q{q:02}: {}", c.message);
+    }
+    assert!(
+        spread_most > coalesced_most,
+        "the largest reduce stage should spread: {spread_most} tasks against {coalesced_most}"
+    );
+    assert!(
+        spread_fewest < 32,
+        "a small reduce stage should stay below min_tasks, got {spread_fewest}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
