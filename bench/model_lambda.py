@@ -31,7 +31,7 @@ PARAMETERS = {
     # (squall.shuffle.min_tasks / min_task_bytes, as sam-template.yaml
     # deploys them; 0 bytes = min_tasks whatever the bytes).
     "min_tasks": 64, "min_task_bytes": 16 * 1024 * 1024,
-    "footer_concurrency": 64,           # planning's footer reads in flight (split.rs)
+    "footer_concurrency": 128,          # planning's footer reads in flight after its first 64 (split.rs)
     "footer_bytes": 64 * 1024,          # the tail a footer read fetches first (split.rs)
     "coordinator_mb_per_s": 80.0,       # the coordinator function's network
     "warm_footers": False,              # footers cached by a warm coordinator (FooterCache)

@@ -28,7 +28,7 @@ use datafusion::datasource::source::DataSourceExec;
 use datafusion::error::Result;
 use datafusion::execution::runtime_env::RuntimeEnv;
 use datafusion::physical_optimizer::pruning::{PruningPredicate, PruningPredicateBuilder};
-use futures::FutureExt;
+use futures::{FutureExt, StreamExt, TryStreamExt};
 use futures::future::BoxFuture;
 use object_store::path::Path;
 use object_store::{ObjectStore, ObjectStoreExt};
@@ -37,8 +37,15 @@ use parquet::arrow::async_reader::MetadataFetch;
 use parquet::file::metadata::{ParquetMetaData, ParquetMetaDataReader};
 use squall_core::task::{FileRowGroups, ScanAssignment};
 
-/// Footer reads a scan's planning keeps in flight.
-const FOOTER_READS_IN_FLIGHT: usize = 64;
+/// Footers a scan's planning reads first, with [`FOOTER_PREFETCH_BYTES`]
+/// tails, before it sizes the tail of the rest by them.
+const FIRST_FOOTER_READS: usize = 64;
+
+/// Footer reads a scan's planning keeps in flight after its first ones: at
+/// thousands of files its time is their bytes at the coordinator's network,
+/// and a window (not rounds that each wait for their slowest read) keeps
+/// that network busy past a slow GET.
+const FOOTER_READS_IN_FLIGHT: usize = 128;
 
 /// The tail of a file a footer read fetches first, until the scan has seen
 /// a footer: the footer of a file of a few dozen row groups fits (a TPC-H
@@ -199,22 +206,51 @@ pub async fn scan_units(
         });
         out.partitions = PartitionCount { read, total };
     }
-    // The footers not cached yet are read FOOTER_READS_IN_FLIGHT at a time:
-    // at thousands of files, one after another would take minutes. Each
-    // round's tail is sized by the footers the rounds before it read.
+    // The footers not cached yet: the first FIRST_FOOTER_READS at once with
+    // the full tail, then the rest FOOTER_READS_IN_FLIGHT at a time (at
+    // thousands of files, one after another would take minutes), each with
+    // a tail sized by the largest footer read before it was sent.
     let mut footers: Vec<Arc<ParquetMetaData>> = Vec::with_capacity(files.len());
-    let mut largest: Option<u64> = None;
-    for chunk in files.chunks(FOOTER_READS_IN_FLIGHT) {
-        let hint = footer_hint(largest);
-        let reads: Vec<_> = chunk
-            .iter()
-            .map(|file| cache.footer(runtime, &config.object_store_url, &file.object_meta, hint))
-            .collect();
-        for (metadata, len) in futures::future::try_join_all(reads).await? {
-            largest = largest.max(len);
-            footers.push(metadata);
-        }
+    let split = files.len().min(FIRST_FOOTER_READS);
+    let reads: Vec<_> = files[..split]
+        .iter()
+        .map(|file| {
+            cache.footer(
+                runtime,
+                &config.object_store_url,
+                &file.object_meta,
+                footer_hint(None),
+            )
+        })
+        .collect();
+    let largest = std::sync::atomic::AtomicU64::new(0);
+    for (metadata, len) in futures::future::try_join_all(reads).await? {
+        largest.fetch_max(len.unwrap_or(0), std::sync::atomic::Ordering::Relaxed);
+        footers.push(metadata);
     }
+    let (largest, store_url) = (&largest, &config.object_store_url);
+    // Each read sizes its tail when it is sent (first polled), by the
+    // footers read by then.
+    let rest: Vec<BoxFuture<'_, Result<Arc<ParquetMetaData>>>> = files[split..]
+        .iter()
+        .map(|file| {
+            async move {
+                let seen = largest.load(std::sync::atomic::Ordering::Relaxed);
+                let hint = footer_hint((seen > 0).then_some(seen));
+                let (metadata, len) = cache
+                    .footer(runtime, store_url, &file.object_meta, hint)
+                    .await?;
+                largest.fetch_max(len.unwrap_or(0), std::sync::atomic::Ordering::Relaxed);
+                Ok(metadata)
+            }
+            .boxed()
+        })
+        .collect();
+    let rest: Vec<Arc<ParquetMetaData>> = futures::stream::iter(rest)
+        .buffered(FOOTER_READS_IN_FLIGHT)
+        .try_collect()
+        .await?;
+    footers.extend(rest);
     for (file, metadata) in files.into_iter().zip(footers) {
         let path = file.object_meta.location.to_string();
         let partition_values = file

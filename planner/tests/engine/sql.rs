@@ -276,3 +276,63 @@ async fn corrupt_parquet_files_are_named() {
         );
     }
 }
+
+/// A table of more files than planning reads footers of at once (64 first,
+/// then a window of 128), each of its own number of row groups: every file
+/// is planned with its own footer (a footer paired with another file would
+/// name row groups it does not have), and the answers equal DataFusion's.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tables_of_hundreds_of_files_are_planned_file_by_file() {
+    use arrow::array::{Int64Array, RecordBatch};
+    use arrow::datatypes::{DataType, Field, Schema};
+    use std::sync::Arc;
+    let dir = tempfile::tempdir().unwrap();
+    let table = dir.path().join("t");
+    std::fs::create_dir_all(&table).unwrap();
+    let schema = Arc::new(Schema::new(vec![
+        Field::new("k", DataType::Int64, false),
+        Field::new("v", DataType::Int64, false),
+    ]));
+    let (files, mut row_groups) = (230usize, 0usize);
+    for f in 0..files {
+        // 1 to 5 row groups of 10 rows, a different count file to file.
+        let groups = f % 5 + 1;
+        row_groups += groups;
+        let n = groups as i64 * 10;
+        let base = f as i64 * 100;
+        let batch = RecordBatch::try_new(
+            Arc::clone(&schema),
+            vec![
+                Arc::new(Int64Array::from_iter_values(base..base + n)),
+                Arc::new(Int64Array::from_iter_values((0..n).map(|i| i % 7))),
+            ],
+        )
+        .unwrap();
+        let file = std::fs::File::create(table.join(format!("part-{f:04}.parquet"))).unwrap();
+        let props = parquet::file::properties::WriterProperties::builder()
+            .set_max_row_group_row_count(Some(10))
+            .build();
+        let mut w = parquet::arrow::ArrowWriter::try_new(file, Arc::clone(&schema), Some(props))
+            .unwrap();
+        w.write(&batch).unwrap();
+        w.close().unwrap();
+    }
+    let engine = engine(dir.path(), &[("squall.query.single_task_bytes", "0")]).await;
+    let reference = single_node(dir.path()).await;
+    let r = engine
+        .sql("explain select v, count(*), sum(k) from t group by v")
+        .await
+        .unwrap();
+    let text = squall_tpch::run::to_csv(&r.schema, &r.batches).unwrap();
+    assert!(
+        text.contains(&format!("scans: {row_groups} of {row_groups} row groups")),
+        "{row_groups} row groups in {files} files: {text}"
+    );
+    for sql in [
+        "select v, count(*), sum(k) from t group by v order by v",
+        "select count(*), sum(k), min(k), max(k) from t where k % 100 >= 20",
+    ] {
+        let expected = single_node_csv(&reference, sql).await;
+        assert_same(sql, &expected, &squall_csv(&engine, sql).await, sql);
+    }
+}
