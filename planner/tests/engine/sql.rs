@@ -312,8 +312,8 @@ async fn tables_of_hundreds_of_files_are_planned_file_by_file() {
         let props = parquet::file::properties::WriterProperties::builder()
             .set_max_row_group_row_count(Some(10))
             .build();
-        let mut w = parquet::arrow::ArrowWriter::try_new(file, Arc::clone(&schema), Some(props))
-            .unwrap();
+        let mut w =
+            parquet::arrow::ArrowWriter::try_new(file, Arc::clone(&schema), Some(props)).unwrap();
         w.write(&batch).unwrap();
         w.close().unwrap();
     }
