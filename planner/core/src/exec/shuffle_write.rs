@@ -268,10 +268,16 @@ impl ShuffleWriteExec {
             let rows_written = rows_written.clone();
             let publish = self.publish_keys.clone();
             let max_keys = squall.bloom.max_keys;
+            let pool = Arc::clone(ctx.memory_pool());
             partitions_running.spawn(async move {
-                let mut collector = publish
-                    .as_ref()
-                    .map(|k| KeyCollector::new(max_keys, k.len()));
+                // The keys' memory counts in the task's pool: refused, the
+                // collector gives up and the filter is skipped.
+                let mut collector = publish.as_ref().map(|k| {
+                    KeyCollector::new(max_keys, k.len()).with_reservation(
+                        MemoryConsumer::new(format!("ShuffleWriteExec key collector {i}"))
+                            .register(&pool),
+                    )
+                });
                 while let Some(batch) = stream.next().await {
                     let batch = batch?;
                     rows_written.add(batch.num_rows());

@@ -8,6 +8,7 @@ use std::hash::BuildHasherDefault;
 use arrow::array::{Array, ArrayRef};
 use arrow::buffer::NullBuffer;
 use datafusion::common::hash_utils::{RandomState, create_hashes};
+use datafusion::execution::memory_pool::MemoryReservation;
 
 use super::filter::{KeyFilter, PreHashed, read_u64};
 use super::ranges::KeyRanges;
@@ -47,6 +48,10 @@ pub struct KeyCollector {
     max_keys: usize,
     overflow: bool,
     scratch: Vec<u64>,
+    /// The memory the collector holds, reserved in its task's pool: when
+    /// the pool refuses it more, the collector gives up as it does past
+    /// `max_keys` (the filter is skipped; the task goes on).
+    reservation: Option<MemoryReservation>,
 }
 
 /// One build task's key section, decoded.
@@ -66,6 +71,37 @@ impl KeyCollector {
             max_keys,
             overflow: false,
             scratch: Vec::new(),
+            reservation: None,
+        }
+    }
+
+    /// The same collector, its memory reserved in `reservation`'s pool.
+    pub fn with_reservation(mut self, reservation: MemoryReservation) -> Self {
+        self.reservation = Some(reservation);
+        self.account();
+        self
+    }
+
+    /// Bytes the collector holds: its hash table (a control byte per slot)
+    /// and its scratch hashes.
+    pub fn memory_size(&self) -> usize {
+        self.hashes.capacity() * (std::mem::size_of::<u64>() + 1)
+            + self.scratch.capacity() * std::mem::size_of::<u64>()
+    }
+
+    /// Grow (or shrink) the reservation to what the collector holds; when
+    /// the pool refuses, stop collecting.
+    fn account(&mut self) {
+        let want = self.memory_size();
+        let Some(reservation) = self.reservation.as_mut() else {
+            return;
+        };
+        if reservation.try_resize(want).is_err() {
+            self.overflow = true;
+            self.hashes = HashSet::default();
+            let now = self.hashes.capacity() * (std::mem::size_of::<u64>() + 1)
+                + self.scratch.capacity() * std::mem::size_of::<u64>();
+            reservation.resize(now);
         }
     }
 
@@ -86,6 +122,7 @@ impl KeyCollector {
             self.overflow = true;
             self.hashes = HashSet::default();
         }
+        self.account();
         Ok(())
     }
 
@@ -96,6 +133,7 @@ impl KeyCollector {
         if self.overflow || other.overflow {
             self.overflow = true;
             self.hashes = HashSet::default();
+            self.account();
             return;
         }
         self.hashes.extend(other.hashes);
@@ -103,6 +141,7 @@ impl KeyCollector {
             self.overflow = true;
             self.hashes = HashSet::default();
         }
+        self.account();
     }
 
     /// Whether the task saw more distinct keys than it may collect.
@@ -230,7 +269,9 @@ pub fn merge_sections(sections: &[Option<Section>], sizing: FilterSizing) -> Res
 
 /// Why no filter is made when build task `task` saw more than `max_keys` keys.
 pub fn task_overflowed(task: usize, max_keys: usize) -> String {
-    format!("build task {task} saw more than {max_keys} distinct keys")
+    format!(
+        "build task {task} saw more than {max_keys} distinct keys, or more than its memory limit let it hold"
+    )
 }
 
 /// The distinct keys of a build stage's sections, merged as they arrive

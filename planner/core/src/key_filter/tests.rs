@@ -164,3 +164,45 @@ fn garbage_is_rejected() {
     bytes.push(0);
     assert!(decode_section(&bytes).is_err(), "trailing bytes");
 }
+
+#[test]
+fn a_collector_the_pool_refuses_gives_up_and_frees_its_memory() {
+    use datafusion::execution::memory_pool::{GreedyMemoryPool, MemoryConsumer, MemoryPool};
+    let keys = |from: i64, n: i64| -> Vec<ArrayRef> {
+        vec![Arc::new(Int64Array::from_iter_values(from..from + n))]
+    };
+    // Room for a few thousand keys, far under max_keys.
+    let pool: Arc<dyn MemoryPool> = Arc::new(GreedyMemoryPool::new(64 * 1024));
+    let mut c = KeyCollector::new(1_000_000, 1)
+        .with_reservation(MemoryConsumer::new("keys").register(&pool));
+    c.insert(&keys(0, 1000)).unwrap();
+    assert!(!c.overflowed());
+    assert!(pool.reserved() >= c.memory_size() && pool.reserved() > 0);
+    for b in 0..100 {
+        c.insert(&keys(1000 + b * 1000, 1000)).unwrap();
+    }
+    assert!(c.overflowed(), "the pool should have refused the set");
+    assert!(pool.reserved() < 64 * 1024 / 2, "{}", pool.reserved());
+    // The ranges are kept: the section still prunes.
+    let section = decode_section(&c.finish().unwrap()).unwrap();
+    assert!(section.hashes.is_none());
+    // Unlimited, the same keys are all collected.
+    let pool: Arc<dyn MemoryPool> = Arc::new(GreedyMemoryPool::new(usize::MAX));
+    let mut c = KeyCollector::new(1_000_000, 1)
+        .with_reservation(MemoryConsumer::new("keys").register(&pool));
+    c.insert(&keys(0, 101_000)).unwrap();
+    assert!(!c.overflowed());
+    assert_eq!(
+        decode_section(&c.finish().unwrap())
+            .unwrap()
+            .hashes
+            .unwrap()
+            .len(),
+        101_000
+    );
+    assert_eq!(
+        pool.reserved(),
+        0,
+        "finished, the collector gives its memory back"
+    );
+}
