@@ -48,24 +48,13 @@ async fn run_with(
             .filter(|s| s.layout.starts_with("hash"))
             .map(|s| s.get_requests)
             .sum::<u64>();
-        most_reduce_tasks = most_reduce_tasks.max(
-            profile
-                .stage_profiles
-                .iter()
-                .filter(|s| s.layout.starts_with("hash"))
-                .map(|s| s.tasks)
-                .max()
-                .unwrap_or(0),
-        );
-        fewest_reduce_tasks = fewest_reduce_tasks.min(
-            profile
-                .stage_profiles
-                .iter()
-                .filter(|s| s.layout.starts_with("hash"))
-                .map(|s| s.tasks)
-                .min()
-                .unwrap_or(usize::MAX),
-        );
+        let reduce_tasks = profile
+            .stage_profiles
+            .iter()
+            .filter(|s| s.layout.starts_with("hash"))
+            .map(|s| s.tasks);
+        most_reduce_tasks = most_reduce_tasks.max(reduce_tasks.clone().max().unwrap_or(0));
+        fewest_reduce_tasks = fewest_reduce_tasks.min(reduce_tasks.min().unwrap_or(usize::MAX));
         results.push((
             q,
             squall_tpch::run::to_csv(&result.schema, &result.batches).unwrap(),
