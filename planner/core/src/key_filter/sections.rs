@@ -93,15 +93,17 @@ impl KeyCollector {
     /// the pool refuses, stop collecting.
     fn account(&mut self) {
         let want = self.memory_size();
-        let Some(reservation) = self.reservation.as_mut() else {
-            return;
+        let refused = match self.reservation.as_mut() {
+            None => return,
+            Some(reservation) => reservation.try_resize(want).is_err(),
         };
-        if reservation.try_resize(want).is_err() {
+        if refused {
             self.overflow = true;
             self.hashes = HashSet::default();
-            let now = self.hashes.capacity() * (std::mem::size_of::<u64>() + 1)
-                + self.scratch.capacity() * std::mem::size_of::<u64>();
-            reservation.resize(now);
+            let now = self.memory_size();
+            if let Some(reservation) = self.reservation.as_mut() {
+                reservation.resize(now);
+            }
         }
     }
 
