@@ -31,6 +31,7 @@
 //! - [`task_settings`]: the session settings sent to every task.
 //! - [`cost`]: the modelled AWS cost of a profiled query, at list prices.
 //! - [`paging`]: cutting a result into the pages a client reads.
+//! - [`temp_dirs`]: temporary folders named by their owner, and sweeping a killed one's.
 
 pub mod backend;
 pub mod catalog;
@@ -53,6 +54,7 @@ pub mod scalar_subquery;
 pub mod split;
 pub mod stages;
 pub mod task_settings;
+pub mod temp_dirs;
 pub mod two_level;
 
 pub use coordinator::QueryProgress;

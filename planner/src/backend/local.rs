@@ -60,9 +60,7 @@ impl LocalBackend {
             SquallError::Config(format!("exchange folder {}: {e}", dir.display()))
         };
         let (exchange_root, tmp) = if squall.exchange_location.is_empty() {
-            let tmp = tempfile::Builder::new()
-                .prefix("squall-exchange-")
-                .tempdir()
+            let tmp = crate::temp_dirs::owned_temp_dir(&std::env::temp_dir(), "squall-exchange-")
                 .map_err(|e| folder_error(&std::env::temp_dir(), e))?;
             (tmp.path().to_path_buf(), Some(tmp))
         } else {

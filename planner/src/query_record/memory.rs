@@ -47,15 +47,12 @@ impl MemoryQueryStore {
     /// Results in files under a new directory inside `parent` (removed when
     /// the store is dropped); records in memory.
     pub fn with_result_files(parent: &std::path::Path) -> Result<Self> {
-        let dir = tempfile::Builder::new()
-            .prefix("squall-results-")
-            .tempdir_in(parent)
-            .map_err(|e| {
-                PlannerError::Internal(format!(
-                    "creating a result directory in {}: {e}",
-                    parent.display()
-                ))
-            })?;
+        let dir = crate::temp_dirs::owned_temp_dir(parent, "squall-results-").map_err(|e| {
+            PlannerError::Internal(format!(
+                "creating a result directory in {}: {e}",
+                parent.display()
+            ))
+        })?;
         let store = LocalFileSystem::new_with_prefix(dir.path())
             .map_err(|e| PlannerError::Internal(format!("result directory: {e}")))?;
         Ok(Self {
