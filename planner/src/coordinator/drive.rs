@@ -109,9 +109,12 @@ pub(super) async fn drive(
                         runs[si].filter = Some(binding);
                         runs[si].filter_building = false;
                     }
-                    key_filter::FilterEvent::Section(si, t, section) => {
+                    key_filter::FilterEvent::Section(si, t, bytes, section) => {
+                        filters.fetched(bytes);
                         let id = job.staged.stages[si].id;
-                        let Some(fp) = key_filter::section_fetched(job, &mut runs[si], id, t, section) else {
+                        let released = key_filter::section_fetched(job, &mut runs[si], id, t, section);
+                        filters.pump(&mut runs);
+                        let Some(fp) = released else {
                             continue;
                         };
                         profile.s3_get += fp.get_requests;
@@ -266,6 +269,9 @@ pub(super) async fn drive(
                 launch_ready(job, backend, address, &mut runs, &mut launcher)?;
             }
         }
+        // Sections watched for the tasks just accepted (after any build
+        // started above took over its stage's).
+        filters.pump(&mut runs);
         launcher.top_up(job, backend, address, &runs)?;
     }
 

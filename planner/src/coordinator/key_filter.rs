@@ -35,6 +35,36 @@ use crate::backend::Backend;
 use crate::profile::FilterProfile;
 use tracing::Instrument;
 
+/// Key sections fetched at a time, for a stage's watch (over all stages of
+/// the query) or for a finished stage's filter build.
+const SECTION_FETCHES: usize = 32;
+/// Bytes of key sections fetched at a time (at least one section): a
+/// section holds up to `squall.bloom.max_keys` 8-byte hashes, and a
+/// thousand build tasks finishing together must not put a thousand of them
+/// in the coordinator's memory at once.
+const SECTION_BYTES: u64 = 64 << 20;
+
+/// Cut `wanted` (in order) into runs of at most [`SECTION_FETCHES`]
+/// sections and [`SECTION_BYTES`] bytes (a larger section alone).
+fn section_batches<T>(wanted: Vec<T>, bytes: impl Fn(&T) -> u64) -> Vec<Vec<T>> {
+    let mut batches: Vec<Vec<T>> = Vec::new();
+    let mut held = 0u64;
+    for w in wanted {
+        let b = bytes(&w);
+        match batches.last_mut() {
+            Some(last) if last.len() < SECTION_FETCHES && held + b <= SECTION_BYTES => {
+                held += b;
+                last.push(w);
+            }
+            _ => {
+                held = b;
+                batches.push(vec![w]);
+            }
+        }
+    }
+    batches
+}
+
 /// A running build stage's key sections merged so far, fetched as its tasks
 /// are accepted.
 #[derive(Default)]
@@ -241,22 +271,41 @@ impl FilterBuild {
             ))
             .into());
         }
-        let fetches = self.wanted.into_iter().map(|(t, want)| {
-            let store = Arc::clone(&self.store);
-            async move {
-                let (key, range) = want.unwrap_or_default();
-                Ok::<_, DataFusionError>((t, fetch_section(&store, &key, range).await?))
-            }
-        });
-        let sections = futures::future::try_join_all(fetches).await?;
-        fp.get_requests = self.gets + sections.len() as u64;
-        fp.tasks = tasks as u64;
-        // Merging is CPU work: off the I/O threads.
+        // A batch of sections at a time (SECTION_FETCHES, SECTION_BYTES),
+        // each merged before the next is fetched: the coordinator holds one
+        // batch and the union, not every section of a thousand-task stage.
+        let wanted: Vec<(usize, SectionAt)> = self
+            .wanted
+            .into_iter()
+            .map(|(t, want)| (t, want.unwrap_or_default()))
+            .collect();
         let mut union = self.union;
+        let mut gets = 0u64;
+        for batch in section_batches(wanted, |(_, (_, r))| r.end - r.start) {
+            let fetches =
+                batch.into_iter().map(|(t, (key, range))| {
+                    let store = Arc::clone(&self.store);
+                    async move {
+                        Ok::<_, DataFusionError>((t, fetch_section(&store, &key, range).await?))
+                    }
+                });
+            let sections = futures::future::try_join_all(fetches).await?;
+            gets += sections.len() as u64;
+            // Merging is CPU work: off the I/O threads.
+            union = tokio::task::spawn_blocking(move || {
+                for (t, s) in sections {
+                    union.add(t, s);
+                }
+                union
+            })
+            .await
+            .map_err(|e| {
+                PlannerError::Internal(format!("building the key filter of s{stage}: {e}"))
+            })?;
+        }
+        fp.get_requests = self.gets + gets;
+        fp.tasks = tasks as u64;
         let (ranges, merged) = tokio::task::spawn_blocking(move || {
-            for (t, s) in sections {
-                union.add(t, s);
-            }
             // A range from some tasks only would prune row groups that match
             // keys of the others.
             let ranges = (union.sections() == tasks)
@@ -345,8 +394,9 @@ fn describe_ranges(r: &KeyRanges) -> String {
 pub(super) enum FilterEvent {
     /// A stage's filter, built (or the error that stopped it).
     Built(usize, Result<(FilterBinding, FilterProfile)>),
-    /// A task's key section, fetched while its stage runs: stage, task, section.
-    Section(usize, usize, Result<Section>),
+    /// A task's key section, fetched while its stage runs: stage, task,
+    /// the section's bytes, the section.
+    Section(usize, usize, u64, Result<Section>),
 }
 
 /// Key filters being built and key sections being fetched, each in a tokio
@@ -356,6 +406,13 @@ pub(super) enum FilterEvent {
 pub(super) struct FilterBuilds {
     running: futures::stream::FuturesUnordered<futures::future::BoxFuture<'static, FilterEvent>>,
     handles: Vec<tokio::task::AbortHandle>,
+    /// Watched sections waiting to be fetched: stage index, task, where.
+    queued: std::collections::VecDeque<(usize, usize, SectionAt)>,
+    /// Watched section fetches in flight, and their bytes.
+    watching: usize,
+    watching_bytes: u64,
+    /// The exchange store sections are read from (once one is watched).
+    store: Option<Arc<dyn ObjectStore>>,
 }
 
 impl FilterBuilds {
@@ -371,28 +428,67 @@ impl FilterBuilds {
     }
 
     /// Fetch the key section of task `t` of stage `run`, just accepted, for
-    /// its watch; `false` when the task reported none.
+    /// its watch (queued behind the sections being fetched when they are
+    /// [`SECTION_FETCHES`] or [`SECTION_BYTES`]; [`Self::pump`] starts it);
+    /// `false` when the task reported none.
     pub(super) fn watch(&mut self, backend: &Backend, run: &mut StageRun, t: usize) -> bool {
-        let si = run.index;
-        let Some((key, range)) = run.tasks[t]
+        let Some(at) = run.tasks[t]
             .accepted
             .as_ref()
             .and_then(|(_, out, _)| section_at(out))
         else {
             return false;
         };
-        run.keys.gets += 1;
-        let store = Arc::clone(&backend.exchange_store);
-        let task =
-            tokio::spawn(async move { fetch_section(&store, &key, range).await }.in_current_span());
-        self.handles.push(task.abort_handle());
-        self.running.push(Box::pin(async move {
-            let section = task.await.unwrap_or_else(|e| {
-                Err(PlannerError::Internal(format!("fetching a key section: {e}")).into())
-            });
-            FilterEvent::Section(si, t, section)
-        }));
+        self.store
+            .get_or_insert_with(|| Arc::clone(&backend.exchange_store));
+        self.queued.push_back((run.index, t, at));
         true
+    }
+
+    /// Start queued section fetches while fewer than [`SECTION_FETCHES`]
+    /// and [`SECTION_BYTES`] are in flight; a section whose stage's filter
+    /// is decided or being built meanwhile is dropped unfetched (the build
+    /// fetches what its watch did not merge).
+    pub(super) fn pump(&mut self, runs: &mut [StageRun]) {
+        let Some(store) = self.store.clone() else {
+            return;
+        };
+        while let Some((si, _, (_, range))) = self.queued.front() {
+            let run = &runs[*si];
+            if run.filter.is_some() || run.filter_building || run.finished.is_some() {
+                self.queued.pop_front();
+                continue;
+            }
+            let bytes = range.end - range.start;
+            if self.watching > 0
+                && (self.watching >= SECTION_FETCHES || self.watching_bytes + bytes > SECTION_BYTES)
+            {
+                break;
+            }
+            let Some((si, t, (key, range))) = self.queued.pop_front() else {
+                break;
+            };
+            runs[si].keys.gets += 1;
+            self.watching += 1;
+            self.watching_bytes += bytes;
+            let store = Arc::clone(&store);
+            let task = tokio::spawn(
+                async move { fetch_section(&store, &key, range).await }.in_current_span(),
+            );
+            self.handles.push(task.abort_handle());
+            self.running.push(Box::pin(async move {
+                let section = task.await.unwrap_or_else(|e| {
+                    Err(PlannerError::Internal(format!("fetching a key section: {e}")).into())
+                });
+                FilterEvent::Section(si, t, bytes, section)
+            }));
+        }
+    }
+
+    /// A watched section's fetch is over (`bytes` of it).
+    pub(super) fn fetched(&mut self, bytes: u64) {
+        self.watching = self.watching.saturating_sub(1);
+        self.watching_bytes = self.watching_bytes.saturating_sub(bytes);
     }
 
     /// The next filter built or section fetched; pending forever while
@@ -411,5 +507,32 @@ impl Drop for FilterBuilds {
         for h in &self.handles {
             h.abort();
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn section_batches_hold_at_most_a_count_and_a_budget_of_bytes() {
+        let mib = 1u64 << 20;
+        let sizes = vec![10 * mib, 40 * mib, 20 * mib, 200 * mib, mib, mib];
+        let batches = section_batches(sizes, |b| *b);
+        assert_eq!(
+            batches,
+            vec![
+                vec![10 * mib, 40 * mib],
+                vec![20 * mib],
+                vec![200 * mib],
+                vec![mib, mib]
+            ]
+        );
+        let many = section_batches(vec![1u64; 70], |b| *b);
+        let lens: Vec<usize> = many.iter().map(Vec::len).collect();
+        assert_eq!(
+            lens,
+            vec![SECTION_FETCHES, SECTION_FETCHES, 70 - 2 * SECTION_FETCHES]
+        );
     }
 }

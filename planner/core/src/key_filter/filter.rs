@@ -186,14 +186,53 @@ const SALT: [u32; 8] = [
 impl SplitBlockBloom {
     /// Sized for `keys` distinct keys at false-positive rate `fpp`.
     pub fn with_capacity(keys: usize, fpp: f64) -> Self {
+        Self {
+            blocks: vec![[0; 8]; Self::blocks_for(keys, fpp)],
+            keys: 0,
+        }
+    }
+
+    /// Blocks of a filter sized for `keys` distinct keys at false-positive
+    /// rate `fpp`: a power of two.
+    pub fn blocks_for(keys: usize, fpp: f64) -> usize {
         let fpp = fpp.clamp(1e-6, 0.5);
         // Bits for an SBBF at this rate (the formula Parquet uses).
         let bits = -8.0 * keys.max(1) as f64 / (1.0 - fpp.powf(1.0 / 8.0)).ln();
-        let blocks = ((bits / 256.0).ceil() as usize).max(1).next_power_of_two();
-        Self {
-            blocks: vec![[0; 8]; blocks],
-            keys: 0,
+        ((bits / 256.0).ceil() as usize).max(1).next_power_of_two()
+    }
+
+    /// Shrink to `blocks` blocks (a power of two, rounded up to one; no
+    /// more than the filter has): block `j` of the result is the OR of the
+    /// blocks `j * f .. (j + 1) * f`, `f` the ratio. A key picks its block
+    /// as `(hash >> 32) * blocks >> 32` and its bits from the low half, so
+    /// the result is exactly the filter of `blocks` blocks the same keys
+    /// would have made: a filter filled at its largest size is sized to the
+    /// keys it got once they are all in.
+    pub fn fold_to(&mut self, blocks: usize) {
+        let blocks = blocks.max(1).next_power_of_two();
+        if blocks >= self.blocks.len() {
+            return;
         }
+        let f = self.blocks.len() / blocks;
+        self.blocks = self
+            .blocks
+            .chunks_exact(f)
+            .map(|group| {
+                let mut out = [0u32; 8];
+                for block in group {
+                    for w in 0..8 {
+                        out[w] |= block[w];
+                    }
+                }
+                out
+            })
+            .collect();
+    }
+
+    /// Set the number of distinct keys the filter reports holding (a
+    /// filter filled with repeated keys counts each insert).
+    pub fn set_keys(&mut self, keys: u64) {
+        self.keys = keys;
     }
 
     fn block_index(&self, hash: u64) -> usize {

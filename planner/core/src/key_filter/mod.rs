@@ -27,6 +27,8 @@
 //! - [`sections`]: key hashing, [`KeyCollector`] (one build task's distinct
 //!   key hashes and key ranges), key sections, [`merge_sections`].
 //! - [`filter`]: [`KeyFilter`] (exact set or [`SplitBlockBloom`]) and its encoding.
+//! - [`distinct`]: [`DistinctSketch`], counting a union's keys past the
+//!   million it holds exactly.
 //! - [`ranges`]: [`KeyRanges`], the build keys' value range per column, and the
 //!   range predicate pushed into probe scans for row-group pruning.
 //! - [`exec`]: [`KeyFilterExec`], the node that applies a bound filter in a probe task.
@@ -36,17 +38,19 @@
 //! `squall_planner::coordinator::key_filter`. The user-visible name of the
 //! feature and its settings is `squall.bloom.*`.
 
+pub mod distinct;
 pub mod exec;
 pub mod filter;
 pub mod ranges;
 pub mod sections;
 
+pub use distinct::DistinctSketch;
 pub use exec::{BoundFilter, CHECK_ROWS, KeyFilterExec};
 pub use filter::{KeyFilter, PreHashed, SplitBlockBloom};
 pub use ranges::{ColumnRange, KeyRanges, MAX_STRING_BYTES, push_into_scan, range_predicate};
 pub use sections::{
-    FilterSizing, KeyCollector, KeyUnion, Merged, Section, decode_section, key_hashes,
-    merge_ranges, merge_sections, non_null_keys, task_overflowed,
+    FilterSizing, KeyCollector, KeyUnion, Merged, Section, UNION_EXACT_KEYS, UNION_MAX_KEYS,
+    decode_section, key_hashes, merge_ranges, merge_sections, non_null_keys, task_overflowed,
 };
 
 #[cfg(test)]

@@ -10,7 +10,8 @@ use arrow::buffer::NullBuffer;
 use datafusion::common::hash_utils::{RandomState, create_hashes};
 use datafusion::execution::memory_pool::MemoryReservation;
 
-use super::filter::{KeyFilter, PreHashed, read_u64};
+use super::distinct::DistinctSketch;
+use super::filter::{KeyFilter, PreHashed, SplitBlockBloom, read_u64};
 use super::ranges::KeyRanges;
 use crate::error::{Result, SquallError};
 
@@ -276,30 +277,60 @@ pub fn task_overflowed(task: usize, max_keys: usize) -> String {
     )
 }
 
+/// A build stage's union holds its keys exactly up to this many (a hash
+/// set of at most 2^21 slots, ~19 MB); past it, in a Bloom filter sized
+/// for `max_keys` and a [`DistinctSketch`] of their count.
+pub const UNION_EXACT_KEYS: usize = 1 << 20;
+/// The most keys a union's Bloom filter is sized for (its bits: 128 MiB at
+/// a 1% false-positive rate); a larger `max_keys` counts as this.
+pub const UNION_MAX_KEYS: usize = 1 << 26;
+
 /// The distinct keys of a build stage's sections, merged as they arrive
 /// (the coordinator folds each task's section in as the task finishes), and
 /// the range of their keys. Once the keys are known to be too many (a task
 /// overflowed, or more than `max_keys` distinct ones so far) it drops the
 /// hashes, keeps only the reason and the ranges, and the filter is skipped
 /// whatever the other tasks hold.
+///
+/// Its memory is bounded whatever `max_keys` is: up to [`UNION_EXACT_KEYS`]
+/// distinct keys it holds the hashes; past that it inserts them into the
+/// Bloom filter the most keys allowed would need and counts them with a
+/// [`DistinctSketch`], and at the end folds the filter down to the size
+/// its count needs ([`SplitBlockBloom::fold_to`]: the same bits a filter
+/// sized for that count would have). At 16 million keys and 1%: 32 MiB,
+/// where a set of the hashes took ~290 MB and their sorted copy 128 MB
+/// more.
 #[derive(Debug)]
 pub struct KeyUnion {
     sizing: FilterSizing,
-    hashes: HashSet<u64, BuildHasherDefault<PreHashed>>,
+    keys: UnionKeys,
     ranges: Option<KeyRanges>,
     sections: usize,
     skipped: Option<String>,
+}
+
+#[derive(Debug)]
+enum UnionKeys {
+    Exact(HashSet<u64, BuildHasherDefault<PreHashed>>),
+    Sketched {
+        bloom: SplitBlockBloom,
+        distinct: DistinctSketch,
+    },
 }
 
 impl KeyUnion {
     pub fn new(sizing: FilterSizing) -> Self {
         Self {
             sizing,
-            hashes: HashSet::default(),
+            keys: UnionKeys::Exact(HashSet::default()),
             ranges: None,
             sections: 0,
             skipped: None,
         }
+    }
+
+    fn max_keys(&self) -> usize {
+        self.sizing.max_keys.min(UNION_MAX_KEYS)
     }
 
     /// Fold in the section of build task `task`.
@@ -313,18 +344,51 @@ impl KeyUnion {
             self.skip(task_overflowed(task, self.sizing.max_keys));
             return;
         };
-        self.hashes.extend(keys);
-        if self.hashes.len() > self.sizing.max_keys {
+        let max_keys = self.max_keys();
+        let hold = UNION_EXACT_KEYS.max(self.sizing.exact_max_keys);
+        let too_many = match &mut self.keys {
+            UnionKeys::Exact(set) => {
+                set.extend(keys);
+                if set.len() > max_keys {
+                    Some(format!("{}", set.len()))
+                } else {
+                    if set.len() > hold {
+                        let mut bloom = SplitBlockBloom::with_capacity(max_keys, self.sizing.fpp);
+                        let mut distinct = DistinctSketch::new();
+                        for h in set.drain() {
+                            bloom.insert(h);
+                            distinct.insert(h);
+                        }
+                        self.keys = UnionKeys::Sketched { bloom, distinct };
+                    }
+                    None
+                }
+            }
+            UnionKeys::Sketched { bloom, distinct } => {
+                for h in keys {
+                    bloom.insert(h);
+                    distinct.insert(h);
+                }
+                let n = distinct.estimate();
+                (n > max_keys as f64).then(|| format!("about {n:.0}"))
+            }
+        };
+        if let Some(n) = too_many {
+            let limit = if max_keys < self.sizing.max_keys {
+                format!("the {max_keys} a key filter can hold")
+            } else {
+                format!("squall.bloom.max_keys = {max_keys}")
+            };
             self.skip(format!(
-                "more than squall.bloom.max_keys = {} distinct keys in {} build tasks",
-                self.sizing.max_keys, self.sections
+                "{n} distinct keys in {} build tasks, more than {limit}",
+                self.sections
             ));
         }
     }
 
     fn skip(&mut self, reason: String) {
         self.skipped = Some(reason);
-        self.hashes = HashSet::default();
+        self.keys = UnionKeys::Exact(HashSet::default());
     }
 
     /// Why no filter can be made from these keys, once that is known.
@@ -342,14 +406,37 @@ impl KeyUnion {
         self.ranges.as_ref()
     }
 
+    /// Bytes the union holds for its keys.
+    pub fn memory_size(&self) -> usize {
+        match &self.keys {
+            UnionKeys::Exact(set) => set.capacity() * (std::mem::size_of::<u64>() + 1),
+            UnionKeys::Sketched { bloom, distinct } => bloom.bytes() + distinct.memory_size(),
+        }
+    }
+
     /// The filter of the keys folded in: the caller has folded in every
     /// build task's section.
     pub fn finish(self) -> Merged {
         if let Some(reason) = self.skipped {
             return Merged::Skipped(reason);
         }
-        let mut all: Vec<u64> = self.hashes.into_iter().collect();
-        all.sort_unstable();
-        Merged::Filter(KeyFilter::from_distinct(&all, self.sizing))
+        match self.keys {
+            UnionKeys::Exact(set) => {
+                let mut all: Vec<u64> = set.into_iter().collect();
+                all.sort_unstable();
+                Merged::Filter(KeyFilter::from_distinct(&all, self.sizing))
+            }
+            UnionKeys::Sketched {
+                mut bloom,
+                distinct,
+            } => {
+                let n = distinct.estimate().ceil() as usize;
+                // Sized with a margin for the count's error (0.8% standard).
+                let size_for = n + n / 32;
+                bloom.fold_to(SplitBlockBloom::blocks_for(size_for, self.sizing.fpp));
+                bloom.set_keys(n as u64);
+                Merged::Filter(KeyFilter::Bloom(bloom))
+            }
+        }
     }
 }

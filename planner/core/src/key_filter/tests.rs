@@ -206,3 +206,127 @@ fn a_collector_the_pool_refuses_gives_up_and_frees_its_memory() {
         "finished, the collector gives its memory back"
     );
 }
+
+/// `n` well-spread 64-bit hashes starting at `from` (as key hashes are).
+fn hashes(from: u64, n: u64) -> Vec<u64> {
+    (from..from + n)
+        .map(|i| {
+            let mut z = i.wrapping_add(0x9e37_79b9_7f4a_7c15);
+            z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+            z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+            z ^ (z >> 31)
+        })
+        .collect()
+}
+
+fn hash_section(keys: Vec<u64>) -> Section {
+    Section {
+        hashes: Some(keys),
+        ranges: KeyRanges::empty(1),
+    }
+}
+
+#[test]
+fn the_distinct_sketch_counts_within_a_few_percent() {
+    for n in [0u64, 1, 1_000, 50_000, 2_000_000] {
+        let mut sketch = DistinctSketch::new();
+        // Every key twice: repeats do not count.
+        for h in hashes(0, n).into_iter().chain(hashes(0, n)) {
+            sketch.insert(h);
+        }
+        let est = sketch.estimate();
+        let err = (est - n as f64).abs() / (n.max(1) as f64);
+        assert!(err < 0.03, "{n} distinct keys estimated {est:.0}");
+    }
+}
+
+#[test]
+fn a_folded_bloom_filter_is_the_filter_its_size_would_have_made() {
+    let keys = hashes(7, 20_000);
+    let mut big = SplitBlockBloom::with_capacity(1_000_000, 0.01);
+    let mut small = SplitBlockBloom::with_capacity(20_000, 0.01);
+    for &h in &keys {
+        big.insert(h);
+        small.insert(h);
+    }
+    assert!(big.bytes() > small.bytes() * 8);
+    big.fold_to(small.bytes() / 32);
+    assert_eq!(
+        KeyFilter::Bloom(big).encode(),
+        KeyFilter::Bloom(small).encode()
+    );
+}
+
+#[test]
+fn a_union_past_a_million_keys_stays_small_and_sizes_its_filter_to_them() {
+    let sizing = FilterSizing {
+        max_keys: 16_000_000,
+        exact_max_keys: 16_384,
+        fpp: 0.01,
+    };
+    let mut union = KeyUnion::new(sizing);
+    // 24 build tasks of 125,000 keys each, a fifth of each repeated by the next.
+    let n = 3_000_000u64;
+    for t in 0..24u64 {
+        union.add(t as usize, hash_section(hashes(t * 125_000, 150_000)));
+    }
+    assert!(union.skipped().is_none());
+    // The Bloom filter 16 million keys need, and a 16 KiB sketch: not the
+    // set of the hashes (~72 MB at 3 million).
+    let held = union.memory_size();
+    assert!(held <= (32 << 20) + (64 << 10), "{held} bytes held");
+    let Merged::Filter(f) = union.finish() else {
+        panic!("no filter")
+    };
+    assert_eq!(f.kind(), "bloom");
+    let keys = f.keys();
+    assert!(
+        keys.abs_diff(n + 25_000) < n / 30,
+        "{keys} keys counted of {}",
+        n + 25_000
+    );
+    let KeyFilter::Bloom(bloom) = &f else {
+        unreachable!()
+    };
+    assert_eq!(
+        bloom.bytes(),
+        32 * SplitBlockBloom::blocks_for((n + 25_000) as usize, 0.01),
+        "sized to its keys, not to max_keys"
+    );
+    assert!(
+        hashes(0, n + 25_000).into_iter().all(|h| f.contains(h)),
+        "a Bloom filter never drops a member"
+    );
+    let fp = hashes(1 << 40, 200_000)
+        .into_iter()
+        .filter(|&h| f.contains(h))
+        .count();
+    assert!(
+        fp < 200_000 * 2 / 100,
+        "{fp} false positives of 200000 at fpp 0.01"
+    );
+}
+
+#[test]
+fn a_sketched_union_past_max_keys_skips_the_filter() {
+    let sizing = FilterSizing {
+        max_keys: 1_500_000,
+        exact_max_keys: 16_384,
+        fpp: 0.01,
+    };
+    let mut union = KeyUnion::new(sizing);
+    union.add(0, hash_section(hashes(0, 1_200_000)));
+    assert!(union.skipped().is_none());
+    union.add(1, hash_section(hashes(1_200_000, 200_000)));
+    assert!(union.skipped().is_none());
+    union.add(2, hash_section(hashes(1_400_000, 200_000)));
+    let reason = union
+        .skipped()
+        .expect("1.6 million keys are more than 1.5 million");
+    assert!(
+        reason.contains("about") && reason.contains("more than squall.bloom.max_keys = 1500000"),
+        "{reason}"
+    );
+    assert!(union.memory_size() < 1 << 10, "the keys are dropped");
+    assert!(matches!(union.finish(), Merged::Skipped(_)));
+}
