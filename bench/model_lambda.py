@@ -51,7 +51,7 @@ PARAMETERS = {
     # inline_max_bytes, else one GET per probe task; exact sets up to
     # exact_max_keys keys, Bloom filters at fpp beyond; none past max_keys.
     "filter_inline_bytes": 128 * 1024, "filter_exact_max_keys": 16_384, "filter_fpp": 0.01,
-    "filter_max_keys": 4_000_000,
+    "filter_max_keys": 16_000_000,
 }
 
 

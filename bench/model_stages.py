@@ -10,7 +10,7 @@ import math
 SCALED_SETTINGS = {
     "datafusion.optimizer.hash_join_single_partition_threshold": 16 * 1024 * 1024,  # BROADCAST_MAX_BYTES
     "datafusion.optimizer.hash_join_single_partition_threshold_rows": 512 * 1024,   # BROADCAST_MAX_ROWS
-    "squall.bloom.max_keys": 4_000_000,
+    "squall.bloom.max_keys": 16_000_000,
     "squall.bloom.exact_max_keys": 16_384,
     "squall.bloom.inline_max_bytes": 128 * 1024,
 }

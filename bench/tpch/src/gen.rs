@@ -31,9 +31,9 @@
 //!
 //! # Writer settings
 //!
-//! Compression is ZSTD level 1. Measured at SF 0.1 (the ignored test `measure_compression`:
-//! `cargo test -p squall-planner --lib gen::tests -- --ignored measure_compression --nocapture`;
-//! dev profile, dependencies at opt-level 1, 2 cores, 2 threads, three runs): ZSTD(1) wrote
+//! Compression is ZSTD level 1. Measured at SF 0.1 when it was chosen (2026-11, a one-off
+//! measurement since removed from the tests; dev profile, dependencies at opt-level 1,
+//! 2 cores, 2 threads, three runs): ZSTD(1) wrote
 //! 25.1 MB in 0.53-0.60 s, SNAPPY 32.4 MB in 0.48-0.75 s, uncompressed 60.2 MB in 0.67-0.84 s.
 //! Generation dominates the time: the codecs' write times differ by less than the run-to-run
 //! noise, so ZSTD(1)'s 23% smaller files (than SNAPPY) come at no measurable cost.

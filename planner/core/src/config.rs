@@ -369,8 +369,11 @@ config_namespace! {
         /// holds every key and filters nothing).
         pub max_source_fraction: f64, default = 0.5
         /// No filter when the publishing side has more distinct keys than this
-        /// (each build task collects at most this many).
-        pub max_keys: usize, default = 4_000_000
+        /// (each build task collects at most this many, in its memory pool;
+        /// the coordinator merges them into a Bloom filter sized for this
+        /// many past its first million, 32 MiB at 16 M, then folds it to
+        /// the keys' size).
+        pub max_keys: usize, default = 16_000_000
         /// Up to this many distinct keys the filter is an exact set of key
         /// hashes; above, a Bloom filter.
         pub exact_max_keys: usize, default = 16_384
