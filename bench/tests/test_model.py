@@ -114,7 +114,7 @@ Stage s3 (final) [hash x2, 2 tasks] <- s1, s2
         scaled = dict(kv.split("=") for kv in model.scaled_settings(1, 1000))
         self.assertEqual(scaled["squall.bloom.max_build_rows"], str(2 ** 62), "as the aws backend plans")
         self.assertEqual(scaled["squall.query.single_task_bytes"], str(32 * 1024 * 1024 // 1000))
-        self.assertEqual(scaled["squall.bloom.max_keys"], "4000")
+        self.assertEqual(scaled["squall.bloom.max_keys"], "16000")
         self.assertEqual(scaled["squall.shuffle.compression"], "zstd:1", "as the stack deploys")
 
     def test_growth_exponents(self):
