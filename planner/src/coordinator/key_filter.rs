@@ -88,9 +88,16 @@ impl KeyWatch {
             .add(task, s);
     }
 
-    /// Why the filter will be skipped, once the sections merged so far tell.
-    pub(super) fn skipped(&self) -> Option<&str> {
-        self.union.as_ref().and_then(|u| u.skipped())
+    /// Why the filter will be skipped, once the sections merged so far tell
+    /// (or, with `project`, let project for the stage's `tasks`:
+    /// [`KeyUnion::projected_skip`]).
+    pub(super) fn skipped(&self, tasks: usize, project: bool) -> Option<String> {
+        let union = self.union.as_ref()?;
+        match union.skipped() {
+            Some(reason) => Some(reason.to_string()),
+            None if project => union.projected_skip(tasks),
+            None => None,
+        }
     }
 }
 
@@ -169,7 +176,9 @@ pub(super) fn section_fetched(
         // The build reads it again once the stage has finished.
         Err(e) => tracing::warn!(%e, stage, task = t, "reading a key section failed"),
     }
-    let reason = run.keys.skipped()?.to_string();
+    let reason = run
+        .keys
+        .skipped(run.tasks.len(), job.config.bloom.early_release)?;
     job.config
         .bloom
         .early_release

@@ -49,8 +49,9 @@ pub use exec::{BoundFilter, CHECK_ROWS, KeyFilterExec};
 pub use filter::{KeyFilter, PreHashed, SplitBlockBloom};
 pub use ranges::{ColumnRange, KeyRanges, MAX_STRING_BYTES, push_into_scan, range_predicate};
 pub use sections::{
-    FilterSizing, KeyCollector, KeyUnion, Merged, Section, UNION_EXACT_KEYS, UNION_MAX_KEYS,
-    decode_section, key_hashes, merge_ranges, merge_sections, non_null_keys, task_overflowed,
+    FilterSizing, KeyCollector, KeyUnion, Merged, PROJECT_MIN_FRACTION, PROJECT_MIN_SECTIONS,
+    Section, UNION_EXACT_KEYS, UNION_MAX_KEYS, decode_section, key_hashes, merge_ranges,
+    merge_sections, non_null_keys, task_overflowed,
 };
 
 #[cfg(test)]

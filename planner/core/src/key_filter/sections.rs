@@ -306,8 +306,15 @@ pub struct KeyUnion {
     keys: UnionKeys,
     ranges: Option<KeyRanges>,
     sections: usize,
+    /// Keys of the sections folded in, summed (a key in two sections counts twice).
+    section_keys: u64,
     skipped: Option<String>,
 }
+
+/// [`KeyUnion::projected_skip`] projects from at least this many sections...
+pub const PROJECT_MIN_SECTIONS: usize = 8;
+/// ...and at least this fraction of the stage's tasks.
+pub const PROJECT_MIN_FRACTION: f64 = 0.01;
 
 #[derive(Debug)]
 enum UnionKeys {
@@ -325,6 +332,7 @@ impl KeyUnion {
             keys: UnionKeys::Exact(HashSet::default()),
             ranges: None,
             sections: 0,
+            section_keys: 0,
             skipped: None,
         }
     }
@@ -344,6 +352,7 @@ impl KeyUnion {
             self.skip(task_overflowed(task, self.sizing.max_keys));
             return;
         };
+        self.section_keys += keys.len() as u64;
         let max_keys = self.max_keys();
         let hold = UNION_EXACT_KEYS.max(self.sizing.exact_max_keys);
         let too_many = match &mut self.keys {
@@ -404,6 +413,47 @@ impl KeyUnion {
     /// The range of the keys folded in (`None` before any).
     pub fn ranges(&self) -> Option<&KeyRanges> {
         self.ranges.as_ref()
+    }
+
+    /// Distinct keys folded in (estimated past [`UNION_EXACT_KEYS`]).
+    pub fn distinct(&self) -> f64 {
+        match &self.keys {
+            UnionKeys::Exact(set) => set.len() as f64,
+            UnionKeys::Sketched { distinct, .. } => distinct.estimate(),
+        }
+    }
+
+    /// Why the filter will be skipped, projected from the sections folded
+    /// in so far to all `tasks` of the stage: when they are at least
+    /// [`PROJECT_MIN_SECTIONS`] and [`PROJECT_MIN_FRACTION`] of the tasks,
+    /// share (almost) no keys, so each task brings keys of its own (a stage
+    /// partitioned by the key, or a table's unique key), and at their mean
+    /// the stage would hold more than twice `max_keys`. A build stage of a
+    /// thousand tasks with hundreds of millions of keys is then known to
+    /// make no filter after a dozen tasks, not after the seventy that reach
+    /// `max_keys`. Sections that overlap (a key column that repeats across
+    /// tasks: the union grows slower than the tasks) are never projected.
+    /// A wrong projection costs only the filter, never an answer.
+    pub fn projected_skip(&self, tasks: usize) -> Option<String> {
+        let k = self.sections;
+        if self.skipped.is_some()
+            || k < PROJECT_MIN_SECTIONS
+            || (k as f64) < PROJECT_MIN_FRACTION * tasks as f64
+            || tasks <= k
+        {
+            return None;
+        }
+        let distinct = self.distinct();
+        if distinct < 0.95 * self.section_keys as f64 {
+            return None;
+        }
+        let projected = distinct * tasks as f64 / k as f64;
+        let max_keys = self.max_keys();
+        (projected > 2.0 * max_keys as f64).then(|| {
+            format!(
+                "about {distinct:.0} distinct keys in {k} of {tasks} build tasks, about {projected:.0} projected for the stage, more than squall.bloom.max_keys = {max_keys}"
+            )
+        })
     }
 
     /// Bytes the union holds for its keys.

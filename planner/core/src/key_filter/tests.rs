@@ -330,3 +330,39 @@ fn a_sketched_union_past_max_keys_skips_the_filter() {
     assert!(union.memory_size() < 1 << 10, "the keys are dropped");
     assert!(matches!(union.finish(), Merged::Skipped(_)));
 }
+
+#[test]
+fn a_stage_of_disjoint_sections_projected_past_max_keys_is_skipped_early() {
+    let sizing = FilterSizing {
+        max_keys: 100_000,
+        exact_max_keys: 1_000,
+        fpp: 0.01,
+    };
+    // 1,000 build tasks of 1,000 keys each, every task its own keys: a
+    // million keys for the stage, ten times max_keys.
+    let mut union = KeyUnion::new(sizing);
+    // At least 8 sections and 1% of the tasks: 10 of 1,000.
+    let needed = PROJECT_MIN_SECTIONS.max((PROJECT_MIN_FRACTION * 1_000.0) as usize) as u64;
+    for t in 0..needed {
+        assert!(union.projected_skip(1_000).is_none(), "too few sections yet");
+        union.add(t as usize, hash_section(hashes(t * 1_000, 1_000)));
+    }
+    let reason = union.projected_skip(1_000).expect("10,000 keys x 100 is past max_keys");
+    assert!(
+        reason.contains("10 of 1000 build tasks") && reason.contains("projected"),
+        "{reason}"
+    );
+    assert!(union.skipped().is_none(), "the union itself holds fewer than max_keys");
+    // The same sections say nothing about a stage of 100,000 tasks (under
+    // 1% seen), nor about one whose projection is within twice max_keys.
+    assert!(union.projected_skip(100_000).is_none());
+    assert!(union.projected_skip(20).is_none());
+
+    // Sections that share their keys (a key repeating across tasks) are
+    // never projected: the union grows slower than the tasks.
+    let mut shared = KeyUnion::new(sizing);
+    for t in 0..50 {
+        shared.add(t, hash_section(hashes(t as u64 * 100, 1_000)));
+    }
+    assert!(shared.projected_skip(1_000).is_none());
+}
