@@ -383,8 +383,9 @@ config_namespace! {
         /// ones as one object that each task reads.
         pub inline_max_bytes: usize, default = 128 * 1024
         /// Release a filter's probe stage as soon as the filter is known to
-        /// be skipped (a build task saw more than `max_keys` keys, or the
-        /// sections merged so far hold more), not when the build stage
+        /// be skipped (a build task saw more than `max_keys` keys, the
+        /// sections merged so far hold more, or, sharing no keys, project
+        /// past twice as many for the stage), not when the build stage
         /// ends. The probe then goes without the keys' value range too.
         pub early_release: bool, default = true
         /// A task stops applying a filter that, after its first 100,000 rows,
