@@ -23,10 +23,12 @@
 //!
 //! The filter then moves as far upstream as its keys can be followed: through
 //! projections, filters, full sorts and aggregations grouped by the keys
-//! (dropping every row of a key drops exactly that key's group), down to just
-//! above the scan — and into the stage before when that stage is the only
-//! input (TPC-H Q17: lineitem rows of other parts are dropped before the
-//! partial aggregation, not after the final one).
+//! (dropping every row of a key drops exactly that key's group) and inner
+//! joins (to the side the keys come from), down to just above the scan — and
+//! into the stage that writes what it reads (TPC-H Q17: lineitem rows of
+//! other parts are dropped before the partial aggregation, not after the
+//! final one; Q7: supplier rows of other nations in the supplier scan, not
+//! after the shuffle of their join with lineitem).
 //!
 //! A filter is placed when the publishing side is estimated at most
 //! `1 / squall.bloom.min_size_ratio` of the other side, and at most
@@ -144,7 +146,8 @@ pub fn place_key_filters(
 /// Apply the filter of `placement.source` in stage index `target` (keys over
 /// what it writes), moved as far upstream as the keys can be followed:
 /// through projections, filters, sorts and aggregations grouped by the keys,
-/// into the stage feeding the target when that is the target's only input.
+/// and through inner joins into the stage feeding the side of the join the
+/// keys come from.
 fn apply_filter(
     staged: &mut StagedPlan,
     target: usize,
@@ -161,8 +164,9 @@ fn apply_filter(
             let Ok(u) = index_of(staged, upstream) else {
                 break;
             };
-            let single_input = staged.stages[target].inputs == [upstream];
-            if !single_input
+            // Each stage feeds one consumer: the rows of `u` reach only this
+            // read, so filtering them before `u` writes drops the same rows.
+            if !staged.stages[target].inputs.contains(&upstream)
                 || !staged.stages[u].filter_inputs.is_empty()
                 || staged.stages[u].publishes_filter()
             {
@@ -399,10 +403,22 @@ fn map_through(
 }
 
 /// Follow `keys` down from `plan` to a hash shuffle read: its stage and the
-/// keys as columns of what that stage writes.
+/// keys as columns of what that stage writes. Through inner joins too, on
+/// the side [`sink_filter`] would filter (the probe side when the keys
+/// reach it, else the build side): a row dropped in the stage that writes
+/// that side is one the join would never have matched, and it is not
+/// shuffled (TPC-H Q7: the supplier rows of other nations leave the
+/// supplier scan's stage, not the join with lineitem after its shuffle).
 fn follow_to_read(plan: &Arc<dyn ExecutionPlan>, keys: &Keys) -> Option<(u32, Keys)> {
     if let Some(r) = plan.downcast_ref::<ShuffleReadExec>() {
         return (r.mode() == ReadMode::Hash).then(|| (r.stage(), keys.clone()));
+    }
+    if let Some(join) = plan.downcast_ref::<HashJoinExec>() {
+        return match through_inner_join(join, keys) {
+            (_, Some(k)) => follow_to_read(join.right(), &k),
+            (Some(k), None) => follow_to_read(join.left(), &k),
+            (None, None) => None,
+        };
     }
     let (child, child_keys) = map_through(plan, keys)?;
     follow_to_read(&child, &child_keys)

@@ -494,3 +494,57 @@ async fn filters_known_to_be_skipped_release_their_probe_early() {
         assert_eq!(count_files(e.exchange_root()), 0, "objects left behind");
     }
 }
+
+/// A filter follows its keys through an inner join into the stage that
+/// writes the side they come from: TPC-H Q7 at SF0.1 planned as SF1000
+/// would be (nation broadcast, supplier and lineitem shuffled) drops
+/// the suppliers of other nations in the supplier scan's stage, before they
+/// meet lineitem, not after the shuffle of that join's output.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_filter_follows_its_keys_through_a_join_into_the_stage_that_scans_them() {
+    let data = sf01();
+    let engine = engine(
+        &data.path,
+        &[
+            (
+                "datafusion.optimizer.hash_join_single_partition_threshold",
+                "1677",
+            ),
+            (
+                "datafusion.optimizer.hash_join_single_partition_threshold_rows",
+                "52",
+            ),
+            ("squall.query.single_task_bytes", "0"),
+            ("squall.bloom.max_build_rows", "4611686018427387904"),
+        ],
+    )
+    .await;
+    let sql = squall_tpch::query(7).unwrap();
+    let explain = squall_csv(&engine, &format!("explain {sql}")).await;
+    let supplier_stage = explain
+        .split("Stage s")
+        .find(|s| s.contains("projection=[s_suppkey, s_nationkey]"))
+        .unwrap_or_else(|| panic!("no stage scans supplier:\n{explain}"));
+    assert!(
+        supplier_stage.contains("after key filter of")
+            && supplier_stage.contains("KeyFilterExec: keys=[s_nationkey"),
+        "the nation filter is not applied where supplier is scanned:\n{explain}"
+    );
+    let r = engine.sql(sql).await.unwrap();
+    let p = r.profile.clone().unwrap();
+    assert!(p.bloom_rows_dropped > 0, "no supplier row dropped");
+    let actual = squall_tpch::run::to_csv(&r.schema, &r.batches).unwrap();
+    let reference = single_node(&data.path).await;
+    assert_same(
+        "q07 vs DataFusion",
+        &single_node_csv(&reference, sql).await,
+        &actual,
+        sql,
+    );
+    assert_same(
+        "q07 vs the answers",
+        squall_tpch::expected_answer(0.1, 7).unwrap(),
+        &actual,
+        sql,
+    );
+}

@@ -344,15 +344,23 @@ fn a_stage_of_disjoint_sections_projected_past_max_keys_is_skipped_early() {
     // At least 8 sections and 1% of the tasks: 10 of 1,000.
     let needed = PROJECT_MIN_SECTIONS.max((PROJECT_MIN_FRACTION * 1_000.0) as usize) as u64;
     for t in 0..needed {
-        assert!(union.projected_skip(1_000).is_none(), "too few sections yet");
+        assert!(
+            union.projected_skip(1_000).is_none(),
+            "too few sections yet"
+        );
         union.add(t as usize, hash_section(hashes(t * 1_000, 1_000)));
     }
-    let reason = union.projected_skip(1_000).expect("10,000 keys x 100 is past max_keys");
+    let reason = union
+        .projected_skip(1_000)
+        .expect("10,000 keys x 100 is past max_keys");
     assert!(
         reason.contains("10 of 1000 build tasks") && reason.contains("projected"),
         "{reason}"
     );
-    assert!(union.skipped().is_none(), "the union itself holds fewer than max_keys");
+    assert!(
+        union.skipped().is_none(),
+        "the union itself holds fewer than max_keys"
+    );
     // The same sections say nothing about a stage of 100,000 tasks (under
     // 1% seen), nor about one whose projection is within twice max_keys.
     assert!(union.projected_skip(100_000).is_none());
