@@ -29,7 +29,6 @@ use std::time::Duration;
 use async_trait::async_trait;
 use bytes::Bytes;
 use datafusion::execution::runtime_env::RuntimeEnv;
-use object_store::local::LocalFileSystem;
 use squall_core::config::SquallConfig;
 use squall_core::error::{Result, SquallError};
 use squall_core::requests::{Request, RequestCounts, RequestTally, sqs_receive_requests};
@@ -38,6 +37,7 @@ use squall_core::worker::{WorkerEnv, handle_task};
 use tokio::sync::{Semaphore, mpsc};
 
 use super::Backend;
+use super::folder_store::FolderStore;
 
 /// The embedded backend: its [`Backend`] (a local folder for exchange
 /// objects, in-process queues, the in-process invoker), and its parts for
@@ -83,7 +83,7 @@ impl LocalBackend {
         };
         let invoker = Arc::new(LocalInvoker::new(env, squall.resolved_slots()));
         let backend = Backend {
-            exchange_store: Arc::new(LocalFileSystem::new().with_automatic_cleanup(true)),
+            exchange_store: Arc::new(FolderStore::new(exchange_root.clone())),
             exchange_url: "file://".to_string(),
             exchange_prefix: exchange_root
                 .to_string_lossy()

@@ -5,6 +5,7 @@
 //! is built by `squall-aws` (the only crate linking the AWS SDKs). The
 //! engine is built the same way over either: `Engine::with_backend`.
 
+mod folder_store;
 pub mod local;
 
 use std::sync::Arc;

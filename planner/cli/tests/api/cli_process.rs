@@ -31,6 +31,10 @@ fn ctrl_c_cancels_the_query_cleans_up_and_exits_130() {
             &format!("squall.exchange_location={}", exchange.path().display()),
             "-c",
             "squall.scan.target_task_bytes=50000",
+            // Staged, so its scans write exchange objects while the join
+            // runs (embedded, a query otherwise runs as one task).
+            "-c",
+            "squall.query.single_task_bytes=0",
             LONG,
         ])
         .stdout(Stdio::null())
@@ -44,10 +48,16 @@ fn ctrl_c_cancels_the_query_cleans_up_and_exits_130() {
             started.elapsed() < Duration::from_secs(120),
             "the query never wrote an exchange object"
         );
-        assert!(
-            child.try_wait().unwrap().is_none(),
-            "squall query ended early"
-        );
+        if let Some(status) = child.try_wait().unwrap() {
+            let mut stderr = String::new();
+            child
+                .stderr
+                .take()
+                .unwrap()
+                .read_to_string(&mut stderr)
+                .unwrap();
+            panic!("squall query ended early ({status}): {stderr}");
+        }
         std::thread::sleep(Duration::from_millis(20));
     }
     let interrupted = Instant::now();
@@ -75,6 +85,10 @@ fn ctrl_c_cancels_the_query_cleans_up_and_exits_130() {
         count_files(exchange.path()),
         0,
         "exchange objects left behind after Ctrl-C"
+    );
+    assert!(
+        exchange.path().is_dir(),
+        "the exchange folder given was removed with its objects"
     );
 }
 
