@@ -121,6 +121,10 @@ reports, an idle long poll per second), and the coordinator function's and
 the API's state polling (cost.rs's AwsEstimate). Monte Carlo with a fixed
 seed.
 
+Floor: beside each prediction, the same plans' cost with nothing waited
+for (each task as long as the longer of its CPU work and its bytes at the
+function's rate, the same requests): what only less CPU, fewer bytes or
+fewer requests can lower. --function-mb-per-s varies the rate.
 The published figures (see PARAMETERS) are inputs, not measurements of
 this project: the GET tail shape in particular is an assumption.
 """
@@ -317,6 +321,18 @@ def prefixes_setting(config_text):
     return int(m.group(1)) if m else 1
 
 
+def floor_ms(stages, mb_per_s):
+    """Worker time of `stages` with nothing waited for: each task as long as
+    the longer of its CPU work and its bytes (scanned, read, written) at
+    `mb_per_s`; returned with the part of it the bytes add beyond the CPU."""
+    total = beyond = 0.0
+    for st in stages:
+        moved = (st["scan_mb"] + st["in_mb"] + st["out_mb"]) / mb_per_s * 1000.0
+        total += st["tasks"] * max(st["work_ms_per_task"], moved)
+        beyond += st["tasks"] * max(moved - st["work_ms_per_task"], 0.0)
+    return total, beyond
+
+
 def price(squall, usages):
     """Price predicted usage with the Rust formula (`squall cost`)."""
     lines = "".join(json.dumps(u) + "\n" for u in usages)
@@ -385,6 +401,8 @@ def cmd_predict(args):
     p["two_level_min_requests"] = args.two_level_min
     p["warm_footers"] = args.warm_footers
     p["row_group_factor"] = args.row_group_factor
+    if args.function_mb_per_s:
+        p["function_mb_per_s"] = args.function_mb_per_s
     p["scan_threads"] = args.scan_threads
     p["release_skipped_filters"] = args.release_skipped_filters
     p["fetch_budget_bytes"] = int(args.fetch_budget_mb * 1024 * 1024)
@@ -433,6 +451,26 @@ def cmd_predict(args):
                                                   for k, v in parts.items() if tot > 0)
               + f"; {sum(u['s3_get'] for u in usages):,} GETs, {sum(u['s3_put'] for u in usages):,} PUTs, "
               f"slowest query {max(l for _, l in lats) / 1000:.1f} s")
+        # The floor of these plans on this data layout: every task only as
+        # long as the longer of its CPU work and its bytes (scanned, read,
+        # written) at the function's rate, nothing waited for, the same
+        # requests. What is left above it is waiting the execution could
+        # still hide; the floor itself moves only with less CPU, fewer
+        # bytes or fewer requests.
+        rate = p["function_mb_per_s"]
+        floors, bytes_bound = [], 0.0
+        for u, r in zip(usages, raw):
+            ms, beyond = floor_ms(r["stages"], rate)
+            bytes_bound += beyond
+            floors.append(dict(u, worker_ms=int(math.ceil(ms))))
+        floor_costs = price(args.squall, floors)
+        floor_total = sum(f["worker_ms"] for f in floors) or 1
+        fparts = {k: sum(c.get(k, 0.0) for c in floor_costs)
+                  for k in ("lambda_compute_usd", "s3_get_usd", "s3_put_usd")}
+        print(f"       floor of these plans on this layout: ${sum(c['total_usd'] for c in floor_costs):.4f} "
+              f"(tasks as long as the longer of their CPU and their bytes at {rate:g} MB/s, nothing waited, "
+              f"the same requests; bytes beyond the CPU {bytes_bound / floor_total * 100:.0f}% of the time): "
+              + ", ".join(f"{k[:-4]} ${v:.4f}" for k, v in fparts.items()))
         spent = {}
         for u in raw:
             for k, v in u.get("spent_ms", {}).items():
@@ -557,6 +595,8 @@ def main(argv=None):
                            help="squall.scan.task_partitions: threads a scan task runs on (up to its vCPUs)")
             s.add_argument("--row-group-factor", type=float, default=1.0,
                            help="the target data's row groups are this many times as large as the base's")
+            s.add_argument("--function-mb-per-s", type=float, default=None,
+                           help="a function's S3 transfer rate in MB/s (an assumption: 80 unless given)")
             s.add_argument("--warm-footers", action="store_true",
                            help="the coordinator has the tables' footers cached (a warm coordinator)")
             s.add_argument("--task-mb", type=float, default=256,

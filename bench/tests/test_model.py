@@ -117,6 +117,14 @@ Stage s3 (final) [hash x2, 2 tasks] <- s1, s2
         self.assertEqual(scaled["squall.bloom.max_keys"], "16000")
         self.assertEqual(scaled["squall.shuffle.compression"], "zstd:1", "as the stack deploys")
 
+    def test_floor_takes_the_longer_of_cpu_and_bytes(self):
+        cpu_bound = {"tasks": 10, "work_ms_per_task": 500, "scan_mb": 8, "in_mb": 0, "out_mb": 0}
+        byte_bound = {"tasks": 4, "work_ms_per_task": 100, "scan_mb": 60, "in_mb": 10, "out_mb": 10}
+        total, beyond = model.floor_ms([cpu_bound, byte_bound], 80.0)
+        # 10 x 500 ms of CPU (8 MB is 100 ms); 4 x 80 MB at 80 MB/s = 4 x 1 s.
+        self.assertAlmostEqual(total, 5000 + 4000)
+        self.assertAlmostEqual(beyond, 4 * 900)
+
     def test_growth_exponents(self):
         big = stage(1, "scan", 4, 100, scan=1000, rg=10)
         self.assertAlmostEqual(model.growth_exponent(big, stage(1, "scan", 1, 10, scan=100, rg=1), 10), 1.0)
