@@ -58,7 +58,7 @@ use datafusion::physical_plan::{
 };
 use serde::Serialize;
 use squall_core::config::BloomOptions;
-use squall_core::exec::{ReadMode, ShuffleReadExec, ShuffleWriteExec};
+use squall_core::exec::{NullableSideExec, ReadMode, ShuffleReadExec, ShuffleWriteExec};
 use squall_core::key_filter::KeyFilterExec;
 use squall_core::scan::{Leaf, leaves};
 
@@ -398,6 +398,9 @@ fn map_through(
         && sort.fetch().is_none()
     {
         return Some((Arc::clone(sort.input()), keys.clone()));
+    }
+    if let Some(side) = plan.downcast_ref::<NullableSideExec>() {
+        return Some((Arc::clone(side.input()), keys.clone()));
     }
     None
 }

@@ -70,7 +70,8 @@ impl PhysicalOptimizerRule for ScalarSideBuilds {
 
 /// DataFusion's physical optimizer rules with [`ScalarSideBuilds`] right
 /// after its join selection (before distribution is enforced, so the
-/// swapped join gets the partitioning its new sides need).
+/// swapped join gets the partitioning its new sides need), and
+/// `GuardNullableSides` before them all.
 pub fn physical_optimizer_rules() -> Vec<Arc<dyn PhysicalOptimizerRule + Send + Sync>> {
     let mut rules = PhysicalOptimizer::new().rules;
     let at = rules
@@ -78,6 +79,9 @@ pub fn physical_optimizer_rules() -> Vec<Arc<dyn PhysicalOptimizerRule + Send + 
         .position(|r| r.name() == "join_selection")
         .map_or(0, |i| i + 1);
     rules.insert(at, Arc::new(ScalarSideBuilds));
+    // First: every rule after it plans on what an outer join's output
+    // really holds (squall_core::exec::NullableSideExec).
+    rules.insert(0, Arc::new(squall_core::exec::GuardNullableSides));
     rules
 }
 

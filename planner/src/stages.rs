@@ -326,7 +326,13 @@ impl Cutter {
                     let right = self.cut(Arc::clone(join.right()), ReadMode::Gather)?;
                     return self.replace(plan, vec![left, right]);
                 }
-                let partitioned = self.partitioned_join(join)?;
+                let mut partitioned = self.partitioned_join(join)?;
+                // A join of one output partition (its probe side was one)
+                // stays one: what is above it was planned on that (a final
+                // aggregation with no merge below it).
+                if join.properties().output_partitioning().partition_count() == 1 {
+                    partitioned = Arc::new(CoalescePartitionsExec::new(partitioned));
+                }
                 return self.rewrite(partitioned);
             }
             let left = self.broadcast(Arc::clone(join.left()))?;

@@ -1,6 +1,6 @@
 //! The plan codec: datafusion-proto for everything DataFusion knows, plus
 //! squall's own nodes ([`ShuffleWriteExec`], [`ShuffleReadExec`],
-//! [`KeyFilterExec`]) as
+//! [`KeyFilterExec`], [`NullableSideExec`]) as
 //! extension nodes with small protobuf messages of their own.
 //!
 //! A stage plan is encoded once per stage by the coordinator and decoded by
@@ -33,7 +33,9 @@ use datafusion_proto::physical_plan::{
 use datafusion_proto::protobuf;
 use prost::Message;
 
-use crate::exec::{BoundaryProperties, ReadMode, ShuffleReadExec, ShuffleWriteExec};
+use crate::exec::{
+    BoundaryProperties, NullableSideExec, ReadMode, ShuffleReadExec, ShuffleWriteExec,
+};
 use crate::key_filter::KeyFilterExec;
 use crate::task::{InputBinding, ObjectLocation};
 
@@ -43,7 +45,7 @@ pub struct SquallCodec;
 
 #[derive(Clone, PartialEq, Message)]
 struct SquallNode {
-    #[prost(oneof = "squall_node::Kind", tags = "1, 2, 3")]
+    #[prost(oneof = "squall_node::Kind", tags = "1, 2, 3, 4")]
     kind: Option<squall_node::Kind>,
 }
 
@@ -56,6 +58,8 @@ mod squall_node {
         Read(super::ShuffleReadNode),
         #[prost(message, tag = "3")]
         KeyFilter(super::KeyFilterNode),
+        #[prost(message, tag = "4")]
+        NullableSide(super::NullableSideNode),
     }
 }
 
@@ -79,6 +83,10 @@ struct KeyFilterNode {
     #[prost(message, repeated, tag = "2")]
     keys: Vec<protobuf::PhysicalExprNode>,
 }
+
+/// A [`NullableSideExec`]: nothing but its input.
+#[derive(Clone, PartialEq, Message)]
+struct NullableSideNode {}
 
 #[derive(Clone, PartialEq, Message)]
 struct ShuffleReadNode {
@@ -231,6 +239,14 @@ impl PhysicalExtensionCodec for SquallCodec {
                     keys,
                 )))
             }
+            Some(squall_node::Kind::NullableSide(_)) => {
+                let [input] = inputs else {
+                    return Err(DataFusionError::Internal(
+                        "NullableSideExec must have exactly one input".into(),
+                    ));
+                };
+                Ok(Arc::new(NullableSideExec::try_new(Arc::clone(input))?))
+            }
             None => Err(DataFusionError::Internal("empty squall plan node".into())),
         }
     }
@@ -259,6 +275,8 @@ impl PhysicalExtensionCodec for SquallCodec {
                 source_stage: k.source_stage(),
                 keys: serialize_physical_exprs(k.keys(), self, proto_converter)?,
             })
+        } else if node.downcast_ref::<NullableSideExec>().is_some() {
+            squall_node::Kind::NullableSide(NullableSideNode {})
         } else if let Some(r) = node.downcast_ref::<ShuffleReadExec>() {
             let mut read = ShuffleReadNode {
                 stage: r.stage(),

@@ -20,12 +20,14 @@
 
 mod boundary;
 mod dynamic_filters;
+mod nullable_side;
 mod pacing;
 mod shuffle_read;
 mod shuffle_write;
 
 pub use boundary::{BoundaryProperties, Keeps};
 pub use dynamic_filters::{DynamicFilterExec, enable_dynamic_filters, link_dynamic_filters};
+pub use nullable_side::{GuardNullableSides, NullableSideExec};
 pub use pacing::{
     CountRowsExec, PAIRS_PER_SLICE, PaceExec, YIELD_AFTER, pace_joins, pace_joins_with,
 };

@@ -1,0 +1,281 @@
+//! [`NullableSideExec`]: the input of an outer join's null-padded side,
+//! reporting its input's properties without their constants.
+//!
+//! DataFusion 55 carries the constants of both inputs into an outer join's
+//! output (`EquivalenceGroup::join` keeps every class of both sides for
+//! LEFT, RIGHT and FULL joins). A constant of the null-padded side does not
+//! hold there: `f LEFT JOIN d ON f.k = d.k AND d.cat = 'red'` outputs
+//! `cat = 'red'` for the rows that matched and NULL for the others, yet the
+//! join reports `cat` constant. Operators above are planned on that: a sort
+//! on `cat` is left out (NULLs come out wherever they fall), an aggregation
+//! grouping by `cat` streams as if its input were sorted and emits a group
+//! each time the value changes. Staged, where a final aggregation reads
+//! many partial outputs in turn, that returns the same group several times.
+//!
+//! So every outer join gets this node on top of each side it pads with
+//! NULLs ([`GuardNullableSides`], a physical optimizer rule that runs
+//! first, so the join and everything above it are planned again on what
+//! holds). The node passes rows, statistics, projections and filters
+//! through untouched; it only keeps its input's constants to itself. Its
+//! orderings, equivalence classes and constraints are its input's: they
+//! hold of its rows, and the join decides what survives the padding.
+
+use std::fmt;
+use std::sync::Arc;
+
+use datafusion::common::config::ConfigOptions;
+use datafusion::common::tree_node::{Transformed, TransformedResult, TreeNode, TreeNodeRecursion};
+use datafusion::common::{JoinType, Statistics};
+use datafusion::error::{DataFusionError, Result};
+use datafusion::execution::TaskContext;
+use datafusion::physical_expr::PhysicalExpr;
+use datafusion::physical_expr::expressions::Literal;
+use datafusion::physical_optimizer::PhysicalOptimizerRule;
+use datafusion::physical_plan::execution_plan::{
+    CardinalityEffect, ChildrenPropertiesMode, ReplaceChildrenOptions,
+};
+use datafusion::physical_plan::filter_pushdown::{
+    ChildPushdownResult, FilterDescription, FilterPushdownPhase, FilterPushdownPropagation,
+};
+use datafusion::physical_plan::joins::{
+    HashJoinExec, NestedLoopJoinExec, SortMergeJoinExec, SymmetricHashJoinExec,
+};
+use datafusion::physical_plan::projection::ProjectionExec;
+use datafusion::physical_plan::statistics::ChildStats;
+use datafusion::physical_plan::{
+    DisplayAs, DisplayFormatType, ExecutionPlan, ExecutionPlanProperties, PlanProperties,
+    SendableRecordBatchStream, StatisticsArgs,
+};
+
+use super::{BoundaryProperties, Keeps};
+
+/// See the module docs.
+#[derive(Debug)]
+pub struct NullableSideExec {
+    input: Arc<dyn ExecutionPlan>,
+    properties: Arc<PlanProperties>,
+}
+
+impl NullableSideExec {
+    pub fn try_new(input: Arc<dyn ExecutionPlan>) -> Result<Self> {
+        let mut carried = BoundaryProperties::capture(
+            input.equivalence_properties(),
+            Keeps {
+                orderings: true,
+                partition_constants: true,
+            },
+        );
+        // A constant is a class's flag, or a literal among its members.
+        carried.constants.clear();
+        for class in &mut carried.classes {
+            class.retain(|e| e.downcast_ref::<Literal>().is_none());
+        }
+        carried.classes.retain(|class| class.len() > 1);
+        let eq = carried.equivalence_properties(&input.schema())?;
+        let properties = PlanProperties::new(
+            eq,
+            input.output_partitioning().clone(),
+            input.pipeline_behavior(),
+            input.boundedness(),
+        );
+        Ok(Self {
+            input,
+            properties: Arc::new(properties),
+        })
+    }
+
+    pub fn input(&self) -> &Arc<dyn ExecutionPlan> {
+        &self.input
+    }
+}
+
+impl DisplayAs for NullableSideExec {
+    fn fmt_as(&self, _t: DisplayFormatType, f: &mut fmt::Formatter) -> fmt::Result {
+        write!(f, "NullableSideExec")
+    }
+}
+
+impl ExecutionPlan for NullableSideExec {
+    fn name(&self) -> &str {
+        "NullableSideExec"
+    }
+
+    fn properties(&self) -> &Arc<PlanProperties> {
+        &self.properties
+    }
+
+    fn children(&self) -> Vec<&Arc<dyn ExecutionPlan>> {
+        vec![&self.input]
+    }
+
+    fn maintains_input_order(&self) -> Vec<bool> {
+        vec![true]
+    }
+
+    fn benefits_from_input_partitioning(&self) -> Vec<bool> {
+        vec![false]
+    }
+
+    fn apply_expressions(
+        &self,
+        _f: &mut dyn FnMut(&Arc<dyn PhysicalExpr>) -> Result<TreeNodeRecursion>,
+    ) -> Result<TreeNodeRecursion> {
+        Ok(TreeNodeRecursion::Continue)
+    }
+
+    fn with_new_children(
+        self: Arc<Self>,
+        mut children: Vec<Arc<dyn ExecutionPlan>>,
+    ) -> Result<Arc<dyn ExecutionPlan>> {
+        if children.len() != 1 {
+            return Err(DataFusionError::Internal(
+                "NullableSideExec takes one child".into(),
+            ));
+        }
+        Ok(Arc::new(Self::try_new(children.remove(0))?))
+    }
+
+    fn execute(
+        &self,
+        partition: usize,
+        context: Arc<TaskContext>,
+    ) -> Result<SendableRecordBatchStream> {
+        self.input.execute(partition, context)
+    }
+
+    fn child_stats_requests(&self, partition: Option<usize>) -> Vec<ChildStats> {
+        vec![ChildStats::At(partition)]
+    }
+
+    fn statistics_from_inputs(
+        &self,
+        input_stats: &[Arc<Statistics>],
+        _args: &StatisticsArgs,
+    ) -> Result<Arc<Statistics>> {
+        Ok(Arc::clone(&input_stats[0]))
+    }
+
+    fn cardinality_effect(&self) -> CardinalityEffect {
+        CardinalityEffect::Equal
+    }
+
+    fn try_swapping_with_projection(
+        &self,
+        projection: &ProjectionExec,
+    ) -> Result<Option<Arc<dyn ExecutionPlan>>> {
+        // Below the projection: the projection then sits on the input, and
+        // this node on top of it.
+        match self.input.try_swapping_with_projection(projection)? {
+            Some(projected) => Ok(Some(Arc::new(Self::try_new(projected)?))),
+            None => {
+                let projected = Arc::new(ProjectionExec::try_new(
+                    projection.expr().iter().cloned(),
+                    Arc::clone(&self.input),
+                )?);
+                Ok(Some(Arc::new(Self::try_new(projected)?)))
+            }
+        }
+    }
+
+    fn gather_filters_for_pushdown(
+        &self,
+        _phase: FilterPushdownPhase,
+        parent_filters: Vec<Arc<dyn PhysicalExpr>>,
+        _config: &ConfigOptions,
+    ) -> Result<FilterDescription> {
+        FilterDescription::from_children(parent_filters, &self.children())
+    }
+
+    fn handle_child_pushdown_result(
+        &self,
+        _phase: FilterPushdownPhase,
+        child_pushdown_result: ChildPushdownResult,
+        _config: &ConfigOptions,
+    ) -> Result<FilterPushdownPropagation<Arc<dyn ExecutionPlan>>> {
+        Ok(FilterPushdownPropagation::if_all(child_pushdown_result))
+    }
+}
+
+/// Which sides of a join of `join_type` it pads with NULLs: (left, right).
+fn padded_sides(join_type: JoinType) -> (bool, bool) {
+    match join_type {
+        JoinType::Left => (false, true),
+        JoinType::Right => (true, false),
+        JoinType::Full => (true, true),
+        _ => (false, false),
+    }
+}
+
+fn join_type_of(plan: &dyn ExecutionPlan) -> Option<JoinType> {
+    if let Some(j) = plan.downcast_ref::<HashJoinExec>() {
+        return Some(*j.join_type());
+    }
+    if let Some(j) = plan.downcast_ref::<NestedLoopJoinExec>() {
+        return Some(*j.join_type());
+    }
+    if let Some(j) = plan.downcast_ref::<SortMergeJoinExec>() {
+        return Some(j.join_type());
+    }
+    if let Some(j) = plan.downcast_ref::<SymmetricHashJoinExec>() {
+        return Some(*j.join_type());
+    }
+    None
+}
+
+/// The physical optimizer rule putting a [`NullableSideExec`] on each side
+/// an outer join pads with NULLs; see the module docs.
+#[derive(Debug, Default)]
+pub struct GuardNullableSides;
+
+impl PhysicalOptimizerRule for GuardNullableSides {
+    fn optimize(
+        &self,
+        plan: Arc<dyn ExecutionPlan>,
+        _config: &ConfigOptions,
+    ) -> Result<Arc<dyn ExecutionPlan>> {
+        plan.transform_up(|node| {
+            let Some(join_type) = join_type_of(node.as_ref()) else {
+                return Ok(Transformed::no(node));
+            };
+            let padded = padded_sides(join_type);
+            let children = node.children();
+            if children.len() != 2 || padded == (false, false) {
+                return Ok(Transformed::no(node));
+            }
+            let guard = |child: &Arc<dyn ExecutionPlan>, pads: bool| -> Result<_> {
+                Ok(
+                    if pads && child.downcast_ref::<NullableSideExec>().is_none() {
+                        Arc::new(NullableSideExec::try_new(Arc::clone(child))?) as _
+                    } else {
+                        Arc::clone(child)
+                    },
+                )
+            };
+            let new_children = vec![guard(children[0], padded.0)?, guard(children[1], padded.1)?];
+            if new_children
+                .iter()
+                .zip(&children)
+                .all(|(n, c)| Arc::ptr_eq(n, c))
+            {
+                return Ok(Transformed::no(node));
+            }
+            Ok(Transformed::yes(node.replace_children(
+                new_children,
+                ReplaceChildrenOptions::new(ChildrenPropertiesMode::Recompute),
+            )?))
+        })
+        .data()
+    }
+
+    fn name(&self) -> &str {
+        "squall_guard_nullable_sides"
+    }
+
+    fn schema_check(&self) -> bool {
+        true
+    }
+}
+
+#[cfg(test)]
+#[path = "nullable_side/tests.rs"]
+mod tests;
