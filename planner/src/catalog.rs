@@ -2,7 +2,9 @@
 //! whose sub-folders are tables of Parquet files, flat or partitioned
 //! Hive-style (`key=value` folders, see [`crate::partitions`]). Each table
 //! is a DataFusion listing table; its schema comes from the files' footers
-//! and its partition columns from its folders.
+//! and its partition columns from its folders. A table that cannot be read
+//! (a file that is not Parquet, files whose schemas conflict) is set aside:
+//! queries naming it fail saying why, the others answer.
 
 use crate::error::PlannerError;
 use crate::partitions::{PartitionRegistry, inspect};
@@ -11,6 +13,7 @@ use std::sync::Arc;
 
 use futures::FutureExt;
 
+use datafusion::catalog::{SchemaProvider, TableProvider};
 use datafusion::datasource::listing::ListingTableUrl;
 use datafusion::error::{DataFusionError, Result};
 use datafusion::execution::object_store::ObjectStoreUrl;
@@ -39,7 +42,7 @@ pub async fn register_catalog_with(
             message: format!("cannot list: {e}"),
         })
     })?;
-    let mut tables = Vec::new();
+    let (mut tables, mut unreadable) = (Vec::new(), Vec::new());
     for entry in entries {
         let entry = entry.map_err(|e| catalog_error(&dir.display().to_string(), e))?;
         let path = entry.path();
@@ -48,25 +51,113 @@ pub async fn register_catalog_with(
             continue;
         }
         if path.is_dir() {
-            let root = object_store::path::Path::from_filesystem_path(&path)
-                .map_err(|e| table_error(&name, &path.display().to_string(), e))?;
             let url = format!("{}/", path.display());
-            if register_table(ctx, &name, &url, &local, &root, registry).await? {
-                tables.push(name);
+            let registered = match object_store::path::Path::from_filesystem_path(&path) {
+                Ok(root) => register_table(ctx, &name, &url, &local, &root, registry).await,
+                Err(e) => Err(table_error(&name, &url, e)),
+            };
+            match registered {
+                Ok(true) => tables.push(name),
+                Ok(false) => {}
+                Err(e) => unreadable.push((name, message(&e))),
             }
         } else if let Some(stem) = name.strip_suffix(".parquet") {
-            ctx.register_parquet(
-                stem,
-                &path.display().to_string(),
-                ParquetReadOptions::default(),
-            )
-            .await
-            .map_err(|e| table_error(stem, &path.display().to_string(), e))?;
-            tables.push(stem.to_string());
+            let location = path.display().to_string();
+            match ctx
+                .register_parquet(stem, &location, ParquetReadOptions::default())
+                .await
+            {
+                Ok(()) => tables.push(stem.to_string()),
+                Err(e) => {
+                    unreadable.push((stem.to_string(), message(&table_error(stem, &location, e))))
+                }
+            }
         }
     }
+    set_aside(ctx, unreadable)?;
     tables.sort();
     Ok(tables)
+}
+
+/// Tables the catalog could not read: each stays out of the session, and a
+/// query naming one fails with why (the table, its location, the file),
+/// while the catalog's other tables answer. A catalog is often many
+/// tables written by many jobs; one bad file must not take them all down.
+fn set_aside(ctx: &SessionContext, unreadable: Vec<(String, String)>) -> Result<()> {
+    if unreadable.is_empty() {
+        return Ok(());
+    }
+    for (table, why) in &unreadable {
+        tracing::warn!(table, %why, "a table of the catalog cannot be read; queries naming it fail");
+    }
+    let options = ctx.state().config_options().catalog.clone();
+    let catalog = ctx
+        .catalog(&options.default_catalog)
+        .ok_or_else(|| DataFusionError::Internal("no default catalog".into()))?;
+    let inner = catalog
+        .schema(&options.default_schema)
+        .ok_or_else(|| DataFusionError::Internal("no default schema".into()))?;
+    catalog.register_schema(
+        &options.default_schema,
+        Arc::new(WithUnreadable {
+            inner,
+            unreadable: unreadable.into_iter().collect(),
+        }),
+    )?;
+    Ok(())
+}
+
+/// An error's message without DataFusion's prefix (it is raised again as
+/// a planning error).
+fn message(e: &DataFusionError) -> String {
+    match e {
+        DataFusionError::Plan(m) => m.clone(),
+        other => other.to_string(),
+    }
+}
+
+/// The session's schema, and the catalog's tables that could not be read.
+#[derive(Debug)]
+struct WithUnreadable {
+    inner: Arc<dyn SchemaProvider>,
+    /// Table name to the error reading it.
+    unreadable: std::collections::HashMap<String, String>,
+}
+
+#[async_trait::async_trait]
+impl SchemaProvider for WithUnreadable {
+    fn owner_name(&self) -> Option<&str> {
+        self.inner.owner_name()
+    }
+
+    fn table_names(&self) -> Vec<String> {
+        self.inner.table_names()
+    }
+
+    async fn table(&self, name: &str) -> Result<Option<Arc<dyn TableProvider>>> {
+        if let Some(why) = self.unreadable.get(name)
+            && !self.inner.table_exist(name)
+        {
+            return Err(DataFusionError::Plan(why.clone()));
+        }
+        self.inner.table(name).await
+    }
+
+    fn register_table(
+        &self,
+        name: String,
+        table: Arc<dyn TableProvider>,
+    ) -> Result<Option<Arc<dyn TableProvider>>> {
+        self.inner.register_table(name, table)
+    }
+
+    fn deregister_table(&self, name: &str) -> Result<Option<Arc<dyn TableProvider>>> {
+        self.inner.deregister_table(name)
+    }
+
+    fn table_exist(&self, name: &str) -> bool {
+        self.inner.table_exist(name)
+    }
 }
 
 /// Registers the table `name` of Parquet files under `root` of the store at
@@ -98,9 +189,37 @@ async fn register_table(
             )))
         });
     if let Err(e) = registered {
-        let message = match unreadable_file(ctx, Arc::clone(&store), root).await {
-            Some(file) => file,
-            None => e.to_string(),
+        // Files whose types differ where a wider type holds them all
+        // (schema_merge) register with that type; a file that cannot be
+        // read, or a real conflict, is named.
+        let message = match file_schemas(ctx, Arc::clone(&store), root).await {
+            Err(unreadable) => unreadable,
+            Ok(schemas) if schemas.is_empty() => e.to_string(),
+            Ok(schemas) => match crate::schema_merge::merge(&schemas) {
+                Err(conflict) => conflict,
+                Ok(merged) => {
+                    let options = ParquetReadOptions::default()
+                        .table_partition_cols(layout.columns.clone())
+                        .schema(&merged);
+                    match ctx.register_parquet(name, url, options).await {
+                        Ok(()) => {
+                            tracing::info!(
+                                table = name,
+                                "the table's files differ in column types; read as the wider types"
+                            );
+                            if !layout.columns.is_empty() {
+                                registry.record(
+                                    store_url.as_str(),
+                                    root.as_ref(),
+                                    layout.partitions,
+                                );
+                            }
+                            return Ok(true);
+                        }
+                        Err(e) => e.to_string(),
+                    }
+                }
+            },
         };
         return Err(table_error(name, url, message));
     }
@@ -110,41 +229,52 @@ async fn register_table(
     Ok(true)
 }
 
-/// The first Parquet file under `root` whose footer cannot be read, with
-/// why: asked only once a table failed to register, to name the file.
-async fn unreadable_file(
+/// The schema of each Parquet file under `root` (its name, its schema), or
+/// the first file whose footer cannot be read, with why: asked only once a
+/// table failed to register.
+async fn file_schemas(
     ctx: &SessionContext,
     store: Arc<dyn object_store::ObjectStore>,
     root: &object_store::path::Path,
-) -> Option<String> {
+) -> std::result::Result<Vec<(String, arrow::datatypes::Schema)>, String> {
     use datafusion::datasource::file_format::FileFormat;
     use datafusion::datasource::file_format::parquet::ParquetFormat;
-    use futures::TryStreamExt;
-    let mut files: Vec<object_store::ObjectMeta> =
-        store.list(Some(root)).try_collect().await.ok()?;
+    use futures::{StreamExt, TryStreamExt};
+    let mut files: Vec<object_store::ObjectMeta> = store
+        .list(Some(root))
+        .try_collect()
+        .await
+        .map_err(|e| format!("cannot list: {e}"))?;
     files.retain(|f| f.location.as_ref().ends_with(".parquet"));
     files.sort_by(|a, b| a.location.cmp(&b.location));
     let state = ctx.state();
     let format = ParquetFormat::default();
-    for f in files {
-        let read = std::panic::AssertUnwindSafe(format.infer_schema(
-            &state,
-            &store,
-            std::slice::from_ref(&f),
-        ))
-        .catch_unwind()
-        .await;
-        let why = match read {
-            Ok(Ok(_)) => continue,
-            Ok(Err(e)) => e.to_string(),
-            Err(panic) => format!(
-                "the Parquet reader failed: {}",
-                squall_core::error::panic_text(&panic)
-            ),
-        };
-        return Some(format!("file {} ({} bytes): {why}", f.location, f.size));
-    }
-    None
+    let read = |f: object_store::ObjectMeta| {
+        let (state, format, store) = (&state, &format, &store);
+        async move {
+            let read = std::panic::AssertUnwindSafe(format.infer_schema(
+                state,
+                store,
+                std::slice::from_ref(&f),
+            ))
+            .catch_unwind()
+            .await;
+            let why = match read {
+                Ok(Ok(schema)) => return Ok((f.location.to_string(), schema.as_ref().clone())),
+                Ok(Err(e)) => e.to_string(),
+                Err(panic) => format!(
+                    "the Parquet reader failed: {}",
+                    squall_core::error::panic_text(&panic)
+                ),
+            };
+            Err(format!("file {} ({} bytes): {why}", f.location, f.size))
+        }
+    };
+    futures::stream::iter(files)
+        .map(read)
+        .buffered(16)
+        .try_collect()
+        .await
 }
 
 /// After `CREATE EXTERNAL TABLE name ... PARTITIONED BY (...) LOCATION 'location'`:
@@ -185,7 +315,7 @@ async fn register_object_store_catalog(
         })
         .await
         .map_err(|e| catalog_error(&format!("s3://{rest}"), format!("cannot list: {e}")))?;
-    let mut tables = Vec::new();
+    let (mut tables, mut unreadable) = (Vec::new(), Vec::new());
     for table_prefix in listing.common_prefixes {
         let Some(name) = table_prefix.filename().map(str::to_string) else {
             continue;
@@ -194,16 +324,19 @@ async fn register_object_store_catalog(
             continue;
         }
         let table_url = format!("s3://{bucket}/{table_prefix}/");
-        if register_table(ctx, &name, &table_url, &url, &table_prefix, registry).await? {
-            tables.push(name);
+        match register_table(ctx, &name, &table_url, &url, &table_prefix, registry).await {
+            Ok(true) => tables.push(name),
+            Ok(false) => {}
+            Err(e) => unreadable.push((name, message(&e))),
         }
     }
-    if tables.is_empty() {
+    if tables.is_empty() && unreadable.is_empty() {
         return Err(catalog_error(
             &format!("s3://{rest}"),
             "no tables (sub-folders of Parquet files) found",
         ));
     }
+    set_aside(ctx, unreadable)?;
     tables.sort();
     Ok(tables)
 }

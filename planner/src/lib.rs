@@ -51,6 +51,7 @@ pub mod query_record;
 pub mod result_stream;
 pub mod scalar_build;
 pub mod scalar_subquery;
+pub mod schema_merge;
 pub mod split;
 pub mod stages;
 pub mod task_settings;

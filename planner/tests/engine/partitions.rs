@@ -199,7 +199,8 @@ async fn create_external_table_partitioned_by() {
 }
 
 /// Files partitioned two ways in one table, or a Parquet file loose beside
-/// the partition folders, fail the catalog naming the table and both files.
+/// the partition folders, set the table aside: a query naming it fails
+/// naming the table and both files.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn inconsistent_partition_folders_are_refused_by_name() {
     let d = data().await;
@@ -216,14 +217,16 @@ async fn inconsistent_partition_folders_are_refused_by_name() {
         .path();
     std::fs::copy(&some_file, table.join("a=1/x.parquet")).unwrap();
     std::fs::copy(&some_file, table.join("b=2/y.parquet")).unwrap();
-    let err = squall_planner::Engine::local(squall_planner::EngineOptions {
+    let engine = squall_planner::Engine::local(squall_planner::EngineOptions {
         catalog: Some(dir.path().display().to_string()),
         settings: vec![],
     })
     .await
-    .err()
-    .expect("a table partitioned two ways")
-    .to_string();
+    .expect("the catalog, without the table partitioned two ways");
+    let err = match engine.sql("select count(*) from mixed").await {
+        Ok(_) => panic!("a table partitioned two ways answered"),
+        Err(e) => e.to_string(),
+    };
     assert!(
         err.contains("mixed") && err.contains("partitioned differently") && err.contains("(a)"),
         "{err}"

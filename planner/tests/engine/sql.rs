@@ -241,8 +241,9 @@ async fn scalar_subqueries_return_at_most_one_row() {
 }
 
 /// A catalog table with a file that is not Parquet (truncated, or a footer
-/// that is garbage: the Parquet reader panics on some) fails with an error
-/// that names the table and the file, never a crash.
+/// that is garbage: the Parquet reader panics on some) is set aside: a
+/// query naming it fails with an error that names the table and the file,
+/// never a crash, and the catalog's other tables answer.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn corrupt_parquet_files_are_named() {
     let data = sf001_small_groups();
@@ -261,18 +262,125 @@ async fn corrupt_parquet_files_are_named() {
         std::fs::create_dir_all(&table).unwrap();
         std::fs::write(table.join("a.parquet"), &good).unwrap();
         std::fs::write(table.join("b.parquet"), &bytes).unwrap();
-        let err = match squall_planner::Engine::local(squall_planner::EngineOptions {
+        let other = dir.path().join("nation");
+        std::fs::create_dir_all(&other).unwrap();
+        std::fs::write(other.join("a.parquet"), &good).unwrap();
+        let engine = squall_planner::Engine::local(squall_planner::EngineOptions {
             catalog: Some(dir.path().to_string_lossy().to_string()),
             settings: settings(&[]),
         })
         .await
-        {
-            Ok(_) => panic!("{what}: the catalog registered"),
-            Err(e) => e.to_string(),
-        };
+        .unwrap_or_else(|e| panic!("{what}: one bad table failed the catalog: {e}"));
+        for sql in ["select count(*) from t", "select n_name from t, nation"] {
+            let err = engine.sql(sql).await.unwrap_err().to_string();
+            assert!(
+                err.contains("table t") && err.contains("b.parquet"),
+                "{what}: {sql}: {err}"
+            );
+        }
+        let answer = squall_csv(&engine, "select count(*) from nation").await;
+        assert_eq!(answer, "count(*)\n25\n", "{what}");
+    }
+}
+
+/// Files of one table written with different but compatible column types
+/// (an integer as INT32 then INT64, a decimal whose precision grew, a
+/// column added later) read as one table of the wider types, staged and
+/// one-task; types no value fits both fail naming the column and files.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn files_of_a_table_with_widened_types_read_as_one_table() {
+    use arrow::array::{
+        Decimal128Array, Float64Array, Int32Array, Int64Array, RecordBatch, StringArray,
+    };
+    use arrow::datatypes::{DataType, Field, Schema};
+    use std::sync::Arc;
+    let write = |path: std::path::PathBuf, batch: RecordBatch| {
+        let file = std::fs::File::create(path).unwrap();
+        let mut w = parquet::arrow::ArrowWriter::try_new(file, batch.schema(), None).unwrap();
+        w.write(&batch).unwrap();
+        w.close().unwrap();
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let t = dir.path().join("t");
+    std::fs::create_dir_all(&t).unwrap();
+    let old = Arc::new(Schema::new(vec![
+        Field::new("id", DataType::Int32, false),
+        Field::new("price", DataType::Decimal128(8, 2), false),
+    ]));
+    write(
+        t.join("a.parquet"),
+        RecordBatch::try_new(
+            old,
+            vec![
+                Arc::new(Int32Array::from(vec![1, 2, 3])),
+                Arc::new(
+                    Decimal128Array::from(vec![150, 250, 350])
+                        .with_precision_and_scale(8, 2)
+                        .unwrap(),
+                ),
+            ],
+        )
+        .unwrap(),
+    );
+    let new = Arc::new(Schema::new(vec![
+        Field::new("id", DataType::Int64, false),
+        Field::new("price", DataType::Decimal128(14, 4), false),
+        Field::new("note", DataType::Utf8, true),
+    ]));
+    write(
+        t.join("b.parquet"),
+        RecordBatch::try_new(
+            new,
+            vec![
+                Arc::new(Int64Array::from(vec![4_000_000_000, 5])),
+                Arc::new(
+                    Decimal128Array::from(vec![12_345_678_901, 5_0000])
+                        .with_precision_and_scale(14, 4)
+                        .unwrap(),
+                ),
+                Arc::new(StringArray::from(vec![Some("new"), None])),
+            ],
+        )
+        .unwrap(),
+    );
+    let bad = dir.path().join("bad");
+    std::fs::create_dir_all(&bad).unwrap();
+    for (name, column) in [
+        (
+            "a.parquet",
+            Arc::new(Int64Array::from(vec![1])) as arrow::array::ArrayRef,
+        ),
+        ("b.parquet", Arc::new(Float64Array::from(vec![1.5])) as _),
+    ] {
+        let batch = RecordBatch::try_from_iter([("v", column)]).unwrap();
+        write(bad.join(name), batch);
+    }
+    let sql = "select id, price, note, arrow_typeof(id) as t from t order by id";
+    let expected = "id,price,note,t\n1,1.5000,,Int64\n2,2.5000,,Int64\n3,3.5000,,Int64\n\
+                    5,5.0000,,Int64\n4000000000,1234567.8901,new,Int64\n";
+    for single in ["0", "1000000000000"] {
+        let engine = squall_planner::Engine::local(squall_planner::EngineOptions {
+            catalog: Some(dir.path().to_string_lossy().to_string()),
+            settings: settings(&[
+                ("squall.query.single_task_bytes", single),
+                ("squall.scan.target_task_bytes", "1"),
+            ]),
+        })
+        .await
+        .unwrap();
+        assert_eq!(
+            squall_csv(&engine, sql).await,
+            expected,
+            "single_task_bytes={single}"
+        );
+        let err = engine
+            .sql("select * from bad")
+            .await
+            .unwrap_err()
+            .to_string();
         assert!(
-            err.contains("table t") && err.contains("b.parquet"),
-            "{what}: {err}"
+            err.contains("column v") && err.contains("a.parquet") && err.contains("b.parquet"),
+            "{err}"
         );
     }
 }
