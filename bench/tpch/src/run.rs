@@ -6,6 +6,7 @@
 //! same files — and reports time, rows, check result and the query profile.
 
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::Instant;
 
 use arrow::datatypes::SchemaRef;
@@ -176,7 +177,9 @@ pub fn check_answer(expected: &str, actual: &str, sql: &str) -> String {
     }
 }
 
-/// Batches as CSV with a header row (NULL as an empty field).
+/// Batches as CSV with a header row (NULL as an empty field). Nested
+/// values (lists, structs, maps), which CSV has no form for, are written as
+/// the table format shows them (`[x, y]`, `{a: 1, b: q}`).
 pub fn to_csv(schema: &SchemaRef, batches: &[RecordBatch]) -> Result<String> {
     let mut buf = Vec::new();
     {
@@ -184,11 +187,77 @@ pub fn to_csv(schema: &SchemaRef, batches: &[RecordBatch]) -> Result<String> {
             .with_header(true)
             .build(&mut buf);
         if batches.is_empty() {
-            writer.write(&RecordBatch::new_empty(schema.clone()))?;
+            writer.write(&nested_as_text(&RecordBatch::new_empty(schema.clone()))?)?;
         }
         for b in batches {
-            writer.write(b)?;
+            writer.write(&nested_as_text(b)?)?;
         }
     }
     String::from_utf8(buf).map_err(|e| DataFusionError::External(Box::new(e)))
+}
+
+/// `batch` with each nested column (CSV has no form for one) replaced by
+/// its values' text, as the table format shows them.
+pub fn nested_as_text(batch: &RecordBatch) -> Result<RecordBatch> {
+    use arrow::array::{ArrayRef, StringBuilder};
+    use arrow::datatypes::{DataType, Field, Schema};
+    use arrow::util::display::{ArrayFormatter, FormatOptions};
+    let nested =
+        |t: &DataType| t.is_nested() || matches!(t, DataType::Map(..) | DataType::Union(..));
+    if !batch
+        .schema()
+        .fields()
+        .iter()
+        .any(|f| nested(f.data_type()))
+    {
+        return Ok(batch.clone());
+    }
+    let mut fields = Vec::new();
+    let mut columns: Vec<ArrayRef> = Vec::new();
+    for (field, column) in batch.schema().fields().iter().zip(batch.columns()) {
+        if !nested(field.data_type()) {
+            fields.push(field.as_ref().clone());
+            columns.push(Arc::clone(column));
+            continue;
+        }
+        let options = FormatOptions::default();
+        let formatter = ArrayFormatter::try_new(column.as_ref(), &options)?;
+        let mut text = StringBuilder::new();
+        for row in 0..column.len() {
+            if column.is_null(row) {
+                text.append_null();
+            } else {
+                text.append_value(formatter.value(row).to_string());
+            }
+        }
+        fields.push(Field::new(field.name(), DataType::Utf8, true));
+        columns.push(Arc::new(text.finish()));
+    }
+    Ok(RecordBatch::try_new(
+        Arc::new(Schema::new(fields)),
+        columns,
+    )?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use arrow::array::{ArrayRef, Int64Array, ListBuilder, StringBuilder};
+
+    #[test]
+    fn nested_values_are_written_as_text() {
+        let mut tags = ListBuilder::new(StringBuilder::new());
+        tags.values().append_value("x");
+        tags.values().append_value("y");
+        tags.append(true);
+        tags.append(true);
+        tags.append(false);
+        let batch = RecordBatch::try_from_iter([
+            ("id", Arc::new(Int64Array::from(vec![1, 2, 3])) as ArrayRef),
+            ("tags", Arc::new(tags.finish()) as ArrayRef),
+        ])
+        .unwrap();
+        let csv = to_csv(&batch.schema(), &[batch]).unwrap();
+        assert_eq!(csv, "id,tags\n1,\"[x, y]\"\n2,[]\n3,\n");
+    }
 }

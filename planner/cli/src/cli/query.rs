@@ -112,7 +112,7 @@ async fn print_streamed(result: StreamedResult, format: Format) -> Result<()> {
                 arrow::csv::WriterBuilder::new()
                     .with_header(std::mem::take(&mut header))
                     .build(&mut text)
-                    .write(&batch)?;
+                    .write(&tpch::run::nested_as_text(&batch)?)?;
                 let _ = out.write_all(&text);
             }
             if header {
@@ -120,7 +120,9 @@ async fn print_streamed(result: StreamedResult, format: Format) -> Result<()> {
                 arrow::csv::WriterBuilder::new()
                     .with_header(true)
                     .build(&mut text)
-                    .write(&RecordBatch::new_empty(result.schema.clone()))?;
+                    .write(&tpch::run::nested_as_text(&RecordBatch::new_empty(
+                        result.schema.clone(),
+                    ))?)?;
                 let _ = out.write_all(&text);
             }
         }
