@@ -491,7 +491,7 @@ fn base_rows(staged: &StagedPlan, id: u32, known: &HashMap<u32, Option<usize>>) 
 }
 
 /// Rows of the right side that match nothing never reach the output.
-fn right_side_filterable(t: JoinType) -> bool {
+pub(crate) fn right_side_filterable(t: JoinType) -> bool {
     matches!(
         t,
         JoinType::Inner
@@ -503,7 +503,7 @@ fn right_side_filterable(t: JoinType) -> bool {
 }
 
 /// Rows of the left side that match nothing never reach the output.
-fn left_side_filterable(t: JoinType) -> bool {
+pub(crate) fn left_side_filterable(t: JoinType) -> bool {
     matches!(
         t,
         JoinType::Inner
