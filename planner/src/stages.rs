@@ -491,7 +491,8 @@ impl Cutter {
 /// key filter to the other side's scans (`crate::key_filter`), which then
 /// shuffle only the rows of those keys instead of every row. `None` where
 /// there is no such side, where the other side could not be filtered by
-/// it, or where the join would not keep the properties it was planned with.
+/// it (or the key filters would take the other side as the source first),
+/// or where the join would not keep the properties it was planned with.
 fn isolate_filtered_aggregations(join: &HashJoinExec) -> Result<Option<Arc<dyn ExecutionPlan>>> {
     if *join.partition_mode() != PartitionMode::Partitioned {
         return Ok(None);
@@ -503,9 +504,15 @@ fn isolate_filtered_aggregations(join: &HashJoinExec) -> Result<Option<Arc<dyn E
         .map(|(l, r)| (Arc::clone(l), Arc::clone(r)))
         .unzip();
     let mut children = vec![Arc::clone(join.left()), Arc::clone(join.right())];
+    // The key filters try the left side as the source first: a right side
+    // is isolated only where the left could not publish to it.
+    let (filters_right, filters_left) = (
+        crate::key_filter::right_side_filterable(jt),
+        crate::key_filter::left_side_filterable(jt),
+    );
     let sides = [
-        (0, left_keys, crate::key_filter::right_side_filterable(jt)),
-        (1, right_keys, crate::key_filter::left_side_filterable(jt)),
+        (0, left_keys, filters_right),
+        (1, right_keys, filters_left && !filters_right),
     ];
     let mut changed = false;
     for (i, keys, other_filterable) in sides {
@@ -528,7 +535,9 @@ fn isolate_filtered_aggregations(join: &HashJoinExec) -> Result<Option<Arc<dyn E
         .recompute_properties()
         .build_exec()?;
     let (old, new) = (join.properties(), rebuilt.properties());
-    let kept = old.output_partitioning() == new.output_partitioning()
+    // Compared as shown: a join that outputs no column partitions by
+    // unknown columns, which never compare equal.
+    let kept = old.output_partitioning().to_string() == new.output_partitioning().to_string()
         && old.output_ordering() == new.output_ordering()
         && unmet_requirements(&rebuilt)?.is_empty();
     Ok(kept.then_some(rebuilt))
