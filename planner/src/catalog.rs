@@ -7,7 +7,7 @@
 //! queries naming it fail saying why, the others answer.
 
 use crate::error::PlannerError;
-use crate::partitions::{PartitionRegistry, inspect};
+use crate::partitions::{HiveEscapedValues, PartitionRegistry, inspect};
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -223,10 +223,53 @@ async fn register_table(
         };
         return Err(table_error(name, url, message));
     }
+    drop_file_columns_named_like_partitions(ctx, name, url, &layout.columns)
+        .await
+        .map_err(|e| table_error(name, url, message(&e)))?;
     if !layout.columns.is_empty() {
         registry.record(store_url.as_str(), root.as_ref(), layout.partitions);
+        if let Some(listing) = ctx.deregister_table(name)? {
+            let columns = layout.columns.iter().map(|(c, _)| c.clone()).collect();
+            ctx.register_table(name, Arc::new(HiveEscapedValues::new(listing, columns)))?;
+        }
     }
     Ok(true)
+}
+
+/// A file column named like a partition column (`p=1/x.parquet` holding a
+/// column `p` too) would make every query on the table fail on a duplicate
+/// name. The folder's value is the table's, as Hive, Spark and Trino read
+/// it: the table is registered again without the files' column.
+async fn drop_file_columns_named_like_partitions(
+    ctx: &SessionContext,
+    name: &str,
+    url: &str,
+    columns: &[(String, arrow::datatypes::DataType)],
+) -> Result<()> {
+    if columns.is_empty() {
+        return Ok(());
+    }
+    let schema = ctx.table_provider(name).await?.schema();
+    let file_fields = schema.fields().len().saturating_sub(columns.len());
+    let is_partition = |n: &str| columns.iter().any(|(c, _)| c == n);
+    let fields: Vec<_> = schema.fields()[..file_fields]
+        .iter()
+        .filter(|f| !is_partition(f.name()))
+        .cloned()
+        .collect();
+    if fields.len() == file_fields {
+        return Ok(());
+    }
+    tracing::info!(
+        table = name,
+        "the files hold columns named like the table's partition folders; the folders' values are read"
+    );
+    let file_schema = arrow::datatypes::Schema::new(fields);
+    ctx.deregister_table(name)?;
+    let options = ParquetReadOptions::default()
+        .table_partition_cols(columns.to_vec())
+        .schema(&file_schema);
+    ctx.register_parquet(name, url, options).await
 }
 
 /// The schema of each Parquet file under `root` (its name, its schema), or

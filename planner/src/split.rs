@@ -136,7 +136,7 @@ impl FooterCache {
         let footer_len = Arc::new(std::sync::atomic::AtomicU64::new(0));
         let reader = RangeFetch {
             store,
-            path: Path::from(meta.location.as_ref()),
+            path: meta.location.clone(),
             file_size: meta.size,
             footer_len: Arc::clone(&footer_len),
         };

@@ -295,6 +295,12 @@ fn file_groups(
                     i += 1;
                 }
                 let mut piece = PartitionedFile::new(file.path.clone(), file.size);
+                // `path` is a location as the store lists it, already
+                // percent-encoded (a Hive folder `ts=10%3A00` is listed as
+                // `ts=10%253A00`): parsed, not encoded a second time.
+                if let Ok(location) = object_store::path::Path::parse(&file.path) {
+                    piece.object_meta.location = location;
+                }
                 if let Some(t) = timestamp_ns_to_datetime(file.last_modified_ns) {
                     piece.object_meta.last_modified = t.and_utc();
                 }

@@ -29,7 +29,7 @@ use object_store::{
 /// below `root`.
 #[derive(Debug)]
 pub struct FolderStore {
-    inner: LocalFileSystem,
+    inner: Arc<LocalFileSystem>,
     root: Arc<PathBuf>,
 }
 
@@ -38,7 +38,7 @@ impl FolderStore {
     /// delete are removed up to `root`, which is kept.
     pub fn new(root: PathBuf) -> Self {
         Self {
-            inner: LocalFileSystem::new(),
+            inner: Arc::new(LocalFileSystem::new()),
             root: Arc::new(root),
         }
     }
@@ -94,16 +94,18 @@ impl ObjectStore for FolderStore {
         &self,
         locations: BoxStream<'static, Result<Path>>,
     ) -> BoxStream<'static, Result<Path>> {
-        let root = Arc::clone(&self.root);
+        let (root, fs) = (Arc::clone(&self.root), Arc::clone(&self.inner));
         self.inner
             .delete_stream(locations)
             .then(move |deleted| {
-                let root = Arc::clone(&root);
+                let (root, fs) = (Arc::clone(&root), Arc::clone(&fs));
                 async move {
                     let Ok(location) = deleted else {
                         return deleted;
                     };
-                    let file = PathBuf::from(format!("/{location}"));
+                    let Ok(file) = fs.path_to_filesystem(&location) else {
+                        return Ok(location);
+                    };
                     // A few `rmdir`s: off the runtime's threads, as the
                     // delete itself ran.
                     let _ = tokio::task::spawn_blocking(move || remove_empty_parents(&root, &file))

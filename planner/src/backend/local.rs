@@ -76,6 +76,14 @@ impl LocalBackend {
         let exchange_root = exchange_root
             .canonicalize()
             .map_err(|e| folder_error(&exchange_root, e))?;
+        // Exchange keys are paths as strings, and object_store encodes a
+        // '%' in one: the objects would land in a sibling folder.
+        if exchange_root.to_string_lossy().contains('%') {
+            return Err(folder_error(
+                &exchange_root,
+                std::io::Error::other("a '%' in the folder's path is not supported"),
+            ));
+        }
         let queue = Arc::new(LocalQueue::new());
         let env = WorkerEnv {
             runtime,

@@ -32,7 +32,9 @@ use object_store::path::Path;
 
 use crate::error::PlannerError;
 
+mod escaped;
 mod listed;
+pub use escaped::HiveEscapedValues;
 pub use listed::{ListedPartition, ListedPartitionsTable};
 
 /// What [`inspect`] found under a table's folder.

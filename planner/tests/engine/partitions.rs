@@ -232,3 +232,62 @@ async fn inconsistent_partition_folders_are_refused_by_name() {
         "{err}"
     );
 }
+
+/// Hive-style folders as Hive and Spark write them: a value with a ':' or
+/// a space escaped (`ts=10%3A00`, `region=US%20West`), and files that hold
+/// a column named like a partition folder (the folder's value is read, as
+/// Hive, Spark and Trino read it). Staged and one task.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn escaped_partition_values_and_file_columns_named_like_partitions() {
+    use arrow::array::{Int64Array, RecordBatch};
+    use std::sync::Arc;
+    let dir = tempfile::tempdir().unwrap();
+    let write = |folder: &str, columns: Vec<(&str, i64)>| {
+        let path = dir.path().join(folder);
+        std::fs::create_dir_all(&path).unwrap();
+        let batch = RecordBatch::try_from_iter(columns.into_iter().map(|(n, v)| {
+            (
+                n,
+                Arc::new(Int64Array::from(vec![v])) as arrow::array::ArrayRef,
+            )
+        }))
+        .unwrap();
+        let file = std::fs::File::create(path.join("part-0.parquet")).unwrap();
+        let mut w = parquet::arrow::ArrowWriter::try_new(file, batch.schema(), None).unwrap();
+        w.write(&batch).unwrap();
+        w.close().unwrap();
+    };
+    write("events/ts=10%3A00/region=US%20West", vec![("x", 1)]);
+    write("events/ts=10%3A00/region=EU", vec![("x", 2)]);
+    write("events/ts=11%3A30/region=US%20West", vec![("x", 4)]);
+    write("dup/p=1", vec![("p", 9), ("y", 1)]);
+    write("dup/p=2", vec![("p", 9), ("y", 5)]);
+    for single in ["0", "1000000000000"] {
+        let engine = squall_planner::Engine::local(squall_planner::EngineOptions {
+            catalog: Some(dir.path().display().to_string()),
+            settings: crate::common::settings(&[
+                ("squall.query.single_task_bytes", single),
+                ("squall.scan.target_task_bytes", "1"),
+            ]),
+        })
+        .await
+        .unwrap();
+        let events = crate::common::squall_csv(
+            &engine,
+            "select ts, region, sum(x) as x from events group by 1, 2 order by 1, 2",
+        )
+        .await;
+        assert_eq!(
+            events, "ts,region,x\n10:00,EU,2\n10:00,US West,1\n11:30,US West,4\n",
+            "single_task_bytes={single}"
+        );
+        let pruned = crate::common::squall_csv(
+            &engine,
+            "select sum(x) as x from events where region = 'US West' and ts = '11:30'",
+        )
+        .await;
+        assert_eq!(pruned, "x\n4\n", "single_task_bytes={single}");
+        let dup = crate::common::squall_csv(&engine, "select p, y from dup order by p").await;
+        assert_eq!(dup, "p,y\n1,1\n2,5\n", "single_task_bytes={single}");
+    }
+}
