@@ -274,6 +274,20 @@ fn failure_kind(e: &SquallError) -> FailureKind {
             {
                 FailureKind::Data
             }
+            // A value the SQL cannot compute (a division by zero, an
+            // overflow, a string that is not a number): the same rows fail
+            // again.
+            DataFusionError::ArrowError(e, _)
+                if matches!(
+                    e.as_ref(),
+                    arrow::error::ArrowError::DivideByZero
+                        | arrow::error::ArrowError::ArithmeticOverflow(_)
+                        | arrow::error::ArrowError::CastError(_)
+                        | arrow::error::ArrowError::ParseError(_)
+                ) =>
+            {
+                FailureKind::Data
+            }
             _ => FailureKind::Execution,
         },
         _ => FailureKind::Execution,

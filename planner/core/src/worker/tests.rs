@@ -237,6 +237,26 @@ fn internal_errors_and_plan_failures_are_not_retryable_kinds() {
         crate::scalar_subquery::TOO_MANY_ROWS.into(),
     ));
     assert_eq!(failure_kind(&rows), FailureKind::Data);
+    // Values the SQL cannot compute fail the same way every attempt.
+    for e in [
+        arrow::error::ArrowError::DivideByZero,
+        arrow::error::ArrowError::ArithmeticOverflow("i64".into()),
+        arrow::error::ArrowError::CastError("'x' to Int32".into()),
+    ] {
+        let value = SquallError::DataFusion(DataFusionError::Context(
+            "executing".into(),
+            Box::new(DataFusionError::ArrowError(Box::new(e), None)),
+        ));
+        assert_eq!(failure_kind(&value), FailureKind::Data, "{value}");
+    }
+    let io = SquallError::DataFusion(DataFusionError::ArrowError(
+        Box::new(arrow::error::ArrowError::IoError(
+            "reset".into(),
+            std::io::Error::other("reset"),
+        )),
+        None,
+    ));
+    assert_eq!(failure_kind(&io), FailureKind::Execution);
     let store = SquallError::Exchange {
         key: "k".into(),
         message: "timed out".into(),
