@@ -52,6 +52,7 @@ pub mod result_stream;
 pub mod scalar_build;
 pub mod scalar_subquery;
 pub mod schema_merge;
+pub mod series;
 pub mod split;
 pub mod stages;
 pub mod task_settings;

@@ -521,3 +521,37 @@ async fn a_collected_left_join_over_one_probe_partition_stays_one_partition() {
         assert_same(sql, &expected, &actual, sql);
     }
 }
+
+/// `generate_series` and `range`, projected, counted, filtered, ordered
+/// and joined, staged and one-task: the plan a worker decodes is the one
+/// planned.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn series_tables_answer_staged_and_in_one_task() {
+    let data = sf001_small_groups();
+    for single in ["0", "1000000000000"] {
+        let engine = engine(&data.path, &[("squall.query.single_task_bytes", single)]).await;
+        for (sql, expected) in [
+            ("select * from generate_series(1, 3)", "value\n1\n2\n3\n"),
+            ("select count(*) as n from range(1000000)", "n\n1000000\n"),
+            (
+                "select sum(value) as s from generate_series(1, 100) where value % 2 = 0",
+                "s\n2550\n",
+            ),
+            (
+                "select value from range(4) order by value desc",
+                "value\n3\n2\n1\n0\n",
+            ),
+            (
+                "select t.value, n_name from generate_series(0, 1) t \
+                 join nation on n_nationkey = t.value order by 1",
+                "value,n_name\n0,ALGERIA\n1,ARGENTINA\n",
+            ),
+        ] {
+            assert_eq!(
+                squall_csv(&engine, sql).await,
+                expected,
+                "{sql} (single_task_bytes={single})"
+            );
+        }
+    }
+}
