@@ -261,6 +261,15 @@ pub fn first_difference(
             ));
         }
     }
+    // A recursive query's terms are re-projected to its schema when it is
+    // built, in the worker as when planned, and the codec carries a cast's
+    // nullability less precisely than the planner made it: a term may gain
+    // a projection of the same columns. Nothing above the query sees its
+    // terms, only the query itself, compared above.
+    if planned.is::<datafusion::physical_plan::recursive_query::RecursiveQueryExec>() {
+        path.pop();
+        return None;
+    }
     let (pc, dc) = (planned.children(), decoded.children());
     if pc.len() != dc.len() {
         return Some(format!(

@@ -280,6 +280,11 @@ impl Cutter {
     }
 
     fn rewrite(&mut self, plan: Arc<dyn ExecutionPlan>) -> Result<Arc<dyn ExecutionPlan>> {
+        // A recursive query's rounds run in one process: nothing inside it
+        // is cut (its work table makes its stage a single task).
+        if plan.is::<datafusion::physical_plan::recursive_query::RecursiveQueryExec>() {
+            return Ok(plan);
+        }
         if let Some(join) = plan.downcast_ref::<HashJoinExec>()
             && let Some(isolated) = isolate_filtered_aggregations(join)?
         {

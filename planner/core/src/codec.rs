@@ -18,6 +18,8 @@ use datafusion::error::{DataFusionError, Result};
 use datafusion::execution::TaskContext;
 use datafusion::physical_expr::{AcrossPartitions, ConstExpr, LexOrdering};
 use datafusion::physical_plan::ExecutionPlan;
+use datafusion::physical_plan::recursive_query::RecursiveQueryExec;
+use datafusion::physical_plan::work_table::WorkTableExec;
 use datafusion_proto::bytes::{
     physical_plan_from_bytes_with_extension_codec, physical_plan_to_bytes_with_extension_codec,
 };
@@ -45,7 +47,7 @@ pub struct SquallCodec;
 
 #[derive(Clone, PartialEq, Message)]
 struct SquallNode {
-    #[prost(oneof = "squall_node::Kind", tags = "1, 2, 3, 4")]
+    #[prost(oneof = "squall_node::Kind", tags = "1, 2, 3, 4, 5, 6")]
     kind: Option<squall_node::Kind>,
 }
 
@@ -60,6 +62,10 @@ mod squall_node {
         KeyFilter(super::KeyFilterNode),
         #[prost(message, tag = "4")]
         NullableSide(super::NullableSideNode),
+        #[prost(message, tag = "5")]
+        RecursiveQuery(super::RecursiveQueryNode),
+        #[prost(message, tag = "6")]
+        WorkTable(super::WorkTableNode),
     }
 }
 
@@ -87,6 +93,28 @@ struct KeyFilterNode {
 /// A [`NullableSideExec`]: nothing but its input.
 #[derive(Clone, PartialEq, Message)]
 struct NullableSideNode {}
+
+/// A `WITH RECURSIVE` query (DataFusion's plan codec has no form for one):
+/// its inputs are the static and the recursive term.
+#[derive(Clone, PartialEq, Message)]
+struct RecursiveQueryNode {
+    #[prost(string, tag = "1")]
+    name: String,
+    #[prost(bool, tag = "2")]
+    is_distinct: bool,
+    #[prost(message, optional, tag = "3")]
+    schema: Option<datafusion_proto::protobuf::Schema>,
+}
+
+/// The recursive term's read of the rows the last round produced; its
+/// projection is recovered from the query's schema when the query decodes.
+#[derive(Clone, PartialEq, Message)]
+struct WorkTableNode {
+    #[prost(string, tag = "1")]
+    name: String,
+    #[prost(message, optional, tag = "2")]
+    schema: Option<datafusion_proto::protobuf::Schema>,
+}
 
 #[derive(Clone, PartialEq, Message)]
 struct ShuffleReadNode {
@@ -247,6 +275,45 @@ impl PhysicalExtensionCodec for SquallCodec {
                 };
                 Ok(Arc::new(NullableSideExec::try_new(Arc::clone(input))?))
             }
+            Some(squall_node::Kind::WorkTable(w)) => {
+                let schema: Schema = w
+                    .schema
+                    .as_ref()
+                    .ok_or_else(|| {
+                        DataFusionError::Internal("WorkTableExec without schema".into())
+                    })?
+                    .try_into()?;
+                Ok(Arc::new(WorkTableExec::new(
+                    w.name,
+                    Arc::new(schema),
+                    None,
+                )?))
+            }
+            Some(squall_node::Kind::RecursiveQuery(r)) => {
+                let [static_term, recursive_term] = inputs else {
+                    return Err(DataFusionError::Internal(
+                        "RecursiveQueryExec must have two inputs".into(),
+                    ));
+                };
+                let schema: Schema = r
+                    .schema
+                    .as_ref()
+                    .ok_or_else(|| {
+                        DataFusionError::Internal("RecursiveQueryExec without schema".into())
+                    })?
+                    .try_into()?;
+                let schema = Arc::new(schema);
+                let recursive_term = project_work_tables(recursive_term, &r.name, &schema)?;
+                // The query's constructor projects each term to its schema
+                // again: the projection it made when planned is taken off.
+                Ok(Arc::new(RecursiveQueryExec::try_new(
+                    r.name,
+                    Arc::clone(&schema),
+                    without_schema_adapter(static_term, &schema),
+                    without_schema_adapter(&recursive_term, &schema),
+                    r.is_distinct,
+                )?))
+            }
             None => Err(DataFusionError::Internal("empty squall plan node".into())),
         }
     }
@@ -277,6 +344,17 @@ impl PhysicalExtensionCodec for SquallCodec {
             })
         } else if node.downcast_ref::<NullableSideExec>().is_some() {
             squall_node::Kind::NullableSide(NullableSideNode {})
+        } else if let Some(r) = node.downcast_ref::<RecursiveQueryExec>() {
+            squall_node::Kind::RecursiveQuery(RecursiveQueryNode {
+                name: r.name().to_string(),
+                is_distinct: r.is_distinct(),
+                schema: Some(r.schema().as_ref().try_into()?),
+            })
+        } else if let Some(w) = node.downcast_ref::<WorkTableExec>() {
+            squall_node::Kind::WorkTable(WorkTableNode {
+                name: w.name().to_string(),
+                schema: Some(w.schema().as_ref().try_into()?),
+            })
         } else if let Some(r) = node.downcast_ref::<ShuffleReadExec>() {
             let mut read = ShuffleReadNode {
                 stage: r.stage(),
@@ -306,6 +384,80 @@ impl PhysicalExtensionCodec for SquallCodec {
             .encode(buf)
             .map_err(|e| DataFusionError::Internal(format!("squall plan node: {e}")))
     }
+}
+
+/// `term` without the projection a recursive query puts on a term whose
+/// schema is not its own (DataFusion's `project_plan_to_schema`: column `i`
+/// as field `i`, cast where only the nullability differs), when it is one.
+fn without_schema_adapter(
+    term: &Arc<dyn ExecutionPlan>,
+    schema: &arrow::datatypes::SchemaRef,
+) -> Arc<dyn ExecutionPlan> {
+    use datafusion::physical_expr::expressions::{CastExpr, Column};
+    use datafusion::physical_plan::projection::ProjectionExec;
+    let Some(p) = term.downcast_ref::<ProjectionExec>() else {
+        return Arc::clone(term);
+    };
+    let input = p.input().schema();
+    let adapter = input.fields().len() == schema.fields().len()
+        && p.expr().len() == schema.fields().len()
+        && p.expr().iter().enumerate().all(|(i, e)| {
+            let column = e.expr.downcast_ref::<Column>().or_else(|| {
+                e.expr
+                    .downcast_ref::<CastExpr>()?
+                    .expr()
+                    .downcast_ref::<Column>()
+            });
+            column.is_some_and(|c| c.index() == i)
+                && e.alias == *schema.field(i).name()
+                && input.field(i).data_type() == schema.field(i).data_type()
+        });
+    if adapter {
+        Arc::clone(p.input())
+    } else {
+        Arc::clone(term)
+    }
+}
+
+/// `plan` (a recursive term) with each read of the work table `name` that
+/// has fewer columns than the query's `schema` given them as a projection
+/// of it, by name (a work table holds the query's whole rows; the codec
+/// carries only the columns a read outputs).
+fn project_work_tables(
+    plan: &Arc<dyn ExecutionPlan>,
+    name: &str,
+    schema: &arrow::datatypes::SchemaRef,
+) -> Result<Arc<dyn ExecutionPlan>> {
+    use datafusion::common::tree_node::{Transformed, TransformedResult, TreeNode};
+    Arc::clone(plan)
+        .transform_up(|node| {
+            let Some(w) = node.downcast_ref::<WorkTableExec>() else {
+                return Ok(Transformed::no(node));
+            };
+            if w.name() != name || w.schema().fields().len() == schema.fields().len() {
+                return Ok(Transformed::no(node));
+            }
+            let projection = w
+                .schema()
+                .fields()
+                .iter()
+                .map(|f| {
+                    schema.index_of(f.name()).map_err(|_| {
+                        DataFusionError::Internal(format!(
+                            "work table {name} has no column {}",
+                            f.name()
+                        ))
+                    })
+                })
+                .collect::<Result<Vec<_>>>()?;
+            let projected: Arc<dyn ExecutionPlan> = Arc::new(WorkTableExec::new(
+                name.to_string(),
+                Arc::clone(schema),
+                Some(projection),
+            )?);
+            Ok(Transformed::yes(projected))
+        })
+        .data()
 }
 
 /// Put a read's carried properties into its message.
