@@ -356,32 +356,11 @@ impl Engine {
                 ])
                 .map(Outcome::Finished)
             }
-            LogicalPlan::Ddl(_)
+            plan @ (LogicalPlan::Ddl(_)
             | LogicalPlan::Statement(_)
             | LogicalPlan::Dml(_)
-            | LogicalPlan::Copy(_) => {
-                let partitioned = match &plan {
-                    LogicalPlan::Ddl(DdlStatement::CreateExternalTable(t))
-                        if !t.table_partition_cols.is_empty() =>
-                    {
-                        Some((t.name.to_string(), t.locations.clone()))
-                    }
-                    _ => None,
-                };
-                let ctx = self.ctx.clone();
-                let (schema, batches) = on_cpu(cancel, async move {
-                    let df = ctx.execute_logical_plan(plan).await?;
-                    let schema = Arc::new(df.schema().as_arrow().clone());
-                    Ok((schema, df.collect().await?))
-                })
-                .await?;
-                if let Some((table, locations)) = partitioned {
-                    for location in &locations {
-                        record_partitions(&self.ctx, &table, location, &self.partitions).await?;
-                    }
-                }
-                Ok(Outcome::Finished(StreamedResult::memory(schema, batches)))
-            }
+            | LogicalPlan::Copy(_)) => self.run_here(plan, cancel).await,
+            plan if reads_only_information_schema(&plan) => self.run_here(plan, cancel).await,
             plan => {
                 let (staged, out) = match self.run_plan(state, plan, options, query_id).await? {
                     (staged, QueryRun::Finished(out)) => (staged, out),
@@ -397,6 +376,39 @@ impl Engine {
                     profile: Some(out.profile),
                 }))
             }
+        }
+    }
+
+    /// A statement DataFusion runs in this process: DDL, `SET`, `COPY`,
+    /// `INSERT`, and queries of the catalog's own description
+    /// (information_schema, whose tables no worker could read).
+    async fn run_here(
+        &self,
+        plan: LogicalPlan,
+        cancel: &tokio_util::sync::CancellationToken,
+    ) -> Result<Outcome> {
+        {
+            let partitioned = match &plan {
+                LogicalPlan::Ddl(DdlStatement::CreateExternalTable(t))
+                    if !t.table_partition_cols.is_empty() =>
+                {
+                    Some((t.name.to_string(), t.locations.clone()))
+                }
+                _ => None,
+            };
+            let ctx = self.ctx.clone();
+            let (schema, batches) = on_cpu(cancel, async move {
+                let df = ctx.execute_logical_plan(plan).await?;
+                let schema = Arc::new(df.schema().as_arrow().clone());
+                Ok((schema, df.collect().await?))
+            })
+            .await?;
+            if let Some((table, locations)) = partitioned {
+                for location in &locations {
+                    record_partitions(&self.ctx, &table, location, &self.partitions).await?;
+                }
+            }
+            Ok(Outcome::Finished(StreamedResult::memory(schema, batches)))
         }
     }
 
@@ -515,6 +527,23 @@ pub const BROADCAST_MAX_ROWS: usize = 512 * 1024;
 
 /// Session config: squall defaults, the planning options distributed
 /// execution relies on, `SQUALL_*` environment variables, then `settings`.
+/// Whether `plan` reads tables and all of them are information_schema's
+/// (the catalog's own description, held by this process).
+fn reads_only_information_schema(plan: &LogicalPlan) -> bool {
+    use datafusion::common::tree_node::TreeNodeRecursion;
+    let (mut scans, mut information) = (0usize, 0usize);
+    let _ = plan.apply_with_subqueries(|node| {
+        if let LogicalPlan::TableScan(scan) = node {
+            scans += 1;
+            if scan.table_name.schema() == Some("information_schema") {
+                information += 1;
+            }
+        }
+        Ok(TreeNodeRecursion::Continue)
+    });
+    scans > 0 && scans == information
+}
+
 pub fn session_config(settings: &[(String, String)]) -> Result<SessionConfig> {
     let squall = SquallConfig::from_env()?;
     let mut config = SessionConfig::new().with_option_extension(squall);
@@ -535,6 +564,10 @@ pub fn session_config(settings: &[(String, String)]) -> Result<SessionConfig> {
         // result with expressions that may land in other stages; as a join it
         // is an ordinary broadcast.
         opts.optimizer.enable_physical_uncorrelated_scalar_subquery = false;
+        // SHOW TABLES, SHOW COLUMNS and information_schema: what clients
+        // browse a catalog with. Queries reading only it run here (see
+        // `reads_only_information_schema`).
+        opts.catalog.information_schema = true;
         // A partitioned join costs squall a shuffle of BOTH sides through the
         // exchange; a broadcast (`CollectLeft`) join costs one read of the
         // small side per probe task and none of the big side, which then

@@ -596,3 +596,31 @@ async fn recursive_queries_answer_staged_and_in_one_task() {
         }
     }
 }
+
+/// What clients browse a catalog with: SHOW TABLES, SHOW COLUMNS and
+/// information_schema answer (in the coordinator: no worker holds the
+/// catalog's description), and a query of real tables is still staged.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn show_tables_and_information_schema_answer() {
+    let data = sf001_small_groups();
+    let engine = engine(&data.path, &[]).await;
+    let tables = squall_csv(
+        &engine,
+        "select table_name from information_schema.tables \
+         where table_schema = 'public' order by 1",
+    )
+    .await;
+    assert_eq!(
+        tables,
+        "table_name\ncustomer\nlineitem\nnation\norders\npart\npartsupp\nregion\nsupplier\n"
+    );
+    let show = squall_csv(&engine, "show tables").await;
+    assert!(show.contains(",public,lineitem,BASE TABLE"), "{show}");
+    let columns = squall_csv(&engine, "show columns from region").await;
+    assert!(
+        columns.contains("region,r_regionkey,Int64") && columns.contains("region,r_name,"),
+        "{columns}"
+    );
+    let r = engine.sql("select count(*) from region").await.unwrap();
+    assert!(r.profile.is_some_and(|p| p.stages > 0));
+}
