@@ -170,6 +170,7 @@ impl Engine {
         let ctx = SessionContext::new_with_state(state);
         squall_core::scalar_subquery::register(&ctx);
         crate::series::register(&ctx);
+        crate::any_name::register(&ctx);
         ctx.add_analyzer_rule(Arc::new(crate::scalar_subquery::OneRowSubqueries));
         let partitions = Arc::new(PartitionRegistry::default());
         if let Some(catalog) = &options.catalog {

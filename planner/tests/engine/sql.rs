@@ -599,7 +599,8 @@ async fn recursive_queries_answer_staged_and_in_one_task() {
 
 /// What clients browse a catalog with: SHOW TABLES, SHOW COLUMNS and
 /// information_schema answer (in the coordinator: no worker holds the
-/// catalog's description), and a query of real tables is still staged.
+/// catalog's description), a query of real tables is still staged, and
+/// tables may be named with any catalog and schema qualifier.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn show_tables_and_information_schema_answer() {
     let data = sf001_small_groups();
@@ -623,4 +624,20 @@ async fn show_tables_and_information_schema_answer() {
     );
     let r = engine.sql("select count(*) from region").await.unwrap();
     assert!(r.profile.is_some_and(|p| p.stages > 0));
+    // The qualifiers a Trino session and BI tools put before a table name
+    // (`catalog.schema.table`) resolve to squall's one catalog.
+    for sql in [
+        "select count(*) as n from tpch.region",
+        "select count(*) as n from squall.tpch.region",
+        "select count(*) as n from public.region",
+    ] {
+        assert_eq!(squall_csv(&engine, sql).await, "n\n5\n", "{sql}");
+    }
+    let err = engine
+        .sql("select * from tpch.no_such_table")
+        .await
+        .err()
+        .map(|e| e.to_string())
+        .unwrap_or_default();
+    assert!(err.contains("no_such_table"), "{err}");
 }
