@@ -210,6 +210,29 @@ def run_checks(binary, catalog, host, port):
             check(needle in e.message, f"{sql!r}: message {e.message!r}")
     print("errors: ok")
 
+    # Parameterized queries (the client sends EXECUTE IMMEDIATE ... USING),
+    # qualified table names, and the catalog's description.
+    cur = conn.cursor()
+    cur.execute(
+        "select count(*) from tpch.orders where o_orderdate < ? and o_orderstatus = ?",
+        (datetime.date(1993, 1, 1), "F"),
+    )
+    params = cur.fetchall()
+    cur = conn.cursor()
+    cur.execute(
+        "select count(*) from orders where o_orderdate < date '1993-01-01' and o_orderstatus = 'F'"
+    )
+    check(params == cur.fetchall() and params[0][0] > 0, f"parameterized count {params}")
+    cur = conn.cursor()
+    cur.execute("select ?, ?, ?", (None, "it's ?", Decimal("0.05")))
+    row = cur.fetchall()[0]
+    check(row[0] is None and row[1] == "it's ?" and row[2] == Decimal("0.05"), f"parameters {row}")
+    cur = conn.cursor()
+    cur.execute("show tables")
+    tables = {r[2] for r in cur.fetchall()}
+    check({"lineitem", "orders", "nation"} <= tables, f"show tables {tables}")
+    print("parameters and metadata: ok")
+
     # SET SESSION comes back as a session property of the client.
     cur = conn.cursor()
     cur.execute("SET SESSION squall.shuffle.partitions = 3")

@@ -47,6 +47,7 @@ pub mod aws;
 pub mod embedded;
 pub mod encoding;
 pub mod error;
+pub mod execute_immediate;
 pub use squall_planner::paging;
 pub mod protocol;
 pub mod query_error;

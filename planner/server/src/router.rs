@@ -260,6 +260,13 @@ async fn submit(
         Ok(s) => s,
         Err(e) => return service_error(&b, "", &e),
     };
+    // A parameterized query (`EXECUTE IMMEDIATE '...' USING ...`) runs as
+    // its statement with the parameters in place.
+    let sql = match crate::execute_immediate::expand(&sql) {
+        Ok(Some(expanded)) => expanded,
+        Ok(None) => sql,
+        Err(e) => return service_error(&b, "", &e),
+    };
     // Logs show the statement's shape and digest, never its literals.
     let fingerprint = crate::redact::fingerprint(&sql);
     let user = session.user.clone();
