@@ -325,6 +325,7 @@ impl Engine {
         query_id: &str,
     ) -> Result<Outcome> {
         let cancel = &planning_cancel(options);
+        let statement = show_as_query(statement)?;
         let plan = on_cpu(cancel, {
             let state = state.clone();
             async move { state.statement_to_plan(statement).await }
@@ -528,6 +529,29 @@ pub const BROADCAST_MAX_ROWS: usize = 512 * 1024;
 
 /// Session config: squall defaults, the planning options distributed
 /// execution relies on, `SQUALL_*` environment variables, then `settings`.
+/// `SHOW CATALOGS` and `SHOW SCHEMAS` (which clients browse with and
+/// DataFusion's SQL does not have) as the queries of information_schema
+/// that answer them, with Trino's column names; any other statement as it is.
+fn show_as_query(statement: Statement) -> Result<Statement> {
+    use datafusion::sql::sqlparser::ast::Statement as Sql;
+    let query = match &statement {
+        Statement::Statement(s) => match s.as_ref() {
+            Sql::ShowCatalogs { .. } => {
+                "select distinct catalog_name as \"Catalog\" from information_schema.schemata order by 1"
+            }
+            Sql::ShowSchemas { .. } => {
+                "select distinct schema_name as \"Schema\" from information_schema.schemata order by 1"
+            }
+            _ => return Ok(statement),
+        },
+        _ => return Ok(statement),
+    };
+    let mut parsed = DFParser::parse_sql(query)?;
+    parsed
+        .pop_front()
+        .ok_or_else(|| PlannerError::Internal("an empty SHOW query".into()).into())
+}
+
 /// Whether `plan` reads tables and all of them are information_schema's
 /// (the catalog's own description, held by this process).
 fn reads_only_information_schema(plan: &LogicalPlan) -> bool {
