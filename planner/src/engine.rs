@@ -24,10 +24,13 @@
 //! coordinator's loop stays on the caller's runtime, where cancels, timers
 //! and task reports are never kept waiting by a busy plan.
 
+#[path = "engine/here.rs"]
+mod here;
 #[path = "engine/prepare.rs"]
 mod prepare;
 use crate::error::PlannerError;
 use crate::explain;
+use here::{reads_only_information_schema, show_as_query};
 use prepare::{Planner, stages};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -37,7 +40,7 @@ use arrow::datatypes::{DataType, Field, Schema, SchemaRef};
 use datafusion::error::Result;
 use datafusion::execution::runtime_env::{RuntimeEnv, RuntimeEnvBuilder};
 use datafusion::execution::{SessionState, SessionStateBuilder, TaskContext};
-use datafusion::logical_expr::{DdlStatement, LogicalPlan};
+use datafusion::logical_expr::LogicalPlan;
 use datafusion::prelude::{SessionConfig, SessionContext};
 use datafusion::sql::parser::{DFParser, Statement};
 use squall_core::allocator::QueryMemory;
@@ -48,7 +51,7 @@ use squall_core::scan::{Leaf, leaves};
 
 use crate::backend::Backend;
 use crate::backend::local::LocalBackend;
-use crate::catalog::{record_partitions, register_catalog_with};
+use crate::catalog::register_catalog_with;
 use crate::coordinator::{
     FilterShipping, HandedOver, Handoff, QueryJob, QueryProgress, QueryRun, Resume,
     run_query_or_hand_over,
@@ -381,39 +384,6 @@ impl Engine {
         }
     }
 
-    /// A statement DataFusion runs in this process: DDL, `SET`, `COPY`,
-    /// `INSERT`, and queries of the catalog's own description
-    /// (information_schema, whose tables no worker could read).
-    async fn run_here(
-        &self,
-        plan: LogicalPlan,
-        cancel: &tokio_util::sync::CancellationToken,
-    ) -> Result<Outcome> {
-        {
-            let partitioned = match &plan {
-                LogicalPlan::Ddl(DdlStatement::CreateExternalTable(t))
-                    if !t.table_partition_cols.is_empty() =>
-                {
-                    Some((t.name.to_string(), t.locations.clone()))
-                }
-                _ => None,
-            };
-            let ctx = self.ctx.clone();
-            let (schema, batches) = on_cpu(cancel, async move {
-                let df = ctx.execute_logical_plan(plan).await?;
-                let schema = Arc::new(df.schema().as_arrow().clone());
-                Ok((schema, df.collect().await?))
-            })
-            .await?;
-            if let Some((table, locations)) = partitioned {
-                for location in &locations {
-                    record_partitions(&self.ctx, &table, location, &self.partitions).await?;
-                }
-            }
-            Ok(Outcome::Finished(StreamedResult::memory(schema, batches)))
-        }
-    }
-
     /// Plans `plan` and runs it; a run that hands the query over is resumed
     /// here (the same statement planned again, its checkpoint restored)
     /// unless `options.return_handoffs` gives it to the caller.
@@ -529,46 +499,6 @@ pub const BROADCAST_MAX_ROWS: usize = 512 * 1024;
 
 /// Session config: squall defaults, the planning options distributed
 /// execution relies on, `SQUALL_*` environment variables, then `settings`.
-/// `SHOW CATALOGS` and `SHOW SCHEMAS` (which clients browse with and
-/// DataFusion's SQL does not have) as the queries of information_schema
-/// that answer them, with Trino's column names; any other statement as it is.
-fn show_as_query(statement: Statement) -> Result<Statement> {
-    use datafusion::sql::sqlparser::ast::Statement as Sql;
-    let query = match &statement {
-        Statement::Statement(s) => match s.as_ref() {
-            Sql::ShowCatalogs { .. } => {
-                "select distinct catalog_name as \"Catalog\" from information_schema.schemata order by 1"
-            }
-            Sql::ShowSchemas { .. } => {
-                "select distinct schema_name as \"Schema\" from information_schema.schemata order by 1"
-            }
-            _ => return Ok(statement),
-        },
-        _ => return Ok(statement),
-    };
-    let mut parsed = DFParser::parse_sql(query)?;
-    parsed
-        .pop_front()
-        .ok_or_else(|| PlannerError::Internal("an empty SHOW query".into()).into())
-}
-
-/// Whether `plan` reads tables and all of them are information_schema's
-/// (the catalog's own description, held by this process).
-fn reads_only_information_schema(plan: &LogicalPlan) -> bool {
-    use datafusion::common::tree_node::TreeNodeRecursion;
-    let (mut scans, mut information) = (0usize, 0usize);
-    let _ = plan.apply_with_subqueries(|node| {
-        if let LogicalPlan::TableScan(scan) = node {
-            scans += 1;
-            if scan.table_name.schema() == Some("information_schema") {
-                information += 1;
-            }
-        }
-        Ok(TreeNodeRecursion::Continue)
-    });
-    scans > 0 && scans == information
-}
-
 pub fn session_config(settings: &[(String, String)]) -> Result<SessionConfig> {
     let squall = SquallConfig::from_env()?;
     let mut config = SessionConfig::new().with_option_extension(squall);

@@ -41,6 +41,8 @@
 //!   sort spill; locations outside the allowed roots are refused.
 //! - `key_filter`: join-key filters on and off, join semantics with NULL keys,
 //!   multi-column keys and empty build sides, filters under task crashes.
+//! - `key_filter_at_scale`: filters in plans made as SF1000's would be
+//!   (through a join into the scanning stage; from a filtered aggregation).
 //! - `requests`: the requests a query makes of S3, SQS and Lambda, as the
 //!   profile counts them at the seams, add up (GETs per non-empty range,
 //!   PUTs per map object, a cleanup LIST per shard written to, a DELETE per
@@ -52,6 +54,10 @@
 //!   equal to single-node DataFusion, the objects deleted after the last
 //!   batch, when dropped half read, and when nobody reads them.
 //! - `sql`: statements beyond TPC-H (SET, EXPLAIN, VALUES, empty results, errors).
+//! - `catalog`: unreadable tables set aside, widened column types, tables of
+//!   many files, SHOW / information_schema / qualified names.
+//! - `outer_joins`: the padded side is not constant; collected left joins.
+//! - `generated_rows`: `generate_series`, `range` and `WITH RECURSIVE`.
 //! - `partitions`: Hive-style partitioned tables (folder catalog and
 //!   `CREATE EXTERNAL TABLE ... PARTITIONED BY`): answers, pruning in EXPLAIN
 //!   and the profile, refused layouts.
@@ -73,12 +79,16 @@ mod common;
 mod cancel;
 mod coalesce;
 mod key_filter;
+mod key_filter_at_scale;
 
+mod catalog;
 mod concurrency;
 mod faults;
+mod generated_rows;
 mod handoff;
 mod limits;
 mod many_tasks;
+mod outer_joins;
 mod partitions;
 mod requests;
 mod results;

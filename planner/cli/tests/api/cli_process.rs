@@ -19,6 +19,18 @@ fn signal(pid: u32, sig: &str) {
     assert!(status.success(), "kill {sig} {pid}");
 }
 
+/// What an ended child wrote to its piped stderr.
+fn stderr_of(child: &mut std::process::Child) -> String {
+    let mut stderr = String::new();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut stderr)
+        .unwrap();
+    stderr
+}
+
 #[test]
 fn ctrl_c_cancels_the_query_cleans_up_and_exits_130() {
     let exchange = tempfile::tempdir().unwrap();
@@ -49,14 +61,10 @@ fn ctrl_c_cancels_the_query_cleans_up_and_exits_130() {
             "the query never wrote an exchange object"
         );
         if let Some(status) = child.try_wait().unwrap() {
-            let mut stderr = String::new();
-            child
-                .stderr
-                .take()
-                .unwrap()
-                .read_to_string(&mut stderr)
-                .unwrap();
-            panic!("squall query ended early ({status}): {stderr}");
+            panic!(
+                "squall query ended early ({status}): {}",
+                stderr_of(&mut child)
+            );
         }
         std::thread::sleep(Duration::from_millis(20));
     }
@@ -72,13 +80,7 @@ fn ctrl_c_cancels_the_query_cleans_up_and_exits_130() {
         );
         std::thread::sleep(Duration::from_millis(20));
     };
-    let mut stderr = String::new();
-    child
-        .stderr
-        .take()
-        .unwrap()
-        .read_to_string(&mut stderr)
-        .unwrap();
+    let stderr = stderr_of(&mut child);
     assert_eq!(status.code(), Some(130), "{stderr}");
     assert!(stderr.contains("cancelling the query"), "{stderr}");
     assert_eq!(

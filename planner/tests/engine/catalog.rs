@@ -1,0 +1,265 @@
+//! The catalog as users' data makes it: unreadable tables set aside by
+//! name, files of compatible but different column types, tables of many
+//! files, and what clients browse it with (SHOW, information_schema,
+//! qualified names).
+
+use crate::common::*;
+
+/// A catalog table with a file that is not Parquet (truncated, or a footer
+/// that is garbage: the Parquet reader panics on some) is set aside: a
+/// query naming it fails with an error that names the table and the file,
+/// never a crash, and the catalog's other tables answer.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn corrupt_parquet_files_are_named() {
+    let data = sf001_small_groups();
+    let good = std::fs::read_dir(data.path.join("nation"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.extension().is_some_and(|x| x == "parquet"))
+        .unwrap();
+    let good = std::fs::read(good).unwrap();
+    for (what, bytes) in [
+        ("truncated", good[..300].to_vec()),
+        ("garbage footer", b"PAR1garbagePAR1".to_vec()),
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        let table = dir.path().join("t");
+        std::fs::create_dir_all(&table).unwrap();
+        std::fs::write(table.join("a.parquet"), &good).unwrap();
+        std::fs::write(table.join("b.parquet"), &bytes).unwrap();
+        let other = dir.path().join("nation");
+        std::fs::create_dir_all(&other).unwrap();
+        std::fs::write(other.join("a.parquet"), &good).unwrap();
+        let engine = squall_planner::Engine::local(squall_planner::EngineOptions {
+            catalog: Some(dir.path().to_string_lossy().to_string()),
+            settings: settings(&[]),
+        })
+        .await
+        .unwrap_or_else(|e| panic!("{what}: one bad table failed the catalog: {e}"));
+        for sql in ["select count(*) from t", "select n_name from t, nation"] {
+            let err = engine.sql(sql).await.unwrap_err().to_string();
+            assert!(
+                err.contains("table t") && err.contains("b.parquet"),
+                "{what}: {sql}: {err}"
+            );
+        }
+        let answer = squall_csv(&engine, "select count(*) from nation").await;
+        assert_eq!(answer, "count(*)\n25\n", "{what}");
+    }
+}
+
+/// Files of one table written with different but compatible column types
+/// (an integer as INT32 then INT64, a decimal whose precision grew, a
+/// column added later) read as one table of the wider types, staged and
+/// one-task; types no value fits both fail naming the column and files.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn files_of_a_table_with_widened_types_read_as_one_table() {
+    use arrow::array::{
+        Decimal128Array, Float64Array, Int32Array, Int64Array, RecordBatch, StringArray,
+    };
+    use arrow::datatypes::{DataType, Field, Schema};
+    use std::sync::Arc;
+    let write = |path: std::path::PathBuf, batch: RecordBatch| {
+        let file = std::fs::File::create(path).unwrap();
+        let mut w = parquet::arrow::ArrowWriter::try_new(file, batch.schema(), None).unwrap();
+        w.write(&batch).unwrap();
+        w.close().unwrap();
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let t = dir.path().join("t");
+    std::fs::create_dir_all(&t).unwrap();
+    let old = Arc::new(Schema::new(vec![
+        Field::new("id", DataType::Int32, false),
+        Field::new("price", DataType::Decimal128(8, 2), false),
+    ]));
+    write(
+        t.join("a.parquet"),
+        RecordBatch::try_new(
+            old,
+            vec![
+                Arc::new(Int32Array::from(vec![1, 2, 3])),
+                Arc::new(
+                    Decimal128Array::from(vec![150, 250, 350])
+                        .with_precision_and_scale(8, 2)
+                        .unwrap(),
+                ),
+            ],
+        )
+        .unwrap(),
+    );
+    let new = Arc::new(Schema::new(vec![
+        Field::new("id", DataType::Int64, false),
+        Field::new("price", DataType::Decimal128(14, 4), false),
+        Field::new("note", DataType::Utf8, true),
+    ]));
+    write(
+        t.join("b.parquet"),
+        RecordBatch::try_new(
+            new,
+            vec![
+                Arc::new(Int64Array::from(vec![4_000_000_000, 5])),
+                Arc::new(
+                    Decimal128Array::from(vec![12_345_678_901, 5_0000])
+                        .with_precision_and_scale(14, 4)
+                        .unwrap(),
+                ),
+                Arc::new(StringArray::from(vec![Some("new"), None])),
+            ],
+        )
+        .unwrap(),
+    );
+    let bad = dir.path().join("bad");
+    std::fs::create_dir_all(&bad).unwrap();
+    for (name, column) in [
+        (
+            "a.parquet",
+            Arc::new(Int64Array::from(vec![1])) as arrow::array::ArrayRef,
+        ),
+        ("b.parquet", Arc::new(Float64Array::from(vec![1.5])) as _),
+    ] {
+        let batch = RecordBatch::try_from_iter([("v", column)]).unwrap();
+        write(bad.join(name), batch);
+    }
+    let sql = "select id, price, note, arrow_typeof(id) as t from t order by id";
+    let expected = "id,price,note,t\n1,1.5000,,Int64\n2,2.5000,,Int64\n3,3.5000,,Int64\n\
+                    5,5.0000,,Int64\n4000000000,1234567.8901,new,Int64\n";
+    for single in ["0", "1000000000000"] {
+        let engine = squall_planner::Engine::local(squall_planner::EngineOptions {
+            catalog: Some(dir.path().to_string_lossy().to_string()),
+            settings: settings(&[
+                ("squall.query.single_task_bytes", single),
+                ("squall.scan.target_task_bytes", "1"),
+            ]),
+        })
+        .await
+        .unwrap();
+        assert_eq!(
+            squall_csv(&engine, sql).await,
+            expected,
+            "single_task_bytes={single}"
+        );
+        let err = engine
+            .sql("select * from bad")
+            .await
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("column v") && err.contains("a.parquet") && err.contains("b.parquet"),
+            "{err}"
+        );
+    }
+}
+
+/// A table of more files than planning reads footers of at once (64 first,
+/// then a window of 128), each of its own number of row groups: every file
+/// is planned with its own footer (a footer paired with another file would
+/// name row groups it does not have), and the answers equal DataFusion's.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tables_of_hundreds_of_files_are_planned_file_by_file() {
+    use arrow::array::{Int64Array, RecordBatch};
+    use arrow::datatypes::{DataType, Field, Schema};
+    use std::sync::Arc;
+    let dir = tempfile::tempdir().unwrap();
+    let table = dir.path().join("t");
+    std::fs::create_dir_all(&table).unwrap();
+    let schema = Arc::new(Schema::new(vec![
+        Field::new("k", DataType::Int64, false),
+        Field::new("v", DataType::Int64, false),
+    ]));
+    let (files, mut row_groups) = (230usize, 0usize);
+    for f in 0..files {
+        // 1 to 5 row groups of 10 rows, a different count file to file.
+        let groups = f % 5 + 1;
+        row_groups += groups;
+        let n = groups as i64 * 10;
+        let base = f as i64 * 100;
+        let batch = RecordBatch::try_new(
+            Arc::clone(&schema),
+            vec![
+                Arc::new(Int64Array::from_iter_values(base..base + n)),
+                Arc::new(Int64Array::from_iter_values((0..n).map(|i| i % 7))),
+            ],
+        )
+        .unwrap();
+        let file = std::fs::File::create(table.join(format!("part-{f:04}.parquet"))).unwrap();
+        let props = parquet::file::properties::WriterProperties::builder()
+            .set_max_row_group_row_count(Some(10))
+            .build();
+        let mut w =
+            parquet::arrow::ArrowWriter::try_new(file, Arc::clone(&schema), Some(props)).unwrap();
+        w.write(&batch).unwrap();
+        w.close().unwrap();
+    }
+    let engine = engine(dir.path(), &[("squall.query.single_task_bytes", "0")]).await;
+    let reference = single_node(dir.path()).await;
+    let r = engine
+        .sql("explain select v, count(*), sum(k) from t group by v")
+        .await
+        .unwrap();
+    let text = squall_tpch::run::to_csv(&r.schema, &r.batches).unwrap();
+    assert!(
+        text.contains(&format!("scans: {row_groups} of {row_groups} row groups")),
+        "{row_groups} row groups in {files} files: {text}"
+    );
+    for sql in [
+        "select v, count(*), sum(k) from t group by v order by v",
+        "select count(*), sum(k), min(k), max(k) from t where k % 100 >= 20",
+    ] {
+        let expected = single_node_csv(&reference, sql).await;
+        assert_same(sql, &expected, &squall_csv(&engine, sql).await, sql);
+    }
+}
+
+/// What clients browse a catalog with: SHOW TABLES, SHOW COLUMNS and
+/// information_schema answer (in the coordinator: no worker holds the
+/// catalog's description), a query of real tables is still staged, and
+/// tables may be named with any catalog and schema qualifier.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn show_tables_and_information_schema_answer() {
+    let data = sf001_small_groups();
+    let engine = engine(&data.path, &[]).await;
+    let tables = squall_csv(
+        &engine,
+        "select table_name from information_schema.tables \
+         where table_schema = 'public' order by 1",
+    )
+    .await;
+    assert_eq!(
+        tables,
+        "table_name\ncustomer\nlineitem\nnation\norders\npart\npartsupp\nregion\nsupplier\n"
+    );
+    let show = squall_csv(&engine, "show tables").await;
+    assert!(show.contains(",public,lineitem,BASE TABLE"), "{show}");
+    assert_eq!(
+        squall_csv(&engine, "show schemas").await,
+        "Schema\npublic\n"
+    );
+    let catalogs = squall_csv(&engine, "show catalogs").await;
+    assert!(
+        catalogs.starts_with("Catalog\n") && catalogs.lines().count() == 2,
+        "{catalogs}"
+    );
+    let columns = squall_csv(&engine, "show columns from region").await;
+    assert!(
+        columns.contains("region,r_regionkey,Int64") && columns.contains("region,r_name,"),
+        "{columns}"
+    );
+    let r = engine.sql("select count(*) from region").await.unwrap();
+    assert!(r.profile.is_some_and(|p| p.stages > 0));
+    // The qualifiers a Trino session and BI tools put before a table name
+    // (`catalog.schema.table`) resolve to squall's one catalog.
+    for sql in [
+        "select count(*) as n from tpch.region",
+        "select count(*) as n from squall.tpch.region",
+        "select count(*) as n from public.region",
+    ] {
+        assert_eq!(squall_csv(&engine, sql).await, "n\n5\n", "{sql}");
+    }
+    let err = engine
+        .sql("select * from tpch.no_such_table")
+        .await
+        .err()
+        .map(|e| e.to_string())
+        .unwrap_or_default();
+    assert!(err.contains("no_such_table"), "{err}");
+}

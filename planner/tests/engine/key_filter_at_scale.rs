@@ -1,0 +1,115 @@
+//! Key filters where TPC-H at SF 0.1 is planned as SF1000 would be
+//! (broadcast thresholds scaled down, so build sides are shuffled): a filter
+//! follows its keys through a join into the stage that scans them, and a
+//! filtered aggregation in a join's stage gets a stage that publishes keys.
+
+use std::path::Path;
+
+use crate::common::*;
+
+/// An engine over `data` with SF1000's join planning at SF 0.1 (the
+/// thresholds `bench/model.py settings` scales), always staged.
+async fn planned_as_sf1000(data: &Path) -> squall_planner::Engine {
+    engine(
+        data,
+        &[
+            (
+                "datafusion.optimizer.hash_join_single_partition_threshold",
+                "1677",
+            ),
+            (
+                "datafusion.optimizer.hash_join_single_partition_threshold_rows",
+                "52",
+            ),
+            ("squall.query.single_task_bytes", "0"),
+            ("squall.bloom.max_build_rows", "4611686018427387904"),
+        ],
+    )
+    .await
+}
+
+/// A filter follows its keys through an inner join into the stage that
+/// writes the side they come from: TPC-H Q7 at SF0.1 planned as SF1000
+/// would be (nation broadcast, supplier and lineitem shuffled) drops
+/// the suppliers of other nations in the supplier scan's stage, before they
+/// meet lineitem, not after the shuffle of that join's output.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_filter_follows_its_keys_through_a_join_into_the_stage_that_scans_them() {
+    let data = sf01();
+    let engine = planned_as_sf1000(&data.path).await;
+    let sql = squall_tpch::query(7).unwrap();
+    let explain = squall_csv(&engine, &format!("explain {sql}")).await;
+    let supplier_stage = explain
+        .split("Stage s")
+        .find(|s| s.contains("projection=[s_suppkey, s_nationkey]"))
+        .unwrap_or_else(|| panic!("no stage scans supplier:\n{explain}"));
+    assert!(
+        supplier_stage.contains("after key filter of")
+            && supplier_stage.contains("KeyFilterExec: keys=[s_nationkey"),
+        "the nation filter is not applied where supplier is scanned:\n{explain}"
+    );
+    let r = engine.sql(sql).await.unwrap();
+    let p = r.profile.clone().unwrap();
+    assert!(p.bloom_rows_dropped > 0, "no supplier row dropped");
+    let actual = squall_tpch::run::to_csv(&r.schema, &r.batches).unwrap();
+    let reference = single_node(&data.path).await;
+    assert_same(
+        "q07 vs DataFusion",
+        &single_node_csv(&reference, sql).await,
+        &actual,
+        sql,
+    );
+    assert_same(
+        "q07 vs the answers",
+        squall_tpch::expected_answer(0.1, 7).unwrap(),
+        &actual,
+        sql,
+    );
+}
+
+/// An aggregation finished in a join's own stage and thinned by a filter
+/// (TPC-H Q18's `o_orderkey IN (SELECT l_orderkey ... GROUP BY l_orderkey
+/// HAVING sum(l_quantity) > 300)`, its semi join partitioned as at scale)
+/// gets a stage of its own, which publishes the keys left: the orders and
+/// lineitem scans then shuffle the rows of those few orders only.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_filtered_aggregation_in_a_join_stage_publishes_its_keys() {
+    let data = sf01();
+    let engine = planned_as_sf1000(&data.path).await;
+    let sql = squall_tpch::query(18).unwrap();
+    let explain = squall_csv(&engine, &format!("explain {sql}")).await;
+    assert!(
+        explain.contains("join_type=RightSemi") && !explain.contains("mode=broadcast"),
+        "the semi join is not partitioned:\n{explain}"
+    );
+    let having = explain
+        .split("Stage s")
+        .find(|s| s.contains("FilterExec: sum(lineitem.l_quantity)"))
+        .unwrap_or_else(|| panic!("no stage filters the groups:\n{explain}"));
+    assert!(
+        having.contains("publishes key filter on [l_orderkey"),
+        "the filtered groups publish no keys:\n{explain}"
+    );
+    let filtered_scans = explain
+        .split("Stage s")
+        .filter(|s| s.contains("[scan") && s.contains("KeyFilterExec"))
+        .count();
+    assert_eq!(filtered_scans, 2, "orders and lineitem scans:\n{explain}");
+    let r = engine.sql(sql).await.unwrap();
+    let p = r.profile.clone().unwrap();
+    assert!(p.bloom_rows_dropped > 0, "no row dropped");
+    let actual = squall_tpch::run::to_csv(&r.schema, &r.batches).unwrap();
+    let reference = single_node(&data.path).await;
+    assert_same(
+        "q18 vs DataFusion",
+        &single_node_csv(&reference, sql).await,
+        &actual,
+        sql,
+    );
+    assert_same(
+        "q18 vs the answers",
+        squall_tpch::expected_answer(0.1, 18).unwrap(),
+        &actual,
+        sql,
+    );
+}

@@ -1,0 +1,81 @@
+//! Outer joins staged: the null-padded side's columns are not constants,
+//! and a collected left join made partitioned keeps its output partitions.
+
+use crate::common::*;
+
+/// The columns of an outer join's null-padded side are not constant, even
+/// where a filter made them so below the join: grouped, each value is one
+/// group (staged, a final aggregation planned as streaming over sorted
+/// input emitted a group each time its value changed), and sorted, the
+/// NULLs come last (the sort was left out). Embedded one-task and staged.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_outer_joins_padded_side_is_not_constant() {
+    let data = sf001_small_groups();
+    let reference = single_node(&data.path).await;
+    let count = |sql: &'static str| {
+        let reference = &reference;
+        async move {
+            single_node_csv(reference, sql)
+                .await
+                .lines()
+                .nth(1)
+                .expect("a count")
+                .to_string()
+        }
+    };
+    let french =
+        count("select count(*) from supplier, nation where s_nationkey = n_nationkey and n_name = 'FRANCE'").await;
+    let others =
+        count("select count(*) from supplier, nation where s_nationkey = n_nationkey and n_name <> 'FRANCE'").await;
+    let sql = "select n_name, count(*) as suppliers from supplier \
+               left join nation on s_nationkey = n_nationkey and n_name = 'FRANCE' \
+               group by n_name order by n_name";
+    let expected = format!("n_name,suppliers\nFRANCE,{french}\n,{others}\n");
+    let staged = [
+        ("squall.scan.target_task_bytes", "20000"),
+        ("squall.shuffle.partitions", "5"),
+        (
+            "datafusion.optimizer.hash_join_single_partition_threshold",
+            "0",
+        ),
+        (
+            "datafusion.optimizer.hash_join_single_partition_threshold_rows",
+            "0",
+        ),
+    ];
+    for (what, pairs) in [
+        ("staged", &staged[..]),
+        (
+            "one task",
+            &[("squall.query.single_task_bytes", "1000000000000")][..],
+        ),
+    ] {
+        let engine = engine(&data.path, pairs).await;
+        let actual = squall_csv(&engine, sql).await;
+        assert_eq!(actual, expected, "{what}");
+    }
+}
+
+/// A left join planned with its preserved side collected (`CollectLeft`,
+/// as DataFusion plans it without join reordering) over a probe side of
+/// one partition: staged, it becomes a partitioned join, and what was
+/// planned above it on one partition still gets one.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_collected_left_join_over_one_probe_partition_stays_one_partition() {
+    let data = sf001_small_groups();
+    let reference = single_node(&data.path).await;
+    let engine = engine(
+        &data.path,
+        &[("datafusion.optimizer.join_reordering", "false")],
+    )
+    .await;
+    for sql in [
+        "select count(*), count(n_name) from supplier left join nation on s_nationkey = n_nationkey",
+        "select n_regionkey, count(*) from supplier left join nation \
+         on s_nationkey = n_nationkey and n_regionkey > 1 group by 1 order by 1",
+    ] {
+        let expected = single_node_csv(&reference, sql).await;
+        let actual = squall_csv(&engine, sql).await;
+        assert_same(sql, &expected, &actual, sql);
+    }
+}
