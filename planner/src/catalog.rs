@@ -7,7 +7,7 @@
 //! queries naming it fail saying why, the others answer.
 
 use crate::error::PlannerError;
-use crate::partitions::{HiveEscapedValues, PartitionRegistry, inspect};
+use crate::partitions::{HiveFolderValues, PartitionRegistry, inspect};
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -42,7 +42,7 @@ pub async fn register_catalog_with(
             message: format!("cannot list: {e}"),
         })
     })?;
-    let (mut tables, mut unreadable) = (Vec::new(), Vec::new());
+    let (mut tables, mut unreadable, mut not_tables) = (Vec::new(), Vec::new(), Vec::new());
     for entry in entries {
         let entry = entry.map_err(|e| catalog_error(&dir.display().to_string(), e))?;
         let path = entry.path();
@@ -57,8 +57,8 @@ pub async fn register_catalog_with(
                 Err(e) => Err(table_error(&name, &url, e)),
             };
             match registered {
-                Ok(true) => tables.push(name),
-                Ok(false) => {}
+                Ok(None) => tables.push(name),
+                Ok(Some(why)) => not_tables.push((name, why)),
                 Err(e) => unreadable.push((name, message(&e))),
             }
         } else if let Some(stem) = name.strip_suffix(".parquet") {
@@ -74,7 +74,7 @@ pub async fn register_catalog_with(
             }
         }
     }
-    set_aside(ctx, unreadable)?;
+    set_aside(ctx, unreadable, not_tables)?;
     tables.sort();
     Ok(tables)
 }
@@ -83,13 +83,23 @@ pub async fn register_catalog_with(
 /// query naming one fails with why (the table, its location, the file),
 /// while the catalog's other tables answer. A catalog is often many
 /// tables written by many jobs; one bad file must not take them all down.
-fn set_aside(ctx: &SessionContext, unreadable: Vec<(String, String)>) -> Result<()> {
-    if unreadable.is_empty() {
+/// Folders that hold no Parquet file (`not_tables`) are not tables, and
+/// not worth a warning, but a query naming one is told why.
+fn set_aside(
+    ctx: &SessionContext,
+    unreadable: Vec<(String, String)>,
+    not_tables: Vec<(String, String)>,
+) -> Result<()> {
+    if unreadable.is_empty() && not_tables.is_empty() {
         return Ok(());
     }
     for (table, why) in &unreadable {
         tracing::warn!(table, %why, "a table of the catalog cannot be read; queries naming it fail");
     }
+    for (folder, why) in &not_tables {
+        tracing::debug!(folder, %why, "a folder of the catalog is not a table");
+    }
+    let unreadable = unreadable.into_iter().chain(not_tables);
     let options = ctx.state().config_options().catalog.clone();
     let catalog = ctx
         .catalog(&options.default_catalog)
@@ -162,7 +172,8 @@ impl SchemaProvider for WithUnreadable {
 
 /// Registers the table `name` of Parquet files under `root` of the store at
 /// `store_url` (`url` is the same place as DataFusion names it), with the
-/// partition columns its folders give; `false` when it holds no Parquet file.
+/// partition columns its folders give; when it holds no Parquet file, it
+/// is no table, and the answer says why.
 async fn register_table(
     ctx: &SessionContext,
     name: &str,
@@ -170,11 +181,19 @@ async fn register_table(
     store_url: &ObjectStoreUrl,
     root: &object_store::path::Path,
     registry: &PartitionRegistry,
-) -> Result<bool> {
+) -> Result<Option<String>> {
     let store = ctx.runtime_env().object_store(store_url)?;
     let layout = inspect(store.as_ref(), root, name, url).await?;
     if layout.files == 0 {
-        return Ok(false);
+        let mut why = "the folder holds no Parquet file (a file named *.parquet)".to_string();
+        if let Some(example) = &layout.other_example {
+            why.push_str(&format!(
+                "; its {} other file(s), such as {example}, are not read: \
+                 squall reads a table's files named *.parquet",
+                layout.other_files
+            ));
+        }
+        return Ok(Some(message(&table_error(name, url, why))));
     }
     let options = ParquetReadOptions::default().table_partition_cols(layout.columns.clone());
     // The Parquet reader panics on some corrupt footers: a panic here is a
@@ -214,7 +233,7 @@ async fn register_table(
                                     layout.partitions,
                                 );
                             }
-                            return Ok(true);
+                            return Ok(None);
                         }
                         Err(e) => e.to_string(),
                     }
@@ -229,11 +248,13 @@ async fn register_table(
     if !layout.columns.is_empty() {
         registry.record(store_url.as_str(), root.as_ref(), layout.partitions);
         if let Some(listing) = ctx.deregister_table(name)? {
-            let columns = layout.columns.iter().map(|(c, _)| c.clone()).collect();
-            ctx.register_table(name, Arc::new(HiveEscapedValues::new(listing, columns)))?;
+            ctx.register_table(
+                name,
+                Arc::new(HiveFolderValues::new(listing, &layout.columns)),
+            )?;
         }
     }
-    Ok(true)
+    Ok(None)
 }
 
 /// A file column named like a partition column (`p=1/x.parquet` holding a
@@ -358,7 +379,7 @@ async fn register_object_store_catalog(
         })
         .await
         .map_err(|e| catalog_error(&format!("s3://{rest}"), format!("cannot list: {e}")))?;
-    let (mut tables, mut unreadable) = (Vec::new(), Vec::new());
+    let (mut tables, mut unreadable, mut not_tables) = (Vec::new(), Vec::new(), Vec::new());
     for table_prefix in listing.common_prefixes {
         let Some(name) = table_prefix.filename().map(str::to_string) else {
             continue;
@@ -368,8 +389,8 @@ async fn register_object_store_catalog(
         }
         let table_url = format!("s3://{bucket}/{table_prefix}/");
         match register_table(ctx, &name, &table_url, &url, &table_prefix, registry).await {
-            Ok(true) => tables.push(name),
-            Ok(false) => {}
+            Ok(None) => tables.push(name),
+            Ok(Some(why)) => not_tables.push((name, why)),
             Err(e) => unreadable.push((name, message(&e))),
         }
     }
@@ -379,7 +400,7 @@ async fn register_object_store_catalog(
             "no tables (sub-folders of Parquet files) found",
         ));
     }
-    set_aside(ctx, unreadable)?;
+    set_aside(ctx, unreadable, not_tables)?;
     tables.sort();
     Ok(tables)
 }

@@ -19,7 +19,9 @@ use arrow::datatypes::{DataType, Field, Schema, TimeUnit};
 use aws_sdk_glue::types::{Column, Table};
 use datafusion::error::Result;
 use datafusion::prelude::{ParquetReadOptions, SessionContext};
-use squall_planner::partitions::{ListedPartition, ListedPartitionsTable, PartitionRegistry};
+use squall_planner::partitions::{
+    HIVE_NULL, ListedPartition, ListedPartitionsTable, PartitionRegistry,
+};
 
 use crate::env::AwsEnv;
 use crate::error::AwsError;
@@ -85,7 +87,12 @@ pub async fn register_glue_catalog(
                             )
                         })?;
                     partitions.push(ListedPartition {
-                        values: p.values().iter().map(|v| Some(v.clone())).collect(),
+                        // Hive's folder for a null value, as Athena reads it.
+                        values: p
+                            .values()
+                            .iter()
+                            .map(|v| (v != HIVE_NULL).then(|| v.clone()))
+                            .collect(),
                         location: format!("{}/", at.trim_end_matches('/')),
                     });
                 }

@@ -6,7 +6,8 @@
 //! columns (the `key`s, the same at every file) and their types, inferred
 //! from all values (`BIGINT` when every value is an integer, `DATE` when
 //! every value is a `YYYY-MM-DD` date, `VARCHAR` otherwise; a value of
-//! `__HIVE_DEFAULT_PARTITION__` makes the column `VARCHAR`). The table is
+//! `__HIVE_DEFAULT_PARTITION__`, Hive's folder for NULL, makes the column
+//! `VARCHAR`, and reads as NULL: [`HiveFolderValues`]). The table is
 //! then a DataFusion listing table with those partition columns: planning
 //! a scan lists the files of the partitions the WHERE clause allows and
 //! nothing else (a prefix when the filter fixes the leading columns), so
@@ -32,9 +33,9 @@ use object_store::path::Path;
 
 use crate::error::PlannerError;
 
-mod escaped;
+mod hive_values;
 mod listed;
-pub use escaped::HiveEscapedValues;
+pub use hive_values::HiveFolderValues;
 pub use listed::{ListedPartition, ListedPartitionsTable};
 
 /// What [`inspect`] found under a table's folder.
@@ -46,10 +47,15 @@ pub struct TableLayout {
     pub columns: Vec<(String, DataType)>,
     /// Distinct partitions (combinations of partition values) that hold files.
     pub partitions: usize,
+    /// Files below the folder that are not read: not named `*.parquet`,
+    /// and not hidden (`.x`) or bookkeeping (`_SUCCESS`).
+    pub other_files: usize,
+    /// One of them (its path in the table's folder), to name in an error.
+    pub other_example: Option<String>,
 }
 
 /// The null partition value Hive and Spark write.
-const HIVE_NULL: &str = "__HIVE_DEFAULT_PARTITION__";
+pub const HIVE_NULL: &str = "__HIVE_DEFAULT_PARTITION__";
 
 /// Lists the Parquet files under `root` of `store` and works out its
 /// partition columns. `table` and `location` name the table in errors.
@@ -74,6 +80,7 @@ pub async fn inspect(
     let mut values: Vec<BTreeSet<String>> = Vec::new();
     let mut partitions = BTreeSet::new();
     let mut files = 0;
+    let (mut other_files, mut other_example) = (0, None);
     for meta in &objects {
         let parts: Vec<String> = meta
             .location
@@ -85,6 +92,10 @@ pub async fn inspect(
             continue;
         };
         if !is_data_file(&meta.location, depth) {
+            if !is_hidden(&meta.location, depth) {
+                other_files += 1;
+                other_example.get_or_insert_with(|| parts.join("/"));
+            }
             continue;
         }
         files += 1;
@@ -135,17 +146,24 @@ pub async fn inspect(
             partitions.len()
         },
         columns,
+        other_files,
+        other_example,
     })
 }
 
 /// A Parquet file of a table whose folder is `depth` segments deep: not in
 /// a folder, and not itself, that DataFusion and Hive skip (`.x`, `_x`).
 pub(crate) fn is_data_file(location: &Path, depth: usize) -> bool {
-    location.as_ref().ends_with(".parquet")
-        && !location
-            .parts()
-            .skip(depth)
-            .any(|p| p.as_ref().starts_with('.') || p.as_ref().starts_with('_'))
+    location.as_ref().ends_with(".parquet") && !is_hidden(location, depth)
+}
+
+/// In or itself a hidden (`.x`) or bookkeeping (`_x`) file or folder,
+/// below a table folder `depth` segments deep.
+fn is_hidden(location: &Path, depth: usize) -> bool {
+    location
+        .parts()
+        .skip(depth)
+        .any(|p| p.as_ref().starts_with('.') || p.as_ref().starts_with('_'))
 }
 
 /// The narrowest of BIGINT, DATE and VARCHAR that reads every value.

@@ -77,6 +77,7 @@ async fn inspect_finds_columns_partitions_and_files() {
         "t/_SUCCESS",
         "t/.hidden/x.parquet",
         "t/dt=2026-11-02/_tmp/e.parquet",
+        "t/dt=2026-11-02/region=EU/000000_0",
     ] {
         store
             .put(&Path::from(key), PutPayload::from_static(b"x"))
@@ -95,6 +96,8 @@ async fn inspect_finds_columns_partitions_and_files() {
                 ("region".to_string(), DataType::Utf8)
             ],
             partitions: 3,
+            other_files: 1,
+            other_example: Some("dt=2026-11-02/region=EU/000000_0".into()),
         }
     );
     store

@@ -48,6 +48,60 @@ async fn corrupt_parquet_files_are_named() {
     }
 }
 
+/// A folder of the catalog with no Parquet file is no table: a query
+/// naming it says why (an empty folder; a folder of files not named
+/// `*.parquet`, as Hive's `000000_0`, naming one), and Spark's bookkeeping
+/// files beside Parquet files (`_SUCCESS`, `.part-0.parquet.crc`) are
+/// skipped, not read as data.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn folders_without_parquet_files_are_named_not_lost() {
+    let data = sf001_small_groups();
+    let good = std::fs::read_dir(data.path.join("nation"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.extension().is_some_and(|x| x == "parquet"))
+        .unwrap();
+    let good = std::fs::read(good).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    for folder in ["empty", "hive", "spark"] {
+        std::fs::create_dir_all(dir.path().join(folder)).unwrap();
+    }
+    std::fs::write(dir.path().join("hive/000000_0"), &good).unwrap();
+    std::fs::write(dir.path().join("spark/part-00000-x.snappy.parquet"), &good).unwrap();
+    std::fs::write(dir.path().join("spark/_SUCCESS"), b"").unwrap();
+    std::fs::write(
+        dir.path().join("spark/.part-00000-x.snappy.parquet.crc"),
+        b"crc",
+    )
+    .unwrap();
+    let engine = squall_planner::Engine::local(squall_planner::EngineOptions {
+        catalog: Some(dir.path().to_string_lossy().to_string()),
+        settings: settings(&[]),
+    })
+    .await
+    .unwrap();
+    let err = engine
+        .sql("select * from empty")
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("table empty") && err.contains("no Parquet file"),
+        "{err}"
+    );
+    let err = engine
+        .sql("select * from hive")
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("table hive") && err.contains("000000_0") && err.contains("*.parquet"),
+        "{err}"
+    );
+    let answer = squall_csv(&engine, "select count(*) from spark").await;
+    assert_eq!(answer, "count(*)\n25\n");
+}
+
 /// Files of one table written with different but compatible column types
 /// (an integer as INT32 then INT64, a decimal whose precision grew, a
 /// column added later) read as one table of the wider types, staged and

@@ -291,3 +291,100 @@ async fn escaped_partition_values_and_file_columns_named_like_partitions() {
         assert_eq!(dup, "p,y\n1,1\n2,5\n", "single_task_bytes={single}");
     }
 }
+
+/// Hive's and Spark's folder for a null partition value
+/// (`region=__HIVE_DEFAULT_PARTITION__`) reads as NULL, as Hive, Spark,
+/// Trino and Athena read it, in the answer and in every partition filter
+/// (`IS NULL` keeps the folder, `<> 'EU'` and `= '__HIVE_DEFAULT_PARTITION__'`
+/// do not). Answers against single-node DataFusion reading the same rows
+/// from one file whose `region` column holds the nulls; staged and one task.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn null_partition_folders_read_as_null() {
+    use arrow::array::{ArrayRef, Int64Array, RecordBatch, StringArray};
+    use std::sync::Arc;
+    let dir = tempfile::tempdir().unwrap();
+    let write = |path: std::path::PathBuf, batch: RecordBatch| {
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        let file = std::fs::File::create(path).unwrap();
+        let mut w = parquet::arrow::ArrowWriter::try_new(file, batch.schema(), None).unwrap();
+        w.write(&batch).unwrap();
+        w.close().unwrap();
+    };
+    let regions = [Some("EU"), Some("US"), None];
+    let rows = |region: Option<&str>| -> Vec<i64> {
+        (0..60)
+            .filter(|i| regions[(*i % 3) as usize] == region)
+            .collect()
+    };
+    for region in regions {
+        let ids = rows(region);
+        let batch = RecordBatch::try_from_iter([
+            ("id", Arc::new(Int64Array::from(ids.clone())) as ArrayRef),
+            (
+                "v",
+                Arc::new(Int64Array::from_iter_values(ids.iter().map(|i| i * 10))) as ArrayRef,
+            ),
+        ])
+        .unwrap();
+        let folder = region.unwrap_or("__HIVE_DEFAULT_PARTITION__");
+        write(
+            dir.path()
+                .join(format!("catalog/events/region={folder}/part-0.parquet")),
+            batch,
+        );
+    }
+    let ids: Vec<i64> = (0..60).collect();
+    let flat = RecordBatch::try_from_iter([
+        ("id", Arc::new(Int64Array::from(ids.clone())) as ArrayRef),
+        (
+            "v",
+            Arc::new(Int64Array::from_iter_values(ids.iter().map(|i| i * 10))) as ArrayRef,
+        ),
+        (
+            "region",
+            Arc::new(StringArray::from_iter(
+                ids.iter().map(|i| regions[(*i % 3) as usize]),
+            )) as ArrayRef,
+        ),
+    ])
+    .unwrap();
+    let flat_file = dir.path().join("flat/events.parquet");
+    write(flat_file.clone(), flat);
+    let reference = datafusion::prelude::SessionContext::new();
+    reference
+        .register_parquet("events", flat_file.to_str().unwrap(), Default::default())
+        .await
+        .unwrap();
+    let queries = [
+        "select region, count(*) as n, sum(v) as v from events group by region order by region nulls first",
+        "select count(*) as n from events where region is null",
+        "select count(*) as n from events where region is not null",
+        "select count(*) as n from events where region <> 'EU'",
+        "select count(*) as n from events where region = 'EU'",
+        "select count(*) as n from events where region = '__HIVE_DEFAULT_PARTITION__'",
+        "select count(*) as n from events where region in ('EU') or region is null",
+        "select count(*) as n from events where coalesce(region, 'none') = 'none'",
+        "select max(region) as hi, min(region) as lo, count(region) as n, count(distinct region) as d from events",
+        "select id, region from events where region is null or id < 3 order by id limit 5",
+        "select a.region, count(*) as n from events a join events b on a.id = b.id \
+         where b.region is null or b.region = 'US' group by 1 order by 1 nulls first",
+    ];
+    for single in ["0", "1000000000000"] {
+        let engine = squall_planner::Engine::local(squall_planner::EngineOptions {
+            catalog: Some(dir.path().join("catalog").display().to_string()),
+            settings: crate::common::settings(&[
+                ("squall.query.single_task_bytes", single),
+                ("squall.scan.target_task_bytes", "1"),
+            ]),
+        })
+        .await
+        .unwrap();
+        for sql in queries {
+            assert_eq!(
+                crate::common::squall_csv(&engine, sql).await,
+                single_node_csv(&reference, sql).await,
+                "{sql} (single_task_bytes={single})"
+            );
+        }
+    }
+}

@@ -1,0 +1,342 @@
+//! [`HiveFolderValues`]: a partitioned listing table that reads its
+//! folders' values as Hive and Spark write them.
+//!
+//! Escaped values. Hive and Spark escape a partition value's `:`, `=`,
+//! `'`, `*` and a few other characters in its folder name (`ts=10%3A00`
+//! for `10:00`). DataFusion reads those names back decoded, but for
+//! `ts = '10:00'` it lists only the prefix it builds from the literal,
+//! escaping fewer characters than Hive (`ts=10:00/`): no folder has that
+//! name, and the query answers as if the table were empty. This wrapper
+//! hands DataFusion such an equality as the same test written
+//! `ts IN ('10:00')`, which it evaluates on every listed folder's decoded
+//! value instead (partitions are still pruned, by value rather than by
+//! prefix).
+//!
+//! Null values. Hive and Spark write a null partition value as the folder
+//! `key=__HIVE_DEFAULT_PARTITION__`; Hive, Spark, Trino and Athena read it
+//! back as NULL. DataFusion reads the folder name as a string. Here, in a
+//! text partition column (a column with such a folder is text, see
+//! [`super::inspect`]), the files of those folders carry NULL, and so do
+//! their statistics; the partition filters DataFusion evaluates on the
+//! folder names see the column as `nullif(column, '__HIVE_DEFAULT_PARTITION__')`
+//! (`region IS NULL` keeps those folders, `region <> 'EU'` drops them),
+//! except an equality with another value, which the marker never
+//! satisfies and which DataFusion turns into a listed prefix.
+
+use std::borrow::Cow;
+use std::sync::Arc;
+
+use arrow::datatypes::{DataType, Schema, SchemaRef};
+use async_trait::async_trait;
+use datafusion::catalog::{Session, TableProvider};
+use datafusion::common::tree_node::{Transformed, TreeNode};
+use datafusion::common::{Column, Constraints, DFSchema};
+use datafusion::datasource::TableType;
+use datafusion::error::Result;
+use datafusion::functions::expr_fn::nullif;
+use datafusion::logical_expr::expr::InList;
+use datafusion::logical_expr::{
+    BinaryExpr, Expr, LogicalPlan, Operator, TableProviderFilterPushDown,
+};
+use datafusion::physical_plan::ExecutionPlan;
+use datafusion::physical_plan::projection::{ProjectionExec, ProjectionExpr};
+use datafusion::prelude::lit;
+
+use super::HIVE_NULL;
+
+/// Characters Hive escapes in a partition folder name that DataFusion's
+/// prefix does not (it escapes controls, space, `%`, `/`, `?` and `#`).
+fn hive_escapes(c: char) -> bool {
+    matches!(
+        c,
+        '"' | '\'' | '*' | ':' | '=' | '\\' | '{' | '[' | ']' | '^' | '\x7f'
+    )
+}
+
+/// See the module docs.
+#[derive(Debug)]
+pub struct HiveFolderValues {
+    inner: Arc<dyn TableProvider>,
+    partition_columns: Vec<String>,
+    /// The text partition columns: where a folder may hold the null marker.
+    text_columns: Vec<String>,
+    /// The inner table's schema, its text partition columns nullable.
+    schema: SchemaRef,
+}
+
+impl HiveFolderValues {
+    /// `inner` partitioned by `partition_columns` (name and type, outermost first).
+    pub fn new(inner: Arc<dyn TableProvider>, partition_columns: &[(String, DataType)]) -> Self {
+        let text_columns: Vec<String> = partition_columns
+            .iter()
+            .filter(|(_, ty)| *ty == DataType::Utf8)
+            .map(|(c, _)| c.clone())
+            .collect();
+        let inner_schema = inner.schema();
+        let fields: Vec<_> = inner_schema
+            .fields()
+            .iter()
+            .map(|f| match text_columns.contains(f.name()) {
+                true => Arc::new(f.as_ref().clone().with_nullable(true)),
+                false => Arc::clone(f),
+            })
+            .collect();
+        let schema = Arc::new(Schema::new_with_metadata(
+            fields,
+            inner_schema.metadata().clone(),
+        ));
+        Self {
+            inner,
+            partition_columns: partition_columns.iter().map(|(c, _)| c.clone()).collect(),
+            text_columns,
+            schema,
+        }
+    }
+
+    /// `filter` for DataFusion's evaluation on folder names: escaped
+    /// equalities as `IN` tests, and the text columns seen through
+    /// `nullif` wherever the null marker could pass for a value.
+    fn rewrite_for_folders(&self, filter: &Expr) -> Result<Expr> {
+        let filter = self.rewrite(filter).into_owned();
+        self.read_null_markers(filter)
+    }
+
+    /// `filter`'s conjuncts with each text partition column `c` read as
+    /// `nullif(c, marker)`, except `c = 'value'`, which the marker never
+    /// passes and which DataFusion lists as a prefix.
+    fn read_null_markers(&self, filter: Expr) -> Result<Expr> {
+        if self.text_columns.is_empty() {
+            return Ok(filter);
+        }
+        if let Expr::BinaryExpr(BinaryExpr {
+            left,
+            op: Operator::And,
+            right,
+        }) = filter
+        {
+            return Ok(self
+                .read_null_markers(*left)?
+                .and(self.read_null_markers(*right)?));
+        }
+        if let Expr::BinaryExpr(BinaryExpr {
+            left,
+            op: Operator::Eq,
+            right,
+        }) = &filter
+            && let (Expr::Column(_), Expr::Literal(v, _)) | (Expr::Literal(v, _), Expr::Column(_)) =
+                (left.as_ref(), right.as_ref())
+            && !v.is_null()
+            && v.to_string() != HIVE_NULL
+        {
+            return Ok(filter);
+        }
+        let read = filter.transform(|e| match e {
+            Expr::Column(c) if self.text_columns.contains(&c.name) => {
+                Ok(Transformed::yes(nullif(Expr::Column(c), lit(HIVE_NULL))))
+            }
+            other => Ok(Transformed::no(other)),
+        })?;
+        // DataFusion keeps a folder whose filter value is NULL as if it
+        // were true (it reads the value, not its validity): NULL is false.
+        Ok(match read.transformed {
+            true => Expr::IsTrue(Box::new(read.data)),
+            false => read.data,
+        })
+    }
+
+    /// `plan` (the inner scan, of `projection`'s columns) with each text
+    /// partition column read as `nullif(column, marker)`, under its name.
+    fn null_markers_as_nulls(
+        &self,
+        state: &dyn Session,
+        plan: Arc<dyn ExecutionPlan>,
+    ) -> Result<Arc<dyn ExecutionPlan>> {
+        let schema = plan.schema();
+        if !schema
+            .fields()
+            .iter()
+            .any(|f| self.text_columns.contains(f.name()))
+        {
+            return Ok(plan);
+        }
+        let df_schema = DFSchema::try_from(Arc::clone(&schema))?;
+        let columns = schema
+            .fields()
+            .iter()
+            .map(|f| {
+                let column = Expr::Column(Column::from_name(f.name()));
+                let expr = if self.text_columns.contains(f.name()) {
+                    nullif(column, lit(HIVE_NULL))
+                } else {
+                    column
+                };
+                Ok(ProjectionExpr::new(
+                    state.create_physical_expr(expr, &df_schema)?,
+                    f.name().clone(),
+                ))
+            })
+            .collect::<Result<Vec<_>>>()?;
+        Ok(Arc::new(ProjectionExec::try_new(columns, plan)?))
+    }
+
+    /// `filter` with each `partition column = 'value needing escapes'` as
+    /// the equal `IN` test.
+    fn rewrite<'a>(&self, filter: &'a Expr) -> Cow<'a, Expr> {
+        let Expr::BinaryExpr(BinaryExpr { left, op, right }) = filter else {
+            return Cow::Borrowed(filter);
+        };
+        match op {
+            Operator::And => {
+                let (l, r) = (self.rewrite(left), self.rewrite(right));
+                if matches!((&l, &r), (Cow::Borrowed(_), Cow::Borrowed(_))) {
+                    return Cow::Borrowed(filter);
+                }
+                Cow::Owned(Expr::BinaryExpr(BinaryExpr::new(
+                    Box::new(l.into_owned()),
+                    Operator::And,
+                    Box::new(r.into_owned()),
+                )))
+            }
+            Operator::Eq => {
+                let (column, literal) = match (left.as_ref(), right.as_ref()) {
+                    (Expr::Column(c), lit @ Expr::Literal(v, _))
+                    | (lit @ Expr::Literal(v, _), Expr::Column(c))
+                        if self.partition_columns.contains(&c.name)
+                            && v.to_string().chars().any(hive_escapes) =>
+                    {
+                        (c.clone(), lit.clone())
+                    }
+                    _ => return Cow::Borrowed(filter),
+                };
+                Cow::Owned(Expr::InList(InList::new(
+                    Box::new(Expr::Column(column)),
+                    vec![literal],
+                    false,
+                )))
+            }
+            _ => Cow::Borrowed(filter),
+        }
+    }
+}
+
+#[async_trait]
+impl TableProvider for HiveFolderValues {
+    fn schema(&self) -> SchemaRef {
+        Arc::clone(&self.schema)
+    }
+
+    fn constraints(&self) -> Option<&Constraints> {
+        self.inner.constraints()
+    }
+
+    fn table_type(&self) -> TableType {
+        self.inner.table_type()
+    }
+
+    fn get_table_definition(&self) -> Option<&str> {
+        self.inner.get_table_definition()
+    }
+
+    fn get_logical_plan(&self) -> Option<Cow<'_, LogicalPlan>> {
+        self.inner.get_logical_plan()
+    }
+
+    async fn scan(
+        &self,
+        state: &dyn Session,
+        projection: Option<&Vec<usize>>,
+        filters: &[Expr],
+        limit: Option<usize>,
+    ) -> Result<Arc<dyn ExecutionPlan>> {
+        let filters: Vec<Expr> = filters
+            .iter()
+            .map(|f| self.rewrite_for_folders(f))
+            .collect::<Result<_>>()?;
+        let plan = self.inner.scan(state, projection, &filters, limit).await?;
+        self.null_markers_as_nulls(state, plan)
+    }
+
+    fn supports_filters_pushdown(
+        &self,
+        filters: &[&Expr],
+    ) -> Result<Vec<TableProviderFilterPushDown>> {
+        self.inner.supports_filters_pushdown(filters)
+    }
+
+    fn statistics(&self) -> Option<datafusion::common::Statistics> {
+        self.inner.statistics()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use datafusion::datasource::empty::EmptyTable;
+    use datafusion::prelude::{col, lit};
+
+    #[test]
+    fn only_equalities_on_partition_values_hive_escapes_are_rewritten() {
+        let schema = Arc::new(arrow::datatypes::Schema::empty());
+        let table = HiveFolderValues::new(
+            Arc::new(EmptyTable::new(schema)),
+            &[("ts".into(), DataType::Utf8)],
+        );
+        let escaped = col("ts").eq(lit("10:00"));
+        assert_eq!(
+            table.rewrite(&escaped).into_owned(),
+            col("ts").in_list(vec![lit("10:00")], false)
+        );
+        let both = escaped.clone().and(col("x").eq(lit(1)));
+        assert_eq!(
+            table.rewrite(&both).into_owned(),
+            col("ts")
+                .in_list(vec![lit("10:00")], false)
+                .and(col("x").eq(lit(1)))
+        );
+        for untouched in [
+            col("ts").eq(lit("2024-01-01")),
+            col("other").eq(lit("10:00")),
+            col("ts").gt(lit("10:00")),
+        ] {
+            assert!(
+                matches!(table.rewrite(&untouched), Cow::Borrowed(_)),
+                "{untouched}"
+            );
+        }
+    }
+
+    #[test]
+    fn text_partition_columns_are_read_through_nullif_except_in_equalities() {
+        let schema = Arc::new(arrow::datatypes::Schema::empty());
+        let table = HiveFolderValues::new(
+            Arc::new(EmptyTable::new(schema)),
+            &[
+                ("region".into(), DataType::Utf8),
+                ("year".into(), DataType::Int64),
+            ],
+        );
+        let read = |e: Expr| table.read_null_markers(e).unwrap();
+        let seen = nullif(col("region"), lit(HIVE_NULL));
+        for kept in [
+            col("region").eq(lit("EU")),
+            lit("EU").eq(col("region")),
+            col("year").gt(lit(2020)),
+        ] {
+            assert_eq!(read(kept.clone()), kept);
+        }
+        assert_eq!(
+            read(col("region").not_eq(lit("EU"))),
+            Expr::IsTrue(Box::new(seen.clone().not_eq(lit("EU"))))
+        );
+        assert_eq!(
+            read(col("region").eq(lit(HIVE_NULL))),
+            Expr::IsTrue(Box::new(seen.clone().eq(lit(HIVE_NULL))))
+        );
+        assert_eq!(
+            read(col("region").eq(lit("EU")).and(col("region").is_null())),
+            col("region")
+                .eq(lit("EU"))
+                .and(Expr::IsTrue(Box::new(seen.is_null())))
+        );
+    }
+}
