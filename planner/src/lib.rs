@@ -38,6 +38,7 @@ pub mod backend;
 pub mod catalog;
 pub mod coordinator;
 pub mod cost;
+pub mod deep_topk;
 pub mod engine;
 pub mod error;
 pub mod explain;

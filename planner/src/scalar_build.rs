@@ -70,8 +70,9 @@ impl PhysicalOptimizerRule for ScalarSideBuilds {
 
 /// DataFusion's physical optimizer rules with [`ScalarSideBuilds`] right
 /// after its join selection (before distribution is enforced, so the
-/// swapped join gets the partitioning its new sides need), and
-/// `GuardNullableSides` before them all.
+/// swapped join gets the partitioning its new sides need),
+/// `GuardNullableSides` before them all, and `DeepTopKAsSort` last but
+/// for DataFusion's sanity check.
 pub fn physical_optimizer_rules() -> Vec<Arc<dyn PhysicalOptimizerRule + Send + Sync>> {
     let mut rules = PhysicalOptimizer::new().rules;
     let at = rules
@@ -82,6 +83,12 @@ pub fn physical_optimizer_rules() -> Vec<Arc<dyn PhysicalOptimizerRule + Send + 
     // First: every rule after it plans on what an outer join's output
     // really holds (squall_core::exec::NullableSideExec).
     rules.insert(0, Arc::new(squall_core::exec::GuardNullableSides));
+    // Before the sanity check, after the limits are pushed into sorts.
+    let at = rules
+        .iter()
+        .position(|r| r.name() == "SanityCheckPlan")
+        .unwrap_or(rules.len());
+    rules.insert(at, Arc::new(crate::deep_topk::DeepTopKAsSort));
     rules
 }
 

@@ -239,3 +239,36 @@ async fn scalar_subqueries_return_at_most_one_row() {
         "objects left behind"
     );
 }
+
+/// A client paging deep into a sorted result (`LIMIT 5 OFFSET 150000`,
+/// past the rows DataFusion's top-k heap is left with): the rows are
+/// sorted whole and then limited (EXPLAIN shows the limit above a sort
+/// without a fetch), and the page is the one single-node DataFusion's
+/// top-k gives, staged and one-task; a shallow page keeps the heap.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn deep_pages_of_a_sorted_result_sort_whole() {
+    let data = sf001_small_groups();
+    let reference = single_node(&data.path).await;
+    let deep = "select l_orderkey, l_linenumber, r_name from lineitem, region \
+                order by l_comment, l_orderkey, l_linenumber, r_name limit 5 offset 150000";
+    let shallow = "select l_orderkey, l_linenumber from lineitem \
+                   order by l_comment, l_orderkey, l_linenumber limit 5 offset 100";
+    for single in ["0", "1000000000000"] {
+        let engine = engine(&data.path, &[("squall.query.single_task_bytes", single)]).await;
+        for sql in [deep, shallow] {
+            assert_eq!(
+                squall_csv(&engine, sql).await,
+                single_node_csv(&reference, sql).await,
+                "{sql} (single_task_bytes={single})"
+            );
+        }
+        let r = engine.sql(&format!("explain {deep}")).await.unwrap();
+        let text = squall_tpch::run::to_csv(&r.schema, &r.batches).unwrap();
+        assert!(
+            text.contains("LocalLimitExec: fetch=150005")
+                && !text.contains("TopK")
+                && !text.contains("fetch=150005, expr"),
+            "{text}"
+        );
+    }
+}
