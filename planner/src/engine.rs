@@ -523,6 +523,10 @@ pub fn session_config(settings: &[(String, String)]) -> Result<SessionConfig> {
         // browse a catalog with. Queries reading only it run here (see
         // `reads_only_information_schema`).
         opts.catalog.information_schema = true;
+        // The catalog clients see (SHOW CATALOGS, information_schema's
+        // table_catalog, error messages) is squall's, the name Trino
+        // clients connect with; any other qualifier resolves to it too.
+        opts.catalog.default_catalog = "squall".to_string();
         // A partitioned join costs squall a shuffle of BOTH sides through the
         // exchange; a broadcast (`CollectLeft`) join costs one read of the
         // small side per probe task and none of the big side, which then
