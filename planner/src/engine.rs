@@ -174,6 +174,7 @@ impl Engine {
         squall_core::scalar_subquery::register(&ctx);
         crate::series::register(&ctx);
         crate::any_name::register(&ctx);
+        ctx.add_analyzer_rule(Arc::new(crate::exists_value::ExistsAsValues));
         ctx.add_analyzer_rule(Arc::new(crate::scalar_subquery::OneRowSubqueries));
         let partitions = Arc::new(PartitionRegistry::default());
         if let Some(catalog) = &options.catalog {

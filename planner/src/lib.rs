@@ -41,6 +41,7 @@ pub mod cost;
 pub mod deep_topk;
 pub mod engine;
 pub mod error;
+pub mod exists_value;
 pub mod explain;
 pub mod key_filter;
 pub mod limits;

@@ -272,3 +272,53 @@ async fn deep_pages_of_a_sorted_result_sort_whole() {
         );
     }
 }
+
+/// `EXISTS` as a value: in a select list, inside CASE, negated, over a
+/// subquery with ORDER BY / LIMIT, inside an aggregation's argument, and
+/// uncorrelated; each against the same question written as an outer join,
+/// which single-node DataFusion answers (it refuses EXISTS outside WHERE).
+/// Staged and one task.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn exists_answers_as_a_value() {
+    let data = sf001_small_groups();
+    let reference = single_node(&data.path).await;
+    let pairs = [
+        (
+            "select c_custkey, exists (select 1 from orders where o_custkey = c_custkey \
+             and o_orderstatus = 'F') as e from customer where c_custkey < 60 order by 1",
+            "select c_custkey, coalesce(f.has, false) as e from customer left join \
+             (select distinct o_custkey, true as has from orders where o_orderstatus = 'F') f \
+             on f.o_custkey = c_custkey where c_custkey < 60 order by 1",
+        ),
+        (
+            "select c_custkey, case when not exists (select * from orders where o_custkey = c_custkey \
+             and o_totalprice > 200000 order by o_totalprice limit 1) then 'none' else 'some' end as e \
+             from customer where c_custkey < 60 order by 1",
+            "select c_custkey, case when f.has is null then 'none' else 'some' end as e \
+             from customer left join (select distinct o_custkey, true as has from orders \
+             where o_totalprice > 200000) f on f.o_custkey = c_custkey where c_custkey < 60 order by 1",
+        ),
+        (
+            "select count(*) as n, sum(case when exists (select 1 from lineitem where \
+             l_orderkey = o_orderkey and l_returnflag = 'R') then 1 else 0 end) as r from orders",
+            "select count(*) as n, count(r.k) as r from orders left join \
+             (select distinct l_orderkey as k from lineitem where l_returnflag = 'R') r \
+             on r.k = o_orderkey",
+        ),
+        (
+            "select exists (select 1 from nation where n_name = 'FRANCE') as a, \
+             not exists (select 1 from nation where n_name = 'ATLANTIS') as b",
+            "select true as a, true as b",
+        ),
+    ];
+    for single in ["0", "1000000000000"] {
+        let engine = engine(&data.path, &[("squall.query.single_task_bytes", single)]).await;
+        for (sql, same) in pairs {
+            assert_eq!(
+                squall_csv(&engine, sql).await,
+                single_node_csv(&reference, same).await,
+                "{sql} (single_task_bytes={single})"
+            );
+        }
+    }
+}
