@@ -273,13 +273,14 @@ async fn deep_pages_of_a_sorted_result_sort_whole() {
     }
 }
 
-/// `EXISTS` as a value: in a select list, inside CASE, negated, over a
-/// subquery with ORDER BY / LIMIT, inside an aggregation's argument, and
-/// uncorrelated; each against the same question written as an outer join,
+/// `EXISTS` and `IN (subquery)` as values: in a select list, inside CASE,
+/// negated, over a subquery with ORDER BY / LIMIT, inside an aggregation's
+/// argument, uncorrelated, and `IN`'s NULLs (a NULL probe, a subquery
+/// holding NULL); each against the same question written as an outer join,
 /// which single-node DataFusion answers (it refuses EXISTS outside WHERE).
 /// Staged and one task.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn exists_answers_as_a_value() {
+async fn exists_and_in_answer_as_values() {
     let data = sf001_small_groups();
     let reference = single_node(&data.path).await;
     let pairs = [
@@ -309,6 +310,21 @@ async fn exists_answers_as_a_value() {
             "select exists (select 1 from nation where n_name = 'FRANCE') as a, \
              not exists (select 1 from nation where n_name = 'ATLANTIS') as b",
             "select true as a, true as b",
+        ),
+        (
+            "select c_custkey, c_custkey in (select o_custkey from orders \
+             where o_orderstatus = 'F') as e from customer where c_custkey < 60 order by 1",
+            "select c_custkey, coalesce(f.has, false) as e from customer left join \
+             (select distinct o_custkey, true as has from orders where o_orderstatus = 'F') f \
+             on f.o_custkey = c_custkey where c_custkey < 60 order by 1",
+        ),
+        (
+            "select x, x in (select y from (values (1), (null)) t(y)) as a, \
+             x not in (select y from (values (1), (null)) t(y)) as b, \
+             x in (select y from (values (1)) t(y) where y > 5) as c \
+             from (values (1), (2), (null)) s(x) order by x nulls last",
+            "select x, a, b, c from (values (1, true, false, false), (2, null, null, false), \
+             (null, null, null, false)) t(x, a, b, c) order by x nulls last",
         ),
     ];
     for single in ["0", "1000000000000"] {
