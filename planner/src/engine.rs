@@ -174,6 +174,7 @@ impl Engine {
         squall_core::scalar_subquery::register(&ctx);
         crate::series::register(&ctx);
         crate::any_name::register(&ctx);
+        crate::information_schema::register(&ctx)?;
         ctx.add_analyzer_rule(Arc::new(crate::exists_value::ExistsAsValues));
         ctx.add_analyzer_rule(Arc::new(crate::scalar_subquery::OneRowSubqueries));
         let partitions = Arc::new(PartitionRegistry::default());
@@ -521,9 +522,10 @@ pub fn session_config(settings: &[(String, String)]) -> Result<SessionConfig> {
         // is an ordinary broadcast.
         opts.optimizer.enable_physical_uncorrelated_scalar_subquery = false;
         // SHOW TABLES, SHOW COLUMNS and information_schema: what clients
-        // browse a catalog with. Queries reading only it run here (see
-        // `reads_only_information_schema`).
-        opts.catalog.information_schema = true;
+        // browse a catalog with. squall registers its own, in Trino's shape
+        // (crate::information_schema); DataFusion's would shadow it. Queries
+        // reading only it run here (see `reads_only_information_schema`).
+        opts.catalog.information_schema = false;
         // The catalog clients see (SHOW CATALOGS, information_schema's
         // table_catalog, error messages) is squall's, the name Trino
         // clients connect with; any other qualifier resolves to it too.

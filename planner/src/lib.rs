@@ -43,6 +43,7 @@ pub mod engine;
 pub mod error;
 pub mod exists_value;
 pub mod explain;
+pub mod information_schema;
 pub mod key_filter;
 pub mod limits;
 pub mod locations;
@@ -60,6 +61,7 @@ pub mod split;
 pub mod stages;
 pub mod task_settings;
 pub mod temp_dirs;
+pub mod trino_types;
 pub mod two_level;
 
 pub use coordinator::QueryProgress;

@@ -14,6 +14,9 @@ trino.dbapi.connect(...):
 - checks cursor.description (names and Trino types) and the Python types
   the client builds (Decimal, float NaN, date, datetime, bool, None, list);
 - checks that bad SQL raises TrinoUserError with the server's message;
+- reflects the catalog through the SQLAlchemy dialect the `trino` package
+  ships (what pandas and Superset use): schemas, tables, column types,
+  a table loaded with autoload and queried;
 - checks SET SESSION lands in the client's session properties;
 - checks a session timeout fails a long query with EXCEEDED_TIME_LIMIT;
 - cancels a long query with cursor.cancel() from another thread and checks
@@ -21,7 +24,8 @@ trino.dbapi.connect(...):
 - stops the server with SIGTERM and checks it exits cleanly.
 
 Exit 0 when every check passes, 1 on a failed check, 3 when the `trino`
-module is missing (install it with `python3 -m pip install trino`).
+or `sqlalchemy` module is missing (install them with `python3 -m pip
+install trino sqlalchemy`).
 """
 
 import csv
@@ -40,11 +44,13 @@ import urllib.request
 from decimal import Decimal
 
 try:
+    import sqlalchemy
     import trino
     import trino.exceptions
 except ImportError:
     print(
-        "the `trino` Python client is missing: run `python3 -m pip install trino`",
+        "the `trino` Python client or SQLAlchemy is missing: "
+        "run `python3 -m pip install trino sqlalchemy`",
         file=sys.stderr,
     )
     sys.exit(3)
@@ -232,6 +238,36 @@ def run_checks(binary, catalog, host, port):
     tables = {r[2] for r in cur.fetchall()}
     check({"lineitem", "orders", "nation"} <= tables, f"show tables {tables}")
     print("parameters and metadata: ok")
+
+    # The SQLAlchemy dialect: reflection reads information_schema (Trino's
+    # columns and type names) and system.metadata.table_comments.
+    engine = sqlalchemy.create_engine(f"trino://test@{host}:{port}/squall/public")
+    try:
+        inspector = sqlalchemy.inspect(engine)
+        check("public" in inspector.get_schema_names(), "sqlalchemy schemas")
+        tables = set(inspector.get_table_names())
+        check({"lineitem", "nation", "orders"} <= tables, f"sqlalchemy tables {tables}")
+        columns = {c["name"]: str(c["type"]) for c in inspector.get_columns("nation")}
+        check(
+            columns == {
+                "n_nationkey": "BIGINT", "n_name": "VARCHAR",
+                "n_regionkey": "BIGINT", "n_comment": "VARCHAR",
+            },
+            f"sqlalchemy columns {columns}",
+        )
+        decimal_type = {c["name"]: c["type"] for c in inspector.get_columns("lineitem")}["l_quantity"]
+        check(str(decimal_type).startswith("DECIMAL("), f"sqlalchemy decimal {decimal_type}")
+        nation = sqlalchemy.Table("nation", sqlalchemy.MetaData(), autoload_with=engine)
+        with engine.connect() as c:
+            counted = c.execute(
+                sqlalchemy.select(nation.c.n_regionkey, sqlalchemy.func.count())
+                .group_by(nation.c.n_regionkey)
+                .order_by(nation.c.n_regionkey)
+            ).fetchall()
+        check([tuple(r) for r in counted] == [(r, 5) for r in range(5)], f"sqlalchemy rows {counted}")
+    finally:
+        engine.dispose()
+    print("sqlalchemy: ok")
 
     # SET SESSION comes back as a session property of the client.
     cur = conn.cursor()

@@ -56,7 +56,8 @@ pub mod router;
 pub mod serve;
 pub mod service;
 pub mod session;
-pub mod types;
+/// Arrow types as Trino types (shared with the catalog's `information_schema`).
+pub use squall_planner::trino_types as types;
 pub mod uris;
 
 pub use auth::ApiAuth;

@@ -50,14 +50,14 @@ impl Engine {
 }
 
 /// `SHOW CATALOGS` and `SHOW SCHEMAS` (which clients browse with and
-/// DataFusion's SQL does not have) as the queries of information_schema
-/// that answer them, with Trino's column names; any other statement as it is.
+/// DataFusion's SQL does not have) as the queries of `system.jdbc` and
+/// information_schema that answer them, with Trino's column names; any other statement as it is.
 pub(super) fn show_as_query(statement: Statement) -> Result<Statement> {
     use datafusion::sql::sqlparser::ast::Statement as Sql;
     let query = match &statement {
         Statement::Statement(s) => match s.as_ref() {
             Sql::ShowCatalogs { .. } => {
-                "select distinct catalog_name as \"Catalog\" from information_schema.schemata order by 1"
+                "select table_cat as \"Catalog\" from system.jdbc.catalogs order by 1"
             }
             Sql::ShowSchemas { .. } => {
                 "select distinct schema_name as \"Schema\" from information_schema.schemata order by 1"
@@ -73,14 +73,17 @@ pub(super) fn show_as_query(statement: Statement) -> Result<Statement> {
 }
 
 /// Whether `plan` reads tables and all of them are information_schema's
-/// (the catalog's own description, held by this process).
+/// or the `system` catalog's (the catalog's own description, held by this
+/// process).
 pub(super) fn reads_only_information_schema(plan: &LogicalPlan) -> bool {
     use datafusion::common::tree_node::TreeNodeRecursion;
     let (mut scans, mut information) = (0usize, 0usize);
     let _ = plan.apply_with_subqueries(|node| {
         if let LogicalPlan::TableScan(scan) = node {
             scans += 1;
-            if scan.table_name.schema() == Some("information_schema") {
+            if scan.table_name.schema() == Some("information_schema")
+                || scan.table_name.catalog() == Some(crate::information_schema::SYSTEM_CATALOG)
+            {
                 information += 1;
             }
         }

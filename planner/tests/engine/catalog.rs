@@ -290,12 +290,12 @@ async fn show_tables_and_information_schema_answer() {
     );
     assert_eq!(
         squall_csv(&engine, "show catalogs").await,
-        "Catalog\nsquall\n"
+        "Catalog\nsquall\nsystem\n"
     );
     assert!(show.contains("squall,public,lineitem,BASE TABLE"), "{show}");
     let columns = squall_csv(&engine, "show columns from region").await;
     assert!(
-        columns.contains("region,r_regionkey,Int64") && columns.contains("region,r_name,"),
+        columns.contains("region,r_regionkey,bigint") && columns.contains("region,r_name,varchar"),
         "{columns}"
     );
     let r = engine.sql("select count(*) from region").await.unwrap();
@@ -316,4 +316,43 @@ async fn show_tables_and_information_schema_answer() {
         .map(|e| e.to_string())
         .unwrap_or_default();
     assert!(err.contains("no_such_table"), "{err}");
+}
+
+/// Trino's information_schema.columns (its columns, `comment` too, its
+/// type names, positions from 1) and the system tables Trino clients read
+/// (the SQLAlchemy dialect: table comments, catalogs).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn trino_shaped_information_schema_and_system_tables() {
+    let data = sf001_small_groups();
+    let engine = engine(&data.path, &[]).await;
+    assert_eq!(
+        squall_csv(
+            &engine,
+            "select column_name, ordinal_position, data_type, is_nullable, comment \
+             from information_schema.columns where table_name = 'lineitem' \
+             and ordinal_position in (1, 5, 9, 11, 16) order by ordinal_position"
+        )
+        .await,
+        "column_name,ordinal_position,data_type,is_nullable,comment\n\
+         l_orderkey,1,bigint,NO,\nl_quantity,5,\"decimal(15,2)\",NO,\n\
+         l_returnflag,9,varchar,NO,\nl_shipdate,11,date,NO,\nl_comment,16,varchar,NO,\n"
+    );
+    assert_eq!(
+        squall_csv(
+            &engine,
+            "select catalog_name, schema_name, comment from system.metadata.table_comments \
+             where table_name = 'nation'"
+        )
+        .await,
+        "catalog_name,schema_name,comment\nsquall,public,\n"
+    );
+    assert_eq!(
+        squall_csv(
+            &engine,
+            "select count(*) as n from system.jdbc.tables where table_cat = 'squall' \
+             and table_schem = 'public' and table_type = 'TABLE'"
+        )
+        .await,
+        "n\n8\n"
+    );
 }

@@ -20,7 +20,8 @@
 //! | Null | `unknown` |
 //! | anything else (intervals, durations, maps, unions, Decimal256 beyond 38 digits) | `varchar`, values rendered as text |
 //!
-//! [`encoding`](crate::encoding) writes values by these same rules.
+//! The API's `encoding` writes values by these same rules, and the
+//! catalog's `information_schema.columns` names column types by them.
 
 use arrow::datatypes::{DataType, TimeUnit};
 use serde_json::{Value, json};

@@ -1,0 +1,389 @@
+//! The catalog's `information_schema`, as Trino clients read it.
+//!
+//! DataFusion's `information_schema.columns` names Arrow types (`Int64`,
+//! `Utf8`, `Decimal128(15, 2)`) and lacks Trino's `comment` and
+//! `extra_info` columns, so a Trino client that browses the catalog (the
+//! SQLAlchemy dialect behind pandas and Superset reads `column_name,
+//! data_type, column_default, is_nullable, comment`) failed on its first
+//! question. squall registers its own `information_schema` schema: its
+//! `columns` table has Trino's columns and type names (`bigint`,
+//! `varchar`, `decimal(15,2)`, [`crate::trino_types`]), with
+//! `ordinal_position` from 1; its other tables (`tables`, `views`,
+//! `schemata`, `df_settings`, ...) are DataFusion's. As in Trino, it
+//! describes its own catalog only. `SHOW TABLES` and
+//! `SHOW COLUMNS` read them as before.
+//!
+//! Trino clients also read Trino's `system` catalog: the SQLAlchemy
+//! dialect asks `system.metadata.table_comments` for a table's comment
+//! when it reflects a table and `system.jdbc.catalogs` for the catalogs.
+//! squall has a `system` catalog with `metadata.table_comments` (no table
+//! has a comment), `jdbc.catalogs`, `jdbc.schemas` and `jdbc.tables`, in
+//! Trino's columns. Like information_schema, they describe this process's
+//! catalog, and a query reading only them runs in the coordinator.
+
+use std::sync::Arc;
+
+use arrow::array::{ArrayRef, Int64Builder, RecordBatch, StringBuilder};
+use arrow::datatypes::{DataType, Field, Schema, SchemaRef};
+use async_trait::async_trait;
+use datafusion::catalog::information_schema::{INFORMATION_SCHEMA, InformationSchemaProvider};
+use datafusion::catalog::{
+    CatalogProvider, CatalogProviderList, MemoryCatalogProvider, MemorySchemaProvider,
+    SchemaProvider, Session, TableProvider,
+};
+use datafusion::datasource::{MemTable, TableType};
+use datafusion::error::Result;
+use datafusion::logical_expr::Expr;
+use datafusion::physical_plan::ExecutionPlan;
+use datafusion::prelude::SessionContext;
+
+use crate::trino_types::trino_type;
+
+/// Trino's catalog of the engine's own tables.
+pub const SYSTEM_CATALOG: &str = "system";
+
+/// Registers the schema in the session's default catalog (the session's
+/// own `information_schema` must be off, or it would shadow this one), and
+/// the `system` catalog.
+pub fn register(ctx: &SessionContext) -> Result<()> {
+    let state = ctx.state();
+    let options = state.config_options().catalog.clone();
+    let list = Arc::clone(state.catalog_list());
+    let catalog = list
+        .catalog(&options.default_catalog)
+        .ok_or_else(|| datafusion::error::DataFusionError::Internal("no default catalog".into()))?;
+    // As in Trino, a catalog's information_schema describes that catalog.
+    let own: Arc<dyn CatalogProviderList> = Arc::new(OneCatalog {
+        list: Arc::clone(&list),
+        name: options.default_catalog.clone(),
+    });
+    let inner = InformationSchemaProvider::new(Arc::clone(&own))
+        .with_table_functions(state.table_functions().clone());
+    catalog.register_schema(
+        INFORMATION_SCHEMA,
+        Arc::new(TrinoInformationSchema {
+            inner: Arc::new(inner),
+            list: own,
+        }),
+    )?;
+    let system = MemoryCatalogProvider::new();
+    for (schema, tables) in [
+        ("metadata", &[Kind::TableComments][..]),
+        ("jdbc", &[Kind::Catalogs, Kind::Schemas, Kind::Tables][..]),
+    ] {
+        let provider = MemorySchemaProvider::new();
+        for kind in tables {
+            provider.register_table(
+                kind.name().to_string(),
+                Arc::new(Described {
+                    kind: *kind,
+                    list: Arc::clone(&list),
+                }),
+            )?;
+        }
+        system.register_schema(schema, Arc::new(provider))?;
+    }
+    list.register_catalog(SYSTEM_CATALOG.to_string(), Arc::new(system));
+    Ok(())
+}
+
+/// The one catalog `name` of `list`.
+#[derive(Debug)]
+struct OneCatalog {
+    list: Arc<dyn CatalogProviderList>,
+    name: String,
+}
+
+impl CatalogProviderList for OneCatalog {
+    fn register_catalog(
+        &self,
+        name: String,
+        catalog: Arc<dyn CatalogProvider>,
+    ) -> Option<Arc<dyn CatalogProvider>> {
+        self.list.register_catalog(name, catalog)
+    }
+
+    fn catalog_names(&self) -> Vec<String> {
+        vec![self.name.clone()]
+    }
+
+    fn catalog(&self, name: &str) -> Option<Arc<dyn CatalogProvider>> {
+        (name == self.name)
+            .then(|| self.list.catalog(name))
+            .flatten()
+    }
+}
+
+/// A table of `system`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    TableComments,
+    Catalogs,
+    Schemas,
+    Tables,
+}
+
+impl Kind {
+    fn name(self) -> &'static str {
+        match self {
+            Kind::TableComments => "table_comments",
+            Kind::Catalogs => "catalogs",
+            Kind::Schemas => "schemas",
+            Kind::Tables => "tables",
+        }
+    }
+
+    /// Trino's columns (all text; NULL where squall has nothing to say).
+    fn columns(self) -> &'static [&'static str] {
+        match self {
+            Kind::TableComments => &["catalog_name", "schema_name", "table_name", "comment"],
+            Kind::Catalogs => &["table_cat"],
+            Kind::Schemas => &["table_schem", "table_catalog"],
+            Kind::Tables => &[
+                "table_cat",
+                "table_schem",
+                "table_name",
+                "table_type",
+                "remarks",
+                "type_cat",
+                "type_schem",
+                "type_name",
+                "self_referencing_col_name",
+                "ref_generation",
+            ],
+        }
+    }
+
+    fn schema(self) -> SchemaRef {
+        let nullable = |c: &str| {
+            matches!(c, "comment" | "remarks")
+                || c.starts_with("type_")
+                || c.starts_with("self_")
+                || c.starts_with("ref_")
+        };
+        Arc::new(Schema::new(
+            self.columns()
+                .iter()
+                .map(|c| Field::new(*c, DataType::Utf8, nullable(c)))
+                .collect::<Vec<_>>(),
+        ))
+    }
+}
+
+/// A table of `system`, computed from the catalogs when read.
+#[derive(Debug)]
+struct Described {
+    kind: Kind,
+    list: Arc<dyn CatalogProviderList>,
+}
+
+impl Described {
+    async fn rows(&self) -> Result<RecordBatch> {
+        let schema = self.kind.schema();
+        let mut builders: Vec<StringBuilder> = schema
+            .fields()
+            .iter()
+            .map(|_| StringBuilder::new())
+            .collect();
+        let mut row = |values: &[Option<&str>]| {
+            for (b, v) in builders.iter_mut().zip(values) {
+                b.append_option(*v);
+            }
+        };
+        for catalog_name in self.list.catalog_names() {
+            let Some(catalog) = self.list.catalog(&catalog_name) else {
+                continue;
+            };
+            if self.kind == Kind::Catalogs {
+                row(&[Some(&catalog_name)]);
+                continue;
+            }
+            for schema_name in catalog.schema_names() {
+                if self.kind == Kind::Schemas {
+                    row(&[Some(&schema_name), Some(&catalog_name)]);
+                    continue;
+                }
+                let Some(schema) = catalog.schema(&schema_name) else {
+                    continue;
+                };
+                for table_name in schema.table_names() {
+                    let table_type = match schema.table_type(&table_name).await {
+                        Ok(Some(TableType::View)) => "VIEW",
+                        Ok(Some(_)) => "TABLE",
+                        _ => continue,
+                    };
+                    let (c, s, t) = (
+                        Some(catalog_name.as_str()),
+                        Some(schema_name.as_str()),
+                        Some(table_name.as_str()),
+                    );
+                    match self.kind {
+                        Kind::TableComments => row(&[c, s, t, None]),
+                        _ => row(&[
+                            c,
+                            s,
+                            t,
+                            Some(table_type),
+                            None,
+                            None,
+                            None,
+                            None,
+                            None,
+                            None,
+                        ]),
+                    }
+                }
+            }
+        }
+        let arrays: Vec<ArrayRef> = builders
+            .into_iter()
+            .map(|mut b| Arc::new(b.finish()) as ArrayRef)
+            .collect();
+        Ok(RecordBatch::try_new(schema, arrays)?)
+    }
+}
+
+#[async_trait]
+impl TableProvider for Described {
+    fn schema(&self) -> SchemaRef {
+        self.kind.schema()
+    }
+
+    fn table_type(&self) -> TableType {
+        TableType::View
+    }
+
+    async fn scan(
+        &self,
+        state: &dyn Session,
+        projection: Option<&Vec<usize>>,
+        filters: &[Expr],
+        limit: Option<usize>,
+    ) -> Result<Arc<dyn ExecutionPlan>> {
+        let batch = self.rows().await?;
+        MemTable::try_new(self.kind.schema(), vec![vec![batch]])?
+            .scan(state, projection, filters, limit)
+            .await
+    }
+}
+
+/// DataFusion's information_schema with Trino's `columns`.
+#[derive(Debug)]
+struct TrinoInformationSchema {
+    inner: Arc<dyn SchemaProvider>,
+    list: Arc<dyn CatalogProviderList>,
+}
+
+#[async_trait]
+impl SchemaProvider for TrinoInformationSchema {
+    fn table_names(&self) -> Vec<String> {
+        self.inner.table_names()
+    }
+
+    async fn table(&self, name: &str) -> Result<Option<Arc<dyn TableProvider>>> {
+        if name.eq_ignore_ascii_case("columns") {
+            return Ok(Some(Arc::new(Columns {
+                list: Arc::clone(&self.list),
+            })));
+        }
+        self.inner.table(name).await
+    }
+
+    fn table_exist(&self, name: &str) -> bool {
+        self.inner.table_exist(name)
+    }
+}
+
+/// `information_schema.columns`, Trino's shape.
+#[derive(Debug)]
+struct Columns {
+    list: Arc<dyn CatalogProviderList>,
+}
+
+fn columns_schema() -> SchemaRef {
+    let text = |name: &str, nullable: bool| Field::new(name, DataType::Utf8, nullable);
+    Arc::new(Schema::new(vec![
+        text("table_catalog", false),
+        text("table_schema", false),
+        text("table_name", false),
+        text("column_name", false),
+        Field::new("ordinal_position", DataType::Int64, false),
+        text("column_default", true),
+        text("is_nullable", false),
+        text("data_type", false),
+        text("comment", true),
+        text("extra_info", true),
+    ]))
+}
+
+impl Columns {
+    /// One row per column of every table the catalogs hold (tables that
+    /// cannot be read are left out, as they are from `tables`).
+    async fn rows(&self) -> Result<RecordBatch> {
+        let mut text: Vec<StringBuilder> = (0..9).map(|_| StringBuilder::new()).collect();
+        let mut position = Int64Builder::new();
+        for catalog_name in self.list.catalog_names() {
+            let Some(catalog) = self.list.catalog(&catalog_name) else {
+                continue;
+            };
+            for schema_name in catalog.schema_names() {
+                let Some(schema) = catalog.schema(&schema_name) else {
+                    continue;
+                };
+                for table_name in schema.table_names() {
+                    let Ok(Some(table)) = schema.table(&table_name).await else {
+                        continue;
+                    };
+                    for (i, field) in table.schema().fields().iter().enumerate() {
+                        let values = [
+                            Some(catalog_name.as_str()),
+                            Some(schema_name.as_str()),
+                            Some(table_name.as_str()),
+                            Some(field.name().as_str()),
+                            None,
+                            Some(if field.is_nullable() { "YES" } else { "NO" }),
+                            Some(&trino_type(field.data_type()).display_name()),
+                            None,
+                            None,
+                        ];
+                        for (builder, value) in text.iter_mut().zip(values) {
+                            builder.append_option(value);
+                        }
+                        position.append_value(i as i64 + 1);
+                    }
+                }
+            }
+        }
+        let mut text = text
+            .into_iter()
+            .map(|mut b| Arc::new(b.finish()) as ArrayRef);
+        let mut arrays: Vec<ArrayRef> = text.by_ref().take(4).collect();
+        arrays.push(Arc::new(position.finish()));
+        arrays.extend(text);
+        Ok(RecordBatch::try_new(columns_schema(), arrays)?)
+    }
+}
+
+#[async_trait]
+impl TableProvider for Columns {
+    fn schema(&self) -> SchemaRef {
+        columns_schema()
+    }
+
+    fn table_type(&self) -> TableType {
+        TableType::View
+    }
+
+    async fn scan(
+        &self,
+        state: &dyn Session,
+        projection: Option<&Vec<usize>>,
+        filters: &[Expr],
+        limit: Option<usize>,
+    ) -> Result<Arc<dyn ExecutionPlan>> {
+        let batch = self.rows().await?;
+        MemTable::try_new(columns_schema(), vec![vec![batch]])?
+            .scan(state, projection, filters, limit)
+            .await
+    }
+}
