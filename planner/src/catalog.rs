@@ -195,7 +195,8 @@ async fn register_table(
         }
         return Ok(Some(message(&table_error(name, url, why))));
     }
-    let options = ParquetReadOptions::default().table_partition_cols(layout.columns.clone());
+    let listed = layout.listed_columns();
+    let options = ParquetReadOptions::default().table_partition_cols(listed.clone());
     // The Parquet reader panics on some corrupt footers: a panic here is a
     // bad file like any other, named with the file that cannot be read.
     let registered = std::panic::AssertUnwindSafe(ctx.register_parquet(name, url, options))
@@ -211,14 +212,14 @@ async fn register_table(
         // Files whose types differ where a wider type holds them all
         // (schema_merge) register with that type; a file that cannot be
         // read, or a real conflict, is named.
-        let message = match file_schemas(ctx, Arc::clone(&store), root).await {
-            Err(unreadable) => unreadable,
-            Ok(schemas) if schemas.is_empty() => e.to_string(),
+        let failed = match file_schemas(ctx, Arc::clone(&store), root).await {
+            Err(unreadable) => Some(unreadable),
+            Ok(schemas) if schemas.is_empty() => Some(e.to_string()),
             Ok(schemas) => match crate::schema_merge::merge(&schemas) {
-                Err(conflict) => conflict,
+                Err(conflict) => Some(conflict),
                 Ok(merged) => {
                     let options = ParquetReadOptions::default()
-                        .table_partition_cols(layout.columns.clone())
+                        .table_partition_cols(listed.clone())
                         .schema(&merged);
                     match ctx.register_parquet(name, url, options).await {
                         Ok(()) => {
@@ -226,23 +227,18 @@ async fn register_table(
                                 table = name,
                                 "the table's files differ in column types; read as the wider types"
                             );
-                            if !layout.columns.is_empty() {
-                                registry.record(
-                                    store_url.as_str(),
-                                    root.as_ref(),
-                                    layout.partitions,
-                                );
-                            }
-                            return Ok(None);
+                            None
                         }
-                        Err(e) => e.to_string(),
+                        Err(e) => Some(e.to_string()),
                     }
                 }
             },
         };
-        return Err(table_error(name, url, message));
+        if let Some(message) = failed {
+            return Err(table_error(name, url, message));
+        }
     }
-    drop_file_columns_named_like_partitions(ctx, name, url, &layout.columns)
+    drop_file_columns_named_like_partitions(ctx, name, url, &listed)
         .await
         .map_err(|e| table_error(name, url, message(&e)))?;
     if !layout.columns.is_empty() {

@@ -40,7 +40,7 @@ use datafusion::logical_expr::{
 };
 use datafusion::physical_plan::ExecutionPlan;
 use datafusion::physical_plan::projection::{ProjectionExec, ProjectionExpr};
-use datafusion::prelude::lit;
+use datafusion::prelude::{cast, lit};
 
 use super::HIVE_NULL;
 
@@ -58,27 +58,40 @@ fn hive_escapes(c: char) -> bool {
 pub struct HiveFolderValues {
     inner: Arc<dyn TableProvider>,
     partition_columns: Vec<String>,
-    /// The text partition columns: where a folder may hold the null marker.
-    text_columns: Vec<String>,
-    /// The inner table's schema, its text partition columns nullable.
+    /// The partition columns the inner table reads as text (where a
+    /// folder may hold the null marker), with the type they are presented in.
+    text_columns: Vec<(String, DataType)>,
+    /// The inner table's schema, its text partition columns nullable and
+    /// in their presented types.
     schema: SchemaRef,
 }
 
 impl HiveFolderValues {
-    /// `inner` partitioned by `partition_columns` (name and type, outermost first).
+    /// `inner` partitioned by `partition_columns` (name and presented type,
+    /// outermost first); a column the inner table reads as text and that
+    /// is presented as a number or a date holds the null marker in a folder.
     pub fn new(inner: Arc<dyn TableProvider>, partition_columns: &[(String, DataType)]) -> Self {
-        let text_columns: Vec<String> = partition_columns
-            .iter()
-            .filter(|(_, ty)| *ty == DataType::Utf8)
-            .map(|(c, _)| c.clone())
-            .collect();
         let inner_schema = inner.schema();
+        let text_columns: Vec<(String, DataType)> = partition_columns
+            .iter()
+            .filter(|(c, _)| {
+                inner_schema
+                    .field_with_name(c)
+                    .is_ok_and(|f| *f.data_type() == DataType::Utf8)
+            })
+            .cloned()
+            .collect();
         let fields: Vec<_> = inner_schema
             .fields()
             .iter()
-            .map(|f| match text_columns.contains(f.name()) {
-                true => Arc::new(f.as_ref().clone().with_nullable(true)),
-                false => Arc::clone(f),
+            .map(|f| match text_columns.iter().find(|(c, _)| c == f.name()) {
+                Some((_, ty)) => Arc::new(
+                    f.as_ref()
+                        .clone()
+                        .with_data_type(ty.clone())
+                        .with_nullable(true),
+                ),
+                None => Arc::clone(f),
             })
             .collect();
         let schema = Arc::new(Schema::new_with_metadata(
@@ -90,6 +103,24 @@ impl HiveFolderValues {
             partition_columns: partition_columns.iter().map(|(c, _)| c.clone()).collect(),
             text_columns,
             schema,
+        }
+    }
+
+    /// The presented type of `column` when the inner table reads it as text.
+    fn text_column(&self, column: &str) -> Option<&DataType> {
+        self.text_columns
+            .iter()
+            .find(|(c, _)| c == column)
+            .map(|(_, ty)| ty)
+    }
+
+    /// A text partition column's folder value as presented: NULL for the
+    /// marker, cast to the column's type.
+    fn presented(&self, column: Column, ty: &DataType) -> Expr {
+        let value = nullif(Expr::Column(column), lit(HIVE_NULL));
+        match ty {
+            DataType::Utf8 => value,
+            ty => cast(value, ty.clone()),
         }
     }
 
@@ -123,17 +154,19 @@ impl HiveFolderValues {
             op: Operator::Eq,
             right,
         }) = &filter
-            && let (Expr::Column(_), Expr::Literal(v, _)) | (Expr::Literal(v, _), Expr::Column(_)) =
+            && let (Expr::Column(c), Expr::Literal(v, _)) | (Expr::Literal(v, _), Expr::Column(c)) =
                 (left.as_ref(), right.as_ref())
+            && self.text_column(&c.name) == Some(&DataType::Utf8)
             && !v.is_null()
             && v.to_string() != HIVE_NULL
         {
             return Ok(filter);
         }
         let read = filter.transform(|e| match e {
-            Expr::Column(c) if self.text_columns.contains(&c.name) => {
-                Ok(Transformed::yes(nullif(Expr::Column(c), lit(HIVE_NULL))))
-            }
+            Expr::Column(c) => match self.text_column(&c.name).cloned() {
+                Some(ty) => Ok(Transformed::yes(self.presented(c, &ty))),
+                None => Ok(Transformed::no(Expr::Column(c))),
+            },
             other => Ok(Transformed::no(other)),
         })?;
         // DataFusion keeps a folder whose filter value is NULL as if it
@@ -145,7 +178,8 @@ impl HiveFolderValues {
     }
 
     /// `plan` (the inner scan, of `projection`'s columns) with each text
-    /// partition column read as `nullif(column, marker)`, under its name.
+    /// partition column read as `nullif(column, marker)` in its presented
+    /// type, under its name.
     fn null_markers_as_nulls(
         &self,
         state: &dyn Session,
@@ -155,7 +189,7 @@ impl HiveFolderValues {
         if !schema
             .fields()
             .iter()
-            .any(|f| self.text_columns.contains(f.name()))
+            .any(|f| self.text_column(f.name()).is_some())
         {
             return Ok(plan);
         }
@@ -164,11 +198,10 @@ impl HiveFolderValues {
             .fields()
             .iter()
             .map(|f| {
-                let column = Expr::Column(Column::from_name(f.name()));
-                let expr = if self.text_columns.contains(f.name()) {
-                    nullif(column, lit(HIVE_NULL))
-                } else {
-                    column
+                let column = Column::from_name(f.name());
+                let expr = match self.text_column(f.name()) {
+                    Some(ty) => self.presented(column, ty),
+                    None => Expr::Column(column),
                 };
                 Ok(ProjectionExpr::new(
                     state.create_physical_expr(expr, &df_schema)?,
@@ -307,20 +340,32 @@ mod tests {
 
     #[test]
     fn text_partition_columns_are_read_through_nullif_except_in_equalities() {
-        let schema = Arc::new(arrow::datatypes::Schema::empty());
+        use arrow::datatypes::Field;
+        // region: text; year: an integer with a null folder (read as text);
+        // month: an integer without one.
+        let schema = Arc::new(arrow::datatypes::Schema::new(vec![
+            Field::new("region", DataType::Utf8, false),
+            Field::new("year", DataType::Utf8, false),
+            Field::new("month", DataType::Int64, false),
+        ]));
         let table = HiveFolderValues::new(
             Arc::new(EmptyTable::new(schema)),
             &[
                 ("region".into(), DataType::Utf8),
                 ("year".into(), DataType::Int64),
+                ("month".into(), DataType::Int64),
             ],
         );
+        let presented = table.schema();
+        assert_eq!(presented.field(1).data_type(), &DataType::Int64);
+        assert!(presented.field(0).is_nullable() && presented.field(1).is_nullable());
+        assert!(!presented.field(2).is_nullable());
         let read = |e: Expr| table.read_null_markers(e).unwrap();
         let seen = nullif(col("region"), lit(HIVE_NULL));
         for kept in [
             col("region").eq(lit("EU")),
             lit("EU").eq(col("region")),
-            col("year").gt(lit(2020)),
+            col("month").gt(lit(3)),
         ] {
             assert_eq!(read(kept.clone()), kept);
         }
@@ -337,6 +382,11 @@ mod tests {
             col("region")
                 .eq(lit("EU"))
                 .and(Expr::IsTrue(Box::new(seen.is_null())))
+        );
+        let year = cast(nullif(col("year"), lit(HIVE_NULL)), DataType::Int64);
+        assert_eq!(
+            read(col("year").eq(lit(2020i64))),
+            Expr::IsTrue(Box::new(year.eq(lit(2020i64))))
         );
     }
 }

@@ -6,8 +6,8 @@
 //! columns (the `key`s, the same at every file) and their types, inferred
 //! from all values (`BIGINT` when every value is an integer, `DATE` when
 //! every value is a `YYYY-MM-DD` date, `VARCHAR` otherwise; a value of
-//! `__HIVE_DEFAULT_PARTITION__`, Hive's folder for NULL, makes the column
-//! `VARCHAR`, and reads as NULL: [`HiveFolderValues`]). The table is
+//! `__HIVE_DEFAULT_PARTITION__`, Hive's folder for NULL, is left out of
+//! that and reads as NULL: [`HiveFolderValues`]). The table is
 //! then a DataFusion listing table with those partition columns: planning
 //! a scan lists the files of the partitions the WHERE clause allows and
 //! nothing else (a prefix when the filter fixes the leading columns), so
@@ -52,6 +52,23 @@ pub struct TableLayout {
     pub other_files: usize,
     /// One of them (its path in the table's folder), to name in an error.
     pub other_example: Option<String>,
+    /// The partition columns with a folder for NULL (`__HIVE_DEFAULT_PARTITION__`).
+    pub null_folders: Vec<String>,
+}
+
+impl TableLayout {
+    /// The partition columns as the listing table reads them: a column
+    /// with a folder for NULL is read as text (the marker is no integer
+    /// or date); [`HiveFolderValues`] presents it in its type.
+    pub fn listed_columns(&self) -> Vec<(String, DataType)> {
+        self.columns
+            .iter()
+            .map(|(c, ty)| match self.null_folders.contains(c) {
+                true => (c.clone(), DataType::Utf8),
+                false => (c.clone(), ty.clone()),
+            })
+            .collect()
+    }
 }
 
 /// The null partition value Hive and Spark write.
@@ -138,6 +155,12 @@ pub async fn inspect(
         .zip(&values)
         .map(|(name, values)| (name, infer_type(values)))
         .collect::<Vec<_>>();
+    let null_folders = columns
+        .iter()
+        .zip(&values)
+        .filter(|(_, values)| values.contains(HIVE_NULL))
+        .map(|((name, _), _)| name.clone())
+        .collect();
     Ok(TableLayout {
         files,
         partitions: if columns.is_empty() {
@@ -148,6 +171,7 @@ pub async fn inspect(
         columns,
         other_files,
         other_example,
+        null_folders,
     })
 }
 
@@ -166,12 +190,14 @@ fn is_hidden(location: &Path, depth: usize) -> bool {
         .any(|p| p.as_ref().starts_with('.') || p.as_ref().starts_with('_'))
 }
 
-/// The narrowest of BIGINT, DATE and VARCHAR that reads every value.
+/// The narrowest of BIGINT, DATE and VARCHAR that reads every value but
+/// the folder for NULL.
 fn infer_type(values: &BTreeSet<String>) -> DataType {
+    let values: Vec<&String> = values.iter().filter(|v| *v != HIVE_NULL).collect();
     let reads = |ty: &DataType| {
         values
             .iter()
-            .all(|v| v != HIVE_NULL && ScalarValue::try_from_string(v.clone(), ty).is_ok())
+            .all(|v| ScalarValue::try_from_string((*v).clone(), ty).is_ok())
     };
     // A date string never reads as an integer, so the order is free.
     [DataType::Int64, DataType::Date32]

@@ -21,7 +21,8 @@ fn types_are_the_narrowest_that_read_every_value() {
     );
     assert_eq!(infer_type(&set(&["2026-11-01", "1998"])), DataType::Utf8);
     assert_eq!(infer_type(&set(&["1-URGENT", "5-LOW"])), DataType::Utf8);
-    assert_eq!(infer_type(&set(&["1", HIVE_NULL])), DataType::Utf8);
+    assert_eq!(infer_type(&set(&["1", HIVE_NULL])), DataType::Int64);
+    assert_eq!(infer_type(&set(&[HIVE_NULL])), DataType::Utf8);
 }
 
 #[test]
@@ -98,6 +99,7 @@ async fn inspect_finds_columns_partitions_and_files() {
             partitions: 3,
             other_files: 1,
             other_example: Some("dt=2026-11-02/region=EU/000000_0".into()),
+            null_folders: vec![],
         }
     );
     store

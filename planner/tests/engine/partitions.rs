@@ -296,8 +296,9 @@ async fn escaped_partition_values_and_file_columns_named_like_partitions() {
 /// (`region=__HIVE_DEFAULT_PARTITION__`) reads as NULL, as Hive, Spark,
 /// Trino and Athena read it, in the answer and in every partition filter
 /// (`IS NULL` keeps the folder, `<> 'EU'` and `= '__HIVE_DEFAULT_PARTITION__'`
-/// do not). Answers against single-node DataFusion reading the same rows
-/// from one file whose `region` column holds the nulls; staged and one task.
+/// do not), in a text column and in an integer one (which stays BIGINT).
+/// Answers against single-node DataFusion reading the same rows from one
+/// file whose `region` and `year` columns hold the nulls; staged and one task.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn null_partition_folders_read_as_null() {
     use arrow::array::{ArrayRef, Int64Array, RecordBatch, StringArray};
@@ -310,30 +311,40 @@ async fn null_partition_folders_read_as_null() {
         w.write(&batch).unwrap();
         w.close().unwrap();
     };
+    // region: text; year: integers, and NULL in a third of the rows.
     let regions = [Some("EU"), Some("US"), None];
-    let rows = |region: Option<&str>| -> Vec<i64> {
-        (0..60)
-            .filter(|i| regions[(*i % 3) as usize] == region)
-            .collect()
-    };
+    let years = [Some(2020i64), None, Some(2021), Some(2022)];
+    let region_of = |i: i64| regions[(i % 3) as usize];
+    let year_of = |i: i64| years[(i % 4) as usize];
+    let ids: Vec<i64> = (0..120).collect();
     for region in regions {
-        let ids = rows(region);
-        let batch = RecordBatch::try_from_iter([
-            ("id", Arc::new(Int64Array::from(ids.clone())) as ArrayRef),
-            (
-                "v",
-                Arc::new(Int64Array::from_iter_values(ids.iter().map(|i| i * 10))) as ArrayRef,
-            ),
-        ])
-        .unwrap();
-        let folder = region.unwrap_or("__HIVE_DEFAULT_PARTITION__");
-        write(
-            dir.path()
-                .join(format!("catalog/events/region={folder}/part-0.parquet")),
-            batch,
-        );
+        for year in years {
+            let these: Vec<i64> = ids
+                .iter()
+                .copied()
+                .filter(|i| region_of(*i) == region && year_of(*i) == year)
+                .collect();
+            let batch = RecordBatch::try_from_iter([
+                ("id", Arc::new(Int64Array::from(these.clone())) as ArrayRef),
+                (
+                    "v",
+                    Arc::new(Int64Array::from_iter_values(these.iter().map(|i| i * 10)))
+                        as ArrayRef,
+                ),
+            ])
+            .unwrap();
+            let null = "__HIVE_DEFAULT_PARTITION__".to_string();
+            let (r, y) = (
+                region.map_or(null.clone(), str::to_string),
+                year.map_or(null, |y| y.to_string()),
+            );
+            write(
+                dir.path()
+                    .join(format!("catalog/events/region={r}/year={y}/part-0.parquet")),
+                batch,
+            );
+        }
     }
-    let ids: Vec<i64> = (0..60).collect();
     let flat = RecordBatch::try_from_iter([
         ("id", Arc::new(Int64Array::from(ids.clone())) as ArrayRef),
         (
@@ -342,9 +353,11 @@ async fn null_partition_folders_read_as_null() {
         ),
         (
             "region",
-            Arc::new(StringArray::from_iter(
-                ids.iter().map(|i| regions[(*i % 3) as usize]),
-            )) as ArrayRef,
+            Arc::new(StringArray::from_iter(ids.iter().map(|i| region_of(*i)))) as ArrayRef,
+        ),
+        (
+            "year",
+            Arc::new(Int64Array::from_iter(ids.iter().map(|i| year_of(*i)))) as ArrayRef,
         ),
     ])
     .unwrap();
@@ -368,6 +381,12 @@ async fn null_partition_folders_read_as_null() {
         "select id, region from events where region is null or id < 3 order by id limit 5",
         "select a.region, count(*) as n from events a join events b on a.id = b.id \
          where b.region is null or b.region = 'US' group by 1 order by 1 nulls first",
+        "select year, count(*) as n, sum(v) as v from events group by year order by year nulls first",
+        "select count(*) as n from events where year > 2020",
+        "select count(*) as n from events where year is null and region is not null",
+        "select count(*) as n from events where year <> 2021",
+        "select count(*) as n from events where year = 2022 or year is null",
+        "select min(year) as lo, max(year) as hi, count(year) as n, sum(year) as s from events",
     ];
     for single in ["0", "1000000000000"] {
         let engine = squall_planner::Engine::local(squall_planner::EngineOptions {
