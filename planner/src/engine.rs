@@ -363,10 +363,14 @@ impl Engine {
                 ])
                 .map(Outcome::Finished)
             }
-            plan @ (LogicalPlan::Ddl(_)
-            | LogicalPlan::Statement(_)
-            | LogicalPlan::Dml(_)
-            | LogicalPlan::Copy(_)) => self.run_here(plan, cancel).await,
+            LogicalPlan::Copy(copy) => {
+                let keep = state.config_options().execution.keep_partition_by_columns;
+                let plan = crate::partitions::nulls_as_hive_folders(copy, keep)?;
+                self.run_here(plan, cancel).await
+            }
+            plan @ (LogicalPlan::Ddl(_) | LogicalPlan::Statement(_) | LogicalPlan::Dml(_)) => {
+                self.run_here(plan, cancel).await
+            }
             plan if reads_only_information_schema(&plan) => self.run_here(plan, cancel).await,
             plan => {
                 let (staged, out) = match self.run_plan(state, plan, options, query_id).await? {

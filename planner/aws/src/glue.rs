@@ -20,7 +20,7 @@ use aws_sdk_glue::types::{Column, Table};
 use datafusion::error::Result;
 use datafusion::prelude::{ParquetReadOptions, SessionContext};
 use squall_planner::partitions::{
-    HIVE_NULL, ListedPartition, ListedPartitionsTable, PartitionRegistry,
+    ListedPartition, ListedPartitionsTable, PartitionRegistry, is_null_folder,
 };
 
 use crate::env::AwsEnv;
@@ -91,7 +91,7 @@ pub async fn register_glue_catalog(
                         values: p
                             .values()
                             .iter()
-                            .map(|v| (v != HIVE_NULL).then(|| v.clone()))
+                            .map(|v| (!is_null_folder(v)).then(|| v.clone()))
                             .collect(),
                         location: format!("{}/", at.trim_end_matches('/')),
                     });

@@ -13,15 +13,17 @@
 //! prefix).
 //!
 //! Null values. Hive and Spark write a null partition value as the folder
-//! `key=__HIVE_DEFAULT_PARTITION__`; Hive, Spark, Trino and Athena read it
-//! back as NULL. DataFusion reads the folder name as a string. Here, in a
-//! text partition column (a column with such a folder is text, see
-//! [`super::inspect`]), the files of those folders carry NULL, and so do
-//! their statistics; the partition filters DataFusion evaluates on the
-//! folder names see the column as `nullif(column, '__HIVE_DEFAULT_PARTITION__')`
-//! (`region IS NULL` keeps those folders, `region <> 'EU'` drops them),
-//! except an equality with another value, which the marker never
-//! satisfies and which DataFusion turns into a listed prefix.
+//! `key=__HIVE_DEFAULT_PARTITION__` (DataFusion's `COPY ... PARTITIONED
+//! BY`, and so squall's, as `key=`); Hive, Spark, Trino and Athena read it
+//! back as NULL, DataFusion as a string. A partition column with such a
+//! folder is listed as text (see `TableLayout::listed_columns`) and
+//! presented here, nullable, in the type its other values give, as
+//! `cast(nullif(nullif(column, marker), '') AS type)`: a projection above
+//! the scan computes it, and the partition filters DataFusion evaluates on
+//! folder names see the same expression (`region IS NULL` keeps those
+//! folders, `region <> 'EU'` drops them), except a text column's equality
+//! with a value, which the markers never satisfy and which DataFusion
+//! turns into a listed prefix.
 
 use std::borrow::Cow;
 use std::sync::Arc;
@@ -42,7 +44,7 @@ use datafusion::physical_plan::ExecutionPlan;
 use datafusion::physical_plan::projection::{ProjectionExec, ProjectionExpr};
 use datafusion::prelude::{cast, lit};
 
-use super::HIVE_NULL;
+use super::{HIVE_NULL, is_null_folder};
 
 /// Characters Hive escapes in a partition folder name that DataFusion's
 /// prefix does not (it escapes controls, space, `%`, `/`, `?` and `#`).
@@ -117,7 +119,7 @@ impl HiveFolderValues {
     /// A text partition column's folder value as presented: NULL for the
     /// marker, cast to the column's type.
     fn presented(&self, column: Column, ty: &DataType) -> Expr {
-        let value = nullif(Expr::Column(column), lit(HIVE_NULL));
+        let value = nullif(nullif(Expr::Column(column), lit(HIVE_NULL)), lit(""));
         match ty {
             DataType::Utf8 => value,
             ty => cast(value, ty.clone()),
@@ -158,7 +160,7 @@ impl HiveFolderValues {
                 (left.as_ref(), right.as_ref())
             && self.text_column(&c.name) == Some(&DataType::Utf8)
             && !v.is_null()
-            && v.to_string() != HIVE_NULL
+            && !is_null_folder(&v.to_string())
         {
             return Ok(filter);
         }
@@ -361,7 +363,7 @@ mod tests {
         assert!(presented.field(0).is_nullable() && presented.field(1).is_nullable());
         assert!(!presented.field(2).is_nullable());
         let read = |e: Expr| table.read_null_markers(e).unwrap();
-        let seen = nullif(col("region"), lit(HIVE_NULL));
+        let seen = nullif(nullif(col("region"), lit(HIVE_NULL)), lit(""));
         for kept in [
             col("region").eq(lit("EU")),
             lit("EU").eq(col("region")),
@@ -383,7 +385,10 @@ mod tests {
                 .eq(lit("EU"))
                 .and(Expr::IsTrue(Box::new(seen.is_null())))
         );
-        let year = cast(nullif(col("year"), lit(HIVE_NULL)), DataType::Int64);
+        let year = cast(
+            nullif(nullif(col("year"), lit(HIVE_NULL)), lit("")),
+            DataType::Int64,
+        );
         assert_eq!(
             read(col("year").eq(lit(2020i64))),
             Expr::IsTrue(Box::new(year.eq(lit(2020i64))))

@@ -6,8 +6,9 @@
 //! columns (the `key`s, the same at every file) and their types, inferred
 //! from all values (`BIGINT` when every value is an integer, `DATE` when
 //! every value is a `YYYY-MM-DD` date, `VARCHAR` otherwise; a value of
-//! `__HIVE_DEFAULT_PARTITION__`, Hive's folder for NULL, is left out of
-//! that and reads as NULL: [`HiveFolderValues`]). The table is
+//! `__HIVE_DEFAULT_PARTITION__`, Hive's folder for NULL, or an empty one
+//! (`p=`, DataFusion's), is left out of that and reads as NULL:
+//! [`HiveFolderValues`]). The table is
 //! then a DataFusion listing table with those partition columns: planning
 //! a scan lists the files of the partitions the WHERE clause allows and
 //! nothing else (a prefix when the filter fixes the leading columns), so
@@ -33,8 +34,10 @@ use object_store::path::Path;
 
 use crate::error::PlannerError;
 
+mod copy_nulls;
 mod hive_values;
 mod listed;
+pub use copy_nulls::nulls_as_hive_folders;
 pub use hive_values::HiveFolderValues;
 pub use listed::{ListedPartition, ListedPartitionsTable};
 
@@ -52,7 +55,7 @@ pub struct TableLayout {
     pub other_files: usize,
     /// One of them (its path in the table's folder), to name in an error.
     pub other_example: Option<String>,
-    /// The partition columns with a folder for NULL (`__HIVE_DEFAULT_PARTITION__`).
+    /// The partition columns with a folder for NULL (`__HIVE_DEFAULT_PARTITION__`, `p=`).
     pub null_folders: Vec<String>,
 }
 
@@ -73,6 +76,13 @@ impl TableLayout {
 
 /// The null partition value Hive and Spark write.
 pub const HIVE_NULL: &str = "__HIVE_DEFAULT_PARTITION__";
+
+/// Whether a partition folder's value is NULL: Hive's and Spark's marker,
+/// or nothing at all (`p=`, as DataFusion's `COPY ... PARTITIONED BY`,
+/// and so squall's, writes a NULL).
+pub fn is_null_folder(value: &str) -> bool {
+    value == HIVE_NULL || value.is_empty()
+}
 
 /// Lists the Parquet files under `root` of `store` and works out its
 /// partition columns. `table` and `location` name the table in errors.
@@ -158,7 +168,7 @@ pub async fn inspect(
     let null_folders = columns
         .iter()
         .zip(&values)
-        .filter(|(_, values)| values.contains(HIVE_NULL))
+        .filter(|(_, values)| values.iter().any(|v| is_null_folder(v)))
         .map(|((name, _), _)| name.clone())
         .collect();
     Ok(TableLayout {
@@ -191,9 +201,9 @@ fn is_hidden(location: &Path, depth: usize) -> bool {
 }
 
 /// The narrowest of BIGINT, DATE and VARCHAR that reads every value but
-/// the folder for NULL.
+/// the folders for NULL.
 fn infer_type(values: &BTreeSet<String>) -> DataType {
-    let values: Vec<&String> = values.iter().filter(|v| *v != HIVE_NULL).collect();
+    let values: Vec<&String> = values.iter().filter(|v| !is_null_folder(v)).collect();
     let reads = |ty: &DataType| {
         values
             .iter()
