@@ -138,7 +138,7 @@ impl Engine {
     pub async fn local(options: EngineOptions) -> Result<Self> {
         let config = session_config(&options.settings)?;
         let squall = SquallConfig::from_session(&config);
-        let runtime = RuntimeEnvBuilder::new().build_arc()?;
+        let runtime = runtime_builder().build_arc()?;
         let local = LocalBackend::create(&squall, Arc::clone(&runtime))?;
         Self::build(options, runtime, local.backend.clone(), Some(local)).await
     }
@@ -502,6 +502,19 @@ async fn on_cpu<T: Send + 'static>(
 pub const BROADCAST_MAX_BYTES: usize = 16 * 1024 * 1024;
 /// Largest estimated build side (rows) of a join planned as a broadcast.
 pub const BROADCAST_MAX_ROWS: usize = 512 * 1024;
+
+/// DataFusion's runtime as squall plans with it: without DataFusion 55's
+/// cache of table listings, which keeps a listing for the process's life
+/// by default, so that files and partitions other jobs add (or remove)
+/// are read (or not) by the next query, as in Athena. Footers and file
+/// statistics stay cached: their caches check each file's size and
+/// modification time.
+pub fn runtime_builder() -> RuntimeEnvBuilder {
+    RuntimeEnvBuilder::new().with_cache_manager(
+        datafusion::execution::cache::cache_manager::CacheManagerConfig::default()
+            .with_list_files_cache_limit(0),
+    )
+}
 
 /// Session config: squall defaults, the planning options distributed
 /// execution relies on, `SQUALL_*` environment variables, then `settings`.

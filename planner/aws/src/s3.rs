@@ -147,7 +147,7 @@ pub fn split_s3_url(location: &str) -> Result<(String, String)> {
 
 /// A runtime whose object-store registry resolves any `s3://bucket`.
 pub fn aws_runtime(env: &AwsEnv) -> Result<Arc<datafusion::execution::runtime_env::RuntimeEnv>> {
-    let mut builder = datafusion::execution::runtime_env::RuntimeEnvBuilder::new()
+    let mut builder = squall_planner::engine::runtime_builder()
         .with_object_store_registry(Arc::new(S3Registry::new(env.clone())));
     // Spill files go to the function's /tmp: stop at 90% of it with
     // DataFusion's error naming the limit, not at a full disk.

@@ -36,13 +36,14 @@ use datafusion::common::{Column, Constraints, DFSchema};
 use datafusion::datasource::TableType;
 use datafusion::error::Result;
 use datafusion::functions::expr_fn::nullif;
+use datafusion::logical_expr::dml::InsertOp;
 use datafusion::logical_expr::expr::InList;
 use datafusion::logical_expr::{
     BinaryExpr, Expr, LogicalPlan, Operator, TableProviderFilterPushDown,
 };
 use datafusion::physical_plan::ExecutionPlan;
 use datafusion::physical_plan::projection::{ProjectionExec, ProjectionExpr};
-use datafusion::prelude::{cast, lit};
+use datafusion::prelude::{cast, lit, when};
 
 use super::{HIVE_NULL, is_null_folder};
 
@@ -296,6 +297,44 @@ impl TableProvider for HiveFolderValues {
         filters: &[&Expr],
     ) -> Result<Vec<TableProviderFilterPushDown>> {
         self.inner.supports_filters_pushdown(filters)
+    }
+
+    /// `INSERT INTO`: the rows' text partition columns go to the inner
+    /// table as the folder names it reads, NULL as Hive's marker.
+    async fn insert_into(
+        &self,
+        state: &dyn Session,
+        input: Arc<dyn ExecutionPlan>,
+        insert_op: InsertOp,
+    ) -> Result<Arc<dyn ExecutionPlan>> {
+        let schema = input.schema();
+        if !schema
+            .fields()
+            .iter()
+            .any(|f| self.text_column(f.name()).is_some())
+        {
+            return self.inner.insert_into(state, input, insert_op).await;
+        }
+        let df_schema = DFSchema::try_from(Arc::clone(&schema))?;
+        let columns = schema
+            .fields()
+            .iter()
+            .map(|f| {
+                let column = Expr::Column(Column::from_name(f.name()));
+                let expr = match self.text_column(f.name()) {
+                    // (DataFusion's coalesce is planned only as a CASE.)
+                    Some(_) => when(column.clone().is_null(), lit(HIVE_NULL))
+                        .otherwise(cast(column, DataType::Utf8))?,
+                    None => column,
+                };
+                Ok(ProjectionExpr::new(
+                    state.create_physical_expr(expr, &df_schema)?,
+                    f.name().clone(),
+                ))
+            })
+            .collect::<Result<Vec<_>>>()?;
+        let input = Arc::new(ProjectionExec::try_new(columns, input)?);
+        self.inner.insert_into(state, input, insert_op).await
     }
 
     fn statistics(&self) -> Option<datafusion::common::Statistics> {

@@ -356,3 +356,45 @@ async fn trino_shaped_information_schema_and_system_tables() {
         "n\n8\n"
     );
 }
+
+/// Files and partitions written (or removed) by other jobs after the
+/// catalog was read are read (or not) by the next query of the same
+/// engine, as a long-running `squall serve` needs: DataFusion 55 would
+/// keep each table's first listing for the process's life.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn files_added_and_removed_later_are_seen_by_the_next_query() {
+    let data = sf001_small_groups();
+    let nation = std::fs::read_dir(data.path.join("nation"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.extension().is_some_and(|x| x == "parquet"))
+        .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let flat = dir.path().join("flat");
+    let parted = dir.path().join("parted");
+    std::fs::create_dir_all(&flat).unwrap();
+    std::fs::create_dir_all(parted.join("k=1")).unwrap();
+    std::fs::copy(&nation, flat.join("a.parquet")).unwrap();
+    std::fs::copy(&nation, parted.join("k=1/a.parquet")).unwrap();
+    for single in ["0", "1000000000000"] {
+        let engine = engine(dir.path(), &[("squall.query.single_task_bytes", single)]).await;
+        let count = |sql: &'static str| {
+            let engine = &engine;
+            async move { squall_csv(engine, sql).await }
+        };
+        assert_eq!(count("select count(*) as n from flat").await, "n\n25\n");
+        assert_eq!(count("select count(*) as n from parted").await, "n\n25\n");
+        std::fs::copy(&nation, flat.join("b.parquet")).unwrap();
+        std::fs::create_dir_all(parted.join("k=2")).unwrap();
+        std::fs::copy(&nation, parted.join("k=2/a.parquet")).unwrap();
+        assert_eq!(count("select count(*) as n from flat").await, "n\n50\n");
+        assert_eq!(
+            count("select k, count(*) as n from parted group by k order by k").await,
+            "k,n\n1,25\n2,25\n"
+        );
+        std::fs::remove_file(flat.join("b.parquet")).unwrap();
+        std::fs::remove_dir_all(parted.join("k=2")).unwrap();
+        assert_eq!(count("select count(*) as n from flat").await, "n\n25\n");
+        assert_eq!(count("select count(*) as n from parted").await, "n\n25\n");
+    }
+}

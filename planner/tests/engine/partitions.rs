@@ -431,7 +431,7 @@ async fn copy_partitioned_by_round_trips_nulls() {
         .unwrap();
     let reader = squall_planner::Engine::local(squall_planner::EngineOptions {
         catalog: Some(format!("{root}/catalog")),
-        settings: crate::common::settings(&[]),
+        settings: crate::common::settings(&[("squall.catalog.allowed_roots", &root)]),
     })
     .await
     .unwrap();
@@ -439,6 +439,26 @@ async fn copy_partitioned_by_round_trips_nulls() {
         crate::common::squall_csv(&reader, "select x, p, y from t order by x").await,
         "x,p,y\n1,a,10\n2,,20\n3,b,\n4,,\n"
     );
+    // INSERT INTO the partitioned table writes its folders the same way.
+    reader
+        .sql("insert into t values (5, 'c', 30), (6, null, 40), (7, 'a', null)")
+        .await
+        .unwrap();
+    assert_eq!(
+        crate::common::squall_csv(&reader, "select x, p, y from t where x > 4 order by x").await,
+        "x,p,y\n5,c,30\n6,,40\n7,a,\n"
+    );
+    for folder in [
+        "p=c",
+        "p=__HIVE_DEFAULT_PARTITION__/y=40",
+        "p=a/y=__HIVE_DEFAULT_PARTITION__",
+    ] {
+        assert!(
+            std::path::Path::new(&format!("{root}/catalog/t/{folder}")).is_dir(),
+            "{folder}"
+        );
+        std::fs::remove_dir_all(format!("{root}/catalog/t/{folder}")).unwrap();
+    }
     assert_eq!(
         crate::common::squall_csv(
             &reader,
