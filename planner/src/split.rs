@@ -77,10 +77,44 @@ fn footer_hint(largest: Option<u64>) -> usize {
 /// (store url, path, size, last modified): a footer stays valid while these do.
 type FooterKey = (String, String, u64, i64);
 
-/// Footers already read, keyed by [`FooterKey`].
+/// Footers already read, keyed by [`FooterKey`], at most
+/// [`FOOTER_CACHE_MAX_BYTES`] of them (the oldest go first): a long-running
+/// server or a warm coordinator reading ever new files must not grow
+/// without bound.
 #[derive(Default)]
 pub struct FooterCache {
-    entries: Mutex<HashMap<FooterKey, Arc<ParquetMetaData>>>,
+    entries: Mutex<CachedFooters>,
+}
+
+/// The memory the footer cache may hold. At SF1000 the 22 TPC-H queries'
+/// footers take a few hundred MB (lineitem alone about 49,000 row groups).
+pub const FOOTER_CACHE_MAX_BYTES: usize = 512 * 1024 * 1024;
+
+#[derive(Default)]
+struct CachedFooters {
+    by_key: HashMap<FooterKey, Arc<ParquetMetaData>>,
+    /// Keys in the order they came.
+    order: std::collections::VecDeque<FooterKey>,
+    bytes: usize,
+}
+
+impl CachedFooters {
+    fn insert(&mut self, key: FooterKey, footer: Arc<ParquetMetaData>, max_bytes: usize) {
+        if self.by_key.contains_key(&key) {
+            return;
+        }
+        self.bytes += footer.memory_size();
+        self.order.push_back(key.clone());
+        self.by_key.insert(key, footer);
+        while self.bytes > max_bytes {
+            let Some(oldest) = self.order.pop_front() else {
+                break;
+            };
+            if let Some(gone) = self.by_key.remove(&oldest) {
+                self.bytes = self.bytes.saturating_sub(gone.memory_size());
+            }
+        }
+    }
 }
 
 /// Row groups of one scan after pruning.
@@ -128,7 +162,7 @@ impl FooterCache {
             meta.last_modified.timestamp_millis(),
         );
         if let Ok(entries) = self.entries.lock()
-            && let Some(m) = entries.get(&key)
+            && let Some(m) = entries.by_key.get(&key)
         {
             return Ok((Arc::clone(m), None));
         }
@@ -150,7 +184,7 @@ impl FooterCache {
             })?;
         let metadata = Arc::new(metadata);
         if let Ok(mut entries) = self.entries.lock() {
-            entries.insert(key, Arc::clone(&metadata));
+            entries.insert(key, Arc::clone(&metadata), FOOTER_CACHE_MAX_BYTES);
         }
         let len = footer_len.load(std::sync::atomic::Ordering::Relaxed);
         Ok((metadata, (len > 0).then_some(len)))

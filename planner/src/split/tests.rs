@@ -154,3 +154,36 @@ fn two_scans_share_tasks() {
     assert!(t[0][1].files.is_empty());
     assert_eq!(t[1][1].files[0].row_groups, vec![0, 1]);
 }
+
+/// The footer cache holds at most its bytes: past them the oldest
+/// footers go, the newest stay.
+#[test]
+fn cached_footers_keep_to_their_bytes_oldest_out_first() {
+    use arrow::array::{Int64Array, RecordBatch};
+    let batch = RecordBatch::try_from_iter([(
+        "x",
+        Arc::new(Int64Array::from(vec![1, 2, 3])) as arrow::array::ArrayRef,
+    )])
+    .unwrap();
+    let mut bytes = Vec::new();
+    let mut writer =
+        parquet::arrow::ArrowWriter::try_new(&mut bytes, batch.schema(), None).unwrap();
+    writer.write(&batch).unwrap();
+    writer.close().unwrap();
+    let footer = Arc::new(
+        ParquetMetaDataReader::new()
+            .parse_and_finish(&bytes::Bytes::from(bytes))
+            .unwrap(),
+    );
+    let size = footer.memory_size();
+    let key = |n: u64| ("file:///".to_string(), format!("f{n}"), n, 0i64);
+    let mut cache = CachedFooters::default();
+    for n in 0..5 {
+        cache.insert(key(n), Arc::clone(&footer), 2 * size);
+        cache.insert(key(n), Arc::clone(&footer), 2 * size);
+    }
+    assert!(cache.bytes <= 2 * size);
+    assert_eq!(cache.by_key.len(), 2);
+    assert!(cache.by_key.contains_key(&key(3)) && cache.by_key.contains_key(&key(4)));
+    assert_eq!(cache.order.len(), 2);
+}
