@@ -51,22 +51,32 @@ impl Engine {
 
 /// `SHOW CATALOGS` and `SHOW SCHEMAS` (which clients browse with and
 /// DataFusion's SQL does not have) as the queries of `system.jdbc` and
-/// information_schema that answer them, with Trino's column names; any other statement as it is.
+/// information_schema that answer them, with Trino's column names;
+/// `DESCRIBE t` as `SHOW COLUMNS FROM t`; any other statement as it is.
 pub(super) fn show_as_query(statement: Statement) -> Result<Statement> {
-    use datafusion::sql::sqlparser::ast::Statement as Sql;
+    use datafusion::sql::sqlparser::ast::{DescribeAlias, Statement as Sql};
     let query = match &statement {
         Statement::Statement(s) => match s.as_ref() {
             Sql::ShowCatalogs { .. } => {
-                "select table_cat as \"Catalog\" from system.jdbc.catalogs order by 1"
+                "select table_cat as \"Catalog\" from system.jdbc.catalogs order by 1".to_string()
             }
             Sql::ShowSchemas { .. } => {
                 "select distinct schema_name as \"Schema\" from information_schema.schemata order by 1"
+                    .to_string()
             }
+            // A table's columns with the catalog's (Trino's) type names,
+            // as SHOW COLUMNS gives them, not DataFusion's Arrow names.
+            Sql::ExplainTable {
+                describe_alias: DescribeAlias::Describe | DescribeAlias::Desc,
+                hive_format: None,
+                table_name,
+                ..
+            } => format!("SHOW COLUMNS FROM {table_name}"),
             _ => return Ok(statement),
         },
         _ => return Ok(statement),
     };
-    let mut parsed = DFParser::parse_sql(query)?;
+    let mut parsed = DFParser::parse_sql(&query)?;
     parsed
         .pop_front()
         .ok_or_else(|| PlannerError::Internal("an empty SHOW query".into()).into())

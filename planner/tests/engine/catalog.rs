@@ -325,6 +325,12 @@ async fn show_tables_and_information_schema_answer() {
 async fn trino_shaped_information_schema_and_system_tables() {
     let data = sf001_small_groups();
     let engine = engine(&data.path, &[]).await;
+    let described = squall_csv(&engine, "describe region").await;
+    assert!(
+        described.contains(",region,r_regionkey,bigint,")
+            && described.contains(",region,r_name,varchar,"),
+        "{described}"
+    );
     assert_eq!(
         squall_csv(
             &engine,
