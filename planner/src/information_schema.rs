@@ -114,9 +114,11 @@ impl CatalogProviderList for OneCatalog {
     }
 }
 
-/// A table of `system`.
+/// A table describing the catalogs: information_schema's `columns`, or
+/// one of `system`'s.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Kind {
+    Columns,
     TableComments,
     Catalogs,
     Schemas,
@@ -126,6 +128,7 @@ enum Kind {
 impl Kind {
     fn name(self) -> &'static str {
         match self {
+            Kind::Columns => "columns",
             Kind::TableComments => "table_comments",
             Kind::Catalogs => "catalogs",
             Kind::Schemas => "schemas",
@@ -133,9 +136,11 @@ impl Kind {
         }
     }
 
-    /// Trino's columns (all text; NULL where squall has nothing to say).
+    /// Trino's columns of a `system` table (all text; NULL where squall
+    /// has nothing to say).
     fn columns(self) -> &'static [&'static str] {
         match self {
+            Kind::Columns => &[],
             Kind::TableComments => &["catalog_name", "schema_name", "table_name", "comment"],
             Kind::Catalogs => &["table_cat"],
             Kind::Schemas => &["table_schem", "table_catalog"],
@@ -155,6 +160,9 @@ impl Kind {
     }
 
     fn schema(self) -> SchemaRef {
+        if self == Kind::Columns {
+            return columns_schema();
+        }
         let nullable = |c: &str| {
             matches!(c, "comment" | "remarks")
                 || c.starts_with("type_")
@@ -179,6 +187,9 @@ struct Described {
 
 impl Described {
     async fn rows(&self) -> Result<RecordBatch> {
+        if self.kind == Kind::Columns {
+            return columns_rows(self.list.as_ref()).await;
+        }
         let schema = self.kind.schema();
         let mut builders: Vec<StringBuilder> = schema
             .fields()
@@ -282,7 +293,8 @@ impl SchemaProvider for TrinoInformationSchema {
 
     async fn table(&self, name: &str) -> Result<Option<Arc<dyn TableProvider>>> {
         if name.eq_ignore_ascii_case("columns") {
-            return Ok(Some(Arc::new(Columns {
+            return Ok(Some(Arc::new(Described {
+                kind: Kind::Columns,
                 list: Arc::clone(&self.list),
             })));
         }
@@ -292,12 +304,6 @@ impl SchemaProvider for TrinoInformationSchema {
     fn table_exist(&self, name: &str) -> bool {
         self.inner.table_exist(name)
     }
-}
-
-/// `information_schema.columns`, Trino's shape.
-#[derive(Debug)]
-struct Columns {
-    list: Arc<dyn CatalogProviderList>,
 }
 
 fn columns_schema() -> SchemaRef {
@@ -316,74 +322,49 @@ fn columns_schema() -> SchemaRef {
     ]))
 }
 
-impl Columns {
-    /// One row per column of every table the catalogs hold (tables that
-    /// cannot be read are left out, as they are from `tables`).
-    async fn rows(&self) -> Result<RecordBatch> {
-        let mut text: Vec<StringBuilder> = (0..9).map(|_| StringBuilder::new()).collect();
-        let mut position = Int64Builder::new();
-        for catalog_name in self.list.catalog_names() {
-            let Some(catalog) = self.list.catalog(&catalog_name) else {
+/// `information_schema.columns`, Trino's shape: one row per column of
+/// every table the catalogs hold (tables that cannot be read are left out,
+/// as they are from `tables`).
+async fn columns_rows(list: &dyn CatalogProviderList) -> Result<RecordBatch> {
+    let mut text: Vec<StringBuilder> = (0..9).map(|_| StringBuilder::new()).collect();
+    let mut position = Int64Builder::new();
+    for catalog_name in list.catalog_names() {
+        let Some(catalog) = list.catalog(&catalog_name) else {
+            continue;
+        };
+        for schema_name in catalog.schema_names() {
+            let Some(schema) = catalog.schema(&schema_name) else {
                 continue;
             };
-            for schema_name in catalog.schema_names() {
-                let Some(schema) = catalog.schema(&schema_name) else {
+            for table_name in schema.table_names() {
+                let Ok(Some(table)) = schema.table(&table_name).await else {
                     continue;
                 };
-                for table_name in schema.table_names() {
-                    let Ok(Some(table)) = schema.table(&table_name).await else {
-                        continue;
-                    };
-                    for (i, field) in table.schema().fields().iter().enumerate() {
-                        let values = [
-                            Some(catalog_name.as_str()),
-                            Some(schema_name.as_str()),
-                            Some(table_name.as_str()),
-                            Some(field.name().as_str()),
-                            None,
-                            Some(if field.is_nullable() { "YES" } else { "NO" }),
-                            Some(&trino_type(field.data_type()).display_name()),
-                            None,
-                            None,
-                        ];
-                        for (builder, value) in text.iter_mut().zip(values) {
-                            builder.append_option(value);
-                        }
-                        position.append_value(i as i64 + 1);
+                for (i, field) in table.schema().fields().iter().enumerate() {
+                    let values = [
+                        Some(catalog_name.as_str()),
+                        Some(schema_name.as_str()),
+                        Some(table_name.as_str()),
+                        Some(field.name().as_str()),
+                        None,
+                        Some(if field.is_nullable() { "YES" } else { "NO" }),
+                        Some(&trino_type(field.data_type()).display_name()),
+                        None,
+                        None,
+                    ];
+                    for (builder, value) in text.iter_mut().zip(values) {
+                        builder.append_option(value);
                     }
+                    position.append_value(i as i64 + 1);
                 }
             }
         }
-        let mut text = text
-            .into_iter()
-            .map(|mut b| Arc::new(b.finish()) as ArrayRef);
-        let mut arrays: Vec<ArrayRef> = text.by_ref().take(4).collect();
-        arrays.push(Arc::new(position.finish()));
-        arrays.extend(text);
-        Ok(RecordBatch::try_new(columns_schema(), arrays)?)
     }
-}
-
-#[async_trait]
-impl TableProvider for Columns {
-    fn schema(&self) -> SchemaRef {
-        columns_schema()
-    }
-
-    fn table_type(&self) -> TableType {
-        TableType::View
-    }
-
-    async fn scan(
-        &self,
-        state: &dyn Session,
-        projection: Option<&Vec<usize>>,
-        filters: &[Expr],
-        limit: Option<usize>,
-    ) -> Result<Arc<dyn ExecutionPlan>> {
-        let batch = self.rows().await?;
-        MemTable::try_new(columns_schema(), vec![vec![batch]])?
-            .scan(state, projection, filters, limit)
-            .await
-    }
+    let mut text = text
+        .into_iter()
+        .map(|mut b| Arc::new(b.finish()) as ArrayRef);
+    let mut arrays: Vec<ArrayRef> = text.by_ref().take(4).collect();
+    arrays.push(Arc::new(position.finish()));
+    arrays.extend(text);
+    Ok(RecordBatch::try_new(columns_schema(), arrays)?)
 }

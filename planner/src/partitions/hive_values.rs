@@ -180,13 +180,14 @@ impl HiveFolderValues {
         })
     }
 
-    /// `plan` (the inner scan, of `projection`'s columns) with each text
-    /// partition column read as `nullif(column, marker)` in its presented
-    /// type, under its name.
-    fn null_markers_as_nulls(
+    /// `plan` with each text partition column among its columns replaced,
+    /// under its name, by `text(column, presented type)`; `plan` itself
+    /// when it has none.
+    fn map_text_columns(
         &self,
         state: &dyn Session,
         plan: Arc<dyn ExecutionPlan>,
+        text: impl Fn(Column, &DataType) -> Result<Expr>,
     ) -> Result<Arc<dyn ExecutionPlan>> {
         let schema = plan.schema();
         if !schema
@@ -203,7 +204,7 @@ impl HiveFolderValues {
             .map(|f| {
                 let column = Column::from_name(f.name());
                 let expr = match self.text_column(f.name()) {
-                    Some(ty) => self.presented(column, ty),
+                    Some(ty) => text(column, ty)?,
                     None => Expr::Column(column),
                 };
                 Ok(ProjectionExpr::new(
@@ -289,7 +290,8 @@ impl TableProvider for HiveFolderValues {
             .map(|f| self.rewrite_for_folders(f))
             .collect::<Result<_>>()?;
         let plan = self.inner.scan(state, projection, &filters, limit).await?;
-        self.null_markers_as_nulls(state, plan)
+        // The folders' values as presented: NULL for the markers, typed.
+        self.map_text_columns(state, plan, |c, ty| Ok(self.presented(c, ty)))
     }
 
     fn supports_filters_pushdown(
@@ -307,33 +309,11 @@ impl TableProvider for HiveFolderValues {
         input: Arc<dyn ExecutionPlan>,
         insert_op: InsertOp,
     ) -> Result<Arc<dyn ExecutionPlan>> {
-        let schema = input.schema();
-        if !schema
-            .fields()
-            .iter()
-            .any(|f| self.text_column(f.name()).is_some())
-        {
-            return self.inner.insert_into(state, input, insert_op).await;
-        }
-        let df_schema = DFSchema::try_from(Arc::clone(&schema))?;
-        let columns = schema
-            .fields()
-            .iter()
-            .map(|f| {
-                let column = Expr::Column(Column::from_name(f.name()));
-                let expr = match self.text_column(f.name()) {
-                    // (DataFusion's coalesce is planned only as a CASE.)
-                    Some(_) => when(column.clone().is_null(), lit(HIVE_NULL))
-                        .otherwise(cast(column, DataType::Utf8))?,
-                    None => column,
-                };
-                Ok(ProjectionExpr::new(
-                    state.create_physical_expr(expr, &df_schema)?,
-                    f.name().clone(),
-                ))
-            })
-            .collect::<Result<Vec<_>>>()?;
-        let input = Arc::new(ProjectionExec::try_new(columns, input)?);
+        // (DataFusion's coalesce is planned only as a CASE.)
+        let input = self.map_text_columns(state, input, |c, _| {
+            let column = Expr::Column(c);
+            when(column.clone().is_null(), lit(HIVE_NULL)).otherwise(cast(column, DataType::Utf8))
+        })?;
         self.inner.insert_into(state, input, insert_op).await
     }
 

@@ -5,19 +5,22 @@
 
 use crate::common::*;
 
+/// One Parquet file of the SF 0.01 nation table (25 rows).
+fn a_nation_file() -> std::path::PathBuf {
+    std::fs::read_dir(sf001_small_groups().path.join("nation"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.extension().is_some_and(|x| x == "parquet"))
+        .unwrap()
+}
+
 /// A catalog table with a file that is not Parquet (truncated, or a footer
 /// that is garbage: the Parquet reader panics on some) is set aside: a
 /// query naming it fails with an error that names the table and the file,
 /// never a crash, and the catalog's other tables answer.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn corrupt_parquet_files_are_named() {
-    let data = sf001_small_groups();
-    let good = std::fs::read_dir(data.path.join("nation"))
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .find(|p| p.extension().is_some_and(|x| x == "parquet"))
-        .unwrap();
-    let good = std::fs::read(good).unwrap();
+    let good = std::fs::read(a_nation_file()).unwrap();
     for (what, bytes) in [
         ("truncated", good[..300].to_vec()),
         ("garbage footer", b"PAR1garbagePAR1".to_vec()),
@@ -55,13 +58,7 @@ async fn corrupt_parquet_files_are_named() {
 /// skipped, not read as data.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn folders_without_parquet_files_are_named_not_lost() {
-    let data = sf001_small_groups();
-    let good = std::fs::read_dir(data.path.join("nation"))
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .find(|p| p.extension().is_some_and(|x| x == "parquet"))
-        .unwrap();
-    let good = std::fs::read(good).unwrap();
+    let good = std::fs::read(a_nation_file()).unwrap();
     let dir = tempfile::tempdir().unwrap();
     for folder in ["empty", "hive", "spark"] {
         std::fs::create_dir_all(dir.path().join(folder)).unwrap();
@@ -369,12 +366,7 @@ async fn trino_shaped_information_schema_and_system_tables() {
 /// keep each table's first listing for the process's life.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn files_added_and_removed_later_are_seen_by_the_next_query() {
-    let data = sf001_small_groups();
-    let nation = std::fs::read_dir(data.path.join("nation"))
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .find(|p| p.extension().is_some_and(|x| x == "parquet"))
-        .unwrap();
+    let nation = a_nation_file();
     let dir = tempfile::tempdir().unwrap();
     let flat = dir.path().join("flat");
     let parted = dir.path().join("parted");
