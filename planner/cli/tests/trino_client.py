@@ -14,6 +14,8 @@ trino.dbapi.connect(...):
 - checks cursor.description (names and Trino types) and the Python types
   the client builds (Decimal, float NaN, date, datetime, bool, None, list);
 - checks that bad SQL raises TrinoUserError with the server's message;
+- creates a table and fills it with cursor.executemany (the update types
+  Trino clients require);
 - reflects the catalog through the SQLAlchemy dialect the `trino` package
   ships (what pandas and Superset use): schemas, tables, column types,
   a table loaded with autoload and queried;
@@ -238,6 +240,25 @@ def run_checks(binary, catalog, host, port):
     tables = {r[2] for r in cur.fetchall()}
     check({"lineitem", "orders", "nation"} <= tables, f"show tables {tables}")
     print("parameters and metadata: ok")
+
+    # Statements that change something carry Trino's update type, which
+    # cursor.executemany (pandas' to_sql) requires.
+    cur = conn.cursor()
+    cur.execute("create table client_rows (a bigint, b varchar)")
+    cur.fetchall()
+    check(cur.update_type == "CREATE TABLE", f"create table update type {cur.update_type}")
+    cur = conn.cursor()
+    cur.executemany("insert into client_rows values (?, ?)", [(1, "x"), (2, None), (3, "it's")])
+    cur.fetchall()
+    check(cur.update_type == "INSERT", f"insert update type {cur.update_type}")
+    cur = conn.cursor()
+    cur.execute("select a, b from client_rows order by a")
+    rows = cur.fetchall()
+    check(rows == [[1, "x"], [2, None], [3, "it's"]], f"inserted rows {rows}")
+    cur = conn.cursor()
+    cur.execute("select count(*) from client_rows")
+    check(cur.fetchall() == [[3]] and cur.update_type is None, f"a query's update type {cur.update_type}")
+    print("update types: ok")
 
     # The SQLAlchemy dialect: reflection reads information_schema (Trino's
     # columns and type names) and system.metadata.table_comments.

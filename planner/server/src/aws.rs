@@ -223,6 +223,7 @@ impl QueryService for AwsService {
     async fn submit(&self, sql: String, session: SessionInfo) -> Result<Submitted, ServerError> {
         let (id, slug) = (new_id(), new_id());
         let mut record = QueryRecord::queued(&id, &slug, &sql);
+        record.update_type = crate::update_type::of(&sql).map(str::to_string);
         let submitted = Submitted {
             id: id.clone(),
             slug: slug.clone(),

@@ -58,6 +58,7 @@ pub mod service;
 pub mod session;
 /// Arrow types as Trino types (shared with the catalog's `information_schema`).
 pub use squall_planner::trino_types as types;
+pub mod update_type;
 pub mod uris;
 
 pub use auth::ApiAuth;

@@ -107,7 +107,7 @@ async fn execute(inner: &Inner, entry: &Entry) -> Result<Outcome, DataFusionErro
         profile: result.profile,
         schema: result.schema,
         pages,
-        update_type: None,
+        update_type: crate::update_type::of(&entry.sql).map(str::to_string),
         session: Default::default(),
     })
 }
