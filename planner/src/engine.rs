@@ -42,7 +42,7 @@ use datafusion::execution::runtime_env::{RuntimeEnv, RuntimeEnvBuilder};
 use datafusion::execution::{SessionState, SessionStateBuilder, TaskContext};
 use datafusion::logical_expr::LogicalPlan;
 use datafusion::prelude::{SessionConfig, SessionContext};
-use datafusion::sql::parser::{DFParser, Statement};
+use datafusion::sql::parser::Statement;
 use squall_core::allocator::QueryMemory;
 use squall_core::config::SquallConfig;
 use squall_core::executor::{join_error_text, spawn_cpu};
@@ -261,7 +261,7 @@ impl Engine {
     /// [`Engine::sql_stream`], or the statement's query handed over when
     /// `options.return_handoffs` asks for it.
     pub async fn sql_or_hand_over(&self, sql: &str, options: &RunOptions) -> Result<Outcome> {
-        let statements = DFParser::parse_sql(sql)?;
+        let statements = crate::trino_sql::parse(sql)?;
         if statements.is_empty() {
             return Err(PlannerError::NoStatement.into());
         }
@@ -330,7 +330,12 @@ impl Engine {
         query_id: &str,
     ) -> Result<Outcome> {
         let cancel = &planning_cancel(options);
+        if let Some(renamed) = self.rename_table(&statement).await {
+            return renamed;
+        }
         let statement = show_as_query(statement)?;
+        let statement = crate::tuple_in::rewrite(statement)?;
+        let statement = crate::trino_functions::rewrite(statement)?;
         let plan = on_cpu(cancel, {
             let state = state.clone();
             async move { state.statement_to_plan(statement).await }
@@ -368,6 +373,9 @@ impl Engine {
                 let plan = crate::partitions::nulls_as_hive_folders(copy, keep)?;
                 self.run_here(plan, cancel).await
             }
+            LogicalPlan::Ddl(datafusion::logical_expr::DdlStatement::CreateCatalogSchema(
+                create,
+            )) => self.create_schema(&create),
             plan @ (LogicalPlan::Ddl(_) | LogicalPlan::Statement(_) | LogicalPlan::Dml(_)) => {
                 self.run_here(plan, cancel).await
             }

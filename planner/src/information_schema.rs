@@ -17,7 +17,8 @@
 //! dialect asks `system.metadata.table_comments` for a table's comment
 //! when it reflects a table and `system.jdbc.catalogs` for the catalogs.
 //! squall has a `system` catalog with `metadata.table_comments` (no table
-//! has a comment), `jdbc.catalogs`, `jdbc.schemas` and `jdbc.tables`, in
+//! has a comment), `metadata.materialized_views` (none; dbt-trino lists
+//! them), `jdbc.catalogs`, `jdbc.schemas` and `jdbc.tables`, in
 //! Trino's columns. Like information_schema, they describe this process's
 //! catalog, and a query reading only them runs in the coordinator.
 
@@ -68,7 +69,10 @@ pub fn register(ctx: &SessionContext) -> Result<()> {
     )?;
     let system = MemoryCatalogProvider::new();
     for (schema, tables) in [
-        ("metadata", &[Kind::TableComments][..]),
+        (
+            "metadata",
+            &[Kind::TableComments, Kind::MaterializedViews][..],
+        ),
         ("jdbc", &[Kind::Catalogs, Kind::Schemas, Kind::Tables][..]),
     ] {
         let provider = MemorySchemaProvider::new();
@@ -120,6 +124,7 @@ impl CatalogProviderList for OneCatalog {
 enum Kind {
     Columns,
     TableComments,
+    MaterializedViews,
     Catalogs,
     Schemas,
     Tables,
@@ -130,6 +135,7 @@ impl Kind {
         match self {
             Kind::Columns => "columns",
             Kind::TableComments => "table_comments",
+            Kind::MaterializedViews => "materialized_views",
             Kind::Catalogs => "catalogs",
             Kind::Schemas => "schemas",
             Kind::Tables => "tables",
@@ -142,6 +148,18 @@ impl Kind {
         match self {
             Kind::Columns => &[],
             Kind::TableComments => &["catalog_name", "schema_name", "table_name", "comment"],
+            Kind::MaterializedViews => &[
+                "catalog_name",
+                "schema_name",
+                "name",
+                "storage_catalog",
+                "storage_schema",
+                "storage_table",
+                "freshness",
+                "last_fresh_time",
+                "comment",
+                "definition",
+            ],
             Kind::Catalogs => &["table_cat"],
             Kind::Schemas => &["table_schem", "table_catalog"],
             Kind::Tables => &[
@@ -205,6 +223,10 @@ impl Described {
             let Some(catalog) = self.list.catalog(&catalog_name) else {
                 continue;
             };
+            // squall has no materialized views (dbt-trino lists them).
+            if self.kind == Kind::MaterializedViews {
+                break;
+            }
             if self.kind == Kind::Catalogs {
                 row(&[Some(&catalog_name)]);
                 continue;

@@ -26,7 +26,6 @@ use arrow::record_batch::RecordBatch;
 use async_trait::async_trait;
 
 use datafusion::error::DataFusionError;
-use datafusion::sql::parser::DFParser;
 
 use crate::error::ServerError;
 use crate::query_error::QueryError;
@@ -246,7 +245,7 @@ pub trait QueryService: Send + Sync {
 /// statement, as in Trino. Cheap (no catalog is consulted), so a service
 /// rejects bad SQL before it starts anything.
 pub fn check_one_statement(sql: &str) -> Result<(), DataFusionError> {
-    let statements = DFParser::parse_sql(sql)?;
+    let statements = squall_planner::trino_sql::parse(sql)?;
     match statements.len() {
         1 => Ok(()),
         0 => Err(DataFusionError::Plan("no SQL statement given".into())),

@@ -3,13 +3,13 @@
 //! Python client's `cursor.executemany` (behind pandas' `to_sql`) refuses
 //! a statement without one ("Query must return update type").
 
-use datafusion::sql::parser::{DFParser, Statement};
+use datafusion::sql::parser::Statement;
 use datafusion::sql::sqlparser::ast::{ObjectType, Statement as Sql};
 
 /// The update type of `sql`'s (one) statement, as Trino names it; `None`
 /// for a query, or for SQL that does not parse (its error comes later).
 pub fn of(sql: &str) -> Option<&'static str> {
-    let mut statements = DFParser::parse_sql(sql).ok()?;
+    let mut statements = squall_planner::trino_sql::parse(sql).ok()?;
     let statement = statements.pop_front()?;
     match statement {
         Statement::CreateExternalTable(_) => Some("CREATE TABLE"),

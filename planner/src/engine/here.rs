@@ -5,9 +5,13 @@
 
 use std::sync::Arc;
 
-use datafusion::error::Result;
-use datafusion::logical_expr::{DdlStatement, LogicalPlan};
+use datafusion::catalog::MemorySchemaProvider;
+use datafusion::datasource::MemTable;
+use datafusion::error::{DataFusionError, Result};
+use datafusion::logical_expr::{CreateCatalogSchema, DdlStatement, LogicalPlan};
 use datafusion::sql::parser::{DFParser, Statement};
+use datafusion::sql::planner::object_name_to_table_reference;
+use datafusion::sql::sqlparser::ast::ObjectName;
 
 use super::{Engine, Outcome, on_cpu};
 use crate::catalog::record_partitions;
@@ -47,6 +51,114 @@ impl Engine {
             Ok(Outcome::Finished(StreamedResult::memory(schema, batches)))
         }
     }
+}
+
+impl Engine {
+    /// `CREATE SCHEMA [IF NOT EXISTS] [catalog.]name`: a schema of its own,
+    /// holding the tables and views created in it (dbt creates one per
+    /// target). DataFusion's own would find every name existing: squall
+    /// reads any schema name it does not have as its default schema
+    /// ([`crate::any_name`]).
+    pub(super) fn create_schema(&self, create: &CreateCatalogSchema) -> Result<Outcome> {
+        let parts: Vec<&str> = create.schema_name.split('.').collect();
+        let schema = match parts.as_slice() {
+            [schema] | [_, schema] => *schema,
+            _ => {
+                return Err(DataFusionError::Plan(format!(
+                    "CREATE SCHEMA {}: a schema is named as schema or catalog.schema",
+                    create.schema_name
+                )));
+            }
+        };
+        let default = self
+            .ctx
+            .state()
+            .config_options()
+            .catalog
+            .default_catalog
+            .clone();
+        let catalog = self
+            .ctx
+            .catalog(&default)
+            .ok_or_else(|| PlannerError::Internal("no default catalog".into()))?;
+        if catalog.schema_names().iter().any(|name| name == schema) {
+            if !create.if_not_exists {
+                return Err(DataFusionError::Plan(format!(
+                    "schema '{schema}' already exists"
+                )));
+            }
+        } else {
+            catalog.register_schema(schema, Arc::new(MemorySchemaProvider::new()))?;
+        }
+        Ok(empty_result())
+    }
+
+    /// `ALTER TABLE a RENAME TO b` (dbt swaps a rebuilt table in so) of a
+    /// table or view created in this process (`CREATE TABLE`, `CREATE
+    /// VIEW`); `None` for any other statement. A table of the catalog is
+    /// its folder: it is renamed by renaming the folder.
+    pub(super) async fn rename_table(&self, statement: &Statement) -> Option<Result<Outcome>> {
+        use datafusion::sql::sqlparser::ast::{
+            AlterTableOperation, RenameTableNameKind, Statement as Sql,
+        };
+        let Statement::Statement(sql) = statement else {
+            return None;
+        };
+        let Sql::AlterTable(alter) = sql.as_ref() else {
+            return None;
+        };
+        let [
+            AlterTableOperation::RenameTable {
+                table_name: RenameTableNameKind::To(to) | RenameTableNameKind::As(to),
+            },
+        ] = alter.operations.as_slice()
+        else {
+            return None;
+        };
+        Some(self.rename(&alter.name, to, alter.if_exists).await)
+    }
+
+    async fn rename(&self, from: &ObjectName, to: &ObjectName, if_exists: bool) -> Result<Outcome> {
+        let (from_ref, to_ref) = (
+            object_name_to_table_reference(from.clone(), true)?,
+            object_name_to_table_reference(to.clone(), true)?,
+        );
+        if !self.ctx.table_exist(from_ref.clone())? {
+            return if if_exists {
+                Ok(empty_result())
+            } else {
+                Err(DataFusionError::Plan(format!(
+                    "ALTER TABLE {from} RENAME TO {to}: table '{from_ref}' not found"
+                )))
+            };
+        }
+        let table = self.ctx.table_provider(from_ref.clone()).await?;
+        let created_here = (table.as_ref() as &dyn std::any::Any).is::<MemTable>()
+            || table.table_type() == datafusion::datasource::TableType::View;
+        if !created_here {
+            return Err(DataFusionError::Plan(format!(
+                "ALTER TABLE {from} RENAME TO {to}: '{from_ref}' is a table of the catalog \
+                 (a folder of files, named by its folder): rename the folder; squall renames \
+                 the tables and views created with CREATE TABLE or CREATE VIEW"
+            )));
+        }
+        if self.ctx.table_exist(to_ref.clone())? {
+            return Err(DataFusionError::Plan(format!(
+                "ALTER TABLE {from} RENAME TO {to}: table '{to_ref}' already exists"
+            )));
+        }
+        self.ctx.register_table(to_ref, Arc::clone(&table))?;
+        self.ctx.deregister_table(from_ref)?;
+        Ok(empty_result())
+    }
+}
+
+/// The answer of a statement that returns no rows.
+fn empty_result() -> Outcome {
+    Outcome::Finished(StreamedResult::memory(
+        Arc::new(arrow::datatypes::Schema::empty()),
+        Vec::new(),
+    ))
 }
 
 /// `SHOW CATALOGS` and `SHOW SCHEMAS` (which clients browse with and

@@ -1,0 +1,373 @@
+//! Trino's functions that DataFusion does not have, or has under another
+//! name or with other meaning, written before planning as the DataFusion
+//! expressions that answer as Trino does. squall speaks Trino's client
+//! protocol, so its clients write Trino's SQL: dbt-trino's macros
+//! (`date_add`, `date_diff`, `arbitrary`, `listagg ... WITHIN GROUP`),
+//! Superset's time grains (`date_add('day', -1, date_trunc('week', ...))`),
+//! users' `if`, `count_if`, `year(d)`, `max_by`.
+//!
+//! A call is rewritten only where its name is not qualified and its
+//! arguments are plain expressions (no `DISTINCT`, no named arguments);
+//! functions squall does not know stay as they are, and DataFusion names
+//! them if it does not have them either.
+//!
+//! | Trino | as |
+//! |---|---|
+//! | `if(c, a[, b])` | `CASE WHEN c THEN a [ELSE b] END` |
+//! | `count_if(c)` | `count(CASE WHEN c THEN 1 END)` (window and FILTER kept) |
+//! | `arbitrary(x)` | `any_value(x)` |
+//! | `approx_percentile(x, p)` | `approx_percentile_cont(x, p)` |
+//! | `max_by(x, y)`, `min_by(x, y)` | `first_value(x ORDER BY y DESC|ASC) FILTER (WHERE y IS NOT NULL)` |
+//! | `listagg(x, s) WITHIN GROUP (ORDER BY y)` | `string_agg(x, s ORDER BY y)` |
+//! | `year`, `quarter`, `month`, `week`, `week_of_year`, `day`, `day_of_month`, `day_of_year`, `doy`, `day_of_week`, `dow`, `hour`, `minute`, `second`, `millisecond` | `date_part` as BIGINT (`day_of_week`: Monday 1 to Sunday 7, ISO) |
+//! | `date_add(unit, n, x)` | `x + n units` (an interval: `'day'`, `'month'`, `'quarter'`, ...) |
+//! | `date_diff(unit, a, b)` | whole units from `a` to `b`, toward zero (months as Trino counts them: a month ends on the same day of the next, or its last day) |
+//! | `last_day_of_month(x)` | the month's last day |
+//! | `to_utf8(s)`, `from_utf8(b)` | casts between VARCHAR and VARBINARY |
+//! | `to_hex(md5(b))` | `upper(md5(b))` (DataFusion's `md5` already answers in hex) |
+//! | `split(s, d)` | `string_to_array(s, d)` |
+//! | `regexp_extract(s, p[, g])` | the match (or its group `g`) of `regexp_match` |
+//! | `is_nan(x)`, `truncate(x)`, `typeof(x)`, `from_iso8601_date(s)` | `isnan`, `trunc`, `arrow_typeof`, `CAST(s AS DATE)` |
+
+use std::ops::ControlFlow;
+
+use datafusion::error::{DataFusionError, Result};
+use datafusion::sql::parser::Statement;
+use datafusion::sql::sqlparser::ast::{
+    Expr, Function, FunctionArg, FunctionArgExpr, FunctionArguments, Ident, ObjectName,
+    ObjectNamePart, Query, SelectItem, SetExpr, Value, ValueWithSpan, VisitMut, VisitorMut,
+};
+use datafusion::sql::sqlparser::dialect::GenericDialect;
+use datafusion::sql::sqlparser::parser::Parser;
+
+/// `statement` with Trino's functions written as DataFusion's.
+pub fn rewrite(statement: Statement) -> Result<Statement> {
+    match statement {
+        Statement::Statement(mut sql) => {
+            if let ControlFlow::Break(e) = sql.visit(&mut Rewriter) {
+                return Err(e);
+            }
+            Ok(Statement::Statement(sql))
+        }
+        Statement::Explain(mut explain) => {
+            explain.statement = Box::new(rewrite(*explain.statement)?);
+            Ok(Statement::Explain(explain))
+        }
+        other => Ok(other),
+    }
+}
+
+struct Rewriter;
+
+impl VisitorMut for Rewriter {
+    type Break = DataFusionError;
+
+    /// A select list's unnamed expression keeps the name it was written
+    /// with (`year(d)`, not the expression it became).
+    fn pre_visit_query(&mut self, query: &mut Query) -> ControlFlow<DataFusionError> {
+        let SetExpr::Select(select) = query.body.as_mut() else {
+            return ControlFlow::Continue(());
+        };
+        for item in &mut select.projection {
+            if let SelectItem::UnnamedExpr(expr) = item {
+                let mut new = expr.clone();
+                new.visit(self)?;
+                if new != *expr {
+                    let name = Ident::with_quote('"', expr.to_string());
+                    *item = SelectItem::ExprWithAlias {
+                        expr: new,
+                        alias: name,
+                    };
+                }
+            }
+        }
+        ControlFlow::Continue(())
+    }
+
+    fn post_visit_expr(&mut self, expr: &mut Expr) -> ControlFlow<DataFusionError> {
+        if let Expr::Function(function) = expr {
+            match rewritten(function) {
+                Ok(Some(new)) => *expr = new,
+                Ok(None) => {}
+                Err(e) => return ControlFlow::Break(e),
+            }
+        }
+        ControlFlow::Continue(())
+    }
+}
+
+/// The expression a call of a Trino function is, or `None` to keep it.
+fn rewritten(function: &mut Function) -> Result<Option<Expr>> {
+    let Some(name) = plain_name(&function.name) else {
+        return Ok(None);
+    };
+    let Some(args) = plain_args(&function.args) else {
+        return Ok(None);
+    };
+    let plain = function.over.is_none()
+        && function.filter.is_none()
+        && function.within_group.is_empty()
+        && function.null_treatment.is_none();
+    let a = |i: usize| format!("({})", args[i]);
+    let n = args.len();
+    let sql = match (name.as_str(), n) {
+        // Aggregates that keep their window, FILTER and so on.
+        ("arbitrary", 1) => return rename(function, "any_value"),
+        ("approx_percentile", 2) => return rename(function, "approx_percentile_cont"),
+        ("count_if", 1) => {
+            set_args(function, &[format!("CASE WHEN {} THEN 1 END", a(0))])?;
+            return rename(function, "count");
+        }
+        ("listagg", 2) if function.over.is_none() && !function.within_group.is_empty() => {
+            let order: Vec<String> = function
+                .within_group
+                .iter()
+                .map(|o| o.to_string())
+                .collect();
+            let filter = function
+                .filter
+                .as_ref()
+                .map(|f| format!(" FILTER (WHERE {f})"))
+                .unwrap_or_default();
+            format!(
+                "string_agg({}, {} ORDER BY {}){filter}",
+                a(0),
+                a(1),
+                order.join(", ")
+            )
+        }
+        ("max_by" | "min_by", 2) if plain => format!(
+            "first_value({} ORDER BY {} {}) FILTER (WHERE {} IS NOT NULL)",
+            a(0),
+            a(1),
+            if name == "max_by" { "DESC" } else { "ASC" },
+            a(1)
+        ),
+        _ if !plain => return Ok(None),
+        ("if", 2) => format!("CASE WHEN {} THEN {} END", a(0), a(1)),
+        ("if", 3) => format!("CASE WHEN {} THEN {} ELSE {} END", a(0), a(1), a(2)),
+        ("day_of_week" | "dow", 1) => format!("CAST(date_part('isodow', {}) AS BIGINT)", a(0)),
+        ("millisecond", 1) => {
+            format!("CAST(date_part('millisecond', {}) AS BIGINT) % 1000", a(0))
+        }
+        (field, 1) if date_field(field).is_some() => format!(
+            "CAST(date_part('{}', {}) AS BIGINT)",
+            date_field(field).unwrap_or(field),
+            a(0)
+        ),
+        ("date_add", 3) => {
+            let unit = unit_of(&args[0], "date_add")?;
+            format!("{} + {}", a(2), interval(&unit, &a(1))?)
+        }
+        ("date_diff", 3) => {
+            let unit = unit_of(&args[0], "date_diff")?;
+            date_diff(&unit, &a(1), &a(2))?
+        }
+        ("last_day_of_month", 1) => format!(
+            "CAST(date_trunc('month', {}) + INTERVAL '1' MONTH - INTERVAL '1' DAY AS DATE)",
+            a(0)
+        ),
+        ("to_utf8", 1) => format!("CAST({} AS BYTEA)", a(0)),
+        ("from_utf8", 1) => format!("CAST({} AS VARCHAR)", a(0)),
+        ("to_hex", 1) if is_call_of(&args[0], "md5") => format!("upper({})", args[0]),
+        ("split", 2) => format!("string_to_array({}, {})", a(0), a(1)),
+        ("regexp_extract", 2) => format!("regexp_match({}, concat('(', {}, ')'))[1]", a(0), a(1)),
+        ("regexp_extract", 3) => format!(
+            "regexp_match({}, concat('(', {}, ')'))[{} + 1]",
+            a(0),
+            a(1),
+            a(2)
+        ),
+        ("is_nan", 1) => format!("isnan({})", a(0)),
+        ("truncate", 1) => format!("trunc({})", a(0)),
+        ("typeof", 1) => format!("arrow_typeof({})", a(0)),
+        ("from_iso8601_date", 1) => format!("CAST({} AS DATE)", a(0)),
+        _ => return Ok(None),
+    };
+    parse(&sql).map(Some)
+}
+
+/// `date_part`'s name of a Trino date field function.
+fn date_field(name: &str) -> Option<&'static str> {
+    Some(match name {
+        "year" => "year",
+        "quarter" => "quarter",
+        "month" => "month",
+        "week" | "week_of_year" => "week",
+        "day" | "day_of_month" => "day",
+        "day_of_year" | "doy" => "doy",
+        "hour" => "hour",
+        "minute" => "minute",
+        "second" => "second",
+        _ => return None,
+    })
+}
+
+/// A unit argument: a string literal (`'day'`), as Trino requires.
+fn unit_of(arg: &Expr, function: &str) -> Result<String> {
+    match arg {
+        Expr::Value(ValueWithSpan {
+            value: Value::SingleQuotedString(s),
+            ..
+        }) => Ok(s.to_ascii_lowercase()),
+        other => Err(DataFusionError::Plan(format!(
+            "{function}: the unit must be a string literal such as 'day', not {other}"
+        ))),
+    }
+}
+
+/// `n` units as an interval (`n` any integer expression).
+fn interval(unit: &str, n: &str) -> Result<String> {
+    let (times, unit) = match unit {
+        "millisecond" => ("", "millisecond"),
+        "second" => ("", "second"),
+        "minute" => ("", "minute"),
+        "hour" => ("", "hour"),
+        "day" => ("", "day"),
+        "week" => ("", "week"),
+        "month" => ("", "month"),
+        "quarter" => ("3 * ", "month"),
+        "year" => ("", "year"),
+        other => return Err(unknown_unit("date_add", other)),
+    };
+    Ok(format!(
+        "CAST(concat(CAST({times}{n} AS VARCHAR), ' {unit}') AS INTERVAL)"
+    ))
+}
+
+fn unknown_unit(function: &str, unit: &str) -> DataFusionError {
+    DataFusionError::Plan(format!(
+        "{function}: unknown unit '{unit}' (millisecond, second, minute, hour, day, week, month, quarter, year)"
+    ))
+}
+
+/// Whole `unit`s from `a` to `b`, toward zero, as Trino's `date_diff`.
+fn date_diff(unit: &str, a: &str, b: &str) -> Result<String> {
+    let seconds = |x: &str| format!("date_part('epoch', CAST({x} AS TIMESTAMP))");
+    let per = match unit {
+        "millisecond" => Some(0.001),
+        "second" => Some(1.0),
+        "minute" => Some(60.0),
+        "hour" => Some(3600.0),
+        "day" => Some(86400.0),
+        "week" => Some(604800.0),
+        "month" | "quarter" | "year" => None,
+        other => return Err(unknown_unit("date_diff", other)),
+    };
+    if let Some(per) = per {
+        return Ok(format!(
+            "CAST(trunc(round(({} - {}) * 1000) / {}) AS BIGINT)",
+            seconds(b),
+            seconds(a),
+            per * 1000.0
+        ));
+    }
+    // Calendar months between, less one where the last month is not
+    // complete (a plus that many months passes b).
+    let months = format!(
+        "((date_part('year', {b}) - date_part('year', {a})) * 12 + date_part('month', {b}) - date_part('month', {a}))"
+    );
+    let whole = format!(
+        "CAST(CASE WHEN {months} > 0 AND {a} + {add} > {b} THEN {months} - 1 \
+         WHEN {months} < 0 AND {a} + {add} < {b} THEN {months} + 1 ELSE {months} END AS BIGINT)",
+        add = interval("month", &months)?,
+    );
+    Ok(match unit {
+        "month" => whole,
+        "quarter" => format!("CAST(trunc({whole} / 3.0) AS BIGINT)"),
+        _ => format!("CAST(trunc({whole} / 12.0) AS BIGINT)"),
+    })
+}
+
+fn rename(function: &mut Function, to: &str) -> Result<Option<Expr>> {
+    function.name = ObjectName(vec![ObjectNamePart::Identifier(Ident::new(to))]);
+    Ok(Some(Expr::Function(function.clone())))
+}
+
+fn set_args(function: &mut Function, args: &[String]) -> Result<()> {
+    if let FunctionArguments::List(list) = &mut function.args {
+        list.args = args
+            .iter()
+            .map(|a| parse(a).map(|e| FunctionArg::Unnamed(FunctionArgExpr::Expr(e))))
+            .collect::<Result<_>>()?;
+    }
+    Ok(())
+}
+
+/// The function's name, lower case, when it is one unqualified name.
+fn plain_name(name: &ObjectName) -> Option<String> {
+    match name.0.as_slice() {
+        [ObjectNamePart::Identifier(ident)] => Some(ident.value.to_ascii_lowercase()),
+        _ => None,
+    }
+}
+
+/// The arguments, when they are all plain expressions.
+fn plain_args(args: &FunctionArguments) -> Option<Vec<Expr>> {
+    let FunctionArguments::List(list) = args else {
+        return None;
+    };
+    if list.duplicate_treatment.is_some() || !list.clauses.is_empty() {
+        return None;
+    }
+    list.args
+        .iter()
+        .map(|arg| match arg {
+            FunctionArg::Unnamed(FunctionArgExpr::Expr(e)) => Some(e.clone()),
+            _ => None,
+        })
+        .collect()
+}
+
+fn is_call_of(expr: &Expr, name: &str) -> bool {
+    matches!(expr, Expr::Function(f) if plain_name(&f.name).as_deref() == Some(name))
+}
+
+fn parse(sql: &str) -> Result<Expr> {
+    Parser::new(&GenericDialect {})
+        .try_with_sql(sql)
+        .and_then(|mut p| p.parse_expr())
+        .map_err(|e| DataFusionError::Internal(format!("writing a Trino function: {e}: {sql}")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use datafusion::sql::parser::DFParser;
+
+    fn rewritten(sql: &str) -> String {
+        let statement = DFParser::parse_sql(sql).unwrap().pop_front().unwrap();
+        rewrite(statement).unwrap().to_string()
+    }
+
+    #[test]
+    fn trino_calls_become_datafusion_expressions() {
+        assert_eq!(
+            rewritten("select if(a > 1, 'x', 'y'), count_if(b) over (), arbitrary(c) from t"),
+            "SELECT CASE WHEN (a > 1) THEN ('x') ELSE ('y') END AS \"if(a > 1, 'x', 'y')\", \
+             count(CASE WHEN (b) THEN 1 END) OVER () AS \"count_if(b) OVER ()\", any_value(c) AS \"arbitrary(c)\" FROM t"
+        );
+        assert_eq!(
+            rewritten("select year(d) as y, 1 + day_of_week(d) from t where month(d) = 2"),
+            "SELECT CAST(date_part('year', (d)) AS BIGINT) AS y, \
+             1 + CAST(date_part('isodow', (d)) AS BIGINT) AS \"1 + day_of_week(d)\" \
+             FROM t WHERE CAST(date_part('month', (d)) AS BIGINT) = 2"
+        );
+        let add = rewritten("select date_add('quarter', n, d) from t");
+        assert!(
+            add.contains("CAST(concat(CAST(3 * (n) AS VARCHAR), ' month') AS INTERVAL)"),
+            "{add}"
+        );
+        // Not Trino's: kept.
+        let kept = "SELECT date_part('year', d), myschema.year(d), upper(x) FROM t";
+        assert_eq!(rewritten(kept), kept);
+        let err = DFParser::parse_sql("select date_add('fortnight', 1, d) from t")
+            .unwrap()
+            .pop_front()
+            .map(rewrite)
+            .unwrap()
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("unknown unit 'fortnight'"), "{err}");
+    }
+}

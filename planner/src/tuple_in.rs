@@ -1,0 +1,303 @@
+//! A row's membership in a subquery's rows, `(a, b) IN (SELECT x, y ...)`
+//! and `NOT IN`, which DataFusion's SQL planner refuses ("Too many
+//! columns! The subquery should only return one column"): written, before
+//! planning, as the `EXISTS` DataFusion plans.
+//!
+//! SQL compares rows field by field: `(a, b) = (x, y)` is TRUE when every
+//! field is equal, FALSE when one differs, NULL otherwise (a NULL field and
+//! no difference). So `(a, b) IN (q)` is TRUE when a row of `q` equals it,
+//! NULL when none does but one might (every field equal or NULL), FALSE
+//! otherwise; `NOT IN` is its negation. With the subquery as a derived
+//! table `(q) AS t (c0, c1)` (its own names, which nothing outside it uses,
+//! so `a` and `b` keep meaning what they meant):
+//!
+//! - a conjunct of a WHERE or HAVING (where NULL drops the row like FALSE): `IN` is `EXISTS (SELECT 1 FROM t WHERE c0 = a AND c1 = b)`,
+//!   a semi join on the fields; `NOT IN` is `NOT EXISTS (... WHERE (c0 = a
+//!   OR c0 IS NULL OR a IS NULL) AND ...)`, an anti join that also drops
+//!   the rows a NULL may equal (a join without equal keys: it compares every
+//!   pair);
+//! - anywhere else (a select list, under OR or NOT): the three values, as
+//!   `CASE WHEN EXISTS (every field equal) THEN TRUE WHEN EXISTS (every
+//!   field equal or NULL) THEN NULL ELSE FALSE END` (negated for `NOT IN`).
+
+use std::ops::ControlFlow;
+
+use datafusion::error::Result;
+use datafusion::sql::parser::Statement;
+use datafusion::sql::sqlparser::ast::{BinaryOperator, Expr, Query, SetExpr, VisitMut, VisitorMut};
+use datafusion::sql::sqlparser::dialect::GenericDialect;
+use datafusion::sql::sqlparser::parser::Parser;
+
+use datafusion::error::DataFusionError;
+
+/// `statement` with every row `IN (subquery)` written as `EXISTS`; any
+/// other statement as it is.
+pub fn rewrite(statement: Statement) -> Result<Statement> {
+    match statement {
+        Statement::Statement(mut sql) => {
+            if mentions_row_in(&sql.to_string()) {
+                let mut rewriter = Rewriter::default();
+                if let ControlFlow::Break(e) = sql.visit(&mut rewriter) {
+                    return Err(e);
+                }
+            }
+            Ok(Statement::Statement(sql))
+        }
+        Statement::Explain(mut explain) => {
+            explain.statement = Box::new(rewrite(*explain.statement)?);
+            Ok(Statement::Explain(explain))
+        }
+        other => Ok(other),
+    }
+}
+
+/// A cheap test before walking the statement: rows in `IN` are rare.
+fn mentions_row_in(sql: &str) -> bool {
+    let upper = sql.to_ascii_uppercase();
+    upper.contains(") IN (") || upper.contains(") NOT IN (")
+}
+
+#[derive(Default)]
+struct Rewriter {
+    /// Derived tables named so far (each gets a name of its own).
+    named: usize,
+}
+
+impl VisitorMut for Rewriter {
+    type Break = DataFusionError;
+
+    /// Conjuncts of each SELECT's WHERE and HAVING first, where a
+    /// semi or anti join answers; the query's subqueries are visited after.
+    fn pre_visit_query(&mut self, query: &mut Query) -> ControlFlow<DataFusionError> {
+        match self.filters_of(&mut query.body) {
+            Ok(()) => ControlFlow::Continue(()),
+            Err(e) => ControlFlow::Break(e),
+        }
+    }
+
+    /// Any other place: the three values.
+    fn post_visit_expr(&mut self, expr: &mut Expr) -> ControlFlow<DataFusionError> {
+        if let Expr::InSubquery {
+            expr: row,
+            subquery,
+            negated,
+        } = expr
+            && let Expr::Tuple(fields) = row.as_ref()
+        {
+            match self.three_valued(fields, subquery, *negated) {
+                Ok(value) => *expr = value,
+                Err(e) => return ControlFlow::Break(e),
+            }
+        }
+        ControlFlow::Continue(())
+    }
+}
+
+impl Rewriter {
+    fn filters_of(&mut self, body: &mut SetExpr) -> Result<(), DataFusionError> {
+        match body {
+            SetExpr::Select(select) => {
+                if let Some(selection) = &mut select.selection {
+                    self.conjuncts(selection)?;
+                }
+                if let Some(having) = &mut select.having {
+                    self.conjuncts(having)?;
+                }
+                Ok(())
+            }
+            SetExpr::SetOperation { left, right, .. } => {
+                self.filters_of(left)?;
+                self.filters_of(right)
+            }
+            // A parenthesised query is a query of its own (visited as one).
+            _ => Ok(()),
+        }
+    }
+
+    /// Each conjunct of `expr` that is a row `IN (subquery)`, as a semi or
+    /// anti join's `EXISTS`.
+    fn conjuncts(&mut self, expr: &mut Expr) -> Result<(), DataFusionError> {
+        match expr {
+            Expr::BinaryOp {
+                left,
+                op: BinaryOperator::And,
+                right,
+            } => {
+                self.conjuncts(left)?;
+                self.conjuncts(right)
+            }
+            Expr::Nested(inner) => self.conjuncts(inner),
+            Expr::InSubquery {
+                expr: row,
+                subquery,
+                negated,
+            } => {
+                if let Expr::Tuple(fields) = row.as_ref() {
+                    let table = self.derived_table(fields, subquery)?;
+                    *expr = if *negated {
+                        parse(&format!(
+                            "NOT EXISTS (SELECT 1 FROM {table} WHERE {})",
+                            self.fields(fields, true)
+                        ))?
+                    } else {
+                        parse(&format!(
+                            "EXISTS (SELECT 1 FROM {table} WHERE {})",
+                            self.fields(fields, false)
+                        ))?
+                    };
+                }
+                Ok(())
+            }
+            _ => Ok(()),
+        }
+    }
+
+    fn three_valued(
+        &mut self,
+        fields: &[Expr],
+        subquery: &Query,
+        negated: bool,
+    ) -> Result<Expr, DataFusionError> {
+        let table = self.derived_table(fields, subquery)?;
+        let equal = self.fields(fields, false);
+        let table2 = self.derived_table(fields, subquery)?;
+        let maybe = self.fields(fields, true);
+        let (yes, no) = if negated {
+            ("FALSE", "TRUE")
+        } else {
+            ("TRUE", "FALSE")
+        };
+        parse(&format!(
+            "CASE WHEN EXISTS (SELECT 1 FROM {table} WHERE {equal}) THEN {yes} \
+             WHEN EXISTS (SELECT 1 FROM {table2} WHERE {maybe}) THEN CAST(NULL AS BOOLEAN) \
+             ELSE {no} END"
+        ))
+    }
+
+    /// `(subquery) AS __squall_row_inN (__squall_row_inN_0, ...)`, after
+    /// checking the subquery gives as many columns as the row has fields
+    /// (where its select list says so).
+    fn derived_table(
+        &mut self,
+        fields: &[Expr],
+        subquery: &Query,
+    ) -> Result<String, DataFusionError> {
+        if let Some(columns) = columns_of(&subquery.body)
+            && columns != fields.len()
+        {
+            return Err(DataFusionError::Plan(format!(
+                "a row of {} fields IN a subquery of {columns} column(s): {} IN ({subquery})",
+                fields.len(),
+                Expr::Tuple(fields.to_vec()),
+            )));
+        }
+        self.named += 1;
+        let name = format!("__squall_row_in{}", self.named);
+        let columns: Vec<String> = (0..fields.len()).map(|i| format!("{name}_{i}")).collect();
+        Ok(format!("({subquery}) AS {name} ({})", columns.join(", ")))
+    }
+
+    /// `c0 = (a) AND c1 = (b)` over the derived table named last; with
+    /// `maybe`, each field equal or NULL on either side (its comparison is
+    /// not FALSE: written so, DataFusion decorrelates it).
+    fn fields(&self, fields: &[Expr], maybe: bool) -> String {
+        let name = format!("__squall_row_in{}", self.named);
+        fields
+            .iter()
+            .enumerate()
+            .map(|(i, field)| {
+                let column = format!("{name}.{name}_{i}");
+                if maybe {
+                    format!("({column} = ({field}) OR {column} IS NULL OR ({field}) IS NULL)")
+                } else {
+                    format!("{column} = ({field})")
+                }
+            })
+            .collect::<Vec<_>>()
+            .join(" AND ")
+    }
+}
+
+/// The number of columns a query body gives, where its select list says
+/// (no wildcard); `None` when it does not.
+fn columns_of(body: &SetExpr) -> Option<usize> {
+    use datafusion::sql::sqlparser::ast::SelectItem;
+    match body {
+        SetExpr::Select(select) => select
+            .projection
+            .iter()
+            .all(|item| {
+                matches!(
+                    item,
+                    SelectItem::UnnamedExpr(_) | SelectItem::ExprWithAlias { .. }
+                )
+            })
+            .then_some(select.projection.len()),
+        SetExpr::Query(query) => columns_of(&query.body),
+        SetExpr::SetOperation { left, .. } => columns_of(left),
+        SetExpr::Values(values) => values.rows.first().map(|row| row.content.len()),
+        _ => None,
+    }
+}
+
+fn parse(sql: &str) -> Result<Expr, DataFusionError> {
+    Parser::new(&GenericDialect {})
+        .try_with_sql(sql)
+        .and_then(|mut p| p.parse_expr())
+        .map_err(|e| DataFusionError::Internal(format!("writing a row IN as EXISTS: {e}: {sql}")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use datafusion::sql::parser::DFParser;
+
+    fn rewritten(sql: &str) -> String {
+        let statement = DFParser::parse_sql(sql).unwrap().pop_front().unwrap();
+        rewrite(statement).unwrap().to_string()
+    }
+
+    #[test]
+    fn a_conjunct_becomes_a_semi_or_anti_join_and_a_value_three_valued() {
+        let semi = rewritten("select * from t where k > 1 and (a, b) in (select x, y from u)");
+        assert!(
+            semi.contains(
+                "k > 1 AND EXISTS (SELECT 1 FROM (SELECT x, y FROM u) AS __squall_row_in1"
+            ) && semi.contains("__squall_row_in1.__squall_row_in1_1 = (b)"),
+            "{semi}"
+        );
+        let anti = rewritten("select * from t where (a, b) not in (select x, y from u)");
+        assert!(
+            anti.contains("NOT EXISTS") && anti.contains("IS NULL OR (a) IS NULL)"),
+            "{anti}"
+        );
+        let value = rewritten("select (a, b) in (select x, y from u) from t");
+        assert!(
+            value.contains("CASE WHEN EXISTS") && value.contains("THEN CAST(NULL AS BOOLEAN)"),
+            "{value}"
+        );
+        let either = rewritten("select * from t where k = 1 or (a, b) in (select x, y from u)");
+        assert!(either.contains("k = 1 OR CASE WHEN EXISTS"), "{either}");
+        // Nested: the subquery's own row IN too.
+        let nested = rewritten(
+            "select * from t where (a, b) in (select x, y from u where (x, y) in (select p, q from v))",
+        );
+        assert_eq!(nested.matches("EXISTS").count(), 2, "{nested}");
+        // One value and other statements stay as they are.
+        let plain = "SELECT * FROM t WHERE a IN (SELECT x FROM u)";
+        assert_eq!(rewritten(plain), plain);
+    }
+
+    #[test]
+    fn a_row_and_a_subquery_of_other_widths_are_named() {
+        let statement = DFParser::parse_sql("select * from t where (a, b) in (select x from u)")
+            .unwrap()
+            .pop_front()
+            .unwrap();
+        let err = rewrite(statement).unwrap_err().to_string();
+        assert!(
+            err.contains("a row of 2 fields IN a subquery of 1 column(s)"),
+            "{err}"
+        );
+    }
+}
