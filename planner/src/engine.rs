@@ -24,6 +24,8 @@
 //! coordinator's loop stays on the caller's runtime, where cancels, timers
 //! and task reports are never kept waiting by a busy plan.
 
+#[path = "engine/dml.rs"]
+mod dml;
 #[path = "engine/here.rs"]
 mod here;
 #[path = "engine/prepare.rs"]
@@ -332,6 +334,9 @@ impl Engine {
         let cancel = &planning_cancel(options);
         if let Some(renamed) = self.rename_table(&statement).await {
             return renamed;
+        }
+        if let Some(changed) = self.change_with_subquery(&statement).await {
+            return changed;
         }
         let statement = show_as_query(statement)?;
         let statement = crate::tuple_in::rewrite(statement)?;

@@ -25,7 +25,9 @@
 //! | `last_day_of_month(x)` | the month's last day |
 //! | `to_utf8(s)`, `from_utf8(b)` | casts between VARCHAR and VARBINARY |
 //! | `to_hex(md5(b))` | `upper(md5(b))` (DataFusion's `md5` already answers in hex) |
-//! | `split(s, d)` | `string_to_array(s, d)` |
+//! | `split(s, d)`, `array_join(a, d)`, `slice(a, start, n)` | `string_to_array`, `array_to_string`, `array_slice` |
+//! | `substr(s, start[, n])`, start not a literal >= 0 | a negative start counts from the end (`''` before the start) |
+//! | `to_milliseconds(x)` | an interval's milliseconds (of a difference of two dates: its days') |
 //! | `regexp_extract(s, p[, g])` | the match (or its group `g`) of `regexp_match` |
 //! | `is_nan(x)`, `truncate(x)`, `typeof(x)`, `from_iso8601_date(s)` | `isnan`, `trunc`, `arrow_typeof`, `CAST(s AS DATE)` |
 
@@ -85,6 +87,20 @@ impl VisitorMut for Rewriter {
     }
 
     fn post_visit_expr(&mut self, expr: &mut Expr) -> ControlFlow<DataFusionError> {
+        if let Expr::Substring {
+            expr: string,
+            substring_from: Some(start),
+            substring_for,
+            ..
+        } = expr
+            && !is_whole_number(start)
+        {
+            match parse(&from_the_end(string, start, substring_for.as_deref())) {
+                Ok(new) => *expr = new,
+                Err(e) => return ControlFlow::Break(e),
+            }
+            return ControlFlow::Continue(());
+        }
         if let Expr::Function(function) = expr {
             match rewritten(function) {
                 Ok(Some(new)) => *expr = new,
@@ -178,6 +194,13 @@ fn rewritten(function: &mut Function) -> Result<Option<Expr>> {
             a(1),
             a(2)
         ),
+        ("array_join", 2) => format!("array_to_string({}, {})", a(0), a(1)),
+        ("slice", 3) => format!("array_slice({}, {}, {} + {} - 1)", a(0), a(1), a(1), a(2)),
+        // A difference of two dates is days in DataFusion (an interval in Trino).
+        ("to_milliseconds", 1) if is_date_difference(&args[0]) => {
+            format!("CAST({} AS BIGINT) * 86400000", a(0))
+        }
+        ("to_milliseconds", 1) => format!("CAST(date_part('epoch', {}) * 1000 AS BIGINT)", a(0)),
         ("is_nan", 1) => format!("isnan({})", a(0)),
         ("truncate", 1) => format!("trunc({})", a(0)),
         ("typeof", 1) => format!("arrow_typeof({})", a(0)),
@@ -317,6 +340,45 @@ fn plain_args(args: &FunctionArguments) -> Option<Vec<Expr>> {
             _ => None,
         })
         .collect()
+}
+
+/// `substr(s, start[, n])` as Trino reads it: a negative start counts from
+/// the end of the string (`''` when that is before its start).
+fn from_the_end(string: &Expr, start: &Expr, length: Option<&Expr>) -> String {
+    let len = length.map(|n| format!(", ({n})")).unwrap_or_default();
+    format!(
+        "CASE WHEN ({start}) < 0 AND char_length({string}) + ({start}) < 0 THEN '' \
+         ELSE substr({string}, CASE WHEN ({start}) < 0 THEN char_length({string}) + ({start}) + 1 \
+         ELSE ({start}) END{len}) END"
+    )
+}
+
+/// A literal position of 0 or more (a string's start as both count it).
+fn is_whole_number(expr: &Expr) -> bool {
+    matches!(expr, Expr::Value(ValueWithSpan { value: Value::Number(n, _), .. }) if !n.starts_with('-'))
+}
+
+/// `CAST(x AS DATE) - CAST(y AS DATE)`, as dbt-trino's `datediff` writes it.
+fn is_date_difference(expr: &Expr) -> bool {
+    use datafusion::sql::sqlparser::ast::{BinaryOperator, DataType};
+    let is_date = |e: &Expr| {
+        matches!(
+            e,
+            Expr::Cast {
+                data_type: DataType::Date,
+                ..
+            }
+        )
+    };
+    match expr {
+        Expr::Nested(inner) => is_date_difference(inner),
+        Expr::BinaryOp {
+            left,
+            op: BinaryOperator::Minus,
+            right,
+        } => is_date(left) && is_date(right),
+        _ => false,
+    }
 }
 
 fn is_call_of(expr: &Expr, name: &str) -> bool {

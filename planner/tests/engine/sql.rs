@@ -520,3 +520,51 @@ async fn created_schemas_hold_their_tables_and_created_tables_rename() {
     let n = squall_csv(&engine, "select count(*) as n from tpch.nation").await;
     assert_eq!(n, "n\n25\n");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn delete_and_update_with_subqueries_change_only_their_rows() {
+    let data = sf001_small_groups();
+    let engine = engine(&data.path, &[]).await;
+    for sql in [
+        "create table t as select * from (values (1, 'a'), (2, 'b'), (3, 'c'), (4, 'd'), (null, 'e')) v(k, s)",
+        "create table gone as select * from (values (2), (9)) v(k)",
+    ] {
+        engine.sql(sql).await.unwrap();
+    }
+    let steps = [
+        // DataFusion alone deleted every row of each of these.
+        (
+            "delete from t where k in (select k from gone)",
+            "count\n1\n",
+        ),
+        (
+            "update t set s = upper(s) where k > (select min(k) from gone)",
+            "count\n2\n",
+        ),
+        (
+            "delete from t x where exists (select 1 from gone g where g.k = 9) and x.k = 3",
+            "count\n1\n",
+        ),
+        (
+            // NOT IN is NULL for the NULL key: that row stays.
+            "update t set k = 0 where k not in (select k from gone where k > 5)",
+            "count\n2\n",
+        ),
+    ];
+    for (sql, count) in steps {
+        assert_eq!(squall_csv(&engine, sql).await, count, "{sql}");
+    }
+    assert_eq!(
+        squall_csv(&engine, "select k, s from t order by s").await,
+        "k,s\n0,D\n0,a\n,e\n"
+    );
+    let err = engine
+        .sql("delete from nation where n_nationkey in (select k from gone)")
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("squall changes only the tables created"),
+        "{err}"
+    );
+}

@@ -26,6 +26,10 @@
 //! - `python_client`: how `trino_client` and `heavy_query` run their Python scripts.
 //! - `trino_client`: `tests/trino_client.py` drives `squall serve` with the
 //!   real `trino` Python client (fails, never skips, when it is missing).
+//! - `dbt_project`: `tests/dbt_project.py` runs dbt (dbt-trino) against
+//!   `squall serve`: seeds, views, tables swapped in by rename, an
+//!   incremental delete+insert model, data tests, dbt's cross-database
+//!   macros; the models checked against DuckDB.
 //! - `heavy_query`: `tests/trino_heavy.py`, the same client against a
 //!   `squall serve` over SF 0.1 running a nested-loop join over
 //!   `lineitem × lineitem`: the API and a second client's TPC-H query still
@@ -51,6 +55,7 @@ mod python_client;
 mod auth;
 mod cancel;
 mod cli_process;
+mod dbt_project;
 mod heavy_query;
 mod limits;
 mod load_and_fuzz;
