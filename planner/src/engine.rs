@@ -292,7 +292,9 @@ impl Engine {
                 Some(handed @ Outcome::HandedOver(_)) => return Ok(handed),
                 None => {}
             }
-            last = Some(self.statement(statement, options, &query_id).await?);
+            // On the heap: a statement's future is large (planning, the
+            // coordinator loop), and callers' own futures hold this one.
+            last = Some(Box::pin(self.statement(statement, options, &query_id)).await?);
         }
         last.ok_or_else(|| PlannerError::NoStatement.into())
     }
@@ -332,20 +334,29 @@ impl Engine {
         query_id: &str,
     ) -> Result<Outcome> {
         let cancel = &planning_cancel(options);
-        if let Some(renamed) = self.rename_table(&statement).await {
-            return renamed;
-        }
-        if let Some(changed) = self.change_with_subquery(&statement).await {
-            return changed;
-        }
-        let statement = show_as_query(statement)?;
-        let statement = crate::tuple_in::rewrite(statement)?;
-        let statement = crate::trino_functions::rewrite(statement)?;
-        let plan = on_cpu(cancel, {
+        // Statements squall answers itself, Trino's SQL written as
+        // DataFusion's, then DataFusion's plan: on the CPU pool.
+        let planned = on_cpu(cancel, {
             let state = state.clone();
-            async move { state.statement_to_plan(statement).await }
+            let ctx = self.ctx.clone();
+            async move {
+                if let Some(done) = here::rename_table(&ctx, &statement).await {
+                    return done.map(Err);
+                }
+                if let Some(done) = dml::change_with_subquery(&ctx, &statement).await {
+                    return done.map(Err);
+                }
+                let statement = show_as_query(&ctx, statement).await?;
+                let statement = crate::tuple_in::rewrite(statement)?;
+                let statement = crate::trino_functions::rewrite(statement)?;
+                state.statement_to_plan(statement).await.map(Ok)
+            }
         })
         .await?;
+        let plan = match planned {
+            Ok(plan) => plan,
+            Err(done) => return Ok(done),
+        };
         self.roots.check_plan(&plan)?;
         if let LogicalPlan::Statement(datafusion::logical_expr::Statement::SetVariable(set)) = &plan
         {

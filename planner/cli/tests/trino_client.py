@@ -237,7 +237,8 @@ def run_checks(binary, catalog, host, port):
     check(row[0] is None and row[1] == "it's ?" and row[2] == Decimal("0.05"), f"parameters {row}")
     cur = conn.cursor()
     cur.execute("show tables")
-    tables = {r[2] for r in cur.fetchall()}
+    tables = {r[0] for r in cur.fetchall()}
+    check([d[0] for d in cur.description] == ["Table"], f"show tables columns {cur.description}")
     check({"lineitem", "orders", "nation"} <= tables, f"show tables {tables}")
     print("parameters and metadata: ok")
 

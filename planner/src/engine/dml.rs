@@ -27,7 +27,9 @@ use datafusion::sql::sqlparser::ast::{
     Visit, Visitor,
 };
 
-use super::{Engine, Outcome};
+use datafusion::prelude::SessionContext;
+
+use super::Outcome;
 use crate::result_stream::StreamedResult;
 
 /// The column holding whether a row matches the WHERE clause.
@@ -42,92 +44,90 @@ struct Change<'a> {
     assignments: Option<Vec<(String, String)>>,
 }
 
-impl Engine {
-    /// A DELETE or UPDATE whose WHERE holds a subquery, done here; `None`
-    /// for any other statement.
-    pub(super) async fn change_with_subquery(
-        &self,
-        statement: &Statement,
-    ) -> Option<Result<Outcome>> {
-        let Statement::Statement(sql) = statement else {
-            return None;
-        };
-        let change = match sql.as_ref() {
-            Sql::Delete(delete) => {
-                let tables = match &delete.from {
-                    FromTable::WithFromKeyword(t) | FromTable::WithoutKeyword(t) => t,
-                };
-                let ([from], Some(selection), None, true) = (
-                    tables.as_slice(),
-                    delete.selection.as_ref(),
-                    delete.using.as_ref(),
-                    delete.tables.is_empty(),
-                ) else {
-                    return None;
-                };
-                let (table, alias) = named(from)?;
-                Change {
-                    table,
-                    alias,
-                    selection,
-                    assignments: None,
-                }
+/// A DELETE or UPDATE whose WHERE holds a subquery, done here; `None`
+/// for any other statement.
+pub(super) async fn change_with_subquery(
+    ctx: &SessionContext,
+    statement: &Statement,
+) -> Option<Result<Outcome>> {
+    let Statement::Statement(sql) = statement else {
+        return None;
+    };
+    let change = match sql.as_ref() {
+        Sql::Delete(delete) => {
+            let tables = match &delete.from {
+                FromTable::WithFromKeyword(t) | FromTable::WithoutKeyword(t) => t,
+            };
+            let ([from], Some(selection), None, true) = (
+                tables.as_slice(),
+                delete.selection.as_ref(),
+                delete.using.as_ref(),
+                delete.tables.is_empty(),
+            ) else {
+                return None;
+            };
+            let (table, alias) = named(from)?;
+            Change {
+                table,
+                alias,
+                selection,
+                assignments: None,
             }
-            Sql::Update(update) => {
-                let (Some(selection), None) = (update.selection.as_ref(), update.from.as_ref())
-                else {
-                    return None;
-                };
-                let (table, alias) = named(&update.table)?;
-                let mut assignments = Vec::new();
-                for a in &update.assignments {
-                    let AssignmentTarget::ColumnName(column) = &a.target else {
-                        return None;
-                    };
-                    let column = column.0.last()?.as_ident()?.value.clone();
-                    assignments.push((column, a.value.to_string()));
-                }
-                Change {
-                    table,
-                    alias,
-                    selection,
-                    assignments: Some(assignments),
-                }
-            }
-            _ => return None,
-        };
-        if !has_subquery(change.selection) {
-            return None;
         }
-        Some(self.change(change).await)
+        Sql::Update(update) => {
+            let (Some(selection), None) = (update.selection.as_ref(), update.from.as_ref()) else {
+                return None;
+            };
+            let (table, alias) = named(&update.table)?;
+            let mut assignments = Vec::new();
+            for a in &update.assignments {
+                let AssignmentTarget::ColumnName(column) = &a.target else {
+                    return None;
+                };
+                let column = column.0.last()?.as_ident()?.value.clone();
+                assignments.push((column, a.value.to_string()));
+            }
+            Change {
+                table,
+                alias,
+                selection,
+                assignments: Some(assignments),
+            }
+        }
+        _ => return None,
+    };
+    if !has_subquery(change.selection) {
+        return None;
     }
+    Some(change_rows(ctx, change).await)
+}
 
-    async fn change(&self, change: Change<'_>) -> Result<Outcome> {
-        let reference = object_name_to_table_reference(change.table.clone(), true)?;
-        let table = self.ctx.table_provider(reference.clone()).await?;
-        if !(table.as_ref() as &dyn std::any::Any).is::<MemTable>() {
-            return Err(DataFusionError::Plan(format!(
-                "{} of '{reference}' with a subquery in its WHERE: squall changes only the \
+async fn change_rows(ctx: &SessionContext, change: Change<'_>) -> Result<Outcome> {
+    let reference = object_name_to_table_reference(change.table.clone(), true)?;
+    let table = ctx.table_provider(reference.clone()).await?;
+    if !(table.as_ref() as &dyn std::any::Any).is::<MemTable>() {
+        return Err(DataFusionError::Plan(format!(
+            "{} of '{reference}' with a subquery in its WHERE: squall changes only the \
                  tables created with CREATE TABLE in this process",
-                if change.assignments.is_some() {
-                    "UPDATE"
-                } else {
-                    "DELETE"
-                }
-            )));
-        }
-        let schema = table.schema();
-        let quoted = |c: &str| format!("\"{}\"", c.replace('"', "\"\""));
-        let name = change.alias.clone().unwrap_or_else(|| {
-            change
-                .table
-                .0
-                .last()
-                .and_then(|p| p.as_ident())
-                .map(|i| i.to_string())
-                .unwrap_or_default()
-        });
-        let columns: Vec<String> = schema
+            if change.assignments.is_some() {
+                "UPDATE"
+            } else {
+                "DELETE"
+            }
+        )));
+    }
+    let schema = table.schema();
+    let quoted = |c: &str| format!("\"{}\"", c.replace('"', "\"\""));
+    let name = change.alias.clone().unwrap_or_else(|| {
+        change
+            .table
+            .0
+            .last()
+            .and_then(|p| p.as_ident())
+            .map(|i| i.to_string())
+            .unwrap_or_default()
+    });
+    let columns: Vec<String> = schema
             .fields()
             .iter()
             .map(|f| {
@@ -146,53 +146,53 @@ impl Engine {
                 }
             })
             .collect();
-        let alias = change
-            .alias
-            .as_ref()
-            .map(|a| format!(" AS {a}"))
-            .unwrap_or_default();
-        let sql = format!(
-            "SELECT {}, {HIT} FROM (SELECT *, CASE WHEN {} THEN 1 ELSE 0 END AS {HIT} \
+    let alias = change
+        .alias
+        .as_ref()
+        .map(|a| format!(" AS {a}"))
+        .unwrap_or_default();
+    let sql = format!(
+        "SELECT {}, {HIT} FROM (SELECT *, CASE WHEN {} THEN 1 ELSE 0 END AS {HIT} \
              FROM {}{alias}) AS {name}",
-            columns.join(", "),
-            change.selection,
-            change.table,
-        );
-        let batches = self.ctx.sql(&sql).await?.collect().await?;
-        let (mut kept, mut changed) = (Vec::new(), 0u64);
-        for batch in batches {
-            let hit = batch.column(batch.num_columns() - 1);
-            let hit = hit.as_any().downcast_ref::<Int64Array>().ok_or_else(|| {
-                DataFusionError::Internal("the WHERE's value is not BIGINT".into())
-            })?;
-            let matched = eq(hit, &Int64Array::new_scalar(1))?;
-            changed += matched.true_count() as u64;
-            let data = batch.project(&(0..batch.num_columns() - 1).collect::<Vec<_>>())?;
-            let data = if change.assignments.is_some() {
-                data
-            } else {
-                filter_record_batch(&data, &arrow::compute::not(&matched)?)?
-            };
-            let columns: Vec<ArrayRef> = data.columns().to_vec();
-            kept.push(RecordBatch::try_new(Arc::clone(&schema), columns)?);
-        }
-        let replacement = MemTable::try_new(Arc::clone(&schema), vec![kept])?;
-        self.ctx.deregister_table(reference.clone())?;
-        self.ctx.register_table(reference, Arc::new(replacement))?;
-        let count = Arc::new(Schema::new(vec![Field::new(
-            "count",
-            DataType::UInt64,
-            false,
-        )]));
-        let batch = RecordBatch::try_new(
-            Arc::clone(&count),
-            vec![Arc::new(UInt64Array::from(vec![changed]))],
-        )?;
-        Ok(Outcome::Finished(StreamedResult::memory(
-            count,
-            vec![batch],
-        )))
+        columns.join(", "),
+        change.selection,
+        change.table,
+    );
+    let batches = ctx.sql(&sql).await?.collect().await?;
+    let (mut kept, mut changed) = (Vec::new(), 0u64);
+    for batch in batches {
+        let hit = batch.column(batch.num_columns() - 1);
+        let hit = hit
+            .as_any()
+            .downcast_ref::<Int64Array>()
+            .ok_or_else(|| DataFusionError::Internal("the WHERE's value is not BIGINT".into()))?;
+        let matched = eq(hit, &Int64Array::new_scalar(1))?;
+        changed += matched.true_count() as u64;
+        let data = batch.project(&(0..batch.num_columns() - 1).collect::<Vec<_>>())?;
+        let data = if change.assignments.is_some() {
+            data
+        } else {
+            filter_record_batch(&data, &arrow::compute::not(&matched)?)?
+        };
+        let columns: Vec<ArrayRef> = data.columns().to_vec();
+        kept.push(RecordBatch::try_new(Arc::clone(&schema), columns)?);
     }
+    let replacement = MemTable::try_new(Arc::clone(&schema), vec![kept])?;
+    ctx.deregister_table(reference.clone())?;
+    ctx.register_table(reference, Arc::new(replacement))?;
+    let count = Arc::new(Schema::new(vec![Field::new(
+        "count",
+        DataType::UInt64,
+        false,
+    )]));
+    let batch = RecordBatch::try_new(
+        Arc::clone(&count),
+        vec![Arc::new(UInt64Array::from(vec![changed]))],
+    )?;
+    Ok(Outcome::Finished(StreamedResult::memory(
+        count,
+        vec![batch],
+    )))
 }
 
 /// The table a DELETE or UPDATE names (no join), and its alias.

@@ -9,6 +9,7 @@ use datafusion::catalog::MemorySchemaProvider;
 use datafusion::datasource::MemTable;
 use datafusion::error::{DataFusionError, Result};
 use datafusion::logical_expr::{CreateCatalogSchema, DdlStatement, LogicalPlan};
+use datafusion::prelude::SessionContext;
 use datafusion::sql::parser::{DFParser, Statement};
 use datafusion::sql::planner::object_name_to_table_reference;
 use datafusion::sql::sqlparser::ast::ObjectName;
@@ -92,65 +93,73 @@ impl Engine {
         }
         Ok(empty_result())
     }
+}
 
-    /// `ALTER TABLE a RENAME TO b` (dbt swaps a rebuilt table in so) of a
-    /// table or view created in this process (`CREATE TABLE`, `CREATE
-    /// VIEW`); `None` for any other statement. A table of the catalog is
-    /// its folder: it is renamed by renaming the folder.
-    pub(super) async fn rename_table(&self, statement: &Statement) -> Option<Result<Outcome>> {
-        use datafusion::sql::sqlparser::ast::{
-            AlterTableOperation, RenameTableNameKind, Statement as Sql,
-        };
-        let Statement::Statement(sql) = statement else {
-            return None;
-        };
-        let Sql::AlterTable(alter) = sql.as_ref() else {
-            return None;
-        };
-        let [
-            AlterTableOperation::RenameTable {
-                table_name: RenameTableNameKind::To(to) | RenameTableNameKind::As(to),
-            },
-        ] = alter.operations.as_slice()
-        else {
-            return None;
-        };
-        Some(self.rename(&alter.name, to, alter.if_exists).await)
-    }
+/// `ALTER TABLE a RENAME TO b` (dbt swaps a rebuilt table in so) of a
+/// table or view created in this process (`CREATE TABLE`, `CREATE
+/// VIEW`); `None` for any other statement. A table of the catalog is
+/// its folder: it is renamed by renaming the folder.
+pub(super) async fn rename_table(
+    ctx: &SessionContext,
+    statement: &Statement,
+) -> Option<Result<Outcome>> {
+    use datafusion::sql::sqlparser::ast::{
+        AlterTableOperation, RenameTableNameKind, Statement as Sql,
+    };
+    let Statement::Statement(sql) = statement else {
+        return None;
+    };
+    let Sql::AlterTable(alter) = sql.as_ref() else {
+        return None;
+    };
+    let [
+        AlterTableOperation::RenameTable {
+            table_name: RenameTableNameKind::To(to) | RenameTableNameKind::As(to),
+        },
+    ] = alter.operations.as_slice()
+    else {
+        return None;
+    };
+    Some(rename(ctx, &alter.name, to, alter.if_exists).await)
+}
 
-    async fn rename(&self, from: &ObjectName, to: &ObjectName, if_exists: bool) -> Result<Outcome> {
-        let (from_ref, to_ref) = (
-            object_name_to_table_reference(from.clone(), true)?,
-            object_name_to_table_reference(to.clone(), true)?,
-        );
-        if !self.ctx.table_exist(from_ref.clone())? {
-            return if if_exists {
-                Ok(empty_result())
-            } else {
-                Err(DataFusionError::Plan(format!(
-                    "ALTER TABLE {from} RENAME TO {to}: table '{from_ref}' not found"
-                )))
-            };
-        }
-        let table = self.ctx.table_provider(from_ref.clone()).await?;
-        let created_here = (table.as_ref() as &dyn std::any::Any).is::<MemTable>()
-            || table.table_type() == datafusion::datasource::TableType::View;
-        if !created_here {
-            return Err(DataFusionError::Plan(format!(
-                "ALTER TABLE {from} RENAME TO {to}: '{from_ref}' is a table of the catalog \
-                 (a folder of files, named by its folder): rename the folder; squall renames \
-                 the tables and views created with CREATE TABLE or CREATE VIEW"
-            )));
-        }
-        if self.ctx.table_exist(to_ref.clone())? {
-            return Err(DataFusionError::Plan(format!(
-                "ALTER TABLE {from} RENAME TO {to}: table '{to_ref}' already exists"
-            )));
-        }
-        self.ctx.register_table(to_ref, Arc::clone(&table))?;
-        self.ctx.deregister_table(from_ref)?;
-        Ok(empty_result())
+async fn rename(
+    ctx: &SessionContext,
+    from: &ObjectName,
+    to: &ObjectName,
+    if_exists: bool,
+) -> Result<Outcome> {
+    let (from_ref, to_ref) = (
+        object_name_to_table_reference(from.clone(), true)?,
+        object_name_to_table_reference(to.clone(), true)?,
+    );
+    if !ctx.table_exist(from_ref.clone())? {
+        return if if_exists {
+            Ok(empty_result())
+        } else {
+            Err(DataFusionError::Plan(format!(
+                "ALTER TABLE {from} RENAME TO {to}: table '{from_ref}' not found"
+            )))
+        };
     }
+    let table = ctx.table_provider(from_ref.clone()).await?;
+    let created_here = (table.as_ref() as &dyn std::any::Any).is::<MemTable>()
+        || table.table_type() == datafusion::datasource::TableType::View;
+    if !created_here {
+        return Err(DataFusionError::Plan(format!(
+            "ALTER TABLE {from} RENAME TO {to}: '{from_ref}' is a table of the catalog \
+             (a folder of files, named by its folder): rename the folder; squall renames \
+             the tables and views created with CREATE TABLE or CREATE VIEW"
+        )));
+    }
+    if ctx.table_exist(to_ref.clone())? {
+        return Err(DataFusionError::Plan(format!(
+            "ALTER TABLE {from} RENAME TO {to}: table '{to_ref}' already exists"
+        )));
+    }
+    ctx.register_table(to_ref, Arc::clone(&table))?;
+    ctx.deregister_table(from_ref)?;
+    Ok(empty_result())
 }
 
 /// The answer of a statement that returns no rows.
@@ -161,12 +170,16 @@ fn empty_result() -> Outcome {
     ))
 }
 
-/// `SHOW CATALOGS` and `SHOW SCHEMAS` (which clients browse with and
-/// DataFusion's SQL does not have) as the queries of `system.jdbc` and
-/// information_schema that answer them, with Trino's column names;
-/// `DESCRIBE t` as `SHOW COLUMNS FROM t`; any other statement as it is.
-pub(super) fn show_as_query(statement: Statement) -> Result<Statement> {
-    use datafusion::sql::sqlparser::ast::{DescribeAlias, Statement as Sql};
+/// `SHOW CATALOGS`, `SHOW SCHEMAS`, `SHOW TABLES` and `SHOW COLUMNS FROM
+/// t` / `DESCRIBE t` as the queries of `system.jdbc` and information_schema
+/// that answer them, in Trino's shape (columns `Catalog`, `Schema`,
+/// `Table`; `Column`, `Type`, `Extra`, `Comment`, Trino's type names), which
+/// Trino clients read; any other statement as it is. A schema squall does
+/// not have is its default schema, as in table names ([`crate::any_name`]).
+pub(super) async fn show_as_query(ctx: &SessionContext, statement: Statement) -> Result<Statement> {
+    use datafusion::sql::sqlparser::ast::{
+        DescribeAlias, ShowStatementFilter, ShowStatementFilterPosition, Statement as Sql,
+    };
     let query = match &statement {
         Statement::Statement(s) => match s.as_ref() {
             Sql::ShowCatalogs { .. } => {
@@ -176,14 +189,41 @@ pub(super) fn show_as_query(statement: Statement) -> Result<Statement> {
                 "select distinct schema_name as \"Schema\" from information_schema.schemata order by 1"
                     .to_string()
             }
-            // A table's columns with the catalog's (Trino's) type names,
-            // as SHOW COLUMNS gives them, not DataFusion's Arrow names.
+            Sql::ShowTables { show_options, .. } => {
+                let like = match &show_options.filter_position {
+                    None => String::new(),
+                    Some(
+                        ShowStatementFilterPosition::Infix(ShowStatementFilter::Like(p))
+                        | ShowStatementFilterPosition::Suffix(ShowStatementFilter::Like(p)),
+                    ) => format!(" and table_name like {}", quoted(p)),
+                    // Other filters: DataFusion's SHOW TABLES.
+                    Some(_) => return Ok(statement),
+                };
+                let parent = show_options
+                    .show_in
+                    .as_ref()
+                    .and_then(|i| i.parent_name.as_ref())
+                    .and_then(|n| n.0.last())
+                    .and_then(|p| p.as_ident())
+                    .map(|i| normalized(i));
+                format!(
+                    "select table_name as \"Table\" from information_schema.tables \
+                     where table_schema = {}{like} order by 1",
+                    quoted(&schema_or_default(ctx, parent.as_deref()))
+                )
+            }
+            Sql::ShowColumns { show_options, .. } if show_options.filter_position.is_none() => {
+                match show_options.show_in.as_ref().and_then(|i| i.parent_name.as_ref()) {
+                    Some(name) => columns_query(ctx, name).await?,
+                    None => return Ok(statement),
+                }
+            }
             Sql::ExplainTable {
                 describe_alias: DescribeAlias::Describe | DescribeAlias::Desc,
                 hive_format: None,
                 table_name,
                 ..
-            } => format!("SHOW COLUMNS FROM {table_name}"),
+            } => columns_query(ctx, table_name).await?,
             _ => return Ok(statement),
         },
         _ => return Ok(statement),
@@ -192,6 +232,47 @@ pub(super) fn show_as_query(statement: Statement) -> Result<Statement> {
     parsed
         .pop_front()
         .ok_or_else(|| PlannerError::Internal("an empty SHOW query".into()).into())
+}
+
+/// Trino's `SHOW COLUMNS FROM t`: after checking `t` is a table (its error
+/// otherwise, such as why a table of the catalog cannot be read).
+async fn columns_query(ctx: &SessionContext, name: &ObjectName) -> Result<String> {
+    let reference = object_name_to_table_reference(name.clone(), true)?;
+    ctx.table_provider(reference.clone()).await?;
+    let schema = schema_or_default(ctx, reference.schema());
+    Ok(format!(
+        "select column_name as \"Column\", data_type as \"Type\", '' as \"Extra\", \
+         coalesce(comment, '') as \"Comment\" from information_schema.columns \
+         where table_schema = {} and table_name = {} order by ordinal_position",
+        quoted(&schema),
+        quoted(reference.table())
+    ))
+}
+
+/// `schema` when the catalog has it, else the default schema.
+fn schema_or_default(ctx: &SessionContext, schema: Option<&str>) -> String {
+    let options = ctx.state().config_options().catalog.clone();
+    let has = |s: &str| {
+        ctx.catalog(&options.default_catalog)
+            .is_some_and(|c| c.schema_names().iter().any(|n| n == s))
+    };
+    match schema {
+        Some(s) if has(s) => s.to_string(),
+        _ => options.default_schema,
+    }
+}
+
+/// An identifier as the SQL planner reads it (lower case unless quoted).
+fn normalized(ident: &datafusion::sql::sqlparser::ast::Ident) -> String {
+    if ident.quote_style.is_some() {
+        ident.value.clone()
+    } else {
+        ident.value.to_lowercase()
+    }
+}
+
+fn quoted(text: &str) -> String {
+    format!("'{}'", text.replace('\'', "''"))
 }
 
 /// Whether `plan` reads tables and all of them are information_schema's
