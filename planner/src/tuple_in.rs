@@ -20,6 +20,27 @@
 //!   `CASE WHEN EXISTS (every field equal) THEN TRUE WHEN EXISTS (every
 //!   field equal or NULL) THEN NULL ELSE FALSE END` (negated for `NOT IN`).
 
+//!
+//! Quantified comparisons with a subquery, `x > ALL (SELECT ...)` and `x
+//! = ANY (SOME) (SELECT ...)`, which DataFusion 55 plans and answers wrong
+//! (no row at all, for `c_acctbal > ALL (...)` and `> ANY (...)` alike),
+//! are written the same way: in a WHERE or HAVING conjunct `ANY` is
+//! `EXISTS (... WHERE x op c)` and `ALL` is `NOT EXISTS (... WHERE NOT (x op
+//! c) OR c IS NULL OR x IS NULL)`; elsewhere (a select list, under OR or
+//! NOT) they are refused, naming why: DataFusion decorrelates no
+//! comparison but equality inside a value.
+//! And `FETCH FIRST n ROWS ONLY`, which DataFusion refuses, is `LIMIT n`.
+//!
+//! `EXCEPT ALL` and `INTERSECT ALL`, which DataFusion 55 answers as
+//! without ALL for one side (`EXCEPT ALL` dropped every copy of a row the
+//! right side has once; `INTERSECT ALL` kept every copy of the left's),
+//! count copies: each side's rows numbered within their equal rows
+//! (`row_number() OVER (PARTITION BY every column)`), the set operation
+//! without ALL over rows and numbers (the k-th copy stays when the right
+//! side has fewer than k, or, intersecting, at least k), the numbers
+//! dropped. The sides' columns are named by position, so each side must
+//! say how many it has (no `*`).
+
 use std::ops::ControlFlow;
 
 use datafusion::error::Result;
@@ -54,7 +75,9 @@ pub fn rewrite(statement: Statement) -> Result<Statement> {
 /// A cheap test before walking the statement: rows in `IN` are rare.
 fn mentions_row_in(sql: &str) -> bool {
     let upper = sql.to_ascii_uppercase();
-    upper.contains(") IN (") || upper.contains(") NOT IN (")
+    [") IN (", ") NOT IN (", "ALL", "ANY", "SOME", "FETCH "]
+        .iter()
+        .any(|s| upper.contains(s))
 }
 
 #[derive(Default)]
@@ -69,6 +92,9 @@ impl VisitorMut for Rewriter {
     /// Conjuncts of each SELECT's WHERE and HAVING first, where a
     /// semi or anti join answers; the query's subqueries are visited after.
     fn pre_visit_query(&mut self, query: &mut Query) -> ControlFlow<DataFusionError> {
+        if let Err(e) = fetch_as_limit(query).and_then(|()| counted_copies(&mut query.body)) {
+            return ControlFlow::Break(e);
+        }
         match self.filters_of(&mut query.body) {
             Ok(()) => ControlFlow::Continue(()),
             Err(e) => ControlFlow::Break(e),
@@ -77,6 +103,13 @@ impl VisitorMut for Rewriter {
 
     /// Any other place: the three values.
     fn post_visit_expr(&mut self, expr: &mut Expr) -> ControlFlow<DataFusionError> {
+        if let Some((x, op, subquery, all)) = quantified(expr) {
+            match self.quantified_value(&x, &op, &subquery, all) {
+                Ok(value) => *expr = value,
+                Err(e) => return ControlFlow::Break(e),
+            }
+            return ControlFlow::Continue(());
+        }
         if let Expr::InSubquery {
             expr: row,
             subquery,
@@ -127,6 +160,23 @@ impl Rewriter {
                 self.conjuncts(right)
             }
             Expr::Nested(inner) => self.conjuncts(inner),
+            _ if quantified(expr).is_some() => {
+                if let Some((x, op, subquery, all)) = quantified(expr) {
+                    let table = self.single_column(&subquery)?;
+                    let c = format!("{}.c", self.last_name());
+                    *expr = if all {
+                        parse(&format!(
+                            "NOT EXISTS (SELECT 1 FROM {table} WHERE NOT (({x}) {op} {c}) \
+                             OR {c} IS NULL OR ({x}) IS NULL)"
+                        ))?
+                    } else {
+                        parse(&format!(
+                            "EXISTS (SELECT 1 FROM {table} WHERE ({x}) {op} {c})"
+                        ))?
+                    };
+                }
+                Ok(())
+            }
             Expr::InSubquery {
                 expr: row,
                 subquery,
@@ -150,6 +200,45 @@ impl Rewriter {
             }
             _ => Ok(()),
         }
+    }
+
+    /// `x op ANY|ALL (q)` where it may be NULL: TRUE, FALSE or NULL as SQL
+    /// says (ANY: TRUE when a comparison is, else NULL when one is NULL;
+    /// ALL: FALSE when a comparison is, else NULL when one is NULL).
+    /// `x op ANY|ALL (q)` where it may be NULL (a select list, under OR or
+    /// NOT): named as not supported, rather than DataFusion's wrong answer;
+    /// DataFusion decorrelates no such comparison in a value.
+    fn quantified_value(
+        &mut self,
+        x: &str,
+        op: &str,
+        subquery: &Query,
+        all: bool,
+    ) -> Result<Expr, DataFusionError> {
+        Err(DataFusionError::NotImplemented(format!(
+            "{x} {op} {} ({subquery}) outside a WHERE or HAVING condition (or under OR / NOT): \
+             squall answers a comparison with ANY or ALL of a subquery as a condition of its own, \
+             such as WHERE ... AND {x} {op} {} (...)",
+            if all { "ALL" } else { "ANY" },
+            if all { "ALL" } else { "ANY" },
+        )))
+    }
+
+    /// `(subquery) AS __squall_row_inN (c)`, the subquery of one column.
+    fn single_column(&mut self, subquery: &Query) -> Result<String, DataFusionError> {
+        if let Some(columns) = columns_of(&subquery.body)
+            && columns != 1
+        {
+            return Err(DataFusionError::Plan(format!(
+                "a comparison with ANY or ALL of a subquery of {columns} columns (it takes one): ({subquery})"
+            )));
+        }
+        self.named += 1;
+        Ok(format!("({subquery}) AS {} (c)", self.last_name()))
+    }
+
+    fn last_name(&self) -> String {
+        format!("__squall_row_in{}", self.named)
     }
 
     fn three_valued(
@@ -216,6 +305,141 @@ impl Rewriter {
             .collect::<Vec<_>>()
             .join(" AND ")
     }
+}
+
+/// `x op ANY (q)` / `x op ALL (q)` of a subquery: x's SQL, the operator,
+/// the subquery, whether ALL.
+fn quantified(expr: &Expr) -> Option<(String, String, Query, bool)> {
+    let (left, op, right, all) = match expr {
+        Expr::AnyOp {
+            left,
+            compare_op,
+            right,
+            ..
+        } => (left, compare_op, right, false),
+        Expr::AllOp {
+            left,
+            compare_op,
+            right,
+        } => (left, compare_op, right, true),
+        _ => return None,
+    };
+    let Expr::Subquery(query) = right.as_ref() else {
+        return None;
+    };
+    Some((
+        left.to_string(),
+        op.to_string(),
+        query.as_ref().clone(),
+        all,
+    ))
+}
+
+/// `EXCEPT ALL` and `INTERSECT ALL` in `body` (and its set operations)
+/// as set operations over rows numbered within their copies.
+fn counted_copies(body: &mut SetExpr) -> Result<(), DataFusionError> {
+    use datafusion::sql::sqlparser::ast::{SelectItem, SetOperator, SetQuantifier};
+    let SetExpr::SetOperation {
+        left,
+        op,
+        set_quantifier,
+        right,
+    } = body
+    else {
+        return Ok(());
+    };
+    counted_copies(left)?;
+    counted_copies(right)?;
+    let (SetOperator::Except | SetOperator::Intersect, SetQuantifier::All) = (&op, &set_quantifier)
+    else {
+        return Ok(());
+    };
+    let (Some(n), Some(m)) = (columns_of(left), columns_of(right)) else {
+        return Err(DataFusionError::NotImplemented(format!(
+            "{op} ALL of a side whose columns squall cannot count (a `*`): name the columns"
+        )));
+    };
+    if n != m {
+        return Err(DataFusionError::Plan(format!(
+            "{op} ALL of sides of {n} and {m} columns"
+        )));
+    }
+    // The left side's names, as the result's.
+    let names: Vec<String> = match left.as_ref() {
+        SetExpr::Select(select) => select
+            .projection
+            .iter()
+            .map(|item| match item {
+                SelectItem::ExprWithAlias { alias, .. } => alias.to_string(),
+                SelectItem::UnnamedExpr(Expr::Identifier(i)) => i.to_string(),
+                SelectItem::UnnamedExpr(Expr::CompoundIdentifier(parts)) => {
+                    parts.last().map(|i| i.to_string()).unwrap_or_default()
+                }
+                other => format!("\"{}\"", other.to_string().replace('"', "\"\"")),
+            })
+            .collect(),
+        _ => (1..=n).map(|i| format!("__squall_c{i}")).collect(),
+    };
+    let columns: Vec<String> = (1..=n).map(|i| format!("__squall_c{i}")).collect();
+    let list = columns.join(", ");
+    let side = |body: &SetExpr, name: &str| {
+        format!(
+            "SELECT {list}, row_number() OVER (PARTITION BY {list}) AS __squall_copy \
+             FROM ({body}) AS {name} ({list})"
+        )
+    };
+    let outer: Vec<String> = columns
+        .iter()
+        .zip(&names)
+        .map(|(c, name)| format!("{c} AS {name}"))
+        .collect();
+    let sql = format!(
+        "SELECT {} FROM ({} {op} {}) AS __squall_copies",
+        outer.join(", "),
+        side(left, "__squall_left"),
+        side(right, "__squall_right"),
+    );
+    let query = Parser::new(&GenericDialect {})
+        .try_with_sql(&sql)
+        .and_then(|mut p| p.parse_query())
+        .map_err(|e| DataFusionError::Internal(format!("writing {op} ALL: {e}: {sql}")))?;
+    *body = SetExpr::Query(query);
+    Ok(())
+}
+
+/// `FETCH FIRST n ROWS ONLY` as `LIMIT n` (WITH TIES and PERCENT are named
+/// as not supported).
+fn fetch_as_limit(query: &mut Query) -> Result<(), DataFusionError> {
+    use datafusion::sql::sqlparser::ast::LimitClause;
+    let Some(fetch) = query.fetch.take() else {
+        return Ok(());
+    };
+    if fetch.with_ties || fetch.percent {
+        return Err(DataFusionError::NotImplemented(format!(
+            "{fetch}: squall takes FETCH FIRST n ROWS ONLY (or LIMIT n), not WITH TIES or PERCENT"
+        )));
+    }
+    let quantity = fetch.quantity.unwrap_or_else(|| {
+        parse("1").unwrap_or(Expr::Value(
+            datafusion::sql::sqlparser::ast::Value::Number("1".into(), false).into(),
+        ))
+    });
+    match &mut query.limit_clause {
+        None => {
+            query.limit_clause = Some(LimitClause::LimitOffset {
+                limit: Some(quantity),
+                offset: None,
+                limit_by: Vec::new(),
+            })
+        }
+        Some(LimitClause::LimitOffset { limit, .. }) if limit.is_none() => *limit = Some(quantity),
+        Some(_) => {
+            return Err(DataFusionError::Plan(
+                "a query with both LIMIT and FETCH FIRST: give one".into(),
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// The number of columns a query body gives, where its select list says

@@ -568,3 +568,111 @@ async fn delete_and_update_with_subqueries_change_only_their_rows() {
         "{err}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn quantified_comparisons_fetch_and_set_operations_with_all() {
+    let data = sf001_small_groups();
+    let reference = single_node(&data.path).await;
+    // Beside single-node DataFusion's answers written without ANY / ALL
+    // (which it answers wrong: no row for each of the first two).
+    let pairs = [
+        (
+            "select count(*) as n from customer where c_acctbal > all \
+             (select c_acctbal from customer where c_nationkey = 1)",
+            "select count(*) as n from customer where c_acctbal > \
+             (select max(c_acctbal) from customer where c_nationkey = 1)",
+        ),
+        (
+            "select count(*) as n from customer where c_acctbal > any \
+             (select c_acctbal from customer where c_nationkey = 1) and c_custkey < 200",
+            "select count(*) as n from customer where c_acctbal > \
+             (select min(c_acctbal) from customer where c_nationkey = 1) and c_custkey < 200",
+        ),
+        (
+            "select count(*) as n from customer where c_acctbal > all \
+             (select c_acctbal from customer where c_nationkey = 99)",
+            "select count(*) as n from customer",
+        ),
+        (
+            "select o_orderkey from orders order by o_totalprice desc, o_orderkey \
+             fetch first 5 rows only",
+            "select o_orderkey from orders order by o_totalprice desc, o_orderkey limit 5",
+        ),
+    ];
+    for single in ["0", "1000000000000"] {
+        let engine = engine(&data.path, &[("squall.query.single_task_bytes", single)]).await;
+        for (sql, same) in pairs {
+            assert_eq!(
+                squall_csv(&engine, sql).await,
+                single_node_csv(&reference, same).await,
+                "{sql} (single_task_bytes={single})"
+            );
+        }
+        // DuckDB's answers (nation is the same at every scale factor).
+        assert_eq!(
+            squall_csv(
+                &engine,
+                "select n_regionkey from nation except all \
+                 select n_regionkey from nation where n_nationkey < 20 order by 1"
+            )
+            .await,
+            "n_regionkey\n1\n2\n3\n3\n4\n"
+        );
+        assert_eq!(
+            squall_csv(
+                &engine,
+                "select n_regionkey, n_nationkey % 2 as p from nation intersect all \
+                 select n_regionkey, 1 from nation where n_nationkey < 12 order by 1, 2"
+            )
+            .await,
+            "n_regionkey,p\n0,1\n0,1\n1,1\n1,1\n1,1\n2,1\n2,1\n3,1\n3,1\n4,1\n4,1\n"
+        );
+        let err = engine
+            .sql("select * from nation except all select * from nation")
+            .await
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("name the columns"), "{err}");
+    }
+    // ANY and ALL over NULLs, as DuckDB answers.
+    let engine = engine(&data.path, &[]).await;
+    for sql in [
+        "create table ys as select * from (values (1), (null)) t(y)",
+        "create table xs as select * from (values (0), (2), (null)) t(x)",
+    ] {
+        engine.sql(sql).await.unwrap();
+    }
+    assert_eq!(
+        squall_csv(
+            &engine,
+            "select x from xs where x > all (select y from ys where y is not null) \
+             and x < all (select y from ys where y > 9) order by x"
+        )
+        .await,
+        "x\n2\n"
+    );
+    assert_eq!(
+        squall_csv(
+            &engine,
+            "select x from xs where x >= any (select y from ys) order by x"
+        )
+        .await,
+        "x\n2\n"
+    );
+    // ALL over a NULL is never TRUE; NOT IN-like.
+    assert_eq!(
+        squall_csv(
+            &engine,
+            "select count(*) as n from xs where x > all (select y from ys)"
+        )
+        .await,
+        "n\n0\n"
+    );
+    // Where it may be NULL, refused by name rather than answered wrong.
+    let err = engine
+        .sql("select x, x > all (select y from ys) from xs")
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("outside a WHERE or HAVING condition"), "{err}");
+}
