@@ -27,8 +27,8 @@
 //! are written the same way: in a WHERE or HAVING conjunct `ANY` is
 //! `EXISTS (... WHERE x op c)` and `ALL` is `NOT EXISTS (... WHERE NOT (x op
 //! c) OR c IS NULL OR x IS NULL)`; elsewhere (a select list, under OR or
-//! NOT) they are refused, naming why: DataFusion decorrelates no
-//! comparison but equality inside a value.
+//! NOT) their three values come from the subquery's count, NULLs, least
+//! and greatest values (see `quantified_value`).
 //! And `FETCH FIRST n ROWS ONLY`, which DataFusion refuses, is `LIMIT n`.
 //!
 //! `EXCEPT ALL` and `INTERSECT ALL`, which DataFusion 55 answers as
@@ -206,8 +206,12 @@ impl Rewriter {
     /// says (ANY: TRUE when a comparison is, else NULL when one is NULL;
     /// ALL: FALSE when a comparison is, else NULL when one is NULL).
     /// `x op ANY|ALL (q)` where it may be NULL (a select list, under OR or
-    /// NOT): named as not supported, rather than DataFusion's wrong answer;
-    /// DataFusion decorrelates no such comparison in a value.
+    /// NOT): its three values from aggregates of the subquery, which need
+    /// no outer column (DataFusion decorrelates no comparison but equality
+    /// inside a value): the subquery's rows `n`, its NULLs `nn`, its least
+    /// and greatest values, which decide every comparison but equality;
+    /// `= ANY` is `IN`, `<> ALL` is `NOT IN`. Over no row ANY is FALSE and
+    /// ALL TRUE, whatever `x`.
     fn quantified_value(
         &mut self,
         x: &str,
@@ -215,13 +219,52 @@ impl Rewriter {
         subquery: &Query,
         all: bool,
     ) -> Result<Expr, DataFusionError> {
-        Err(DataFusionError::NotImplemented(format!(
-            "{x} {op} {} ({subquery}) outside a WHERE or HAVING condition (or under OR / NOT): \
-             squall answers a comparison with ANY or ALL of a subquery as a condition of its own, \
-             such as WHERE ... AND {x} {op} {} (...)",
-            if all { "ALL" } else { "ANY" },
-            if all { "ALL" } else { "ANY" },
-        )))
+        match (op, all) {
+            ("=", false) => return parse(&format!("({x}) IN ({subquery})")),
+            ("<>", true) => return parse(&format!("({x}) NOT IN ({subquery})")),
+            _ => {}
+        }
+        let mut of = |aggregate: &str| -> Result<String, DataFusionError> {
+            let table = self.single_column(subquery)?;
+            let c = format!("{}.c", self.last_name());
+            Ok(format!(
+                "(SELECT {} FROM {table})",
+                aggregate.replace("{c}", &c)
+            ))
+        };
+        let (n, nulls) = (of("count(*)")?, of("count(*) - count({c})")?);
+        let (least, greatest) = (of("min({c})")?, of("max({c})")?);
+        // What decides it by a non-NULL value: for ANY a value passing the
+        // comparison (the least for > and >=, the greatest for < and <=,
+        // any other for <>); for ALL one failing it (the greatest for > and
+        // >=, the least for < and <=, any other for =).
+        // (Each aggregate is named once: each is a join. A NULL one, of a
+        // subquery of NULLs, leaves the condition NULL, not TRUE.)
+        let passes = |v: &str| format!("({x}) {op} {v}");
+        let fails = |v: &str| format!("NOT (({x}) {op} {v})");
+        let other = format!("({least} <> ({x}) OR {greatest} <> ({x}))");
+        let decided = match (op, all) {
+            (">" | ">=", false) => passes(&least),
+            ("<" | "<=", false) => passes(&greatest),
+            (">" | ">=", true) => fails(&greatest),
+            ("<" | "<=", true) => fails(&least),
+            ("<>", false) | ("=", true) => other,
+            _ => {
+                return Err(DataFusionError::NotImplemented(format!(
+                    "{x} {op} {} (subquery): squall compares with ANY or ALL by =, <>, <, <=, >, >=",
+                    if all { "ALL" } else { "ANY" }
+                )));
+            }
+        };
+        let (empty, hit, miss) = if all {
+            ("TRUE", "FALSE", "TRUE")
+        } else {
+            ("FALSE", "TRUE", "FALSE")
+        };
+        parse(&format!(
+            "CASE WHEN {n} = 0 THEN {empty} WHEN ({x}) IS NULL THEN CAST(NULL AS BOOLEAN) \
+             WHEN {decided} THEN {hit} WHEN {nulls} > 0 THEN CAST(NULL AS BOOLEAN) ELSE {miss} END"
+        ))
     }
 
     /// `(subquery) AS __squall_row_inN (c)`, the subquery of one column.
