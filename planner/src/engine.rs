@@ -396,6 +396,9 @@ impl Engine {
                 self.run_here(plan, cancel).await
             }
             plan if reads_only_information_schema(&plan) => self.run_here(plan, cancel).await,
+            // Constants (`SELECT 1`, `VALUES`, `SELECT NULL UNION ALL ...`)
+            // read nothing for a worker to share: answered here.
+            plan if here::reads_no_table(&plan) => self.run_here(plan, cancel).await,
             plan => {
                 let (staged, out) = match self.run_plan(state, plan, options, query_id).await? {
                     (staged, QueryRun::Finished(out)) => (staged, out),

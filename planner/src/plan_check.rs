@@ -213,6 +213,26 @@ pub fn without_scan_files(plan: Arc<dyn ExecutionPlan>) -> Result<Arc<dyn Execut
     .map(|t| t.data)
 }
 
+/// The input of `plan` when it is a projection passing every column of its
+/// input through, in order, unchanged or cast to its own type.
+fn passing_projection_input(plan: &Arc<dyn ExecutionPlan>) -> Option<&Arc<dyn ExecutionPlan>> {
+    use datafusion::physical_expr::expressions::{CastExpr, Column};
+    use datafusion::physical_plan::projection::ProjectionExec;
+    let p = plan.downcast_ref::<ProjectionExec>()?;
+    let input = p.input().schema();
+    let passes = p.expr().len() == input.fields().len()
+        && p.expr().iter().enumerate().all(|(i, e)| {
+            let column = e.expr.downcast_ref::<Column>().or_else(|| {
+                let cast = e.expr.downcast_ref::<CastExpr>()?;
+                (cast.cast_type() == input.field(i).data_type())
+                    .then(|| cast.expr().downcast_ref::<Column>())
+                    .flatten()
+            });
+            column.is_some_and(|c| c.index() == i)
+        });
+    passes.then(|| p.input())
+}
+
 /// The first node (depth first) where `decoded` does not report what
 /// `planned` does, described with its path from the root.
 pub fn first_difference(
@@ -220,6 +240,14 @@ pub fn first_difference(
     decoded: &Arc<dyn ExecutionPlan>,
     path: &mut Vec<String>,
 ) -> Option<String> {
+    // DataFusion's decoding puts a projection that only passes the columns
+    // through (a cast where only nullability differs) above a union's input
+    // whose schema is not the union's own: the same rows, so the same plan.
+    if planned.name() != decoded.name()
+        && let Some(input) = passing_projection_input(decoded)
+    {
+        return first_difference(planned, input, path);
+    }
     path.push(planned.name().to_string());
     let at = path.join(" > ");
     if planned.name() != decoded.name() {

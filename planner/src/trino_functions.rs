@@ -30,6 +30,7 @@
 //! | `to_milliseconds(x)` | an interval's milliseconds (of a difference of two dates: its days') |
 //! | `regexp_extract(s, p[, g])` | the match (or its group `g`) of `regexp_match` |
 //! | `is_nan(x)`, `truncate(x)`, `typeof(x)`, `from_iso8601_date(s)` | `isnan`, `trunc`, `arrow_typeof`, `CAST(s AS DATE)` |
+//! | `mod(a, b)`, `sign(x)`, `every(c)` (standard SQL too) | `a % b`, `signum`, `bool_and` |
 
 use std::ops::ControlFlow;
 
@@ -130,6 +131,7 @@ fn rewritten(function: &mut Function) -> Result<Option<Expr>> {
         // Aggregates that keep their window, FILTER and so on.
         ("arbitrary", 1) => return rename(function, "any_value"),
         ("approx_percentile", 2) => return rename(function, "approx_percentile_cont"),
+        ("every", 1) => return rename(function, "bool_and"),
         ("count_if", 1) => {
             set_args(function, &[format!("CASE WHEN {} THEN 1 END", a(0))])?;
             return rename(function, "count");
@@ -202,6 +204,8 @@ fn rewritten(function: &mut Function) -> Result<Option<Expr>> {
         }
         ("to_milliseconds", 1) => format!("CAST(date_part('epoch', {}) * 1000 AS BIGINT)", a(0)),
         ("is_nan", 1) => format!("isnan({})", a(0)),
+        ("mod", 2) => format!("{} % {}", a(0), a(1)),
+        ("sign", 1) => format!("signum({})", a(0)),
         ("truncate", 1) => format!("trunc({})", a(0)),
         ("typeof", 1) => format!("arrow_typeof({})", a(0)),
         ("from_iso8601_date", 1) => format!("CAST({} AS DATE)", a(0)),

@@ -275,6 +275,20 @@ fn quoted(text: &str) -> String {
     format!("'{}'", text.replace('\'', "''"))
 }
 
+/// Whether `plan` reads no table at all (its rows are constants).
+pub(super) fn reads_no_table(plan: &LogicalPlan) -> bool {
+    use datafusion::common::tree_node::TreeNodeRecursion;
+    let mut scans = 0usize;
+    let _ = plan.apply_with_subqueries(|node| {
+        if matches!(node, LogicalPlan::TableScan(_)) {
+            scans += 1;
+            return Ok(TreeNodeRecursion::Stop);
+        }
+        Ok(TreeNodeRecursion::Continue)
+    });
+    scans == 0
+}
+
 /// Whether `plan` reads tables and all of them are information_schema's
 /// or the `system` catalog's (the catalog's own description, held by this
 /// process).
