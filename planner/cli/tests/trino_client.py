@@ -15,7 +15,8 @@ trino.dbapi.connect(...):
   the client builds (Decimal, float NaN, date, datetime, bool, None, list);
 - checks that bad SQL raises TrinoUserError with the server's message;
 - creates a table and fills it with cursor.executemany (the update types
-  Trino clients require);
+  Trino clients require), and checks cursor.rowcount of INSERT, DELETE and
+  UPDATE (Trino's updateCount);
 - reflects the catalog through the SQLAlchemy dialect the `trino` package
   ships (what pandas and Superset use): schemas, tables, column types,
   a table loaded with autoload and queried;
@@ -259,7 +260,20 @@ def run_checks(binary, catalog, host, port):
     cur = conn.cursor()
     cur.execute("select count(*) from client_rows")
     check(cur.fetchall() == [[3]] and cur.update_type is None, f"a query's update type {cur.update_type}")
-    print("update types: ok")
+    check(cur.rowcount == -1, f"a query's rowcount {cur.rowcount}")
+    # Trino's updateCount: cursor.rowcount of INSERT, DELETE (with a
+    # subquery too) and UPDATE.
+    for sql, count in [
+        ("insert into client_rows values (4, 'y'), (5, 'z')", 2),
+        ("delete from client_rows where a in (select 1 union all select 4)", 2),
+        ("update client_rows set b = 'w' where a > 2", 2),
+        ("delete from client_rows where a = 99", 0),
+    ]:
+        cur = conn.cursor()
+        cur.execute(sql)
+        cur.fetchall()
+        check(cur.rowcount == count, f"{sql}: rowcount {cur.rowcount}, not {count}")
+    print("update types and counts: ok")
 
     # The SQLAlchemy dialect: reflection reads information_schema (Trino's
     # columns and type names) and system.metadata.table_comments.

@@ -49,6 +49,10 @@ pub struct QueryResults {
     pub warnings: Vec<Value>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub update_type: Option<String>,
+    /// The rows an `INSERT`, `DELETE` or `UPDATE` changed (the Python
+    /// client's `cursor.rowcount`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub update_count: Option<u64>,
 }
 
 /// A result column: name, Trino type name and type signature.
@@ -226,5 +230,6 @@ pub fn error_results(
         error: Some(ErrorInfo::from(&error)),
         warnings: Vec::new(),
         update_type: None,
+        update_count: None,
     }
 }

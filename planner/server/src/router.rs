@@ -492,6 +492,7 @@ fn results_for(base: &BaseUri, status: &QueryStatus) -> QueryResults {
         }),
         warnings: Vec::new(),
         update_type: status.update_type.clone(),
+        update_count: status.update_count,
     }
 }
 

@@ -125,6 +125,8 @@ pub struct QueryStatus {
     pub schema: Option<SchemaRef>,
     /// Trino's `updateType` (`SET SESSION`, `CREATE TABLE`, …) for statements that are not queries.
     pub update_type: Option<String>,
+    /// Trino's `updateCount`: the rows an `INSERT`, `DELETE` or `UPDATE` changed.
+    pub update_count: Option<u64>,
     pub session: SessionUpdate,
 }
 
@@ -149,6 +151,7 @@ impl QueryStatus {
             error: r.error.as_ref().map(QueryError::from_failure),
             schema,
             update_type: r.update_type.clone(),
+            update_count: r.update_count,
             session: SessionUpdate {
                 set: r.session_set.clone(),
                 clear: r.session_clear.clone(),

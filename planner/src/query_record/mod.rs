@@ -251,6 +251,10 @@ pub struct QueryRecord {
     /// Trino's `updateType` of a statement that is not a query (`SET SESSION`).
     #[serde(default)]
     pub update_type: Option<String>,
+    /// Trino's `updateCount`: the rows a statement that changes rows
+    /// changed (`INSERT`, `DELETE`, `UPDATE`).
+    #[serde(default)]
+    pub update_count: Option<u64>,
     /// Session properties the client is asked to set and to clear.
     #[serde(default)]
     pub session_set: Vec<(String, String)>,
@@ -275,6 +279,7 @@ impl QueryRecord {
             profile: None,
             result: None,
             update_type: None,
+            update_count: None,
             session_set: Vec::new(),
             session_clear: Vec::new(),
         }

@@ -6,8 +6,8 @@ use std::sync::Arc;
 
 use arrow::datatypes::SchemaRef;
 use datafusion::error::DataFusionError;
-use futures::StreamExt;
 use futures::stream::BoxStream;
+use futures::{StreamExt, TryStreamExt};
 use squall_planner::RunOptions;
 use squall_planner::query_record::{ErrorKind, QueryFailure, QueryRecord};
 
@@ -26,6 +26,7 @@ pub(super) struct Outcome {
     pages: BoxStream<'static, Result<arrow::array::RecordBatch, DataFusionError>>,
     profile: Option<squall_planner::profile::QueryProfile>,
     update_type: Option<String>,
+    update_count: Option<u64>,
     session: crate::service::SessionUpdate,
 }
 
@@ -59,6 +60,7 @@ pub(super) async fn run(inner: Arc<Inner>, entry: Arc<Entry>, admitted: Admit) {
                     .change(store, |r| {
                         r.profile = outcome.profile;
                         r.update_type = outcome.update_type;
+                        r.update_count = outcome.update_count;
                         r.session_set = outcome.session.set;
                         r.session_clear = outcome.session.clear;
                         r.finish(index);
@@ -98,16 +100,26 @@ async fn execute(inner: &Inner, entry: &Entry) -> Result<Outcome, DataFusionErro
         ..RunOptions::default()
     };
     let result = inner.engine.sql_stream(&entry.sql, &options).await?;
-    let pages = paginate_stream(
-        &result.schema,
-        result.batches.into_stream(),
-        inner.options.page_limits,
-    );
+    let update_type = crate::update_type::of(&entry.sql).map(str::to_string);
+    let (batches, update_count) = if update_type.is_some() {
+        // A statement that changes something answers with a row or none:
+        // its count, read here for Trino's `updateCount`.
+        let batches: Vec<_> = result.batches.into_stream().try_collect().await?;
+        let count = crate::update_type::count_of(&batches);
+        (
+            futures::stream::iter(batches.into_iter().map(Ok)).boxed(),
+            count,
+        )
+    } else {
+        (result.batches.into_stream(), None)
+    };
+    let pages = paginate_stream(&result.schema, batches, inner.options.page_limits);
     Ok(Outcome {
         profile: result.profile,
         schema: result.schema,
         pages,
-        update_type: crate::update_type::of(&entry.sql).map(str::to_string),
+        update_type,
+        update_count,
         session: Default::default(),
     })
 }
@@ -126,6 +138,7 @@ fn session_statement(
         pages: futures::stream::iter([Ok(batch)]).boxed(),
         profile: None,
         update_type: Some(update_type.to_string()),
+        update_count: None,
         session,
     })
 }
