@@ -20,7 +20,7 @@ use arrow::buffer::Buffer;
 use arrow::datatypes::SchemaRef;
 use arrow::ipc::reader::StreamDecoder;
 use arrow::record_batch::RecordBatch;
-use bytes::{Buf, Bytes, BytesMut};
+use bytes::BytesMut;
 use datafusion::error::{DataFusionError, Result};
 use futures::stream::BoxStream;
 use futures::{StreamExt, TryStreamExt};
@@ -255,6 +255,20 @@ struct SegmentRead {
     /// Fetched, not yet decoded.
     pending: BytesMut,
     decoder: StreamDecoder,
+    /// Decoded, not yet returned.
+    ready: VecDeque<RecordBatch>,
+}
+
+impl SegmentRead {
+    /// Decodes all of `bytes`, keeping the batches they complete.
+    fn decode(&mut self, bytes: &mut Buffer) -> Result<()> {
+        while !bytes.is_empty() {
+            if let Some(batch) = self.decoder.decode(bytes)? {
+                self.ready.push_back(batch);
+            }
+        }
+        Ok(())
+    }
 }
 
 /// What the front of a partition's bytes holds.
@@ -334,6 +348,9 @@ impl Reading {
 
     async fn next(&mut self) -> Result<Option<RecordBatch>> {
         loop {
+            if let Some(batch) = self.current.as_mut().and_then(|r| r.ready.pop_front()) {
+                return Ok(Some(batch));
+            }
             let Some(read) = self.current.as_mut() else {
                 match self.objects.segments.pop_front() {
                     Some(segment) => {
@@ -342,6 +359,7 @@ impl Reading {
                             segment,
                             pending: BytesMut::new(),
                             decoder: StreamDecoder::new(),
+                            ready: VecDeque::new(),
                         });
                         continue;
                     }
@@ -353,26 +371,21 @@ impl Reading {
                 }
             };
             match frame(&read.pending).map_err(|m| Self::corrupt(&read.segment, m))? {
+                // The decoder finishes a message without a body (a batch of
+                // only NULL-typed columns) once it is given the bytes after
+                // it (the next message's, or the end marker's): a call can
+                // give a batch and leave bytes to decode, which give the next.
                 Frame::End(n) => {
-                    read.pending.advance(n);
+                    let mut end = Buffer::from(read.pending.split_to(n).freeze());
+                    read.decode(&mut end)?;
                     read.decoder
                         .finish()
                         .map_err(|e| Self::corrupt(&read.segment, e.to_string()))?;
                     read.decoder = StreamDecoder::new();
                 }
                 Frame::Message(n) => {
-                    let message: Bytes = read.pending.split_to(n).freeze();
-                    let mut buffer = Buffer::from(message);
-                    let batch = read.decoder.decode(&mut buffer)?;
-                    if !buffer.is_empty() {
-                        return Err(Self::corrupt(
-                            &read.segment,
-                            format!("{} bytes of a message left undecoded", buffer.len()),
-                        ));
-                    }
-                    if let Some(batch) = batch {
-                        return Ok(Some(batch));
-                    }
+                    let mut message = Buffer::from(read.pending.split_to(n).freeze());
+                    read.decode(&mut message)?;
                 }
                 Frame::Incomplete if read.next >= read.segment.end => {
                     if !read.pending.is_empty() {

@@ -206,3 +206,54 @@ async fn a_result_dropped_unread_deletes_its_objects() {
     }
     assert_eq!(remaining(&store).await, 0);
 }
+
+/// Batches of only NULL-typed columns have IPC messages without a body,
+/// which the decoder finishes only once it sees the next bytes; two such
+/// streams in one object, read a byte at a time and whole.
+#[tokio::test]
+async fn batches_of_only_null_columns_read_back() {
+    use arrow::array::NullArray;
+    let schema: SchemaRef = Arc::new(Schema::new(vec![Field::new("x", DataType::Null, true)]));
+    let nulls = |n: usize| {
+        RecordBatch::try_new(
+            Arc::clone(&schema),
+            vec![Arc::new(NullArray::new(n)) as ArrayRef],
+        )
+        .unwrap()
+    };
+    let first = stream(&schema, &[nulls(3), nulls(2)]);
+    let second = stream(&schema, &[nulls(4)]);
+    let mut bytes = first.clone();
+    bytes.extend_from_slice(&second);
+    for chunk in [1, 5, 1000] {
+        let store: Arc<dyn ObjectStore> = Arc::new(InMemory::new());
+        let key = "exchange/q/s1/t0/a0";
+        store
+            .put(&Path::from(key), PutPayload::from(bytes.clone()))
+            .await
+            .unwrap();
+        let outputs = vec![MapOutput {
+            key: key.into(),
+            partitions: vec![
+                PartitionRange {
+                    offset: 0,
+                    len: first.len() as u64,
+                    rows: 5,
+                },
+                PartitionRange {
+                    offset: first.len() as u64,
+                    len: second.len() as u64,
+                    rows: 4,
+                },
+            ],
+            keys: None,
+        }];
+        let got = ResultObjects::new(Arc::clone(&store), Arc::clone(&schema), &outputs)
+            .with_chunk(chunk)
+            .collect()
+            .await
+            .unwrap();
+        let rows: Vec<usize> = got.iter().map(RecordBatch::num_rows).collect();
+        assert_eq!(rows, vec![3, 2, 4], "read {chunk} bytes at a time");
+    }
+}
