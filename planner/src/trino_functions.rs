@@ -31,6 +31,7 @@
 //! | `regexp_extract(s, p[, g])` | the match (or its group `g`) of `regexp_match` |
 //! | `is_nan(x)`, `truncate(x)`, `typeof(x)`, `from_iso8601_date(s)` | `isnan`, `trunc`, `arrow_typeof`, `CAST(s AS DATE)` |
 //! | `mod(a, b)`, `sign(x)`, `every(c)` (standard SQL too) | `a % b`, `signum`, `bool_and` |
+//! | `date_format(t, f)`, `date_parse(s, f)` (MySQL's letters: `%i` minutes, `%s` seconds, `%M` month name) | `to_char`, `to_timestamp` with chrono's letters |
 
 use std::ops::ControlFlow;
 
@@ -203,6 +204,10 @@ fn rewritten(function: &mut Function) -> Result<Option<Expr>> {
             format!("CAST({} AS BIGINT) * 86400000", a(0))
         }
         ("to_milliseconds", 1) => format!("CAST(date_part('epoch', {}) * 1000 AS BIGINT)", a(0)),
+        // Trino's (MySQL's) format letters, as chrono's: `%i` minutes,
+        // `%s` seconds, `%M` the month's name (chrono's `%M` is minutes).
+        ("date_format", 2) => format!("to_char({}, {})", a(0), chrono_format(&args[1])?),
+        ("date_parse", 2) => format!("to_timestamp({}, {})", a(0), chrono_format(&args[1])?),
         ("is_nan", 1) => format!("isnan({})", a(0)),
         ("mod", 2) => format!("{} % {}", a(0), a(1)),
         ("sign", 1) => format!("signum({})", a(0)),
@@ -241,6 +246,64 @@ fn unit_of(arg: &Expr, function: &str) -> Result<String> {
             "{function}: the unit must be a string literal such as 'day', not {other}"
         ))),
     }
+}
+
+/// A format string literal of Trino's `date_format` / `date_parse`
+/// (MySQL's letters) as a chrono format literal.
+fn chrono_format(arg: &Expr) -> Result<String> {
+    let Expr::Value(ValueWithSpan {
+        value: Value::SingleQuotedString(format),
+        ..
+    }) = arg
+    else {
+        return Err(DataFusionError::Plan(format!(
+            "date_format / date_parse: the format must be a string literal such as '%Y-%m-%d', not {arg}"
+        )));
+    };
+    let mut out = String::new();
+    let mut chars = format.chars();
+    while let Some(c) = chars.next() {
+        if c != '%' {
+            out.push(c);
+            continue;
+        }
+        let Some(letter) = chars.next() else {
+            out.push('%');
+            break;
+        };
+        out.push_str(match letter {
+            'a' => "%a",
+            'b' => "%b",
+            'c' => "%-m",
+            'd' => "%d",
+            'e' => "%-d",
+            'f' => "%6f",
+            'H' => "%H",
+            'h' | 'I' => "%I",
+            'i' => "%M",
+            'j' => "%j",
+            'k' => "%-H",
+            'l' => "%-I",
+            'M' => "%B",
+            'm' => "%m",
+            'p' => "%p",
+            'r' => "%I:%M:%S %p",
+            'S' | 's' => "%S",
+            'T' => "%H:%M:%S",
+            'v' => "%V",
+            'W' => "%A",
+            'x' => "%G",
+            'Y' => "%Y",
+            'y' => "%y",
+            '%' => "%%",
+            other => {
+                return Err(DataFusionError::Plan(format!(
+                    "date_format / date_parse: '%{other}' in '{format}' is not a format letter squall knows"
+                )));
+            }
+        });
+    }
+    Ok(format!("'{}'", out.replace('\'', "''")))
 }
 
 /// `n` units as an interval (`n` any integer expression).

@@ -432,10 +432,13 @@ async fn trino_functions_answer_as_trino() {
              date_diff('month', date '2020-01-15', date '2020-02-14') as h, \
              date_diff('year', date '2019-03-01', date '2020-02-29') as i, \
              date_diff('hour', timestamp '2020-01-02 01:00:00', timestamp '2020-01-01 23:30:00') as j, \
-             day_of_week(date '2020-01-05') as k, last_day_of_month(date '2020-02-10') as l",
+             day_of_week(date '2020-01-05') as k, last_day_of_month(date '2020-02-10') as l, \
+             date_format(timestamp '2020-03-04 05:06:07', '%Y-%m-%d %H:%i:%s %M %e') as m, \
+             date_parse('2020-03-04 05:06', '%Y-%m-%d %H:%i') as n",
             "select date '2020-02-02' as a, date '2020-02-29' as b, date '2020-02-29' as c, \
              date '2021-02-28' as d, 60 as e, 0 as f, 1 as g, 0 as h, 0 as i, -1 as j, 7 as k, \
-             date '2020-02-29' as l",
+             date '2020-02-29' as l, '2020-03-04 05:06:07 March 4' as m, \
+             timestamp '2020-03-04 05:06:00' as n",
         ),
         (
             "select n_name, lower(to_hex(md5(to_utf8(cast(n_nationkey as varchar))))) as h, \
