@@ -41,8 +41,6 @@ use datafusion::sql::sqlparser::ast::{
     Expr, Function, FunctionArg, FunctionArgExpr, FunctionArguments, Ident, ObjectName,
     ObjectNamePart, Query, SelectItem, SetExpr, Value, ValueWithSpan, VisitMut, VisitorMut,
 };
-use datafusion::sql::sqlparser::dialect::GenericDialect;
-use datafusion::sql::sqlparser::parser::Parser;
 
 /// `statement` with Trino's functions written as DataFusion's.
 pub fn rewrite(statement: Statement) -> Result<Statement> {
@@ -453,10 +451,7 @@ fn is_call_of(expr: &Expr, name: &str) -> bool {
 }
 
 fn parse(sql: &str) -> Result<Expr> {
-    Parser::new(&GenericDialect {})
-        .try_with_sql(sql)
-        .and_then(|mut p| p.parse_expr())
-        .map_err(|e| DataFusionError::Internal(format!("writing a Trino function: {e}: {sql}")))
+    crate::trino_sql::expression(sql, "writing a Trino function")
 }
 
 #[cfg(test)]

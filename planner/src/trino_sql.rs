@@ -20,6 +20,16 @@ pub fn parse(sql: &str) -> Result<VecDeque<Statement>> {
     DFParser::parse_sql(&prepare(sql))
 }
 
+/// An SQL expression squall wrote (`what` names the rewrite, for the
+/// internal error a mistake of squall's would be).
+pub fn expression(sql: &str, what: &str) -> Result<datafusion::sql::sqlparser::ast::Expr> {
+    use datafusion::sql::sqlparser::parser::Parser;
+    Parser::new(&GenericDialect {})
+        .try_with_sql(sql)
+        .and_then(|mut p| p.parse_expr())
+        .map_err(|e| datafusion::error::DataFusionError::Internal(format!("{what}: {e}: {sql}")))
+}
+
 /// `sql` without Trino's view `SECURITY` clause; as it is when it has none
 /// (or does not tokenize: the parser then says why).
 pub fn prepare(sql: &str) -> Cow<'_, str> {

@@ -508,10 +508,7 @@ fn columns_of(body: &SetExpr) -> Option<usize> {
 }
 
 fn parse(sql: &str) -> Result<Expr, DataFusionError> {
-    Parser::new(&GenericDialect {})
-        .try_with_sql(sql)
-        .and_then(|mut p| p.parse_expr())
-        .map_err(|e| DataFusionError::Internal(format!("writing a row IN as EXISTS: {e}: {sql}")))
+    crate::trino_sql::expression(sql, "writing a subquery comparison as EXISTS")
 }
 
 #[cfg(test)]

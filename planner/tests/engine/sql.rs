@@ -329,13 +329,8 @@ async fn exists_and_in_answer_as_values() {
     ];
     for single in ["0", "1000000000000"] {
         let engine = engine(&data.path, &[("squall.query.single_task_bytes", single)]).await;
-        for (sql, same) in pairs {
-            assert_eq!(
-                squall_csv(&engine, sql).await,
-                single_node_csv(&reference, same).await,
-                "{sql} (single_task_bytes={single})"
-            );
-        }
+        let setting = format!("single_task_bytes={single}");
+        assert_pairs(&engine, &reference, &pairs, &setting).await;
     }
 }
 
@@ -383,13 +378,8 @@ async fn rows_in_a_subquery_answer_as_sql_says() {
     ];
     for single in ["0", "1000000000000"] {
         let engine = engine(&data.path, &[("squall.query.single_task_bytes", single)]).await;
-        for (sql, same) in pairs {
-            assert_eq!(
-                squall_csv(&engine, sql).await,
-                single_node_csv(&reference, same).await,
-                "{sql} (single_task_bytes={single})"
-            );
-        }
+        let setting = format!("single_task_bytes={single}");
+        assert_pairs(&engine, &reference, &pairs, &setting).await;
         let err = engine
             .sql("select * from orders where (o_custkey, o_orderstatus) in (select c_custkey from customer)")
             .await
@@ -450,13 +440,8 @@ async fn trino_functions_answer_as_trino() {
     ];
     for single in ["0", "1000000000000"] {
         let engine = engine(&data.path, &[("squall.query.single_task_bytes", single)]).await;
-        for (sql, same) in pairs {
-            assert_eq!(
-                squall_csv(&engine, sql).await,
-                single_node_csv(&reference, same).await,
-                "{sql} (single_task_bytes={single})"
-            );
-        }
+        let setting = format!("single_task_bytes={single}");
+        assert_pairs(&engine, &reference, &pairs, &setting).await;
     }
 }
 
@@ -604,13 +589,8 @@ async fn quantified_comparisons_fetch_and_set_operations_with_all() {
     ];
     for single in ["0", "1000000000000"] {
         let engine = engine(&data.path, &[("squall.query.single_task_bytes", single)]).await;
-        for (sql, same) in pairs {
-            assert_eq!(
-                squall_csv(&engine, sql).await,
-                single_node_csv(&reference, same).await,
-                "{sql} (single_task_bytes={single})"
-            );
-        }
+        let setting = format!("single_task_bytes={single}");
+        assert_pairs(&engine, &reference, &pairs, &setting).await;
         // DuckDB's answers (nation is the same at every scale factor).
         assert_eq!(
             squall_csv(

@@ -84,6 +84,24 @@ pub async fn single_node(data: &Path) -> SessionContext {
     ctx
 }
 
+/// Each pair's first SQL run by `engine` answers as single-node DataFusion
+/// answers the second (the same rows written another way, where DataFusion
+/// cannot run the first); `setting` names the engine's settings.
+pub async fn assert_pairs(
+    engine: &Engine,
+    reference: &SessionContext,
+    pairs: &[(&str, &str)],
+    setting: &str,
+) {
+    for (sql, same) in pairs {
+        assert_eq!(
+            squall_csv(engine, sql).await,
+            single_node_csv(reference, same).await,
+            "{sql} ({setting})"
+        );
+    }
+}
+
 pub async fn single_node_csv(ctx: &SessionContext, sql: &str) -> String {
     let df = ctx.sql(sql).await.expect("single-node plan");
     let schema: SchemaRef = Arc::new(df.schema().as_arrow().clone());
