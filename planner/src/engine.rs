@@ -24,6 +24,8 @@
 //! coordinator's loop stays on the caller's runtime, where cancels, timers
 //! and task reports are never kept waiting by a busy plan.
 
+#[path = "engine/config.rs"]
+mod config;
 #[path = "engine/dml.rs"]
 mod dml;
 #[path = "engine/here.rs"]
@@ -32,6 +34,7 @@ mod here;
 mod prepare;
 use crate::error::PlannerError;
 use crate::explain;
+pub use config::{BROADCAST_MAX_BYTES, BROADCAST_MAX_ROWS, runtime_builder, session_config};
 use here::{reads_only_information_schema, show_as_query};
 use prepare::{Planner, stages};
 use std::sync::Arc;
@@ -43,7 +46,7 @@ use datafusion::error::Result;
 use datafusion::execution::runtime_env::{RuntimeEnv, RuntimeEnvBuilder};
 use datafusion::execution::{SessionState, SessionStateBuilder, TaskContext};
 use datafusion::logical_expr::LogicalPlan;
-use datafusion::prelude::{SessionConfig, SessionContext};
+use datafusion::prelude::SessionContext;
 use datafusion::sql::parser::Statement;
 use squall_core::allocator::QueryMemory;
 use squall_core::config::SquallConfig;
@@ -60,8 +63,8 @@ use crate::coordinator::{
 };
 use crate::key_filter::place_key_filters;
 use crate::limits::{
-    Deadline, apply_session_settings, check_session_setting, setting_error, statement_timeout,
-    timeout_error, until_cancelled,
+    Deadline, apply_session_settings, check_session_setting, statement_timeout, timeout_error,
+    until_cancelled,
 };
 use crate::locations::AllowedRoots;
 use crate::partitions::{PartitionCount, PartitionRegistry};
@@ -523,74 +526,6 @@ async fn on_cpu<T: Send + 'static>(
         })?
     })
     .await
-}
-
-/// Largest estimated build side (bytes) of a join planned as a broadcast.
-pub const BROADCAST_MAX_BYTES: usize = 16 * 1024 * 1024;
-/// Largest estimated build side (rows) of a join planned as a broadcast.
-pub const BROADCAST_MAX_ROWS: usize = 512 * 1024;
-
-/// DataFusion's runtime as squall plans with it: without DataFusion 55's
-/// cache of table listings, which keeps a listing for the process's life
-/// by default, so that files and partitions other jobs add (or remove)
-/// are read (or not) by the next query, as in Athena. Footers and file
-/// statistics stay cached: their caches check each file's size and
-/// modification time.
-pub fn runtime_builder() -> RuntimeEnvBuilder {
-    RuntimeEnvBuilder::new().with_cache_manager(
-        datafusion::execution::cache::cache_manager::CacheManagerConfig::default()
-            .with_list_files_cache_limit(0),
-    )
-}
-
-/// Session config: squall defaults, the planning options distributed
-/// execution relies on, `SQUALL_*` environment variables, then `settings`.
-pub fn session_config(settings: &[(String, String)]) -> Result<SessionConfig> {
-    let squall = SquallConfig::from_env()?;
-    let mut config = SessionConfig::new().with_option_extension(squall);
-    {
-        let opts = config.options_mut();
-        // Scans are split by squall, never by DataFusion at run time; every
-        // scan is planned as several partitions so exchanges are always planned.
-        opts.optimizer.repartition_file_min_size = 0;
-        opts.optimizer.repartition_file_scans = true;
-        opts.optimizer.enable_round_robin_repartition = false;
-        // Dynamic filters link operators inside one process; squall's stages
-        // run in different processes.
-        opts.optimizer.enable_dynamic_filter_pushdown = false;
-        opts.optimizer.enable_join_dynamic_filter_pushdown = false;
-        opts.optimizer.enable_topk_dynamic_filter_pushdown = false;
-        opts.optimizer.enable_aggregate_dynamic_filter_pushdown = false;
-        // An uncorrelated scalar subquery planned as a physical node shares its
-        // result with expressions that may land in other stages; as a join it
-        // is an ordinary broadcast.
-        opts.optimizer.enable_physical_uncorrelated_scalar_subquery = false;
-        // SHOW TABLES, SHOW COLUMNS and information_schema: what clients
-        // browse a catalog with. squall registers its own, in Trino's shape
-        // (crate::information_schema); DataFusion's would shadow it. Queries
-        // reading only it run here (see `reads_only_information_schema`).
-        opts.catalog.information_schema = false;
-        // The catalog clients see (SHOW CATALOGS, information_schema's
-        // table_catalog, error messages) is squall's, the name Trino
-        // clients connect with; any other qualifier resolves to it too.
-        opts.catalog.default_catalog = "squall".to_string();
-        // A partitioned join costs squall a shuffle of BOTH sides through the
-        // exchange; a broadcast (`CollectLeft`) join costs one read of the
-        // small side per probe task and none of the big side, which then
-        // joins right after its scan. So squall broadcasts build sides up to
-        // larger estimates than single-node DataFusion (1 MiB / 128 Ki rows),
-        // where a partitioned join only repartitions in memory. Bounded in
-        // absolute terms, so big build sides at any scale stay partitioned.
-        opts.optimizer.hash_join_single_partition_threshold = BROADCAST_MAX_BYTES;
-        opts.optimizer.hash_join_single_partition_threshold_rows = BROADCAST_MAX_ROWS;
-    }
-    for (k, v) in settings {
-        config
-            .options_mut()
-            .set(k, v)
-            .map_err(|e| setting_error(k, v, e))?;
-    }
-    Ok(config)
 }
 
 fn new_query_id() -> String {

@@ -54,6 +54,9 @@
 //!   equal to single-node DataFusion, the objects deleted after the last
 //!   batch, when dropped half read, and when nobody reads them.
 //! - `sql`: statements beyond TPC-H (SET, EXPLAIN, VALUES, empty results, errors).
+//! - `trino_sql`: SQL Trino clients send that DataFusion refuses or answers
+//!   wrong (rows in a subquery, ANY / ALL, EXCEPT / INTERSECT ALL, FETCH,
+//!   Trino's functions, CREATE SCHEMA, RENAME, DELETE / UPDATE with subqueries).
 //! - `catalog`: unreadable tables set aside, widened column types, tables of
 //!   many files, SHOW / information_schema / qualified names.
 //! - `outer_joins`: the padded side is not constant; collected left joins.
@@ -99,5 +102,6 @@ mod sql;
 mod staged_plans;
 mod tpch;
 mod tree;
+mod trino_sql;
 mod two_level;
 mod windows;

@@ -1,0 +1,77 @@
+//! How the engine configures DataFusion: the session's options squall's
+//! distributed plans rely on, and the runtime it plans with.
+
+use datafusion::error::Result;
+use datafusion::execution::runtime_env::RuntimeEnvBuilder;
+use datafusion::prelude::SessionConfig;
+use squall_core::config::SquallConfig;
+
+use crate::limits::setting_error;
+
+/// Largest estimated build side (bytes) of a join planned as a broadcast.
+pub const BROADCAST_MAX_BYTES: usize = 16 * 1024 * 1024;
+/// Largest estimated build side (rows) of a join planned as a broadcast.
+pub const BROADCAST_MAX_ROWS: usize = 512 * 1024;
+
+/// DataFusion's runtime as squall plans with it: without DataFusion 55's
+/// cache of table listings, which keeps a listing for the process's life
+/// by default, so that files and partitions other jobs add (or remove)
+/// are read (or not) by the next query, as in Athena. Footers and file
+/// statistics stay cached: their caches check each file's size and
+/// modification time.
+pub fn runtime_builder() -> RuntimeEnvBuilder {
+    RuntimeEnvBuilder::new().with_cache_manager(
+        datafusion::execution::cache::cache_manager::CacheManagerConfig::default()
+            .with_list_files_cache_limit(0),
+    )
+}
+
+/// Session config: squall defaults, the planning options distributed
+/// execution relies on, `SQUALL_*` environment variables, then `settings`.
+pub fn session_config(settings: &[(String, String)]) -> Result<SessionConfig> {
+    let squall = SquallConfig::from_env()?;
+    let mut config = SessionConfig::new().with_option_extension(squall);
+    {
+        let opts = config.options_mut();
+        // Scans are split by squall, never by DataFusion at run time; every
+        // scan is planned as several partitions so exchanges are always planned.
+        opts.optimizer.repartition_file_min_size = 0;
+        opts.optimizer.repartition_file_scans = true;
+        opts.optimizer.enable_round_robin_repartition = false;
+        // Dynamic filters link operators inside one process; squall's stages
+        // run in different processes.
+        opts.optimizer.enable_dynamic_filter_pushdown = false;
+        opts.optimizer.enable_join_dynamic_filter_pushdown = false;
+        opts.optimizer.enable_topk_dynamic_filter_pushdown = false;
+        opts.optimizer.enable_aggregate_dynamic_filter_pushdown = false;
+        // An uncorrelated scalar subquery planned as a physical node shares its
+        // result with expressions that may land in other stages; as a join it
+        // is an ordinary broadcast.
+        opts.optimizer.enable_physical_uncorrelated_scalar_subquery = false;
+        // SHOW TABLES, SHOW COLUMNS and information_schema: what clients
+        // browse a catalog with. squall registers its own, in Trino's shape
+        // (crate::information_schema); DataFusion's would shadow it. Queries
+        // reading only it run here (see `reads_only_information_schema`).
+        opts.catalog.information_schema = false;
+        // The catalog clients see (SHOW CATALOGS, information_schema's
+        // table_catalog, error messages) is squall's, the name Trino
+        // clients connect with; any other qualifier resolves to it too.
+        opts.catalog.default_catalog = "squall".to_string();
+        // A partitioned join costs squall a shuffle of BOTH sides through the
+        // exchange; a broadcast (`CollectLeft`) join costs one read of the
+        // small side per probe task and none of the big side, which then
+        // joins right after its scan. So squall broadcasts build sides up to
+        // larger estimates than single-node DataFusion (1 MiB / 128 Ki rows),
+        // where a partitioned join only repartitions in memory. Bounded in
+        // absolute terms, so big build sides at any scale stay partitioned.
+        opts.optimizer.hash_join_single_partition_threshold = BROADCAST_MAX_BYTES;
+        opts.optimizer.hash_join_single_partition_threshold_rows = BROADCAST_MAX_ROWS;
+    }
+    for (k, v) in settings {
+        config
+            .options_mut()
+            .set(k, v)
+            .map_err(|e| setting_error(k, v, e))?;
+    }
+    Ok(config)
+}
