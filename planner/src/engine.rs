@@ -350,7 +350,7 @@ impl Engine {
                     return done.map(Err);
                 }
                 let statement = show_as_query(&ctx, statement).await?;
-                let statement = crate::tuple_in::rewrite(statement)?;
+                let statement = crate::standard_sql::rewrite(statement)?;
                 let statement = crate::trino_functions::rewrite(statement)?;
                 state.statement_to_plan(statement).await.map(Ok)
             }

@@ -59,12 +59,12 @@ pub mod schema_merge;
 pub mod series;
 pub mod split;
 pub mod stages;
+pub mod standard_sql;
 pub mod task_settings;
 pub mod temp_dirs;
 pub mod trino_functions;
 pub mod trino_sql;
 pub mod trino_types;
-pub mod tuple_in;
 pub mod two_level;
 
 pub use coordinator::QueryProgress;

@@ -44,19 +44,7 @@ use datafusion::sql::sqlparser::ast::{
 
 /// `statement` with Trino's functions written as DataFusion's.
 pub fn rewrite(statement: Statement) -> Result<Statement> {
-    match statement {
-        Statement::Statement(mut sql) => {
-            if let ControlFlow::Break(e) = sql.visit(&mut Rewriter) {
-                return Err(e);
-            }
-            Ok(Statement::Statement(sql))
-        }
-        Statement::Explain(mut explain) => {
-            explain.statement = Box::new(rewrite(*explain.statement)?);
-            Ok(Statement::Explain(explain))
-        }
-        other => Ok(other),
-    }
+    crate::trino_sql::rewritten(statement, &mut Rewriter)
 }
 
 struct Rewriter;

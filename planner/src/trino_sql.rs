@@ -20,6 +20,29 @@ pub fn parse(sql: &str) -> Result<VecDeque<Statement>> {
     DFParser::parse_sql(&prepare(sql))
 }
 
+/// `statement` (or the statement an EXPLAIN explains) walked by a rewriter
+/// of its syntax tree; DataFusion's own statements (`COPY`, `CREATE
+/// EXTERNAL TABLE`) as they are.
+pub fn rewritten<V>(statement: Statement, rewriter: &mut V) -> Result<Statement>
+where
+    V: datafusion::sql::sqlparser::ast::VisitorMut<Break = datafusion::error::DataFusionError>,
+{
+    use datafusion::sql::sqlparser::ast::VisitMut;
+    match statement {
+        Statement::Statement(mut sql) => {
+            if let std::ops::ControlFlow::Break(e) = sql.visit(rewriter) {
+                return Err(e);
+            }
+            Ok(Statement::Statement(sql))
+        }
+        Statement::Explain(mut explain) => {
+            explain.statement = Box::new(rewritten(*explain.statement, rewriter)?);
+            Ok(Statement::Explain(explain))
+        }
+        other => Ok(other),
+    }
+}
+
 /// An SQL expression squall wrote (`what` names the rewrite, for the
 /// internal error a mistake of squall's would be).
 pub fn expression(sql: &str, what: &str) -> Result<datafusion::sql::sqlparser::ast::Expr> {

@@ -1,3 +1,6 @@
+//! Standard SQL that DataFusion 55 refuses or answers wrong, written before
+//! planning as SQL it answers right.
+//!
 //! A row's membership in a subquery's rows, `(a, b) IN (SELECT x, y ...)`
 //! and `NOT IN`, which DataFusion's SQL planner refuses ("Too many
 //! columns! The subquery should only return one column"): written, before
@@ -45,39 +48,16 @@ use std::ops::ControlFlow;
 
 use datafusion::error::Result;
 use datafusion::sql::parser::Statement;
-use datafusion::sql::sqlparser::ast::{BinaryOperator, Expr, Query, SetExpr, VisitMut, VisitorMut};
+use datafusion::sql::sqlparser::ast::{BinaryOperator, Expr, Query, SetExpr, VisitorMut};
 use datafusion::sql::sqlparser::dialect::GenericDialect;
 use datafusion::sql::sqlparser::parser::Parser;
 
 use datafusion::error::DataFusionError;
 
-/// `statement` with every row `IN (subquery)` written as `EXISTS`; any
-/// other statement as it is.
+/// `statement` with rows `IN (subquery)`, `ANY` / `ALL`, `EXCEPT` /
+/// `INTERSECT ALL` and `FETCH FIRST` written as the module says.
 pub fn rewrite(statement: Statement) -> Result<Statement> {
-    match statement {
-        Statement::Statement(mut sql) => {
-            if mentions_row_in(&sql.to_string()) {
-                let mut rewriter = Rewriter::default();
-                if let ControlFlow::Break(e) = sql.visit(&mut rewriter) {
-                    return Err(e);
-                }
-            }
-            Ok(Statement::Statement(sql))
-        }
-        Statement::Explain(mut explain) => {
-            explain.statement = Box::new(rewrite(*explain.statement)?);
-            Ok(Statement::Explain(explain))
-        }
-        other => Ok(other),
-    }
-}
-
-/// A cheap test before walking the statement: rows in `IN` are rare.
-fn mentions_row_in(sql: &str) -> bool {
-    let upper = sql.to_ascii_uppercase();
-    [") IN (", ") NOT IN (", "ALL", "ANY", "SOME", "FETCH "]
-        .iter()
-        .any(|s| upper.contains(s))
+    crate::trino_sql::rewritten(statement, &mut Rewriter::default())
 }
 
 #[derive(Default)]
