@@ -177,6 +177,7 @@ impl Engine {
             .build();
         let ctx = SessionContext::new_with_state(state);
         squall_core::scalar_subquery::register(&ctx);
+        squall_core::series_limit::register(&ctx);
         crate::series::register(&ctx);
         crate::any_name::register(&ctx);
         crate::information_schema::register(&ctx)?;

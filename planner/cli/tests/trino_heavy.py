@@ -15,6 +15,9 @@ of CPU on every core). While it runs:
   and the server process's CPU time (utime + stime from /proc/PID/stat)
   stops growing; its exchange objects are deleted;
 - the same with Trino's kill endpoint, DELETE /v1/query/{queryId};
+- the same cancel for GENERATED, a heavy query that reads no table (run in
+  the server's own process) and whose operators never wait for input (an
+  unnest cross joined with another: 10^12 rows);
 - SIGTERM while it runs ends the server (exit 0), and the client gets
   SERVER_SHUTTING_DOWN.
 
@@ -42,6 +45,10 @@ import trino  # noqa: E402
 import trino.exceptions  # noqa: E402
 
 HEAVY = "SELECT count(*) FROM lineitem a, lineitem b WHERE a.l_orderkey + b.l_orderkey < 0"
+GENERATED = (
+    "SELECT count(*), sum(x * y) FROM (SELECT unnest(range(1, 10000000)) AS x) t "
+    "CROSS JOIN (SELECT unnest(range(1, 100000)) AS y) u"
+)
 TICKS = os.sysconf("SC_CLK_TCK")
 
 
@@ -93,9 +100,10 @@ def eventually(cond, within=30.0):
 
 
 class Heavy:
-    """HEAVY running on its own connection, in a thread."""
+    """HEAVY (or `sql`) running on its own connection, in a thread."""
 
-    def __init__(self, host, port, user):
+    def __init__(self, host, port, user, sql=HEAVY):
+        self.sql = sql
         self.conn = trino.dbapi.connect(
             host=host, port=port, user=user, catalog="squall", schema="tpch", http_scheme="http"
         )
@@ -116,7 +124,7 @@ class Heavy:
 
     def _run(self):
         try:
-            self.cur.execute(HEAVY)
+            self.cur.execute(self.sql)
             self.outcome["rows"] = self.cur.fetchall()
         except Exception as e:  # a stopped query surfaces as an error
             self.outcome["error"] = e
@@ -212,6 +220,18 @@ def run_checks(binary, catalog, exchange, proc, host, port):
     check(idle_s is not None, "the server's CPU time still grows 30 s after the cancel")
     check(eventually(lambda: files_under(exchange) == 0), "exchange objects left after the cancel")
     print(f"cancel (DELETE nextUri): answered in {cancel_s * 1000:.0f} ms; CPU idle {idle_s:.2f} s after it")
+
+    # 2b. The same for a query the server runs in its own process, whose
+    # operators never wait for input.
+    heavy = Heavy(host, port, "heavy", GENERATED)
+    check(cpu_busy(pid, 1.0) >= 0.25, "the generated heavy query is not using the CPU")
+    cancelled = time.time()
+    heavy.cur.cancel()
+    heavy.ended_with("USER_CANCELED", quietly=True)
+    check(summary(base, heavy.query_id)["state"] == "CANCELED", "the server did not cancel it")
+    idle_s = until_idle(pid, cancelled)
+    check(idle_s is not None, "the server's CPU time still grows 30 s after cancelling GENERATED")
+    print(f"cancel of an unnest cross join run in the process: CPU idle {idle_s:.2f} s after it")
 
     # 3. The same through Trino's kill endpoint, DELETE /v1/query/{queryId}.
     heavy = Heavy(host, port, "heavy")

@@ -25,7 +25,7 @@
 //!
 //! What it does not do: stop work by itself. An abort takes effect at the
 //! work's next yield; operators that could run long between yields are made
-//! to yield (see [`crate::exec::pace_joins`]).
+//! to yield (see [`crate::exec::pace_plan`]).
 
 use std::future::Future;
 use std::pin::Pin;

@@ -53,6 +53,7 @@ pub mod scalar_subquery;
 pub mod scan;
 pub mod seams;
 pub mod seeded;
+pub mod series_limit;
 pub mod task;
 pub mod worker;
 

@@ -52,7 +52,7 @@ use crate::activity::RunningTask;
 use crate::codec::decode_plan;
 use crate::config::SquallConfig;
 use crate::error::{Result, SquallError};
-use crate::exec::{ShuffleWriteExec, enable_dynamic_filters, link_dynamic_filters, pace_joins};
+use crate::exec::{ShuffleWriteExec, enable_dynamic_filters, link_dynamic_filters, pace_plan};
 use crate::executor::{join_error_text, spawn_cpu};
 use crate::fault;
 use crate::key_filter::KeyFilter;
@@ -397,6 +397,7 @@ async fn execute(
         .build_arc()?;
     let ctx = SessionContext::new_with_config_rt(config, runtime);
     crate::scalar_subquery::register(&ctx);
+    crate::series_limit::register(&ctx);
     let task_ctx = ctx.task_ctx();
     // DataFusion's plan decoder panics on some malformed input: a panic
     // there is a bad payload like any other decoding error.
@@ -443,8 +444,8 @@ async fn execute(
     } else {
         input
     };
-    // Joins yield often, so a stop takes effect at once (see exec::pace_joins).
-    let input = pace_joins(input).map_err(|e| plan_failure(spec, e.into()))?;
+    // Joins and unnests yield often, so a stop takes effect at once (see exec::pace_plan).
+    let input = pace_plan(input).map_err(|e| plan_failure(spec, e.into()))?;
     let writer = root.with_input(input).with_output(spec.output.clone());
 
     let crash = fault::happens(

@@ -5,11 +5,12 @@
 
 use std::sync::Arc;
 
+use arrow::record_batch::RecordBatch;
 use datafusion::catalog::MemorySchemaProvider;
 use datafusion::datasource::MemTable;
 use datafusion::error::{DataFusionError, Result};
 use datafusion::logical_expr::{CreateCatalogSchema, DdlStatement, LogicalPlan};
-use datafusion::prelude::SessionContext;
+use datafusion::prelude::{DataFrame, SessionContext};
 use datafusion::sql::parser::{DFParser, Statement};
 use datafusion::sql::planner::object_name_to_table_reference;
 use datafusion::sql::sqlparser::ast::ObjectName;
@@ -41,7 +42,7 @@ impl Engine {
             let (schema, batches) = on_cpu(cancel, async move {
                 let df = ctx.execute_logical_plan(plan).await?;
                 let schema = Arc::new(df.schema().as_arrow().clone());
-                Ok((schema, df.collect().await?))
+                Ok((schema, collect_paced(df).await?))
             })
             .await?;
             if let Some((table, locations)) = partitioned {
@@ -93,6 +94,16 @@ impl Engine {
         }
         Ok(empty_result())
     }
+}
+
+/// A DataFrame's rows, its joins and unnests paced as a worker paces them
+/// (`squall_core::exec::pace_plan`), so that a cancelled statement stops
+/// at its next batch even if its operators never wait for input (an
+/// unnest of a long literal array, a cross join of such rows).
+pub(super) async fn collect_paced(df: DataFrame) -> Result<Vec<RecordBatch>> {
+    let task = Arc::new(df.task_ctx());
+    let plan = squall_core::exec::pace_plan(df.create_physical_plan().await?)?;
+    datafusion::physical_plan::collect(plan, task).await
 }
 
 /// `ALTER TABLE a RENAME TO b` (dbt swaps a rebuilt table in so) of a

@@ -8,7 +8,7 @@
 //! filters in [`crate::key_filter`].
 //! A read reports the [`BoundaryProperties`] of the node it replaced, so
 //! the operators above it keep what they were planned with. A worker also
-//! paces the joins of the plan it runs ([`pace_joins`]: [`PaceExec`],
+//! paces the joins and unnests of the plan it runs ([`pace_plan`]: [`PaceExec`],
 //! [`CountRowsExec`]) so that its task yields often; those nodes are never
 //! planned or shipped.
 //!
@@ -29,7 +29,7 @@ pub use boundary::{BoundaryProperties, Keeps};
 pub use dynamic_filters::{DynamicFilterExec, enable_dynamic_filters, link_dynamic_filters};
 pub use nullable_side::{GuardNullableSides, NullableSideExec};
 pub use pacing::{
-    CountRowsExec, PAIRS_PER_SLICE, PaceExec, YIELD_AFTER, pace_joins, pace_joins_with,
+    CountRowsExec, PAIRS_PER_SLICE, PaceExec, YIELD_AFTER, pace_plan, pace_plan_with,
 };
 pub use shuffle_read::{MAX_FETCHES_IN_FLIGHT, ReadMode, ShuffleReadExec, fetches_in_flight};
 pub use shuffle_write::ShuffleWriteExec;

@@ -13,10 +13,13 @@
 //! polls its probe input again: with the 600 k rows of TPC-H SF 0.1
 //! `lineitem` on the build side, one 8192-row probe batch is 5·10⁹ pairs,
 //! tens of seconds inside a single `poll`, and if the filter matches nothing
-//! it emits nothing in between.
+//! it emits nothing in between. An unnest is the other: one input row of
+//! a 50-million-element array is 6,000 output batches it makes without
+//! polling its input again, and an aggregate above it pulls them all in one
+//! `poll` (`SELECT count(*) FROM (SELECT unnest(range(1, 50000000)))`).
 //!
 //! ```text
-//!            PaceExec (yield)                         after every join: yield once the task
+//!            PaceExec (yield)                         after every join and unnest: yield once the task
 //!                │                                    has run YIELD_AFTER without a break
 //!      NestedLoopJoinExec
 //!        │              │
@@ -26,9 +29,10 @@
 //!    build input
 //! ```
 //!
-//! The worker adds these nodes to a task's plan after decoding it
-//! ([`pace_joins`]); they are never planned, serialized or shipped, and they
-//! change no row: slices of a batch are the batch, in order.
+//! The worker adds these nodes to a task's plan after decoding it, and the
+//! engine to a plan it runs in its own process ([`pace_plan`]); they are
+//! never planned, serialized or shipped, and they change no row: slices of
+//! a batch are the batch, in order.
 
 use std::fmt;
 use std::pin::Pin;
@@ -47,6 +51,7 @@ use datafusion::physical_plan::joins::{
     CrossJoinExec, HashJoinExec, NestedLoopJoinExec, SortMergeJoinExec,
 };
 use datafusion::physical_plan::stream::RecordBatchStreamAdapter;
+use datafusion::physical_plan::unnest::UnnestExec;
 use datafusion::physical_plan::{
     ChildrenPropertiesMode, DisplayAs, DisplayFormatType, ExecutionPlan, PlanProperties,
     RecordBatchStream, ReplaceChildrenOptions, SendableRecordBatchStream,
@@ -63,20 +68,21 @@ pub const YIELD_AFTER: Duration = Duration::from_millis(10);
 /// slice: one probe row against all of it.
 pub const PAIRS_PER_SLICE: usize = 1 << 18;
 
-/// `plan` with every join paced (see the module docs).
-pub fn pace_joins(plan: Arc<dyn ExecutionPlan>) -> Result<Arc<dyn ExecutionPlan>> {
-    pace_joins_with(plan, PAIRS_PER_SLICE)
+/// `plan` with every join and unnest paced (see the module docs).
+pub fn pace_plan(plan: Arc<dyn ExecutionPlan>) -> Result<Arc<dyn ExecutionPlan>> {
+    pace_plan_with(plan, PAIRS_PER_SLICE)
 }
 
-/// [`pace_joins`] with probe slices of at most `pairs_per_slice` pairs.
-pub fn pace_joins_with(
+/// [`pace_plan`] with probe slices of at most `pairs_per_slice` pairs.
+pub fn pace_plan_with(
     plan: Arc<dyn ExecutionPlan>,
     pairs_per_slice: usize,
 ) -> Result<Arc<dyn ExecutionPlan>> {
     let paced = plan.transform_up(|node| {
-        let is_join = node.downcast_ref::<HashJoinExec>().is_some()
+        let many_rows_per_poll = node.downcast_ref::<HashJoinExec>().is_some()
             || node.downcast_ref::<CrossJoinExec>().is_some()
-            || node.downcast_ref::<SortMergeJoinExec>().is_some();
+            || node.downcast_ref::<SortMergeJoinExec>().is_some()
+            || node.downcast_ref::<UnnestExec>().is_some();
         if let Some(nlj) = node.downcast_ref::<NestedLoopJoinExec>() {
             let build_rows = Arc::new(AtomicUsize::new(0));
             let left: Arc<dyn ExecutionPlan> = Arc::new(CountRowsExec::new(
@@ -94,7 +100,7 @@ pub fn pace_joins_with(
             )?;
             return Ok(Transformed::yes(Arc::new(PaceExec::new(join)) as _));
         }
-        if is_join {
+        if many_rows_per_poll {
             return Ok(Transformed::yes(Arc::new(PaceExec::new(node)) as _));
         }
         Ok(Transformed::no(node))

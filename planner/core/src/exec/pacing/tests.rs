@@ -59,7 +59,7 @@ async fn paced_joins_give_the_same_rows() {
             .await
             .unwrap();
         // 7 pairs per slice: probe batches cut into slices of one row.
-        let paced = pace_joins_with(plan(&ctx, sql).await, 7).unwrap();
+        let paced = pace_plan_with(plan(&ctx, sql).await, 7).unwrap();
         let shown = displayable(paced.as_ref()).indent(true).to_string();
         assert!(shown.contains("PaceExec"), "{sql}: not paced:\n{shown}");
         let paced = collect(paced, ctx.task_ctx()).await.unwrap();
@@ -75,7 +75,7 @@ async fn paced_joins_give_the_same_rows() {
 async fn a_nested_loop_join_slices_its_probe_side_by_the_build_rows() {
     let ctx = context(1000, 8192);
     let sql = "select count(*) from a, b where x + y < 0";
-    let paced = pace_joins_with(plan(&ctx, sql).await, 100_000).unwrap();
+    let paced = pace_plan_with(plan(&ctx, sql).await, 100_000).unwrap();
     let shown = displayable(paced.as_ref()).indent(true).to_string();
     assert!(shown.contains("NestedLoopJoinExec"), "{shown}");
     assert!(shown.contains("CountRowsExec"), "{shown}");
@@ -102,7 +102,7 @@ async fn a_nested_loop_join_that_matches_nothing_yields_while_it_runs() {
     // before the join is done.
     let ctx = context(50_000, 8192);
     let sql = "select count(*) from a, b where x + y < 0";
-    let paced = pace_joins(plan(&ctx, sql).await).unwrap();
+    let paced = pace_plan(plan(&ctx, sql).await).unwrap();
     let run = collect(paced, ctx.task_ctx());
     tokio::pin!(run);
     let timer_fired = tokio::select! {
@@ -113,4 +113,35 @@ async fn a_nested_loop_join_that_matches_nothing_yields_while_it_runs() {
     assert!(timer_fired, "the join ran to its end without yielding");
     let out = run.await.unwrap();
     assert_eq!(out[0].num_rows(), 1);
+}
+
+#[tokio::test]
+async fn an_unnest_of_a_long_array_yields_while_it_runs() {
+    // One input row, 20 million output rows: unpaced, the aggregate above
+    // pulls every unnested batch in one poll, since the unnest never polls
+    // its input again.
+    let ctx = SessionContext::new_with_config(SessionConfig::new().with_target_partitions(1));
+    let sql = "select count(*), sum(x) from (select unnest(range(0, 20000000)) as x)";
+    let paced = pace_plan(plan(&ctx, sql).await).unwrap();
+    let shown = displayable(paced.as_ref()).indent(true).to_string();
+    assert!(shown.contains("PaceExec"), "not paced:\n{shown}");
+    let run = collect(paced, ctx.task_ctx());
+    tokio::pin!(run);
+    let timer_fired = tokio::select! {
+        biased;
+        _ = tokio::time::sleep(Duration::from_millis(20)) => true,
+        r = &mut run => { r.unwrap(); false }
+    };
+    assert!(timer_fired, "the unnest ran to its end without yielding");
+    let out = run.await.unwrap();
+    assert_eq!(
+        pretty_format_batches(&out).unwrap().to_string(),
+        pretty_format_batches(
+            &collect(plan(&ctx, sql).await, ctx.task_ctx())
+                .await
+                .unwrap()
+        )
+        .unwrap()
+        .to_string()
+    );
 }
