@@ -7,16 +7,17 @@
 //! queries naming it fail saying why, the others answer.
 
 use crate::error::PlannerError;
-use crate::partitions::{HiveFolderValues, PartitionRegistry, inspect};
+use crate::partitions::{DataFiles, HiveFolderValues, PartitionRegistry, inspect};
 use std::path::PathBuf;
 use std::sync::Arc;
 
 use futures::FutureExt;
 
 use datafusion::catalog::{SchemaProvider, TableProvider};
-use datafusion::datasource::listing::ListingTableUrl;
+use datafusion::datasource::listing::{ListingTable, ListingTableConfig, ListingTableUrl};
 use datafusion::error::{DataFusionError, Result};
 use datafusion::execution::object_store::ObjectStoreUrl;
+use datafusion::execution::options::ReadOptions;
 use datafusion::prelude::{ParquetReadOptions, SessionContext};
 
 /// Register every table of the catalog at `location` with `ctx`.
@@ -173,7 +174,10 @@ impl SchemaProvider for WithUnreadable {
 /// Registers the table `name` of Parquet files under `root` of the store at
 /// `store_url` (`url` is the same place as DataFusion names it), with the
 /// partition columns its folders give; when it holds no Parquet file, it
-/// is no table, and the answer says why.
+/// is no table, and the answer says why. Its files are those named
+/// `*.parquet`; a folder with none, whose other files are Parquet (Hive's
+/// `000000_0`, Athena's CTAS output, named without an extension), is read
+/// as Hive and Athena read it: every file but hidden and bookkeeping ones.
 async fn register_table(
     ctx: &SessionContext,
     name: &str,
@@ -183,23 +187,41 @@ async fn register_table(
     registry: &PartitionRegistry,
 ) -> Result<Option<String>> {
     let store = ctx.runtime_env().object_store(store_url)?;
-    let layout = inspect(store.as_ref(), root, name, url).await?;
-    if layout.files == 0 {
-        let mut why = "the folder holds no Parquet file (a file named *.parquet)".to_string();
-        if let Some(example) = &layout.other_example {
-            why.push_str(&format!(
-                "; its {} other file(s), such as {example}, are not read: \
-                 squall reads a table's files named *.parquet",
+    let mut data = DataFiles::NamedParquet;
+    let mut layout = inspect(store.as_ref(), root, name, url, data).await?;
+    if layout.files == 0
+        && let Some(example) = &layout.other_example
+    {
+        let path = object_store::path::Path::from_iter(
+            root.parts()
+                .chain(object_store::path::Path::from(example.as_str()).parts()),
+        );
+        let why = match starts_as_parquet(store.as_ref(), &path).await {
+            Ok(true) => {
+                data = DataFiles::AllVisible;
+                layout = inspect(store.as_ref(), root, name, url, data).await?;
+                None
+            }
+            Ok(false) => Some(format!(
+                "the folder holds no Parquet file: its {} file(s), such as {example}, \
+                 are neither named *.parquet nor Parquet (they do not begin with PAR1)",
                 layout.other_files
-            ));
+            )),
+            Err(e) => Some(format!("file {example}: {e}")),
+        };
+        if let Some(why) = why {
+            return Ok(Some(message(&table_error(name, url, why))));
         }
+    }
+    if layout.files == 0 {
+        let why = "the folder holds no Parquet file".to_string();
         return Ok(Some(message(&table_error(name, url, why))));
     }
     let listed = layout.listed_columns();
     let options = ParquetReadOptions::default().table_partition_cols(listed.clone());
     // The Parquet reader panics on some corrupt footers: a panic here is a
     // bad file like any other, named with the file that cannot be read.
-    let registered = std::panic::AssertUnwindSafe(ctx.register_parquet(name, url, options))
+    let registered = std::panic::AssertUnwindSafe(register_files(ctx, name, url, options, data))
         .catch_unwind()
         .await
         .unwrap_or_else(|panic| {
@@ -212,7 +234,7 @@ async fn register_table(
         // Files whose types differ where a wider type holds them all
         // (schema_merge) register with that type; a file that cannot be
         // read, or a real conflict, is named.
-        let failed = match file_schemas(ctx, Arc::clone(&store), root).await {
+        let failed = match file_schemas(ctx, Arc::clone(&store), root, data).await {
             Err(unreadable) => Some(unreadable),
             Ok(schemas) if schemas.is_empty() => Some(e.to_string()),
             Ok(schemas) => match crate::schema_merge::merge(&schemas) {
@@ -221,7 +243,7 @@ async fn register_table(
                     let options = ParquetReadOptions::default()
                         .table_partition_cols(listed.clone())
                         .schema(&merged);
-                    match ctx.register_parquet(name, url, options).await {
+                    match register_files(ctx, name, url, options, data).await {
                         Ok(()) => {
                             tracing::info!(
                                 table = name,
@@ -238,7 +260,7 @@ async fn register_table(
             return Err(table_error(name, url, message));
         }
     }
-    drop_file_columns_named_like_partitions(ctx, name, url, &listed)
+    drop_file_columns_named_like_partitions(ctx, name, url, &listed, data)
         .await
         .map_err(|e| table_error(name, url, message(&e)))?;
     if !layout.columns.is_empty() {
@@ -262,6 +284,7 @@ async fn drop_file_columns_named_like_partitions(
     name: &str,
     url: &str,
     columns: &[(String, arrow::datatypes::DataType)],
+    data: DataFiles,
 ) -> Result<()> {
     if columns.is_empty() {
         return Ok(());
@@ -286,7 +309,52 @@ async fn drop_file_columns_named_like_partitions(
     let options = ParquetReadOptions::default()
         .table_partition_cols(columns.to_vec())
         .schema(&file_schema);
-    ctx.register_parquet(name, url, options).await
+    register_files(ctx, name, url, options, data).await
+}
+
+/// `ctx.register_parquet(name, url, options)` reading `data`'s files of
+/// the folder `url` (DataFusion's lists the files named as
+/// `options.file_extension` says, and cannot leave out hidden ones when the
+/// extension is empty).
+pub async fn register_files(
+    ctx: &SessionContext,
+    name: &str,
+    url: &str,
+    options: ParquetReadOptions<'_>,
+    data: DataFiles,
+) -> Result<()> {
+    let options = ParquetReadOptions {
+        file_extension: data.extension(),
+        ..options
+    };
+    let listing = options.to_listing_options(&ctx.copied_config(), ctx.copied_table_options());
+    let table_path = data.listing_url(url)?.with_table_ref(name.into());
+    let schema = match options.schema {
+        Some(s) => Arc::new(s.clone()),
+        None => listing.infer_schema(&ctx.state(), &table_path).await?,
+    };
+    let config = ListingTableConfig::new(table_path)
+        .with_listing_options(listing)
+        .with_schema(schema);
+    let table = ListingTable::try_new(config)?
+        .with_cache(ctx.runtime_env().cache_manager.get_file_statistic_cache());
+    ctx.register_table(name, Arc::new(table))?;
+    Ok(())
+}
+
+/// Whether the object at `path` begins with Parquet's magic bytes (one
+/// ranged GET of 4 bytes).
+async fn starts_as_parquet(
+    store: &dyn object_store::ObjectStore,
+    path: &object_store::path::Path,
+) -> std::result::Result<bool, object_store::Error> {
+    use object_store::ObjectStoreExt;
+    let meta = store.head(path).await?;
+    if meta.size < 12 {
+        return Ok(false);
+    }
+    let head = store.get_range(path, 0..4).await?;
+    Ok(head.as_ref() == b"PAR1")
 }
 
 /// The schema of each Parquet file under `root` (its name, its schema), or
@@ -296,6 +364,7 @@ async fn file_schemas(
     ctx: &SessionContext,
     store: Arc<dyn object_store::ObjectStore>,
     root: &object_store::path::Path,
+    data: DataFiles,
 ) -> std::result::Result<Vec<(String, arrow::datatypes::Schema)>, String> {
     use datafusion::datasource::file_format::FileFormat;
     use datafusion::datasource::file_format::parquet::ParquetFormat;
@@ -305,7 +374,8 @@ async fn file_schemas(
         .try_collect()
         .await
         .map_err(|e| format!("cannot list: {e}"))?;
-    files.retain(|f| f.location.as_ref().ends_with(".parquet"));
+    let depth = root.parts().count();
+    files.retain(|f| data.holds(&f.location, depth));
     files.sort_by(|a, b| a.location.cmp(&b.location));
     let state = ctx.state();
     let format = ParquetFormat::default();
@@ -347,7 +417,14 @@ pub async fn record_partitions(
 ) -> Result<()> {
     let url = ListingTableUrl::parse(location)?;
     let store = ctx.runtime_env().object_store(url.object_store())?;
-    let layout = inspect(store.as_ref(), url.prefix(), name, location).await?;
+    let layout = inspect(
+        store.as_ref(),
+        url.prefix(),
+        name,
+        location,
+        DataFiles::NamedParquet,
+    )
+    .await?;
     registry.record(
         url.object_store().as_str(),
         url.prefix().as_ref(),

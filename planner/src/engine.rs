@@ -32,6 +32,7 @@ mod dml;
 mod here;
 #[path = "engine/prepare.rs"]
 mod prepare;
+mod request_scope;
 use crate::error::PlannerError;
 use crate::explain;
 pub use config::{BROADCAST_MAX_BYTES, BROADCAST_MAX_ROWS, runtime_builder, session_config};
@@ -136,6 +137,10 @@ pub struct Engine {
     partitions: Arc<PartitionRegistry>,
     /// Where SQL may name locations (`squall.catalog.allowed_roots`).
     roots: AllowedRoots,
+    /// Whether the engine lives for one request only (the aws backend's
+    /// coordinator): a request's last statement whose effect would live
+    /// only in its memory is refused ([`request_scope`]).
+    one_request: bool,
 }
 
 impl Engine {
@@ -194,7 +199,17 @@ impl Engine {
             footers: Arc::default(),
             partitions,
             roots,
+            one_request: false,
         })
+    }
+
+    /// This engine, built for one request only (the aws backend builds one
+    /// per request): a request's last statement that would change only
+    /// its memory (create a table, change a created table's rows) is
+    /// refused rather than reported done.
+    pub fn for_one_request(mut self) -> Self {
+        self.one_request = true;
+        self
     }
 
     /// The session (catalog, settings).
@@ -280,7 +295,8 @@ impl Engine {
             ..options.clone()
         };
         let mut last = None;
-        for statement in statements {
+        let count = statements.len();
+        for (i, statement) in statements.into_iter().enumerate() {
             // A run that resumes plans its query whatever: its coordinator
             // loop ends it, stopping the tasks and deleting its objects.
             if options.cancel.is_cancelled() && options.resume.is_none() {
@@ -295,6 +311,13 @@ impl Engine {
                 Some(Outcome::Finished(earlier)) => earlier.batches.discard().await,
                 Some(handed @ Outcome::HandedOver(_)) => return Ok(handed),
                 None => {}
+            }
+            if self.one_request
+                && i + 1 == count
+                && let Some(refused) =
+                    request_scope::lost_with_the_request(&self.ctx, &statement).await
+            {
+                return Err(refused);
             }
             // On the heap: a statement's future is large (planning, the
             // coordinator loop), and callers' own futures hold this one.

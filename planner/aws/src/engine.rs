@@ -23,7 +23,9 @@ use crate::sqs::SqsQueue;
 use crate::state::state_store_at;
 
 /// An engine on the aws backend, configured by `squall.*` settings
-/// (environment first, then `options.settings`).
+/// (environment first, then `options.settings`), for one request: a
+/// request's last statement whose effect would live only in the engine's
+/// memory (`CREATE TABLE`, ...) is refused ([`Engine::for_one_request`]).
 pub async fn aws_engine(options: EngineOptions) -> Result<Engine> {
     let env = AwsEnv::load().await;
     let squall = SquallConfig::from_session(&session_config(&options.settings)?);
@@ -90,7 +92,9 @@ pub async fn aws_engine(options: EngineOptions) -> Result<Engine> {
             engine.partition_registry(),
         )
         .await?;
-        return Ok(engine);
+        return Ok(engine.for_one_request());
     }
-    Engine::with_backend(options, runtime, backend).await
+    Ok(Engine::with_backend(options, runtime, backend)
+        .await?
+        .for_one_request())
 }

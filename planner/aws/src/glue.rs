@@ -4,7 +4,10 @@
 //! an unpartitioned one as a listing table over its location, a partitioned
 //! one as a [`ListedPartitionsTable`] over the partitions Glue lists, with
 //! the partition keys' Glue types (so, as in Athena, only registered
-//! partitions are read, wherever their locations are). Tables of other
+//! partitions are read, wherever their locations are). As in Athena, a
+//! table's files are all the files at its location but hidden (`.x`) and
+//! bookkeeping (`_x`) ones, whatever their names: Athena's CTAS and INSERT
+//! write names without `.parquet`. Tables of other
 //! formats are left out, each named in a warning. The client comes from
 //! the process's AWS configuration like S3's and SQS's (region,
 //! credentials, `AWS_ENDPOINT_URL` for an emulator).
@@ -19,8 +22,9 @@ use arrow::datatypes::{DataType, Field, Schema, TimeUnit};
 use aws_sdk_glue::types::{Column, Table};
 use datafusion::error::Result;
 use datafusion::prelude::{ParquetReadOptions, SessionContext};
+use squall_planner::catalog::register_files;
 use squall_planner::partitions::{
-    ListedPartition, ListedPartitionsTable, PartitionRegistry, is_null_folder,
+    DataFiles, ListedPartition, ListedPartitionsTable, PartitionRegistry, is_null_folder,
 };
 
 use crate::env::AwsEnv;
@@ -64,8 +68,16 @@ pub async fn register_glue_catalog(
             .map(|c| Ok((c.name().to_string(), arrow_type(database, name, c)?)))
             .collect::<Result<Vec<_>>>()?;
         if keys.is_empty() {
-            ctx.register_parquet(name, &location, ParquetReadOptions::default())
-                .await?;
+            // Every file but hidden ones, as Athena reads the table (its
+            // CTAS writes file names without `.parquet`).
+            register_files(
+                ctx,
+                name,
+                &location,
+                ParquetReadOptions::default(),
+                DataFiles::AllVisible,
+            )
+            .await?;
         } else {
             let mut partitions = Vec::new();
             let mut pages = client

@@ -206,7 +206,9 @@ impl ListedPartitionsTable {
     }
 }
 
-/// The Parquet files of one partition (hidden files and empty ones left out).
+/// The files of one partition: every file but hidden, bookkeeping and
+/// empty ones, whatever its name, as Athena reads a partition of a table
+/// the catalog declares Parquet (its CTAS writes names without `.parquet`).
 async fn list_files(store: &dyn ObjectStore, url: &ListingTableUrl) -> Result<Vec<ObjectMeta>> {
     let objects: Vec<ObjectMeta> =
         store
@@ -221,7 +223,7 @@ async fn list_files(store: &dyn ObjectStore, url: &ListingTableUrl) -> Result<Ve
     let depth = url.prefix().parts().count();
     Ok(objects
         .into_iter()
-        .filter(|m| m.size > 0 && super::is_data_file(&m.location, depth))
+        .filter(|m| m.size > 0 && super::DataFiles::AllVisible.holds(&m.location, depth))
         .collect())
 }
 

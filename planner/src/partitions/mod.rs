@@ -27,7 +27,8 @@ use std::sync::RwLock;
 
 use arrow::datatypes::DataType;
 use datafusion::common::ScalarValue;
-use datafusion::error::Result;
+use datafusion::datasource::listing::ListingTableUrl;
+use datafusion::error::{DataFusionError, Result};
 use futures::TryStreamExt;
 use object_store::ObjectStore;
 use object_store::path::Path;
@@ -44,14 +45,15 @@ pub use listed::{ListedPartition, ListedPartitionsTable};
 /// What [`inspect`] found under a table's folder.
 #[derive(Debug, Clone, PartialEq)]
 pub struct TableLayout {
-    /// Parquet files (of any size) below the folder.
+    /// Data files (of any size) below the folder.
     pub files: usize,
     /// The partition columns, outermost folder first, with their inferred types.
     pub columns: Vec<(String, DataType)>,
     /// Distinct partitions (combinations of partition values) that hold files.
     pub partitions: usize,
-    /// Files below the folder that are not read: not named `*.parquet`,
-    /// and not hidden (`.x`) or bookkeeping (`_SUCCESS`).
+    /// Files below the folder that are not read: not data files (with
+    /// [`DataFiles::NamedParquet`], not named `*.parquet`), and not hidden
+    /// (`.x`) or bookkeeping (`_SUCCESS`).
     pub other_files: usize,
     /// One of them (its path in the table's folder), to name in an error.
     pub other_example: Option<String>,
@@ -84,13 +86,65 @@ pub fn is_null_folder(value: &str) -> bool {
     value == HIVE_NULL || value.is_empty()
 }
 
-/// Lists the Parquet files under `root` of `store` and works out its
-/// partition columns. `table` and `location` name the table in errors.
+/// Which files below a table's folder hold its rows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DataFiles {
+    /// Files named `*.parquet`, as squall, Spark, DuckDB and DataFusion
+    /// name what they write (a folder may hold other files beside them).
+    NamedParquet,
+    /// Every file but hidden (`.x`) and bookkeeping (`_x`) ones, whatever
+    /// its name, as Hive, Trino and Athena read a table declared Parquet:
+    /// Hive writes `000000_0`, Athena's CTAS and INSERT write names without
+    /// an extension.
+    AllVisible,
+}
+
+impl DataFiles {
+    /// Whether the object at `location`, below a table folder `depth`
+    /// segments deep, is one of the table's files.
+    pub fn holds(self, location: &Path, depth: usize) -> bool {
+        let named = match self {
+            DataFiles::NamedParquet => location.as_ref().ends_with(".parquet"),
+            DataFiles::AllVisible => true,
+        };
+        named && !is_hidden(location, depth)
+    }
+
+    /// The listing table URL of the folder `url` that lists these files:
+    /// for [`DataFiles::AllVisible`], with a glob leaving out the hidden
+    /// and bookkeeping files (DataFusion lists every file whose name ends
+    /// with the extension, and the extension is then empty).
+    pub fn listing_url(self, url: &str) -> Result<ListingTableUrl> {
+        let parsed = ListingTableUrl::parse(url)?;
+        match self {
+            DataFiles::NamedParquet => Ok(parsed),
+            DataFiles::AllVisible => {
+                let visible = glob::Pattern::new("[!_.]*")
+                    .map_err(|e| DataFusionError::Internal(format!("glob: {e}")))?;
+                let url: &url::Url = parsed.as_ref();
+                ListingTableUrl::try_new(url.clone(), Some(visible))
+            }
+        }
+    }
+
+    /// The file extension a listing table of these files filters by.
+    pub fn extension(self) -> &'static str {
+        match self {
+            DataFiles::NamedParquet => ".parquet",
+            DataFiles::AllVisible => "",
+        }
+    }
+}
+
+/// Lists the files under `root` of `store` and works out its partition
+/// columns; `data` says which files hold rows. `table` and `location` name
+/// the table in errors.
 pub async fn inspect(
     store: &dyn ObjectStore,
     root: &Path,
     table: &str,
     location: &str,
+    data: DataFiles,
 ) -> Result<TableLayout> {
     let bad = |message: String| PlannerError::Table {
         table: table.to_string(),
@@ -118,7 +172,7 @@ pub async fn inspect(
         let Some((_, folders)) = parts.split_last() else {
             continue;
         };
-        if !is_data_file(&meta.location, depth) {
+        if !data.holds(&meta.location, depth) {
             if !is_hidden(&meta.location, depth) {
                 other_files += 1;
                 other_example.get_or_insert_with(|| parts.join("/"));
@@ -183,12 +237,6 @@ pub async fn inspect(
         other_example,
         null_folders,
     })
-}
-
-/// A Parquet file of a table whose folder is `depth` segments deep: not in
-/// a folder, and not itself, that DataFusion and Hive skip (`.x`, `_x`).
-pub(crate) fn is_data_file(location: &Path, depth: usize) -> bool {
-    location.as_ref().ends_with(".parquet") && !is_hidden(location, depth)
 }
 
 /// In or itself a hidden (`.x`) or bookkeeping (`_x`) file or folder,

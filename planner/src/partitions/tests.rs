@@ -85,9 +85,15 @@ async fn inspect_finds_columns_partitions_and_files() {
             .await
             .unwrap();
     }
-    let layout = inspect(store.as_ref(), &Path::from("t"), "t", "memory://t")
-        .await
-        .unwrap();
+    let layout = inspect(
+        store.as_ref(),
+        &Path::from("t"),
+        "t",
+        "memory://t",
+        DataFiles::NamedParquet,
+    )
+    .await
+    .unwrap();
     assert_eq!(
         layout,
         TableLayout {
@@ -109,13 +115,25 @@ async fn inspect_finds_columns_partitions_and_files() {
         )
         .await
         .unwrap();
-    let err = inspect(store.as_ref(), &Path::from("t"), "t", "memory://t")
-        .await
-        .unwrap_err()
-        .to_string();
+    let err = inspect(
+        store.as_ref(),
+        &Path::from("t"),
+        "t",
+        "memory://t",
+        DataFiles::NamedParquet,
+    )
+    .await
+    .unwrap_err()
+    .to_string();
     assert!(err.contains("partitioned differently"), "{err}");
-    let flat = inspect(store.as_ref(), &Path::from("nothing"), "n", "memory://n")
-        .await
-        .unwrap();
+    let flat = inspect(
+        store.as_ref(),
+        &Path::from("nothing"),
+        "n",
+        "memory://n",
+        DataFiles::NamedParquet,
+    )
+    .await
+    .unwrap();
     assert_eq!((flat.files, flat.columns.len(), flat.partitions), (0, 0, 0));
 }

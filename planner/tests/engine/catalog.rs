@@ -51,32 +51,57 @@ async fn corrupt_parquet_files_are_named() {
     }
 }
 
-/// A folder of the catalog with no Parquet file is no table: a query
-/// naming it says why (an empty folder; a folder of files not named
-/// `*.parquet`, as Hive's `000000_0`, naming one), and Spark's bookkeeping
-/// files beside Parquet files (`_SUCCESS`, `.part-0.parquet.crc`) are
-/// skipped, not read as data.
+/// A folder's files are its `*.parquet` files; a folder with none whose
+/// files are Parquet under other names (Hive's `000000_0`, Athena's CTAS
+/// output, named without an extension) is read whole, as Hive and Athena
+/// read it, flat or partitioned, bookkeeping files (`_SUCCESS`, `.x.crc`)
+/// left out. A folder with no Parquet file at all is no table, and a query
+/// naming it says why (empty; files that are not Parquet, naming one).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn folders_without_parquet_files_are_named_not_lost() {
+async fn folders_read_their_parquet_files_whatever_their_names() {
     let good = std::fs::read(a_nation_file()).unwrap();
     let dir = tempfile::tempdir().unwrap();
-    for folder in ["empty", "hive", "spark"] {
-        std::fs::create_dir_all(dir.path().join(folder)).unwrap();
-    }
-    std::fs::write(dir.path().join("hive/000000_0"), &good).unwrap();
-    std::fs::write(dir.path().join("spark/part-00000-x.snappy.parquet"), &good).unwrap();
-    std::fs::write(dir.path().join("spark/_SUCCESS"), b"").unwrap();
-    std::fs::write(
-        dir.path().join("spark/.part-00000-x.snappy.parquet.crc"),
-        b"crc",
-    )
-    .unwrap();
+    let put = |path: &str, bytes: &[u8]| {
+        let path = dir.path().join(path);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, bytes).unwrap();
+    };
+    std::fs::create_dir_all(dir.path().join("empty")).unwrap();
+    put("hive/000000_0", &good);
+    put("hive/000001_0", &good);
+    put("hive/_SUCCESS", b"");
+    put("hive/.000000_0.crc", b"crc");
+    put("athena/dt=2026-01-01/20261204_101010_00001_abcde_1", &good);
+    put("athena/dt=2026-01-02/20261204_101010_00001_abcde_2", &good);
+    put("athena/dt=2026-01-02/20261204_101010_00001_abcde_3", &good);
+    put("athena/dt=2026-01-02/_temporary/x", b"not data");
+    put("junk/000000_0", b"id,name\n1,a\n");
+    put("spark/part-00000-x.snappy.parquet", &good);
+    put("spark/_SUCCESS", b"");
+    put("spark/.part-00000-x.snappy.parquet.crc", b"crc");
     let engine = squall_planner::Engine::local(squall_planner::EngineOptions {
         catalog: Some(dir.path().to_string_lossy().to_string()),
         settings: settings(&[]),
     })
     .await
     .unwrap();
+    for (sql, want) in [
+        (
+            "select count(*), sum(n_nationkey) from hive where n_name <> 'x'",
+            "count(*),sum(hive.n_nationkey)\n50,600\n",
+        ),
+        (
+            "select dt, count(*), max(n_name) from athena group by dt order by dt",
+            "dt,count(*),max(athena.n_name)\n2026-01-01,25,VIETNAM\n2026-01-02,50,VIETNAM\n",
+        ),
+        (
+            "select count(*) from athena where dt = date '2026-01-02' and n_regionkey = 1",
+            "count(*)\n10\n",
+        ),
+        ("select count(*) from spark", "count(*)\n25\n"),
+    ] {
+        assert_eq!(squall_csv(&engine, sql).await, want, "{sql}");
+    }
     let err = engine
         .sql("select * from empty")
         .await
@@ -87,16 +112,16 @@ async fn folders_without_parquet_files_are_named_not_lost() {
         "{err}"
     );
     let err = engine
-        .sql("select * from hive")
+        .sql("select * from junk")
         .await
         .unwrap_err()
         .to_string();
     assert!(
-        err.contains("table hive") && err.contains("000000_0") && err.contains("*.parquet"),
+        err.contains("table junk")
+            && err.contains("000000_0")
+            && err.contains("not begin with PAR1"),
         "{err}"
     );
-    let answer = squall_csv(&engine, "select count(*) from spark").await;
-    assert_eq!(answer, "count(*)\n25\n");
 }
 
 /// Files of one table written with different but compatible column types

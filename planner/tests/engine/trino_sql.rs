@@ -181,6 +181,78 @@ async fn created_schemas_hold_their_tables_and_created_tables_rename() {
     assert_eq!(n, "n\n25\n");
 }
 
+/// An engine built for one request (the aws backend's) refuses, as a
+/// request's last statement, what would change only its memory, and runs
+/// it where the request's later statements read it; a query, COPY and an
+/// INSERT into a table of the catalog (a file written into its folder)
+/// outlive it and run.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_engine_of_one_request_refuses_what_it_would_forget() {
+    let catalog = tempfile::tempdir().unwrap();
+    let root = catalog.path().display().to_string();
+    let engine_on = |one_request: bool| {
+        let root = root.clone();
+        async move {
+            let engine = squall_planner::Engine::local(squall_planner::EngineOptions {
+                catalog: Some(root.clone()),
+                settings: settings(&[("squall.catalog.allowed_roots", &root)]),
+            })
+            .await
+            .unwrap();
+            if one_request {
+                engine.for_one_request()
+            } else {
+                engine
+            }
+        }
+    };
+    // COPY and an INSERT into a table of the catalog write files: they run.
+    let first = engine_on(true).await;
+    first
+        .sql(&format!(
+            "copy (select * from (values (1), (2)) v(k)) to '{root}/nums/a.parquet' stored as parquet"
+        ))
+        .await
+        .unwrap();
+    let engine = engine_on(true).await;
+    engine.sql("insert into nums values (3)").await.unwrap();
+    let engine = engine_on(true).await;
+    let answer = squall_csv(&engine, "select count(*) as n, sum(k) as s from nums").await;
+    assert_eq!(answer, "n,s\n3,6\n");
+    for sql in [
+        "create table t as select 1 as x",
+        "create view v as select 1 as x",
+        "create schema analytics",
+        "create table t as select 1 as x; insert into t values (2)",
+        "create table t as select 1 as x; delete from t where x = 1",
+        "create table t as select 1 as x; drop table t",
+    ] {
+        // One engine per request, as the aws backend builds them.
+        let engine = engine_on(true).await;
+        let err = engine.sql(sql).await.unwrap_err().to_string();
+        assert!(
+            err.contains("last statement on the aws backend")
+                && err.contains("COPY (SELECT ...) TO")
+                && err.contains("not implemented"),
+            "{sql}: {err}"
+        );
+    }
+    let engine = engine_on(true).await;
+    let answer = squall_csv(
+        &engine,
+        "create table t as select 1 as x; insert into t values (2); select sum(x) as s from t",
+    )
+    .await;
+    assert_eq!(answer, "s\n3\n");
+    // The same statements on an engine that outlives its requests.
+    let lasting = engine_on(false).await;
+    lasting
+        .sql("create table t as select 1 as x")
+        .await
+        .unwrap();
+    assert_eq!(squall_csv(&lasting, "select x from t").await, "x\n1\n");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn delete_and_update_with_subqueries_change_only_their_rows() {
     let data = sf001_small_groups();

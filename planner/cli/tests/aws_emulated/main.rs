@@ -336,6 +336,9 @@ fn aws_path_on_emulated_lambda_s3_and_sqs() {
         api::queries(&client, &stack).await;
         timed("queries", t);
         let t = Instant::now();
+        api::created_tables_live_for_their_request(&client, &stack).await;
+        timed("created tables live for their request", t);
+        let t = Instant::now();
         api::concurrent(&client).await;
         timed("two queries at once", t);
         let t = Instant::now();

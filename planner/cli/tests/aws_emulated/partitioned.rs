@@ -5,7 +5,9 @@
 //! Glue partition per folder). The same statements through the `s3://`
 //! catalog and through `glue://squall_test`, every task an emulated Lambda
 //! invocation, equal the embedded backend's answers on the local folders;
-//! EXPLAIN through Glue counts the partitions pruned.
+//! EXPLAIN through Glue counts the partitions pruned. The same files in
+//! one folder named as Athena's CTAS names them (no `.parquet`), a Glue
+//! table of their own, read whole.
 
 use std::path::Path;
 use std::process::Command;
@@ -91,6 +93,18 @@ for p in sorted(parts):
     inputs.append({'Values': values, 'StorageDescriptor': dict(parquet, Columns=columns, Location=base + p + '/')})
 for i in range(0, len(inputs), 100):
     glue.batch_create_partition(DatabaseName='squall_test', TableName='orders_p', PartitionInputList=inputs[i:i + 100])
+# The same files as Athena's CTAS leaves them: one folder, names without
+# an extension, beside a bookkeeping object.
+ctas = 'partitioned/orders_ctas/'
+n = 0
+for folder, _, files in sorted(os.walk(os.path.join(root, 'orders_p'))):
+    for f in sorted(files):
+        n += 1
+        s3.upload_file(os.path.join(folder, f), 'squall-local', f'{ctas}20261204_101010_00001_abcde_{n}')
+s3.put_object(Bucket='squall-local', Key=ctas + '_SUCCESS', Body=b'')
+glue.create_table(DatabaseName='squall_test', TableInput={
+    'Name': 'orders_ctas', 'TableType': 'EXTERNAL_TABLE',
+    'StorageDescriptor': dict(parquet, Columns=columns, Location='s3://squall-local/' + ctas)})
 print(len(inputs))
 "#;
     let out = Command::new("python3")
@@ -139,6 +153,36 @@ pub fn partitioned_tables(stack: &Stack) {
             assert!(c.ok, "{catalog}: {}\n{sql}", c.message);
         }
     }
+    // A Glue table of files named as Athena names them (no `.parquet`).
+    let ctas = "select count(*) as n, sum(o_totalprice) as total, min(o_orderdate) as first, \
+                max(o_comment) as last from ";
+    let expected = ok_stdout(
+        "embedded",
+        stack.squall(&[
+            "query",
+            "--backend",
+            "local",
+            "--catalog",
+            &local,
+            "--format",
+            "csv",
+            &format!("{ctas} orders_p"),
+        ]),
+    );
+    let actual = ok_stdout(
+        "Glue, Athena's file names",
+        stack.squall(&[
+            "query",
+            "--backend",
+            "aws",
+            "--catalog",
+            "glue://squall_test",
+            "--format",
+            "csv",
+            &format!("{ctas} orders_ctas"),
+        ]),
+    );
+    assert_eq!(actual, expected, "a Glue table of files without .parquet");
     let explain = ok_stdout(
         "EXPLAIN through Glue",
         stack.squall(&[
