@@ -47,6 +47,7 @@ pub mod information_schema;
 pub mod key_filter;
 pub mod limits;
 pub mod locations;
+pub mod nesting;
 pub mod paging;
 pub mod partitions;
 pub mod plan_check;

@@ -16,7 +16,10 @@ use datafusion::sql::sqlparser::tokenizer::{Token, Tokenizer};
 
 /// The statements of `sql`, as squall's parser reads them after
 /// [`prepare`]: what every entry point (a query, the API's checks) parses.
+/// Text whose expressions would nest too deep is refused before it is
+/// parsed ([`crate::nesting`]).
 pub fn parse(sql: &str) -> Result<VecDeque<Statement>> {
+    crate::nesting::check(sql)?;
     DFParser::parse_sql(&prepare(sql))
 }
 

@@ -5,11 +5,12 @@
 //! (e.g. a token secret that cannot be read) is logged and ends the process,
 //! which Lambda reports as an init error.
 
-#[tokio::main]
-async fn main() -> Result<(), lambda_http::Error> {
+fn main() -> Result<(), lambda_http::Error> {
     squall_aws::functions::init_tracing();
-    let app = squall_server::aws::api_function_router()
-        .await
-        .inspect_err(|e| tracing::error!(error = %e, "the api function cannot start"))?;
-    lambda_http::run(app).await
+    squall_aws::functions::runtime()?.block_on(async {
+        let app = squall_server::aws::api_function_router()
+            .await
+            .inspect_err(|e| tracing::error!(error = %e, "the api function cannot start"))?;
+        lambda_http::run(app).await
+    })
 }

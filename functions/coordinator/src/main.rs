@@ -3,13 +3,11 @@
 use lambda_runtime::{Error, LambdaEvent, service_fn};
 use squall_aws::functions::{CoordinatorFunction, CoordinatorRequest};
 
-#[tokio::main]
-async fn main() -> Result<(), Error> {
+fn main() -> Result<(), Error> {
     squall_aws::functions::init_tracing();
-    lambda_runtime::run(service_fn(
+    squall_aws::functions::runtime()?.block_on(lambda_runtime::run(service_fn(
         |event: LambdaEvent<CoordinatorRequest>| async move {
             Ok::<_, Error>(CoordinatorFunction.handle(event.payload).await)
         },
-    ))
-    .await
+    )))
 }

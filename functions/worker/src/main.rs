@@ -2,15 +2,16 @@
 
 use lambda_runtime::{Error, LambdaEvent, service_fn};
 
-#[tokio::main]
-async fn main() -> Result<(), Error> {
+fn main() -> Result<(), Error> {
     squall_aws::functions::init_tracing();
-    let worker = squall_aws::functions::WorkerFunction::from_env().await?;
-    let worker = &worker;
-    lambda_runtime::run(service_fn(
-        move |event: LambdaEvent<serde_json::Value>| async move {
-            Ok::<_, Error>(worker.handle(event.payload).await)
-        },
-    ))
-    .await
+    squall_aws::functions::runtime()?.block_on(async {
+        let worker = squall_aws::functions::WorkerFunction::from_env().await?;
+        let worker = &worker;
+        lambda_runtime::run(service_fn(
+            move |event: LambdaEvent<serde_json::Value>| async move {
+                Ok::<_, Error>(worker.handle(event.payload).await)
+            },
+        ))
+        .await
+    })
 }

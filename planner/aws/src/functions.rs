@@ -438,6 +438,16 @@ async fn watch(
     }
 }
 
+/// The runtime a function's `main` runs on: tokio's multi-threaded one,
+/// its threads with squall's stacks (a statement's syntax tree is walked
+/// recursively on them: `squall_core::executor::THREAD_STACK_BYTES`).
+pub fn runtime() -> std::io::Result<tokio::runtime::Runtime> {
+    tokio::runtime::Builder::new_multi_thread()
+        .thread_stack_size(squall_core::executor::THREAD_STACK_BYTES)
+        .enable_all()
+        .build()
+}
+
 /// JSON logs (Lambda's log format) filtered by `SQUALL_LOG` (default `info`).
 pub fn init_tracing() {
     let filter = std::env::var("SQUALL_LOG").unwrap_or_else(|_| "info".to_string());

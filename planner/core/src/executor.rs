@@ -47,6 +47,15 @@ static CPU: OnceLock<Option<Runtime>> = OnceLock::new();
 /// 288-314 MB to 244 MB, at the same speed.
 pub const BLOCKING_THREADS: usize = 2;
 
+/// Stack of every thread of the process's runtimes. SQL nests as deep as
+/// its text (`a OR b OR ...` of 5,000 terms is a tree 5,000 levels deep),
+/// and the syntax tree is cloned, visited and dropped recursively by code
+/// that cannot grow its stack (DataFusion's own walks can); tokio's 2 MiB
+/// ended the whole process on a select item of 600 `1 + 1 + ...` terms
+/// (debug build). It is reserved, not used: a thread's memory is what it
+/// touches.
+pub const THREAD_STACK_BYTES: usize = 64 << 20;
+
 /// Threads of the CPU executor: the cores this process may use.
 pub fn cpu_threads() -> usize {
     std::thread::available_parallelism()
@@ -59,6 +68,7 @@ fn cpu_handle() -> Option<Handle> {
         match tokio::runtime::Builder::new_multi_thread()
             .worker_threads(cpu_threads())
             .thread_name("squall-cpu")
+            .thread_stack_size(THREAD_STACK_BYTES)
             .max_blocking_threads(BLOCKING_THREADS)
             // Work arriving from outside (a new task, a read completed on
             // a blocking thread) runs before tasks that only yielded, so

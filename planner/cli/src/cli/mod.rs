@@ -311,6 +311,7 @@ pub fn main() -> ExitCode {
     init_tracing();
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .max_blocking_threads(squall_core::executor::BLOCKING_THREADS)
+        .thread_stack_size(squall_core::executor::THREAD_STACK_BYTES)
         .enable_all()
         .build()
     {

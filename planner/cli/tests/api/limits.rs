@@ -2,7 +2,8 @@
 //! FIFO queue and a full queue refused; the statement timeout (server-wide
 //! and per session, which can only lower it) stopping the query's workers;
 //! the per-query memory limit failing a query that cannot spill; session
-//! settings that may not change; table locations outside the allowed roots.
+//! settings that may not change; table locations outside the allowed roots;
+//! statements nesting deeper than squall walks.
 
 use std::time::{Duration, Instant};
 
@@ -306,5 +307,34 @@ async fn sql_cannot_name_locations_outside_the_allowed_roots() {
     let out = run_query(&server, &sql, &[]).await;
     assert!(out.error().is_none(), "{}", out.last());
     let out = run_query(&server, "select count(*) from nation_again", &[]).await;
+    assert_eq!(out.rows, vec![serde_json::json!([25])]);
+}
+
+/// A statement whose operators nest deeper than squall walks (200,000
+/// `1 + 1 + ...` terms; 600 of them once overflowed a planning thread's
+/// stack and ended the process) is refused by name, and the server
+/// answers the next statement; a chain within the ceiling answers.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn statements_nesting_too_deep_are_refused_and_the_server_stays_up() {
+    let server = start(ApiAuth::None).await;
+    let chain = |n: usize| vec!["1"; n].join("+");
+    let out = run_query(&server, &format!("select {}", chain(200_000)), &[]).await;
+    assert_trino_error(out.last(), "GENERIC_USER_ERROR", "USER_ERROR");
+    let message = out.last()["error"]["message"].as_str().unwrap();
+    assert!(message.contains("nests expressions more than 5000 deep"), "{message}");
+    let out = run_query(&server, &format!("select {} as n", chain(3_000)), &[]).await;
+    assert!(out.error().is_none(), "{}", out.last());
+    assert_eq!(out.rows, vec![serde_json::json!([3000])]);
+    let alternatives = (0..2_000)
+        .map(|i| format!("n_nationkey = {i}"))
+        .collect::<Vec<_>>()
+        .join(" or ");
+    let out = run_query(
+        &server,
+        &format!("select count(*) from nation where {alternatives}"),
+        &[],
+    )
+    .await;
+    assert!(out.error().is_none(), "{}", out.last());
     assert_eq!(out.rows, vec![serde_json::json!([25])]);
 }

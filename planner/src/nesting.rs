@@ -1,0 +1,193 @@
+//! A ceiling on how deep a statement's expressions nest, checked on its
+//! tokens before it is parsed.
+//!
+//! The parser reads a chain of operators (`a OR b OR c ...`, `1 + 1 + ...`)
+//! in a loop, into a tree as deep as the chain is long, and what follows it
+//! walks that tree recursively: cloning, visiting, printing and dropping a
+//! syntax tree cannot grow their stack, as DataFusion's own walks can. A
+//! select item of 100,000 `1 + 1 + ...` terms (200 KB of SQL) ended the
+//! process on a stack overflow, taking `squall serve` down for every
+//! client. Parenthesized nesting is the parser's to bound (its recursion
+//! limit, 50); chains are this module's: a statement whose operators could
+//! nest more than [`MAX_NESTING`] deep is refused by name before a tree is
+//! built (and dropped, which is recursive too). DuckDB refuses expressions
+//! deeper than 1,000 by default.
+//!
+//! The count is an upper bound of the depth: along the open parentheses,
+//! the operators since the expression began (a comma, `WHEN`, `THEN`,
+//! `ELSE` and a clause keyword begin another one, a sibling in the tree).
+//! The threads that walk trees have stacks for it
+//! (`squall_core::executor::THREAD_STACK_BYTES`).
+
+use datafusion::error::{DataFusionError, Result};
+use datafusion::sql::sqlparser::dialect::GenericDialect;
+use datafusion::sql::sqlparser::keywords::Keyword;
+use datafusion::sql::sqlparser::tokenizer::{Token, Tokenizer};
+
+/// Most operators a statement's expressions may nest, along one path.
+pub const MAX_NESTING: usize = 5_000;
+
+/// `Ok` when no expression of `sql` can nest deeper than [`MAX_NESTING`];
+/// text that does not tokenize is left to the parser, which says why.
+pub fn check(sql: &str) -> Result<()> {
+    let Ok(tokens) = Tokenizer::new(&GenericDialect {}, sql).tokenize() else {
+        return Ok(());
+    };
+    // Operators of the expression under way at each open parenthesis.
+    let mut open: Vec<usize> = vec![0];
+    let mut along = 0usize;
+    for token in &tokens {
+        match token {
+            Token::LParen | Token::LBrace => open.push(0),
+            Token::RParen | Token::RBrace => {
+                if open.len() > 1 {
+                    along -= open.pop().unwrap_or(0);
+                }
+            }
+            t if begins_an_expression(t) => {
+                if let Some(last) = open.last_mut() {
+                    along -= *last;
+                    *last = 0;
+                }
+            }
+            t if is_operator(t) => {
+                if let Some(last) = open.last_mut() {
+                    *last += 1;
+                }
+                along += 1;
+                if along > MAX_NESTING {
+                    return Err(DataFusionError::Plan(format!(
+                        "the statement nests expressions more than {MAX_NESTING} deep \
+                         (a chain of operators, such as a OR b OR c ..., is as deep as it is \
+                         long); a long list of alternatives is x IN (v1, v2, ...), which does \
+                         not nest, and a long sum can be summed by a query"
+                    )));
+                }
+            }
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
+/// A token after which a sibling expression begins.
+fn begins_an_expression(token: &Token) -> bool {
+    match token {
+        Token::Comma | Token::SemiColon => true,
+        Token::Word(w) if w.quote_style.is_none() => matches!(
+            w.keyword,
+            Keyword::SELECT
+                | Keyword::FROM
+                | Keyword::WHERE
+                | Keyword::GROUP
+                | Keyword::HAVING
+                | Keyword::ORDER
+                | Keyword::LIMIT
+                | Keyword::ON
+                | Keyword::WHEN
+                | Keyword::THEN
+                | Keyword::ELSE
+                | Keyword::END
+                | Keyword::UNION
+                | Keyword::EXCEPT
+                | Keyword::INTERSECT
+        ),
+        _ => false,
+    }
+}
+
+/// A token that may join two expressions into a deeper one.
+fn is_operator(token: &Token) -> bool {
+    match token {
+        Token::Word(w) if w.quote_style.is_none() => matches!(
+            w.keyword,
+            Keyword::AND
+                | Keyword::OR
+                | Keyword::NOT
+                | Keyword::IS
+                | Keyword::LIKE
+                | Keyword::ILIKE
+                | Keyword::SIMILAR
+                | Keyword::REGEXP
+                | Keyword::RLIKE
+                | Keyword::BETWEEN
+                | Keyword::IN
+                | Keyword::AT
+                | Keyword::COLLATE
+                | Keyword::XOR
+                | Keyword::DIV
+                | Keyword::OVERLAPS
+        ),
+        Token::Word(_)
+        | Token::Number(..)
+        | Token::SingleQuotedString(_)
+        | Token::DoubleQuotedString(_)
+        | Token::NationalStringLiteral(_)
+        | Token::EscapedStringLiteral(_)
+        | Token::HexStringLiteral(_)
+        | Token::Whitespace(_)
+        | Token::EOF
+        | Token::Comma
+        | Token::SemiColon
+        | Token::LParen
+        | Token::RParen
+        | Token::LBrace
+        | Token::RBrace
+        | Token::RBracket
+        | Token::Colon
+        | Token::Placeholder(_) => false,
+        // Arithmetic, comparison, concatenation, casts (`::`), subscripts
+        // (`[`), field access (`.`), JSON arrows, bit operators.
+        _ => true,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn chain(terms: usize, op: &str) -> String {
+        vec!["1"; terms].join(op)
+    }
+
+    #[test]
+    fn long_chains_are_refused_and_ordinary_statements_pass() {
+        assert!(check(&format!("select {}", chain(MAX_NESTING, " + "))).is_ok());
+        let err = check(&format!("select {}", chain(MAX_NESTING + 2, " + "))).unwrap_err();
+        assert!(err.to_string().contains("more than 5000 deep"), "{err}");
+        // A chain inside parentheses adds to the chain around it.
+        let nested = format!(
+            "select {} + ({})",
+            chain(MAX_NESTING / 2 + 1, " + "),
+            chain(MAX_NESTING / 2 + 1, " * ")
+        );
+        assert!(check(&nested).is_err());
+        // Siblings do not add up: list items, CASE branches, clauses.
+        let items = (0..20)
+            .map(|_| chain(MAX_NESTING / 2, " + "))
+            .collect::<Vec<_>>()
+            .join(", ");
+        assert!(check(&format!("select {items}")).is_ok());
+        let branches = (0..10_000)
+            .map(|i| format!("when x = {i} then 'v{i}'"))
+            .collect::<Vec<_>>()
+            .join(" ");
+        assert!(check(&format!("select case {branches} else 'other' end from t")).is_ok());
+        let in_list = (0..100_000)
+            .map(|i| i.to_string())
+            .collect::<Vec<_>>()
+            .join(", ");
+        assert!(check(&format!("select * from t where x in ({in_list})")).is_ok());
+        // 2,400 alternatives of two operators each pass; 2,600 do not.
+        let alternatives = |n: usize| {
+            (0..n)
+                .map(|i| format!("x = {i}"))
+                .collect::<Vec<_>>()
+                .join(" or ")
+        };
+        assert!(check(&format!("select * from t where {}", alternatives(2_400))).is_ok());
+        assert!(check(&format!("select * from t where {}", alternatives(2_600))).is_err());
+        // Text that does not tokenize is the parser's to name.
+        assert!(check("select 'unterminated").is_ok());
+    }
+}
