@@ -15,7 +15,9 @@
 //!
 //! The count is an upper bound of the depth: along the open parentheses,
 //! the operators since the expression began (a comma, `WHEN`, `THEN`,
-//! `ELSE` and a clause keyword begin another one, a sibling in the tree).
+//! `ELSE` and a clause keyword begin another one, a sibling in the tree),
+//! and the set operations of the query (`select 1 union all select 1 ...`
+//! of 20,000 branches overflowed a stack too).
 //! The threads that walk trees have stacks for it
 //! (`squall_core::executor::THREAD_STACK_BYTES`).
 
@@ -33,38 +35,48 @@ pub fn check(sql: &str) -> Result<()> {
     let Ok(tokens) = Tokenizer::new(&GenericDialect {}, sql).tokenize() else {
         return Ok(());
     };
-    // Operators of the expression under way at each open parenthesis.
-    let mut open: Vec<usize> = vec![0];
+    // At each open parenthesis: the operators of the expression under
+    // way, and the set operations (`UNION`, ...) of the query under way,
+    // a chain of its own that the clauses of its queries do not end.
+    let mut open: Vec<(usize, usize)> = vec![(0, 0)];
     let mut along = 0usize;
     for token in &tokens {
+        let last = open.len() - 1;
         match token {
-            Token::LParen | Token::LBrace => open.push(0),
+            Token::LParen | Token::LBrace => open.push((0, 0)),
             Token::RParen | Token::RBrace => {
                 if open.len() > 1 {
-                    along -= open.pop().unwrap_or(0);
+                    let (ops, sets) = open.pop().unwrap_or((0, 0));
+                    along -= ops + sets;
                 }
+            }
+            Token::SemiColon => {
+                // Another statement.
+                open = vec![(0, 0)];
+                along = 0;
+            }
+            t if is_set_operation(t) => {
+                along -= open[last].0;
+                open[last] = (0, open[last].1 + 1);
+                along += 1;
             }
             t if begins_an_expression(t) => {
-                if let Some(last) = open.last_mut() {
-                    along -= *last;
-                    *last = 0;
-                }
+                along -= open[last].0;
+                open[last].0 = 0;
             }
             t if is_operator(t) => {
-                if let Some(last) = open.last_mut() {
-                    *last += 1;
-                }
+                open[last].0 += 1;
                 along += 1;
-                if along > MAX_NESTING {
-                    return Err(DataFusionError::Plan(format!(
-                        "the statement nests expressions more than {MAX_NESTING} deep \
-                         (a chain of operators, such as a OR b OR c ..., is as deep as it is \
-                         long); a long list of alternatives is x IN (v1, v2, ...), which does \
-                         not nest, and a long sum can be summed by a query"
-                    )));
-                }
             }
             _ => {}
+        }
+        if along > MAX_NESTING {
+            return Err(DataFusionError::Plan(format!(
+                "the statement nests expressions more than {MAX_NESTING} deep (a chain of \
+                 operators, such as a OR b OR c ..., or of UNIONs, is as deep as it is long); \
+                 a long list of alternatives is x IN (v1, v2, ...), which does not nest, and \
+                 many rows are one VALUES list or a table"
+            )));
         }
     }
     Ok(())
@@ -73,7 +85,7 @@ pub fn check(sql: &str) -> Result<()> {
 /// A token after which a sibling expression begins.
 fn begins_an_expression(token: &Token) -> bool {
     match token {
-        Token::Comma | Token::SemiColon => true,
+        Token::Comma => true,
         Token::Word(w) if w.quote_style.is_none() => matches!(
             w.keyword,
             Keyword::SELECT
@@ -88,12 +100,16 @@ fn begins_an_expression(token: &Token) -> bool {
                 | Keyword::THEN
                 | Keyword::ELSE
                 | Keyword::END
-                | Keyword::UNION
-                | Keyword::EXCEPT
-                | Keyword::INTERSECT
         ),
         _ => false,
     }
+}
+
+/// `UNION`, `EXCEPT`, `INTERSECT`: the parser chains a query's set
+/// operations into a tree as deep as the chain is long, too.
+fn is_set_operation(token: &Token) -> bool {
+    matches!(token, Token::Word(w) if w.quote_style.is_none()
+        && matches!(w.keyword, Keyword::UNION | Keyword::EXCEPT | Keyword::INTERSECT))
 }
 
 /// A token that may join two expressions into a deeper one.
@@ -187,6 +203,11 @@ mod tests {
         };
         assert!(check(&format!("select * from t where {}", alternatives(2_400))).is_ok());
         assert!(check(&format!("select * from t where {}", alternatives(2_600))).is_err());
+        // Set operations chain across their queries' clauses.
+        let union = |n: usize| vec!["select a + b from t where c = 1"; n].join(" union all ");
+        assert!(check(&union(1_000)).is_ok());
+        assert!(check(&union(MAX_NESTING + 1)).is_err());
+        assert!(check(&format!("select count(*) from ({})", union(1_000))).is_ok());
         // Text that does not tokenize is the parser's to name.
         assert!(check("select 'unterminated").is_ok());
     }

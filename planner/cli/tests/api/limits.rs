@@ -311,9 +311,10 @@ async fn sql_cannot_name_locations_outside_the_allowed_roots() {
 }
 
 /// A statement whose operators nest deeper than squall walks (200,000
-/// `1 + 1 + ...` terms; 600 of them once overflowed a planning thread's
-/// stack and ended the process) is refused by name, and the server
-/// answers the next statement; a chain within the ceiling answers.
+/// `1 + 1 + ...` terms, 20,000 UNION ALL branches; 600 terms once
+/// overflowed a planning thread's stack and ended the process) is refused
+/// by name, and the server answers the next statement; a chain within the
+/// ceiling answers.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn statements_nesting_too_deep_are_refused_and_the_server_stays_up() {
     let server = start(ApiAuth::None).await;
@@ -321,7 +322,10 @@ async fn statements_nesting_too_deep_are_refused_and_the_server_stays_up() {
     let out = run_query(&server, &format!("select {}", chain(200_000)), &[]).await;
     assert_trino_error(out.last(), "GENERIC_USER_ERROR", "USER_ERROR");
     let message = out.last()["error"]["message"].as_str().unwrap();
-    assert!(message.contains("nests expressions more than 5000 deep"), "{message}");
+    assert!(
+        message.contains("nests expressions more than 5000 deep"),
+        "{message}"
+    );
     let out = run_query(&server, &format!("select {} as n", chain(3_000)), &[]).await;
     assert!(out.error().is_none(), "{}", out.last());
     assert_eq!(out.rows, vec![serde_json::json!([3000])]);
