@@ -333,3 +333,32 @@ async fn exists_and_in_answer_as_values() {
         assert_pairs(&engine, &reference, &pairs, &setting).await;
     }
 }
+
+/// A join of 80 tables is one stage plan nesting some 500 protobuf
+/// messages: past prost's default limit of 100, which failed the plan
+/// check from about 50 tables on ("recursion limit reached"). It runs
+/// staged, and answers as single-node DataFusion.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_join_of_eighty_tables_runs_staged() {
+    let data = sf001_small_groups();
+    let engine = engine(&data.path, &[]).await;
+    let reference = single_node(&data.path).await;
+    let joins: String = (1..80)
+        .map(|i| {
+            format!(
+                " join nation n{i} on n{i}.n_nationkey = (n{}.n_nationkey + {}) % 25",
+                i - 1,
+                i % 3
+            )
+        })
+        .collect();
+    let sql = format!(
+        "select n0.n_name, n79.n_name as last, n40.n_regionkey from nation n0{joins} \
+         order by n0.n_name"
+    );
+    let expected = single_node_csv(&reference, &sql).await;
+    let actual = squall_csv(&engine, &sql).await;
+    assert_same("80 tables", &expected, &actual, &sql);
+    let explained = squall_csv(&engine, &format!("explain {sql}")).await;
+    assert!(explained.contains("Stage s"), "{explained}");
+}
