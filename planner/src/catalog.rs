@@ -68,7 +68,10 @@ pub async fn register_catalog_with(
                 .register_parquet(stem, &location, ParquetReadOptions::default())
                 .await
             {
-                Ok(()) => tables.push(stem.to_string()),
+                Ok(()) => {
+                    present_lowercase(ctx, stem)?;
+                    tables.push(stem.to_string())
+                }
                 Err(e) => {
                     unreadable.push((stem.to_string(), message(&table_error(stem, &location, e))))
                 }
@@ -272,7 +275,21 @@ async fn register_table(
             )?;
         }
     }
+    present_lowercase(ctx, name)?;
     Ok(None)
+}
+
+/// The table `name` with its columns presented in lowercase, if its files
+/// name them in mixed case (see [`crate::any_case`]).
+pub fn present_lowercase(ctx: &SessionContext, name: &str) -> Result<()> {
+    let Some(table) = ctx.deregister_table(name)? else {
+        return Ok(());
+    };
+    match crate::any_case::LowercaseColumns::wrap(Arc::clone(&table)) {
+        Some(lowercase) => ctx.register_table(name, Arc::new(lowercase))?,
+        None => ctx.register_table(name, table)?,
+    };
+    Ok(())
 }
 
 /// A file column named like a partition column (`p=1/x.parquet` holding a

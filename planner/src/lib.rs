@@ -33,6 +33,7 @@
 //! - [`paging`]: cutting a result into the pages a client reads.
 //! - [`temp_dirs`]: temporary folders named by their owner, and sweeping a killed one's.
 
+pub mod any_case;
 pub mod any_name;
 pub mod backend;
 pub mod catalog;

@@ -22,7 +22,7 @@ use arrow::datatypes::{DataType, Field, Schema, TimeUnit};
 use aws_sdk_glue::types::{Column, Table};
 use datafusion::error::Result;
 use datafusion::prelude::{ParquetReadOptions, SessionContext};
-use squall_planner::catalog::register_files;
+use squall_planner::catalog::{present_lowercase, register_files};
 use squall_planner::partitions::{
     DataFiles, ListedPartition, ListedPartitionsTable, PartitionRegistry, is_null_folder,
 };
@@ -120,6 +120,8 @@ pub async fn register_glue_catalog(
             );
             ctx.register_table(name, Arc::new(provider))?;
         }
+        // Glue's names are lowercase; the files' may not be.
+        present_lowercase(ctx, name)?;
         names.push(name.to_string());
     }
     if names.is_empty() {
