@@ -16,9 +16,10 @@
 //! | Binary / LargeBinary / BinaryView / FixedSizeBinary | `varbinary` |
 //! | List / LargeList / FixedSizeList / ListView | `array(element)` |
 //! | Struct | `row(name type, ...)` |
+//! | Map(key, value) | `map(key, value)` |
 //! | Dictionary(k, v) | the type of `v` |
 //! | Null | `unknown` |
-//! | anything else (intervals, durations, maps, unions, Decimal256 beyond 38 digits) | `varchar`, values rendered as text |
+//! | anything else (intervals, durations, unions, Decimal256 beyond 38 digits) | `varchar`, values rendered as text |
 //!
 //! The API's `encoding` writes values by these same rules, and the
 //! catalog's `information_schema.columns` names column types by them.
@@ -42,7 +43,7 @@ pub struct TrinoType {
 pub enum TypeArg {
     /// A number: length, precision, scale.
     Long(i64),
-    /// An element type (`array`).
+    /// An element type (`array`), a key or value type (`map`).
     Type(TrinoType),
     /// A named field (`row`).
     Named(String, TrinoType),
@@ -180,6 +181,16 @@ pub fn trino_type(data_type: &DataType) -> TrinoType {
                 .map(|f| TypeArg::Named(f.name().clone(), trino_type(f.data_type())))
                 .collect(),
         },
+        DataType::Map(entries, _) => match entries.data_type() {
+            DataType::Struct(kv) if kv.len() == 2 => TrinoType {
+                raw: "map",
+                args: vec![
+                    TypeArg::Type(trino_type(kv[0].data_type())),
+                    TypeArg::Type(trino_type(kv[1].data_type())),
+                ],
+            },
+            _ => TrinoType::varchar(),
+        },
         DataType::Dictionary(_, value) => trino_type(value),
         _ => TrinoType::varchar(),
     }
@@ -231,6 +242,20 @@ mod tests {
             (
                 DataType::Dictionary(Box::new(DataType::Int32), Box::new(DataType::Utf8)),
                 "varchar",
+            ),
+            (
+                DataType::Map(
+                    Arc::new(Field::new(
+                        "entries",
+                        DataType::Struct(Fields::from(vec![
+                            Field::new("keys", DataType::Utf8, false),
+                            Field::new("values", DataType::Int64, true),
+                        ])),
+                        false,
+                    )),
+                    false,
+                ),
+                "map(varchar, bigint)",
             ),
         ];
         for (dt, name) in cases {

@@ -190,7 +190,8 @@ def run_checks(binary, catalog, host, port):
         "select cast(4 as bigint) as b, cast(123.45 as decimal(15,2)) as d, cast(1.5 as double) as f, "
         "cast('NaN' as double) as nan, 'text' as v, true as bo, cast(null as bigint) as n, "
         "date '1995-03-15' as dt, cast('2020-01-02T03:04:05.678' as timestamp) as ts, "
-        "make_array(1, 2, 3) as arr"
+        "make_array(1, 2, 3) as arr, map(make_array(1, 2), make_array('a', 'b')) as m, "
+        "named_struct('x', 1, 'y', 'z') as r"
     )
     row = cur.fetchone()
     desc = {d[0]: d for d in cur.description}
@@ -204,6 +205,8 @@ def run_checks(binary, catalog, host, port):
     check(row[7] == datetime.date(1995, 3, 15), f"date {row[7]!r}")
     check(row[8] == datetime.datetime(2020, 1, 2, 3, 4, 5, 678000), f"timestamp {row[8]!r}")
     check(row[9] == [1, 2, 3], f"array {row[9]!r}")
+    check(desc["m"][1] == "map(bigint, varchar)" and row[10] == {1: "a", 2: "b"}, f"map {desc['m']} {row[10]!r}")
+    check(desc["r"][1] == "row(x bigint, y varchar)" and tuple(row[11]) == (1, "z"), f"row {desc['r']} {row[11]!r}")
     print("types: ok")
 
     # Bad SQL is a TrinoUserError carrying the server's error.

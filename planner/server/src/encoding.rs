@@ -206,6 +206,30 @@ pub fn column_values(array: &dyn Array) -> Result<Vec<Value>, ArrowError> {
                 })
                 .collect())
         }
+        // A JSON object, as Trino writes a map: keys as text (the client
+        // reads them back by the key type).
+        DataType::Map(_, _) => {
+            let map = array.as_map_opt().ok_or_else(|| mismatch(array))?;
+            (0..map.len())
+                .map(|i| {
+                    if map.is_null(i) {
+                        return Ok(Value::Null);
+                    }
+                    let entries = map.value(i);
+                    let keys = column_values(entries.column(0).as_ref())?;
+                    let values = column_values(entries.column(1).as_ref())?;
+                    Ok(Value::Object(
+                        keys.into_iter()
+                            .zip(values)
+                            .map(|(k, v)| match k {
+                                Value::String(k) => (k, v),
+                                other => (other.to_string(), v),
+                            })
+                            .collect(),
+                    ))
+                })
+                .collect()
+        }
         DataType::Dictionary(_, value) => {
             let plain = cast(array, value)?;
             column_values(plain.as_ref())
@@ -402,6 +426,31 @@ mod tests {
             ),
         ]);
         assert_eq!(values(Arc::new(s)), json!([[1, "x"], [2, "y"]]));
+        let mut map = arrow::array::MapBuilder::new(
+            None,
+            arrow::array::StringBuilder::new(),
+            arrow::array::Int64Builder::new(),
+        );
+        map.keys().append_value("k");
+        map.values().append_value(1);
+        map.keys().append_value("j");
+        map.values().append_null();
+        map.append(true).unwrap();
+        map.append(false).unwrap();
+        map.append(true).unwrap();
+        assert_eq!(
+            values(Arc::new(map.finish())),
+            json!([{"k": 1, "j": null}, null, {}])
+        );
+        let mut by_int = arrow::array::MapBuilder::new(
+            None,
+            arrow::array::Int64Builder::new(),
+            arrow::array::StringBuilder::new(),
+        );
+        by_int.keys().append_value(7);
+        by_int.values().append_value("seven");
+        by_int.append(true).unwrap();
+        assert_eq!(values(Arc::new(by_int.finish())), json!([{"7": "seven"}]));
     }
 
     #[test]
