@@ -20,6 +20,7 @@ use std::time::Duration;
 use bytes::Bytes;
 use datafusion::error::{DataFusionError, Result};
 use datafusion::execution::object_store::ObjectStoreUrl;
+use futures::{StreamExt, TryStreamExt};
 use object_store::ObjectStoreExt;
 use object_store::path::Path;
 use serde::{Deserialize, Serialize};
@@ -372,8 +373,22 @@ pub async fn run_recorded(
                 bytes: request.page_bytes.unwrap_or(PageLimits::default().bytes),
             };
             // Read from the final stage's objects and written page by page:
-            // never the whole result in memory.
-            let pages = paginate_stream(&result.schema, result.batches.into_stream(), limits);
+            // never the whole result in memory. A statement that changes
+            // something (the API recorded its update type) answers with one
+            // row, its count, read here for Trino's `updateCount`.
+            let mut update_count = None;
+            let batches = if record.update_type.is_some() {
+                match result.batches.into_stream().try_collect::<Vec<_>>().await {
+                    Ok(batches) => {
+                        update_count = squall_planner::query_record::update_count_of(&batches);
+                        futures::stream::iter(batches.into_iter().map(Ok)).boxed()
+                    }
+                    Err(e) => futures::stream::once(async move { Err(e) }).boxed(),
+                }
+            } else {
+                result.batches.into_stream()
+            };
+            let pages = paginate_stream(&result.schema, batches, limits);
             let stored = store.write_result(&id, &result.schema, pages).await;
             match stored {
                 Ok(index) => {
@@ -383,6 +398,7 @@ pub async fn run_recorded(
                         profile.requests.state.put += 1;
                         profile
                     });
+                    record.update_count = update_count;
                     record.finish(index);
                 }
                 Err(e) => record.fail(QueryFailure::new(

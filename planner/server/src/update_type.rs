@@ -32,28 +32,10 @@ pub fn of(sql: &str) -> Option<&'static str> {
     }
 }
 
-/// The rows a statement changed, from its answer: one row of one integer
-/// column (DataFusion's `count` of an INSERT, DELETE or UPDATE).
+/// The rows a statement changed, from its answer (see
+/// [`squall_planner::query_record::update_count_of`]).
 pub fn count_of(batches: &[arrow::array::RecordBatch]) -> Option<u64> {
-    use arrow::array::{Array, Int64Array, UInt64Array};
-    let rows: Vec<_> = batches.iter().filter(|b| b.num_rows() > 0).collect();
-    let [batch] = rows.as_slice() else {
-        return None;
-    };
-    if batch.num_rows() != 1 || batch.num_columns() != 1 {
-        return None;
-    }
-    let column = batch.column(0);
-    if column.is_null(0) {
-        return None;
-    }
-    if let Some(c) = column.as_any().downcast_ref::<UInt64Array>() {
-        return Some(c.value(0));
-    }
-    column
-        .as_any()
-        .downcast_ref::<Int64Array>()
-        .and_then(|c| u64::try_from(c.value(0)).ok())
+    squall_planner::query_record::update_count_of(batches)
 }
 
 #[cfg(test)]

@@ -244,7 +244,9 @@ pub async fn queries(client: &Client, stack: &Stack) {
 
 /// A statement whose effect would live only in the coordinator's memory
 /// (a created table), as a request's last, is refused naming why; used in
-/// the same request, it is what the request's query reads.
+/// the same request, it is what the request's query reads. Rows written
+/// into the catalog (COPY, INSERT into a catalog table) stay, and an
+/// INSERT's updateCount is its rows.
 pub async fn created_tables_live_for_their_request(client: &Client, stack: &Stack) {
     for sql in [
         "create table kept as select n_nationkey from nation",
@@ -275,6 +277,21 @@ pub async fn created_tables_live_for_their_request(client: &Client, stack: &Stac
         String::from_utf8_lossy(&out.stderr)
     );
     assert_eq!(String::from_utf8_lossy(&out.stdout), "n,s\n6,147\n");
+    // Rows written into the catalog outlive the request: a COPY makes a
+    // table, an INSERT into it as a request of its own adds a file, and
+    // Trino's updateCount says how many rows.
+    let copy = "copy (select 1 as k) to 's3://squall-local/tpch/sf0.1/updates/a.parquet' \
+                stored as parquet";
+    let out = client.run(copy, &[]).await;
+    assert_eq!(out.last["stats"]["state"], "FINISHED", "{}", out.last);
+    let out = client.run("insert into updates values (2), (3)", &[]).await;
+    assert_eq!(out.last["stats"]["state"], "FINISHED", "{}", out.last);
+    assert_eq!(out.last["updateType"], "INSERT", "{}", out.last);
+    assert_eq!(out.last["updateCount"], 2, "{}", out.last);
+    let out = client
+        .run("select count(*) as n, sum(k) as s from updates", &[])
+        .await;
+    assert_eq!(out.csv(), "n,s\n3,6\n", "{}", out.last);
 }
 
 /// (b) Two queries at once: both right, neither sees the other's rows.
