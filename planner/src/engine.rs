@@ -148,7 +148,11 @@ impl Engine {
     pub async fn local(options: EngineOptions) -> Result<Self> {
         let config = session_config(&options.settings)?;
         let squall = SquallConfig::from_session(&config);
-        let runtime = runtime_builder().build_arc()?;
+        let runtime = runtime_builder()
+            .with_memory_pool(squall_core::memory::process_pool(
+                squall.process_memory_bytes,
+            ))
+            .build_arc()?;
         let local = LocalBackend::create(&squall, Arc::clone(&runtime))?;
         Self::build(options, runtime, local.backend.clone(), Some(local)).await
     }

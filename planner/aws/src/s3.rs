@@ -147,8 +147,10 @@ pub fn split_s3_url(location: &str) -> Result<(String, String)> {
 
 /// A runtime whose object-store registry resolves any `s3://bucket`.
 pub fn aws_runtime(env: &AwsEnv) -> Result<Arc<datafusion::execution::runtime_env::RuntimeEnv>> {
+    let budget = squall_core::config::SquallConfig::from_env()?.process_memory_bytes;
     let mut builder = squall_planner::engine::runtime_builder()
-        .with_object_store_registry(Arc::new(S3Registry::new(env.clone())));
+        .with_object_store_registry(Arc::new(S3Registry::new(env.clone())))
+        .with_memory_pool(squall_core::memory::process_pool(budget));
     // Spill files go to the function's /tmp: stop at 90% of it with
     // DataFusion's error naming the limit, not at a full disk.
     if let Some(bytes) = crate::env::tmp_limit_bytes() {

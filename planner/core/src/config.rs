@@ -404,6 +404,14 @@ extensions_options! {
         /// Where exchange objects go: a folder, or an `s3://bucket/prefix` for the
         /// aws backend (empty = a temporary folder of the embedded backend).
         pub exchange_location: String, default = String::new()
+        /// Memory the queries of this process may reserve together: sorts,
+        /// aggregations and the exchange writer spill to stay under it, other
+        /// operators fail their query naming it, so a heavy query ends with
+        /// an error rather than the process on the system's out-of-memory
+        /// kill (0 = three quarters of the memory this process may use: the
+        /// machine's, its cgroup's limit, a Lambda function's size, whichever
+        /// is least). Read when the process starts its engine or worker.
+        pub process_memory_bytes: usize, default = 0
         /// Backend: `local` (embedded) or `aws` (S3, SQS, Lambda).
         pub backend: String, default = "local".to_string()
         /// aws: name or ARN of the worker Lambda function.

@@ -12,6 +12,10 @@
 //!                  ─> the worker's pool
 //! ```
 //!
+//! Below them all, the process's budget ([`process_pool`],
+//! `squall.process_memory_bytes`): every query of a `squall serve`, every
+//! task of a Lambda worker, shares it.
+//!
 //! The query pools live in a process-wide registry keyed by query id and
 //! last as long as a task of the query runs here. On Lambda a worker runs
 //! one task at a time, so the query limit bounds each task; embedded, the
@@ -28,6 +32,56 @@ use datafusion::error::{DataFusionError, Result};
 use datafusion::execution::memory_pool::{
     MemoryConsumer, MemoryLimit, MemoryPool, MemoryReservation,
 };
+
+/// The pool every query of this process reserves from: at most `configured`
+/// bytes, or (0) three quarters of [`memory_available`]; unbounded only
+/// where neither is known.
+pub fn process_pool(configured: usize) -> Arc<dyn MemoryPool> {
+    let unbounded: Arc<dyn MemoryPool> =
+        Arc::new(datafusion::execution::memory_pool::UnboundedMemoryPool::default());
+    let budget = match configured {
+        0 => memory_available().map(|bytes| bytes / 4 * 3),
+        n => Some(n),
+    };
+    match budget {
+        Some(limit) => Arc::new(BoundedPool::greedy(
+            unbounded,
+            limit,
+            "this process's memory budget (squall.process_memory_bytes; 0: three quarters \
+             of the memory it may use)"
+                .into(),
+        )),
+        None => unbounded,
+    }
+}
+
+/// The memory this process may use: the least of the machine's
+/// (`/proc/meminfo`), its cgroup's limit (v2 `memory.max`, v1
+/// `memory.limit_in_bytes`) and a Lambda function's size
+/// (`AWS_LAMBDA_FUNCTION_MEMORY_SIZE`, MB).
+pub fn memory_available() -> Option<usize> {
+    let read = |path: &str| std::fs::read_to_string(path).ok();
+    let machine = read("/proc/meminfo").and_then(|text| {
+        text.lines()
+            .find_map(|l| l.strip_prefix("MemTotal:"))
+            .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<usize>().ok())
+            .map(|kb| kb * 1024)
+    });
+    let cgroup = [
+        "/sys/fs/cgroup/memory.max",
+        "/sys/fs/cgroup/memory/memory.limit_in_bytes",
+    ]
+    .iter()
+    .filter_map(|p| read(p))
+    .filter_map(|v| v.trim().parse::<usize>().ok())
+    // v1 writes a huge number for "no limit".
+    .find(|&bytes| bytes < 1 << 60);
+    let lambda = std::env::var("AWS_LAMBDA_FUNCTION_MEMORY_SIZE")
+        .ok()
+        .and_then(|mb| mb.trim().parse::<usize>().ok())
+        .map(|mb| mb * 1024 * 1024);
+    [machine, cgroup, lambda].into_iter().flatten().min()
+}
 
 /// Forwards to `inner`, tracking this pool's own current and peak reservation.
 #[derive(Debug)]
@@ -148,6 +202,9 @@ pub struct BoundedPool {
     spillable: AtomicUsize,
     /// What the limit is, for the error (`query q1's memory limit …`).
     what: String,
+    /// Whether spillable consumers are held to a fair share of the limit
+    /// (a query's pool) or only to what is left of it (the process's).
+    fair: bool,
 }
 
 impl BoundedPool {
@@ -158,6 +215,16 @@ impl BoundedPool {
             used: AtomicUsize::new(0),
             spillable: AtomicUsize::new(0),
             what,
+            fair: true,
+        }
+    }
+
+    /// A pool whose consumers take what is left of `limit`, first come
+    /// (the process's budget: the queries' own pools share fairly).
+    pub fn greedy(inner: Arc<dyn MemoryPool>, limit: usize, what: String) -> Self {
+        Self {
+            fair: false,
+            ..Self::new(inner, limit, what)
         }
     }
 }
@@ -211,7 +278,7 @@ impl MemoryPool for BoundedPool {
 
     fn try_grow(&self, reservation: &MemoryReservation, additional: usize) -> Result<()> {
         let consumer = reservation.consumer();
-        if consumer.can_spill() {
+        if self.fair && consumer.can_spill() {
             let share = self.limit / self.spillable.load(Ordering::Relaxed).max(1);
             let wanted = reservation.size().saturating_add(additional);
             if wanted > share {
@@ -298,6 +365,28 @@ mod tests {
     use datafusion::execution::memory_pool::UnboundedMemoryPool;
 
     use super::*;
+
+    #[test]
+    fn the_process_budget_is_what_it_is_set_to_or_three_quarters_of_the_memory() {
+        let machine = memory_available().expect("this machine's memory");
+        assert!(machine > 64 << 20, "{machine}");
+        let pool = process_pool(1000);
+        let spiller = MemoryConsumer::new("sort").with_can_spill(true).register(&pool);
+        let other = MemoryConsumer::new("join").register(&pool);
+        // First come: a spillable consumer may take what is left, not a share.
+        spiller.try_grow(900).unwrap();
+        let err = other.try_grow(200).unwrap_err().to_string();
+        assert!(
+            err.contains("this process's memory budget") && err.contains("of 1000 bytes"),
+            "{err}"
+        );
+        drop(spiller);
+        other.try_grow(1000).unwrap();
+        let auto = process_pool(0);
+        let big = MemoryConsumer::new("big").register(&auto);
+        big.try_grow(machine / 2).unwrap();
+        assert!(big.try_grow(machine / 2).is_err());
+    }
 
     #[test]
     fn tracks_the_peak_and_enforces_the_limit() {

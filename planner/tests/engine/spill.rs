@@ -153,3 +153,45 @@ async fn spilled_uploads_meeting_store_faults_still_answer_right() {
     assert!(met, "five runs met no store fault");
     assert_eq!(engine.open_queues(), 0);
 }
+
+/// The process's memory budget (`squall.process_memory_bytes`) holds
+/// without a query limit: the same map output spills under it and the
+/// query answers right; an aggregate that cannot spill and cannot fit
+/// fails naming the budget, and the engine answers the next query.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_process_budget_spills_what_can_and_names_itself_where_nothing_can() {
+    let data = sf01();
+    let budget = 8 * 1024 * 1024;
+    let engine = engine(
+        &data.path,
+        &[
+            ("squall.scan.target_task_bytes", "1073741824"),
+            ("squall.worker_slots", "1"),
+            ("squall.shuffle.partitions", "32"),
+            ("squall.shuffle.target_task_bytes", "0"),
+            ("squall.process_memory_bytes", &budget.to_string()),
+            ("datafusion.execution.sort_spill_reservation_bytes", "65536"),
+        ],
+    )
+    .await;
+    let r = engine
+        .sql(SQL)
+        .await
+        .unwrap_or_else(|e| panic!("under an {budget}-byte process budget: {e}"));
+    let actual = squall_tpch::run::to_csv(&r.schema, &r.batches).unwrap();
+    let expected = single_node_csv(&single_node(&data.path).await, SQL).await;
+    assert_same("spilled under the process budget", &expected, &actual, SQL);
+    let profile = r.profile.unwrap();
+    assert!(scan_stage(&profile.stage_profiles).spills > 0, "no spill");
+    // One aggregate of every comment (16 MB) in one task cannot spill.
+    let whole = "select cardinality(array_agg(l_comment)) from lineitem";
+    let err = engine
+        .sql(whole)
+        .await
+        .expect_err("an aggregate beyond the budget")
+        .to_string();
+    assert!(err.contains("this process's memory budget"), "{err}");
+    let n = squall_csv(&engine, "select count(*) as n from nation").await;
+    assert_eq!(n, "n\n25\n");
+    assert_eq!(count_files(engine.exchange_root()), 0);
+}
