@@ -4,10 +4,13 @@
 //! whether it is NULL: a NULL string became `p=` and a NULL integer
 //! `y=0`, so the NULL was lost (read back, the row had `y = 0`). When the
 //! partition columns are not also written into the files (DataFusion's
-//! default), squall hands the writer each string, integer or date
-//! partition column as text with NULL as `__HIVE_DEFAULT_PARTITION__`:
-//! the folders are what Hive and Spark write, and squall reads them back
-//! as NULL in the column's type (see [`super::HiveFolderValues`]).
+//! default), squall hands the writer each string, integer, date,
+//! floating-point, decimal or boolean partition column as text with NULL as
+//! `__HIVE_DEFAULT_PARTITION__` (a NULL DOUBLE became `f=0`; DataFusion
+//! refused DECIMAL partitions outright): the folders are what Hive and
+//! Spark write, and squall reads them back as NULL, in the column's type
+//! for integers and dates, as text for the others (see
+//! [`super::HiveFolderValues`]; a folder's name holds no type).
 
 use std::sync::Arc;
 
@@ -47,7 +50,13 @@ pub fn nulls_as_hive_folders(copy: CopyTo, keep_partition_columns: bool) -> Resu
             }
             let text = match field.data_type() {
                 DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View => column,
-                ty if ty.is_integer() || *ty == DataType::Date32 => cast(column, DataType::Utf8),
+                ty if ty.is_integer()
+                    || ty.is_floating()
+                    || ty.is_decimal()
+                    || matches!(ty, DataType::Date32 | DataType::Boolean) =>
+                {
+                    cast(column, DataType::Utf8)
+                }
                 _ => return column,
             };
             coalesce(vec![text, lit(HIVE_NULL)]).alias(field.name())

@@ -410,8 +410,10 @@ async fn null_partition_folders_read_as_null() {
 
 /// `COPY ... PARTITIONED BY` writes a NULL partition value as Hive does
 /// (`p=__HIVE_DEFAULT_PARTITION__`; DataFusion alone writes `p=`, and `y=0`
-/// for a NULL integer), and squall reads it back as NULL, the integer
-/// column as BIGINT; an empty folder value (`p=`) reads as NULL too.
+/// for a NULL integer or DOUBLE), and squall reads it back as NULL, the
+/// integer column as BIGINT; an empty folder value (`p=`) reads as NULL
+/// too; DOUBLE, DECIMAL and BOOLEAN partitions are written (read back as
+/// text: a folder's name holds no type).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn copy_partitioned_by_round_trips_nulls() {
     let dir = tempfile::tempdir().unwrap();
@@ -438,6 +440,30 @@ async fn copy_partitioned_by_round_trips_nulls() {
     assert_eq!(
         crate::common::squall_csv(&reader, "select x, p, y from t order by x").await,
         "x,p,y\n1,a,10\n2,,20\n3,b,\n4,,\n"
+    );
+    // DOUBLE, DECIMAL and BOOLEAN partitions: a NULL DOUBLE was written
+    // `f=0`, and DataFusion refused DECIMAL partitions outright.
+    writer
+        .sql(&format!(
+            "copy (select * from (values (1, cast(null as double), cast(null as decimal(10,2)), \
+             cast(null as boolean)), (2, 1.5, cast(2.25 as decimal(10,2)), true)) v(x, f, d, b)) \
+             to '{root}/catalog/typed/' stored as parquet partitioned by (f, d, b)"
+        ))
+        .await
+        .unwrap();
+    let reader = squall_planner::Engine::local(squall_planner::EngineOptions {
+        catalog: Some(format!("{root}/catalog")),
+        settings: crate::common::settings(&[("squall.catalog.allowed_roots", &root)]),
+    })
+    .await
+    .unwrap();
+    assert_eq!(
+        crate::common::squall_csv(
+            &reader,
+            "select x, f, d, b, f is null and d is null and b is null as nulls from typed order by x"
+        )
+        .await,
+        "x,f,d,b,nulls\n1,,,,true\n2,1.5,2.25,true,false\n"
     );
     // INSERT INTO the partitioned table writes its folders the same way.
     reader
