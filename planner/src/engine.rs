@@ -379,6 +379,7 @@ impl Engine {
                 }
                 let statement = show_as_query(&ctx, statement).await?;
                 let statement = crate::standard_sql::rewrite(statement)?;
+                let statement = crate::using_joins::rewrite(statement)?;
                 let statement = crate::trino_functions::rewrite(statement)?;
                 state.statement_to_plan(statement).await.map(Ok)
             }

@@ -68,6 +68,7 @@ pub mod trino_functions;
 pub mod trino_sql;
 pub mod trino_types;
 pub mod two_level;
+mod using_joins;
 
 pub use coordinator::QueryProgress;
 pub use engine::{

@@ -10,7 +10,8 @@ project in tests/dbt/ with a profile pointing at it: `dbt seed`, `dbt run`
 (a schema created, a view, two tables, an incremental model), `dbt run`
 again (the tables rebuilt and swapped in by ALTER TABLE ... RENAME, the
 incremental model's last month deleted and inserted again), and
-`dbt test` (unique, not_null, relationships, accepted_values). Then it
+`dbt test` (unique, not_null, relationships, accepted_values), and
+`dbt docs generate` (every model described with its columns). Then it
 reads the models through the `trino` client and checks every value
 against DuckDB on the same Parquet files (the models use dbt's
 cross-database macros, which dbt-trino writes with Trino's functions:
@@ -147,6 +148,21 @@ def check_models(host, port, catalog):
     )
 
 
+def check_docs_catalog(work):
+    """`dbt docs generate` describes every model with its columns, read
+    from information_schema and system.metadata.table_comments."""
+    import json
+
+    with open(os.path.join(work, "target", "catalog.json")) as f:
+        nodes = json.load(f)["nodes"]
+    models = {k.split(".")[-1]: v for k, v in nodes.items() if k.startswith("model.")}
+    check(len(models) >= 4, f"catalog.json describes models {sorted(models)}")
+    for name, node in models.items():
+        check(node["metadata"]["schema"] == "analytics", f"{name}: {node['metadata']}")
+        check(len(node["columns"]) >= 2, f"{name} has columns {node['columns']}")
+    print(f"dbt docs generate: {len(models)} models described")
+
+
 def main():
     binary = squall_binary()
     dbt_bin = dbt_command()
@@ -167,6 +183,8 @@ def main():
                 second = dbt(dbt_bin, tmp, "run")
                 check("INSERT" in second, f"the second run appends to the incremental model:\n{second[-3000:]}")
                 dbt(dbt_bin, tmp, "test")
+                dbt(dbt_bin, tmp, "docs", "generate")
+                check_docs_catalog(tmp)
                 check_models(host, port, catalog)
             finally:
                 proc.send_signal(signal.SIGTERM)

@@ -371,7 +371,9 @@ mod tests {
         let machine = memory_available().expect("this machine's memory");
         assert!(machine > 64 << 20, "{machine}");
         let pool = process_pool(1000);
-        let spiller = MemoryConsumer::new("sort").with_can_spill(true).register(&pool);
+        let spiller = MemoryConsumer::new("sort")
+            .with_can_spill(true)
+            .register(&pool);
         let other = MemoryConsumer::new("join").register(&pool);
         // First come: a spillable consumer may take what is left, not a share.
         spiller.try_grow(900).unwrap();

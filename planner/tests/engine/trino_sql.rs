@@ -417,3 +417,49 @@ async fn quantified_comparisons_fetch_and_set_operations_with_all() {
         "x,e,f,g,h\n0,,true,false,false\n2,,true,false,false\n,,,,false\n"
     );
 }
+
+/// Chained `JOIN ... USING` sharing a column (dbt-trino's `dbt docs
+/// generate` joins three relations so): DataFusion alone finds the
+/// unqualified column ambiguous; squall answers as single-node DataFusion
+/// answers the query written with the first relation's column.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn chained_using_joins_answer() {
+    let data = sf001_small_groups();
+    let engine = engine(&data.path, &[]).await;
+    let reference = single_node(&data.path).await;
+    let b = "(select n_nationkey, n_name as name2 from nation) b";
+    let b2 = "(select n_nationkey, n_name as name2, n_regionkey from nation) b";
+    let c = "(select n_nationkey, n_regionkey, n_comment as c2 from nation) c";
+    assert_pairs(
+        &engine,
+        &reference,
+        &[
+            (
+                &format!(
+                    "select n_nationkey, name2, c2 from nation a join {b} using (n_nationkey) \
+                     left join {c} using (n_nationkey, n_regionkey) \
+                     where n_nationkey < 10 order by n_nationkey"
+                ),
+                &format!(
+                    "select a.n_nationkey, name2, c2 from nation a join {b} using (n_nationkey) \
+                     left join {c} using (n_nationkey, n_regionkey) \
+                     where a.n_nationkey < 10 order by a.n_nationkey"
+                ),
+            ),
+            (
+                &format!(
+                    "select n_regionkey, count(*) as n from nation a join {b2} \
+                     using (n_nationkey, n_regionkey) join {c} using (n_regionkey) \
+                     group by n_regionkey having count(n_regionkey) > 1 order by n_regionkey"
+                ),
+                &format!(
+                    "select a.n_regionkey, count(*) as n from nation a join {b2} \
+                     using (n_nationkey, n_regionkey) join {c} using (n_regionkey) \
+                     group by a.n_regionkey having count(a.n_regionkey) > 1 order by a.n_regionkey"
+                ),
+            ),
+        ],
+        "chained USING",
+    )
+    .await;
+}
