@@ -209,6 +209,20 @@ def run_checks(binary, catalog, host, port):
     check(desc["r"][1] == "row(x bigint, y varchar)" and tuple(row[11]) == (1, "z"), f"row {desc['r']} {row[11]!r}")
     print("types: ok")
 
+    # USE changes the client's schema (X-Trino-Set-Catalog/-Schema); the
+    # catalog's tables answer under any schema name.
+    used = trino.dbapi.connect(host=host, port=port, user="use", catalog="squall", schema="public", http_scheme="http")
+    cur = used.cursor()
+    cur.execute("USE squall.tpch")
+    cur.fetchall()
+    check(cur.update_type == "USE", f"USE update type {cur.update_type!r}")
+    check(used._client_session.schema == "tpch" and used._client_session.catalog == "squall",
+          f"after USE: {used._client_session.catalog}.{used._client_session.schema}")
+    cur = used.cursor()
+    cur.execute("select count(*) from nation")
+    check(cur.fetchall() == [[25]], "a query after USE")
+    print("USE: ok")
+
     # Bad SQL is a TrinoUserError carrying the server's error.
     for sql, name, needle in (
         ("selec 1", "SYNTAX_ERROR", "selec"),

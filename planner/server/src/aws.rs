@@ -169,7 +169,7 @@ impl AwsService {
         self.state.write_record(record).await.map_err(unavailable)
     }
 
-    /// Answers `SET SESSION` / `RESET SESSION` without a coordinator.
+    /// Answers `SET SESSION` / `RESET SESSION` / `USE` without a coordinator.
     async fn session_statement(
         &self,
         record: &mut QueryRecord,
@@ -191,6 +191,8 @@ impl AwsService {
                 record.update_type = Some(update_type.to_string());
                 record.session_set = update.set;
                 record.session_clear = update.clear;
+                record.session_catalog = update.catalog;
+                record.session_schema = update.schema;
                 record.finish(index);
             }
             Err(e) => record.fail(QueryFailure::from_datafusion(&e)),

@@ -510,5 +510,14 @@ fn respond(status: &QueryStatus, results: QueryResults) -> Response {
             headers.append(HeaderName::from_static("x-trino-clear-session"), v);
         }
     }
+    let used = [
+        ("x-trino-set-catalog", &status.session.catalog),
+        ("x-trino-set-schema", &status.session.schema),
+    ];
+    for (header, value) in used {
+        if let Some(v) = value.as_deref().and_then(|v| HeaderValue::from_str(v).ok()) {
+            headers.insert(HeaderName::from_static(header), v);
+        }
+    }
     response
 }

@@ -102,11 +102,14 @@ pub struct Metrics {
 }
 
 /// Session changes a statement asks the client to make (`SET SESSION`,
-/// `RESET SESSION`): sent back as `X-Trino-Set-Session` / `X-Trino-Clear-Session`.
+/// `RESET SESSION`, `USE`): sent back as `X-Trino-Set-Session` /
+/// `X-Trino-Clear-Session`, `X-Trino-Set-Catalog` / `X-Trino-Set-Schema`.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct SessionUpdate {
     pub set: Vec<(String, String)>,
     pub clear: Vec<String>,
+    pub catalog: Option<String>,
+    pub schema: Option<String>,
 }
 
 /// A query's status.
@@ -155,6 +158,8 @@ impl QueryStatus {
             session: SessionUpdate {
                 set: r.session_set.clone(),
                 clear: r.session_clear.clone(),
+                catalog: r.session_catalog.clone(),
+                schema: r.session_schema.clone(),
             },
         }
     }

@@ -97,15 +97,23 @@ pub fn set_session_header(name: &str, value: &str) -> String {
 pub enum SessionStatement {
     Set { name: String, value: String },
     Reset { name: String },
+    /// `USE schema` / `USE catalog.schema`.
+    Use {
+        catalog: Option<String>,
+        schema: String,
+    },
 }
 
 /// Recognises `SET SESSION name = value`, `SET name = value` /
-/// `SET name TO value` and `RESET SESSION name` (one statement, optional
-/// trailing `;`). Values may be quoted with `'` or `"`. Anything else is
-/// `None` and runs as SQL.
+/// `SET name TO value`, `RESET SESSION name` and `USE [catalog.]schema`
+/// (one statement, optional trailing `;`). Values may be quoted with `'`
+/// or `"`. Anything else is `None` and runs as SQL.
 pub fn parse_session_statement(sql: &str) -> Option<SessionStatement> {
     let text = sql.trim().trim_end_matches(';').trim();
     let (first, rest) = split_word(text)?;
+    if first.eq_ignore_ascii_case("use") {
+        return parse_use(rest.trim());
+    }
     if first.eq_ignore_ascii_case("reset") {
         let (session, rest) = split_word(rest)?;
         if !session.eq_ignore_ascii_case("session") {
@@ -148,6 +156,44 @@ pub fn parse_session_statement(sql: &str) -> Option<SessionStatement> {
     })
 }
 
+/// `[catalog.]schema` of a `USE`: plain or double-quoted names, folded to
+/// lowercase unless quoted, as Trino does.
+fn parse_use(target: &str) -> Option<SessionStatement> {
+    let mut names = Vec::new();
+    let mut rest = target;
+    loop {
+        let (name, after) = if let Some(quoted) = rest.strip_prefix('"') {
+            let end = quoted.find('"')?;
+            (quoted[..end].to_string(), &quoted[end + 1..])
+        } else {
+            let end = rest
+                .find(|c: char| !(c.is_alphanumeric() || c == '_'))
+                .unwrap_or(rest.len());
+            (rest[..end].to_lowercase(), &rest[end..])
+        };
+        if name.is_empty() {
+            return None;
+        }
+        names.push(name);
+        match after.strip_prefix('.') {
+            Some(next) => rest = next,
+            None if after.trim().is_empty() => break,
+            None => return None,
+        }
+    }
+    match names.as_slice() {
+        [schema] => Some(SessionStatement::Use {
+            catalog: None,
+            schema: schema.clone(),
+        }),
+        [catalog, schema] => Some(SessionStatement::Use {
+            catalog: Some(catalog.clone()),
+            schema: schema.clone(),
+        }),
+        _ => None,
+    }
+}
+
 /// What a session statement answers without running anything: Trino's
 /// `updateType` and the change the client makes to its session. A `SET` is
 /// checked against `config` first, so an unknown setting or a bad value fails
@@ -166,16 +212,27 @@ pub fn answer_session_statement(
                 .map_err(|e| DataFusionError::Configuration(format!("{name} = {value}: {e}")))?;
             let update = SessionUpdate {
                 set: vec![(name, value)],
-                clear: Vec::new(),
+                ..SessionUpdate::default()
             };
             Ok(("SET SESSION", update))
         }
         SessionStatement::Reset { name } => {
             let update = SessionUpdate {
-                set: Vec::new(),
                 clear: vec![name],
+                ..SessionUpdate::default()
             };
             Ok(("RESET SESSION", update))
+        }
+        // squall serves one catalog, and reads any schema name as its own
+        // (`planner/src/any_name.rs`): the client's names change, the
+        // tables a query finds do not.
+        SessionStatement::Use { catalog, schema } => {
+            let update = SessionUpdate {
+                catalog,
+                schema: Some(schema),
+                ..SessionUpdate::default()
+            };
+            Ok(("USE", update))
         }
     }
 }
@@ -260,6 +317,20 @@ mod tests {
         assert_eq!(parse_session_statement("set a = 1; select 2"), None);
         assert_eq!(parse_session_statement("set a = 'x"), None);
         assert_eq!(parse_session_statement("setx a = 1"), None);
+        let used = |catalog: Option<&str>, schema: &str| {
+            Some(SessionStatement::Use {
+                catalog: catalog.map(str::to_string),
+                schema: schema.to_string(),
+            })
+        };
+        assert_eq!(parse_session_statement("USE Analytics;"), used(None, "analytics"));
+        assert_eq!(
+            parse_session_statement("use squall.\"My Schema\""),
+            used(Some("squall"), "My Schema")
+        );
+        assert_eq!(parse_session_statement("use a.b.c"), None);
+        assert_eq!(parse_session_statement("use a b"), None);
+        assert_eq!(parse_session_statement("user_table"), None);
     }
 
     #[test]

@@ -260,6 +260,11 @@ pub struct QueryRecord {
     pub session_set: Vec<(String, String)>,
     #[serde(default)]
     pub session_clear: Vec<String>,
+    /// The catalog and schema the client is asked to use (`USE`).
+    #[serde(default)]
+    pub session_catalog: Option<String>,
+    #[serde(default)]
+    pub session_schema: Option<String>,
 }
 
 impl QueryRecord {
@@ -282,6 +287,8 @@ impl QueryRecord {
             update_count: None,
             session_set: Vec::new(),
             session_clear: Vec::new(),
+            session_catalog: None,
+            session_schema: None,
         }
     }
 

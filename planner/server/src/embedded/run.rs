@@ -63,6 +63,8 @@ pub(super) async fn run(inner: Arc<Inner>, entry: Arc<Entry>, admitted: Admit) {
                         r.update_count = outcome.update_count;
                         r.session_set = outcome.session.set;
                         r.session_clear = outcome.session.clear;
+                        r.session_catalog = outcome.session.catalog;
+                        r.session_schema = outcome.session.schema;
                         r.finish(index);
                     })
                     .await;
