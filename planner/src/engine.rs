@@ -371,6 +371,9 @@ impl Engine {
             let state = state.clone();
             let ctx = self.ctx.clone();
             async move {
+                if let Some(refused) = request_scope::transaction(&statement) {
+                    return Err(refused);
+                }
                 if let Some(done) = here::rename_table(&ctx, &statement).await {
                     return done.map(Err);
                 }

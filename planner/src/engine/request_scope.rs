@@ -56,3 +56,24 @@ pub(super) async fn lost_with_the_request(
          's3://bucket/catalog/t/' STORED AS PARQUET"
     )))
 }
+
+/// `START TRANSACTION`, `BEGIN`, `COMMIT`, `ROLLBACK`: refused by name.
+/// Every statement commits on its own, so a transaction's ROLLBACK could
+/// not undo what it wrote; clients run in autocommit mode (the Trino
+/// clients' default).
+pub(super) fn transaction(statement: &Statement) -> Option<DataFusionError> {
+    let Statement::Statement(sql) = statement else {
+        return None;
+    };
+    let what = match sql.as_ref() {
+        Sql::StartTransaction { .. } => "START TRANSACTION",
+        Sql::Commit { .. } => "COMMIT",
+        Sql::Rollback { .. } => "ROLLBACK",
+        _ => return None,
+    };
+    Some(DataFusionError::NotImplemented(format!(
+        "{what}: squall has no transactions; every statement commits on its own, so a \
+         ROLLBACK could not undo what a statement wrote. Run the client in autocommit mode \
+         (the Trino clients' default)"
+    )))
+}

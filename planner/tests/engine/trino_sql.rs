@@ -463,3 +463,19 @@ async fn chained_using_joins_answer() {
     )
     .await;
 }
+
+/// Transactions are refused by name (every statement commits on its own,
+/// so a ROLLBACK could not undo a write), not with DataFusion's
+/// "Unsupported logical plan".
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn transactions_are_refused_by_name() {
+    let data = sf001_small_groups();
+    let engine = engine(&data.path, &[]).await;
+    for sql in ["START TRANSACTION", "BEGIN", "COMMIT", "ROLLBACK"] {
+        let err = engine.sql(sql).await.unwrap_err().to_string();
+        assert!(
+            err.contains("squall has no transactions") && err.contains("autocommit"),
+            "{sql}: {err}"
+        );
+    }
+}
