@@ -95,8 +95,13 @@ pub fn set_session_header(name: &str, value: &str) -> String {
 /// A statement that changes the client's session instead of running.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum SessionStatement {
-    Set { name: String, value: String },
-    Reset { name: String },
+    Set {
+        name: String,
+        value: String,
+    },
+    Reset {
+        name: String,
+    },
     /// `USE schema` / `USE catalog.schema`.
     Use {
         catalog: Option<String>,
@@ -323,7 +328,10 @@ mod tests {
                 schema: schema.to_string(),
             })
         };
-        assert_eq!(parse_session_statement("USE Analytics;"), used(None, "analytics"));
+        assert_eq!(
+            parse_session_statement("USE Analytics;"),
+            used(None, "analytics")
+        );
         assert_eq!(
             parse_session_statement("use squall.\"My Schema\""),
             used(Some("squall"), "My Schema")

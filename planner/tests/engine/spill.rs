@@ -20,12 +20,15 @@ fn scan_stage(stages: &[StageProfile]) -> &StageProfile {
         .expect("a scan stage")
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_map_output_beyond_the_memory_limit_spills_and_answers_right() {
-    let data = sf01();
-    let limit = 4 * 1024 * 1024;
-    let engine = engine(
-        &data.path,
+/// An engine whose memory `limit` (the setting `key`) the scan task of
+/// [`SQL`] meets alone.
+async fn one_scan_task_under(
+    data: &std::path::Path,
+    key: &str,
+    limit: usize,
+) -> squall_planner::Engine {
+    engine(
+        data,
         &[
             // One scan task for all of lineitem, one task at a time (tasks
             // side by side would share the limit).
@@ -35,11 +38,18 @@ async fn a_map_output_beyond_the_memory_limit_spills_and_answers_right() {
             // one per partition.
             ("squall.shuffle.partitions", "32"),
             ("squall.shuffle.target_task_bytes", "0"),
-            ("squall.query.memory_limit_bytes", &limit.to_string()),
+            (key, &limit.to_string()),
             ("datafusion.execution.sort_spill_reservation_bytes", "65536"),
         ],
     )
-    .await;
+    .await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_map_output_beyond_the_memory_limit_spills_and_answers_right() {
+    let data = sf01();
+    let limit = 4 * 1024 * 1024;
+    let engine = one_scan_task_under(&data.path, "squall.query.memory_limit_bytes", limit).await;
     let r = engine
         .sql(SQL)
         .await
@@ -162,18 +172,7 @@ async fn spilled_uploads_meeting_store_faults_still_answer_right() {
 async fn the_process_budget_spills_what_can_and_names_itself_where_nothing_can() {
     let data = sf01();
     let budget = 8 * 1024 * 1024;
-    let engine = engine(
-        &data.path,
-        &[
-            ("squall.scan.target_task_bytes", "1073741824"),
-            ("squall.worker_slots", "1"),
-            ("squall.shuffle.partitions", "32"),
-            ("squall.shuffle.target_task_bytes", "0"),
-            ("squall.process_memory_bytes", &budget.to_string()),
-            ("datafusion.execution.sort_spill_reservation_bytes", "65536"),
-        ],
-    )
-    .await;
+    let engine = one_scan_task_under(&data.path, "squall.process_memory_bytes", budget).await;
     let r = engine
         .sql(SQL)
         .await

@@ -103,16 +103,26 @@ async fn a_nested_loop_join_that_matches_nothing_yields_while_it_runs() {
     let ctx = context(50_000, 8192);
     let sql = "select count(*) from a, b where x + y < 0";
     let paced = pace_plan(plan(&ctx, sql).await).unwrap();
-    let run = collect(paced, ctx.task_ctx());
+    let out = run_checking_it_yields(&ctx, paced, "the join").await;
+    assert_eq!(out[0].num_rows(), 1);
+}
+
+/// `plan`'s rows, after checking that a timer of this (single-threaded)
+/// runtime fires while it runs: it yields.
+async fn run_checking_it_yields(
+    ctx: &SessionContext,
+    plan: Arc<dyn ExecutionPlan>,
+    what: &str,
+) -> Vec<RecordBatch> {
+    let run = collect(plan, ctx.task_ctx());
     tokio::pin!(run);
     let timer_fired = tokio::select! {
         biased;
         _ = tokio::time::sleep(Duration::from_millis(20)) => true,
         r = &mut run => { r.unwrap(); false }
     };
-    assert!(timer_fired, "the join ran to its end without yielding");
-    let out = run.await.unwrap();
-    assert_eq!(out[0].num_rows(), 1);
+    assert!(timer_fired, "{what} ran to its end without yielding");
+    run.await.unwrap()
 }
 
 #[tokio::test]
@@ -125,15 +135,7 @@ async fn an_unnest_of_a_long_array_yields_while_it_runs() {
     let paced = pace_plan(plan(&ctx, sql).await).unwrap();
     let shown = displayable(paced.as_ref()).indent(true).to_string();
     assert!(shown.contains("PaceExec"), "not paced:\n{shown}");
-    let run = collect(paced, ctx.task_ctx());
-    tokio::pin!(run);
-    let timer_fired = tokio::select! {
-        biased;
-        _ = tokio::time::sleep(Duration::from_millis(20)) => true,
-        r = &mut run => { r.unwrap(); false }
-    };
-    assert!(timer_fired, "the unnest ran to its end without yielding");
-    let out = run.await.unwrap();
+    let out = run_checking_it_yields(&ctx, paced, "the unnest").await;
     assert_eq!(
         pretty_format_batches(&out).unwrap().to_string(),
         pretty_format_batches(
