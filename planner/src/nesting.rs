@@ -151,9 +151,11 @@ fn is_operator(token: &Token) -> bool {
         | Token::RBrace
         | Token::RBracket
         | Token::Colon
+        // A qualified name (`t.a`) is one flat identifier.
+        | Token::Period
         | Token::Placeholder(_) => false,
         // Arithmetic, comparison, concatenation, casts (`::`), subscripts
-        // (`[`), field access (`.`), JSON arrows, bit operators.
+        // (`[`), JSON arrows, bit operators.
         _ => true,
     }
 }
@@ -208,6 +210,12 @@ mod tests {
         assert!(check(&union(1_000)).is_ok());
         assert!(check(&union(MAX_NESTING + 1)).is_err());
         assert!(check(&format!("select count(*) from ({})", union(1_000))).is_ok());
+        // Qualified names do not nest.
+        let qualified = (0..2_400)
+            .map(|i| format!("t.x = {i}"))
+            .collect::<Vec<_>>()
+            .join(" or ");
+        assert!(check(&format!("select * from t where {qualified}")).is_ok());
         // Text that does not tokenize is the parser's to name.
         assert!(check("select 'unterminated").is_ok());
     }
