@@ -6,6 +6,7 @@
 //! sees, and reporting it done would be a lie: it is refused, naming what
 //! works instead. Earlier in a request it is what the request's later
 //! statements read (`CREATE TABLE t AS ...; SELECT ... FROM t`), and runs.
+//! And transactions, which no backend has, are refused by name everywhere.
 
 use datafusion::datasource::MemTable;
 use datafusion::error::DataFusionError;
