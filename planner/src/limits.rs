@@ -38,6 +38,7 @@ const ENGINE_ONLY: &[&str] = &[
     "squall.state_location",
     "squall.worker_slots",
     "squall.worker_memory_mb",
+    "squall.process_memory_bytes",
     "squall.coordinator_memory_mb",
     "squall.coordinator_start_wait_ms",
     "squall.state_poll_ms",
@@ -233,6 +234,7 @@ mod tests {
             "SQUALL.Worker_Function",
             "squall.catalog.allowed_roots",
             "squall.server.max_running_queries",
+            "squall.process_memory_bytes",
             "datafusion.runtime.temp_directory",
         ] {
             let err = check_session_setting(key).unwrap_err().to_string();
