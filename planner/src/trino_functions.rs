@@ -448,8 +448,7 @@ mod tests {
     use datafusion::sql::parser::DFParser;
 
     fn rewritten(sql: &str) -> String {
-        let statement = DFParser::parse_sql(sql).unwrap().pop_front().unwrap();
-        rewrite(statement).unwrap().to_string()
+        crate::trino_sql::rewritten_text(sql, rewrite)
     }
 
     #[test]

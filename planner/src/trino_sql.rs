@@ -46,6 +46,14 @@ where
     }
 }
 
+/// The text of `sql`'s first statement after `rewrite` (the rewriters'
+/// unit tests).
+#[cfg(test)]
+pub(crate) fn rewritten_text(sql: &str, rewrite: fn(Statement) -> Result<Statement>) -> String {
+    let statement = parse(sql).unwrap().pop_front().unwrap();
+    rewrite(statement).unwrap().to_string()
+}
+
 /// An SQL expression squall wrote (`what` names the rewrite, for the
 /// internal error a mistake of squall's would be).
 pub fn expression(sql: &str, what: &str) -> Result<datafusion::sql::sqlparser::ast::Expr> {

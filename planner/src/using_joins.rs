@@ -187,8 +187,7 @@ mod tests {
     use super::*;
 
     fn rewritten(sql: &str) -> String {
-        let statement = crate::trino_sql::parse(sql).unwrap().pop_front().unwrap();
-        rewrite(statement).unwrap().to_string()
+        crate::trino_sql::rewritten_text(sql, rewrite)
     }
 
     #[test]

@@ -5,7 +5,7 @@
 //! squall.scan.target_task_bytes = ...` in SQL, or the environment variable
 //! `SQUALL_SCAN_TARGET_TASK_BYTES`. `squall config` lists them all.
 
-use datafusion::common::config::{ConfigExtension, ExtensionOptions};
+use datafusion::common::config::ConfigExtension;
 use datafusion::common::{config_namespace, extensions_options};
 
 /// `squall.query.single_task_bytes` on the aws backend when unset: one

@@ -1,5 +1,7 @@
 //! Tests of the `squall.*` settings: nested keys, environment names.
 
+use datafusion::common::config::ExtensionOptions;
+
 use super::*;
 
 #[test]
