@@ -67,6 +67,19 @@ fn counts_add_up_and_only_known_totals_make_a_total() {
     assert_eq!(registry.partitions("s3://other/", "t/orders"), None);
 }
 
+/// [`inspect`] of the folder `table` of `store`, its files named `*.parquet`.
+async fn inspect_named(store: &dyn ObjectStore, table: &str) -> Result<TableLayout> {
+    let location = format!("memory://{table}");
+    inspect(
+        store,
+        &Path::from(table),
+        table,
+        &location,
+        DataFiles::NamedParquet,
+    )
+    .await
+}
+
 #[tokio::test]
 async fn inspect_finds_columns_partitions_and_files() {
     let store = Arc::new(InMemory::new());
@@ -85,15 +98,7 @@ async fn inspect_finds_columns_partitions_and_files() {
             .await
             .unwrap();
     }
-    let layout = inspect(
-        store.as_ref(),
-        &Path::from("t"),
-        "t",
-        "memory://t",
-        DataFiles::NamedParquet,
-    )
-    .await
-    .unwrap();
+    let layout = inspect_named(store.as_ref(), "t").await.unwrap();
     assert_eq!(
         layout,
         TableLayout {
@@ -115,25 +120,11 @@ async fn inspect_finds_columns_partitions_and_files() {
         )
         .await
         .unwrap();
-    let err = inspect(
-        store.as_ref(),
-        &Path::from("t"),
-        "t",
-        "memory://t",
-        DataFiles::NamedParquet,
-    )
-    .await
-    .unwrap_err()
-    .to_string();
+    let err = inspect_named(store.as_ref(), "t")
+        .await
+        .unwrap_err()
+        .to_string();
     assert!(err.contains("partitioned differently"), "{err}");
-    let flat = inspect(
-        store.as_ref(),
-        &Path::from("nothing"),
-        "n",
-        "memory://n",
-        DataFiles::NamedParquet,
-    )
-    .await
-    .unwrap();
+    let flat = inspect_named(store.as_ref(), "nothing").await.unwrap();
     assert_eq!((flat.files, flat.columns.len(), flat.partitions), (0, 0, 0));
 }
