@@ -7,7 +7,9 @@
 //! queries naming it fail saying why, the others answer.
 
 use crate::error::PlannerError;
-use crate::partitions::{DataFiles, HiveFolderValues, PartitionRegistry, inspect};
+use crate::partitions::{
+    self, DataFiles, HiveFolderValues, PartitionRegistry, inspect, list_table,
+};
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -190,8 +192,10 @@ async fn register_table(
     registry: &PartitionRegistry,
 ) -> Result<Option<String>> {
     let store = ctx.runtime_env().object_store(store_url)?;
+    // One listing, read for `*.parquet` files first, then for all of them.
+    let objects = list_table(store.as_ref(), root, name, url).await?;
     let mut data = DataFiles::NamedParquet;
-    let mut layout = inspect(store.as_ref(), root, name, url, data).await?;
+    let mut layout = partitions::layout(&objects, root, name, url, data)?;
     if layout.files == 0
         && let Some(example) = &layout.other_example
     {
@@ -202,7 +206,7 @@ async fn register_table(
         let why = match starts_as_parquet(store.as_ref(), &path).await {
             Ok(true) => {
                 data = DataFiles::AllVisible;
-                layout = inspect(store.as_ref(), root, name, url, data).await?;
+                layout = partitions::layout(&objects, root, name, url, data)?;
                 None
             }
             Ok(false) => Some(format!(

@@ -30,8 +30,8 @@ use datafusion::common::ScalarValue;
 use datafusion::datasource::listing::ListingTableUrl;
 use datafusion::error::{DataFusionError, Result};
 use futures::TryStreamExt;
-use object_store::ObjectStore;
 use object_store::path::Path;
+use object_store::{ObjectMeta, ObjectStore};
 
 use crate::error::PlannerError;
 
@@ -146,23 +146,48 @@ pub async fn inspect(
     location: &str,
     data: DataFiles,
 ) -> Result<TableLayout> {
+    let objects = list_table(store, root, table, location).await?;
+    layout(&objects, root, table, location, data)
+}
+
+/// The objects below a table's folder `root` (one listing).
+pub async fn list_table(
+    store: &dyn ObjectStore,
+    root: &Path,
+    table: &str,
+    location: &str,
+) -> Result<Vec<ObjectMeta>> {
+    Ok(store
+        .list(Some(root))
+        .try_collect()
+        .await
+        .map_err(|e| PlannerError::Table {
+            table: table.to_string(),
+            location: location.to_string(),
+            message: format!("cannot list: {e}"),
+        })?)
+}
+
+/// [`inspect`] of objects already listed.
+pub fn layout(
+    objects: &[ObjectMeta],
+    root: &Path,
+    table: &str,
+    location: &str,
+    data: DataFiles,
+) -> Result<TableLayout> {
     let bad = |message: String| PlannerError::Table {
         table: table.to_string(),
         location: location.to_string(),
         message,
     };
-    let objects: Vec<_> = store
-        .list(Some(root))
-        .try_collect()
-        .await
-        .map_err(|e| bad(format!("cannot list: {e}")))?;
     let depth = root.parts().count();
     let mut keys: Option<(Vec<String>, String)> = None;
     let mut values: Vec<BTreeSet<String>> = Vec::new();
     let mut partitions = BTreeSet::new();
     let mut files = 0;
     let (mut other_files, mut other_example) = (0, None);
-    for meta in &objects {
+    for meta in objects {
         let parts: Vec<String> = meta
             .location
             .parts()

@@ -116,39 +116,33 @@ print(len(inputs))
     assert_eq!(partitions.trim(), "35", "7 years x 5 priorities");
 }
 
+/// `sql`'s answer as CSV through `squall query` on `backend` over `catalog`
+/// (`what` names the run in a failure).
+fn query_csv(stack: &Stack, what: &str, backend: &str, catalog: &str, sql: &str) -> String {
+    ok_stdout(
+        what,
+        stack.squall(&[
+            "query",
+            "--backend",
+            backend,
+            "--catalog",
+            catalog,
+            "--format",
+            "csv",
+            sql,
+        ]),
+    )
+}
+
 pub fn partitioned_tables(stack: &Stack) {
     let dir = tempfile::tempdir().expect("tempdir");
     write_partitioned(stack, dir.path());
     upload_and_register(stack, dir.path());
     let local = dir.path().display().to_string();
     for sql in STATEMENTS {
-        let expected = ok_stdout(
-            "embedded",
-            stack.squall(&[
-                "query",
-                "--backend",
-                "local",
-                "--catalog",
-                &local,
-                "--format",
-                "csv",
-                sql,
-            ]),
-        );
+        let expected = query_csv(stack, "embedded", "local", &local, sql);
         for catalog in [BUCKET_PREFIX, "glue://squall_test"] {
-            let actual = ok_stdout(
-                catalog,
-                stack.squall(&[
-                    "query",
-                    "--backend",
-                    "aws",
-                    "--catalog",
-                    catalog,
-                    "--format",
-                    "csv",
-                    sql,
-                ]),
-            );
+            let actual = query_csv(stack, catalog, "aws", catalog, sql);
             let c = compare_csv(&expected, &actual, Some(sql)).expect("comparable CSV");
             assert!(c.ok, "{catalog}: {}\n{sql}", c.message);
         }
@@ -156,45 +150,27 @@ pub fn partitioned_tables(stack: &Stack) {
     // A Glue table of files named as Athena names them (no `.parquet`).
     let ctas = "select count(*) as n, sum(o_totalprice) as total, min(o_orderdate) as first, \
                 max(o_comment) as last from ";
-    let expected = ok_stdout(
+    let expected = query_csv(
+        stack,
         "embedded",
-        stack.squall(&[
-            "query",
-            "--backend",
-            "local",
-            "--catalog",
-            &local,
-            "--format",
-            "csv",
-            &format!("{ctas} orders_p"),
-        ]),
+        "local",
+        &local,
+        &format!("{ctas} orders_p"),
     );
-    let actual = ok_stdout(
+    let actual = query_csv(
+        stack,
         "Glue, Athena's file names",
-        stack.squall(&[
-            "query",
-            "--backend",
-            "aws",
-            "--catalog",
-            "glue://squall_test",
-            "--format",
-            "csv",
-            &format!("{ctas} orders_ctas"),
-        ]),
+        "aws",
+        "glue://squall_test",
+        &format!("{ctas} orders_ctas"),
     );
     assert_eq!(actual, expected, "a Glue table of files without .parquet");
-    let explain = ok_stdout(
+    let explain = query_csv(
+        stack,
         "EXPLAIN through Glue",
-        stack.squall(&[
-            "query",
-            "--backend",
-            "aws",
-            "--catalog",
-            "glue://squall_test",
-            "--format",
-            "csv",
-            &format!("explain {}", STATEMENTS[1]),
-        ]),
+        "aws",
+        "glue://squall_test",
+        &format!("explain {}", STATEMENTS[1]),
     );
     assert!(
         explain.contains("5 of 35 partitions (30 pruned)"),
