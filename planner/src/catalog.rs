@@ -203,7 +203,8 @@ async fn register_table(
             root.parts()
                 .chain(object_store::path::Path::from(example.as_str()).parts()),
         );
-        let why = match starts_as_parquet(store.as_ref(), &path).await {
+        let listed = objects.iter().find(|m| m.location == path);
+        let why = match starts_as_parquet(store.as_ref(), listed).await {
             Ok(true) => {
                 data = DataFiles::AllVisible;
                 layout = partitions::layout(&objects, root, name, url, data)?;
@@ -363,18 +364,17 @@ pub async fn register_files(
     Ok(())
 }
 
-/// Whether the object at `path` begins with Parquet's magic bytes (one
-/// ranged GET of 4 bytes).
+/// Whether the listed object `meta` begins with Parquet's magic bytes (one
+/// ranged GET of 4 bytes; its size is the listing's).
 async fn starts_as_parquet(
     store: &dyn object_store::ObjectStore,
-    path: &object_store::path::Path,
+    meta: Option<&object_store::ObjectMeta>,
 ) -> std::result::Result<bool, object_store::Error> {
     use object_store::ObjectStoreExt;
-    let meta = store.head(path).await?;
-    if meta.size < 12 {
+    let Some(meta) = meta.filter(|m| m.size >= 12) else {
         return Ok(false);
-    }
-    let head = store.get_range(path, 0..4).await?;
+    };
+    let head = store.get_range(&meta.location, 0..4).await?;
     Ok(head.as_ref() == b"PAR1")
 }
 
