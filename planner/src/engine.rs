@@ -106,6 +106,9 @@ pub struct RunOptions {
     /// A run that hands its query over returns [`Outcome::HandedOver`] (a
     /// single statement's) instead of being resumed in process.
     pub return_handoffs: bool,
+    /// The client's user, catalog and schema (Trino's `current_user`,
+    /// `current_catalog`, `current_schema`).
+    pub identity: crate::trino_functions::SessionIdentity,
 }
 
 /// How a statement ended.
@@ -187,10 +190,13 @@ impl Engine {
         let ctx = SessionContext::new_with_state(state);
         squall_core::scalar_subquery::register(&ctx);
         squall_core::series_limit::register(&ctx);
+        squall_core::trino_udfs::register(&ctx);
         crate::series::register(&ctx);
         crate::any_name::register(&ctx);
         crate::information_schema::register(&ctx)?;
         ctx.add_analyzer_rule(Arc::new(crate::exists_value::ExistsAsValues));
+        ctx.add_analyzer_rule(Arc::new(crate::lateral_unnest::LateralUnnest));
+        ctx.add_analyzer_rule(Arc::new(crate::map_keys::MapKeyTypes));
         ctx.add_analyzer_rule(Arc::new(crate::scalar_subquery::OneRowSubqueries));
         let partitions = Arc::new(PartitionRegistry::default());
         if let Some(catalog) = &options.catalog {
@@ -370,6 +376,7 @@ impl Engine {
         let planned = on_cpu(cancel, {
             let state = state.clone();
             let ctx = self.ctx.clone();
+            let identity = options.identity.clone();
             async move {
                 if let Some(refused) = request_scope::transaction(&statement) {
                     return Err(refused);
@@ -383,7 +390,16 @@ impl Engine {
                 let statement = show_as_query(&ctx, statement).await?;
                 let statement = crate::standard_sql::rewrite(statement)?;
                 let statement = crate::using_joins::rewrite(statement)?;
-                let statement = crate::trino_functions::rewrite(statement)?;
+                let statement = crate::lateral_unnest::with_ordinality(statement)?;
+                let statement = {
+                    let catalog = &state.config_options().catalog;
+                    crate::trino_functions::rewrite(
+                        statement,
+                        &identity,
+                        &catalog.default_catalog,
+                        &catalog.default_schema,
+                    )?
+                };
                 state.statement_to_plan(statement).await.map(Ok)
             }
         })

@@ -44,12 +44,11 @@ pub fn check(sql: &str) -> Result<()> {
         let last = open.len() - 1;
         match token {
             Token::LParen | Token::LBrace => open.push((0, 0)),
-            Token::RParen | Token::RBrace => {
-                if open.len() > 1 {
-                    let (ops, sets) = open.pop().unwrap_or((0, 0));
-                    along -= ops + sets;
-                }
+            Token::RParen | Token::RBrace if open.len() > 1 => {
+                let (ops, sets) = open.pop().unwrap_or((0, 0));
+                along -= ops + sets;
             }
+            Token::RParen | Token::RBrace => {}
             Token::SemiColon => {
                 // Another statement.
                 open = vec![(0, 0)];

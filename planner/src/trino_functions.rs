@@ -32,6 +32,19 @@
 //! | `is_nan(x)`, `truncate(x)`, `typeof(x)`, `from_iso8601_date(s)` | `isnan`, `trunc`, `arrow_typeof`, `CAST(s AS DATE)` |
 //! | `mod(a, b)`, `sign(x)`, `every(c)` (standard SQL too) | `a % b`, `signum`, `bool_and` |
 //! | `date_format(t, f)`, `date_parse(s, f)` (MySQL's letters: `%i` minutes, `%s` seconds, `%M` month name) | `to_char`, `to_timestamp` with chrono's letters |
+//! | `variance(x)`, `geometric_mean(x)` | `var_samp(x)`, `exp(avg(ln(x)))` |
+//! | `map_agg(k, v)` | `map(array_agg(k), array_agg(v))` over the rows whose key is not NULL (a key twice fails, naming it) |
+//! | `element_at(a, i)`, `element_at(m, k)` | `a[i]` (from the end when negative), `m[k]`: the element or value, not a list |
+//! | `contains(a, x)`, `sequence(a, b[, step])` | `array_has`, `generate_series` (dates step a day unless told) |
+//! | `e()`, `nan()`, `infinity()`, `is_finite(x)`, `is_infinite(x)`, `width_bucket(x, lo, hi, n)` | constants and comparisons with infinity; the bucket as a `CASE` |
+//! | `bitwise_and`, `_or`, `_xor`, `_not`, `_left_shift`, `_right_shift_arithmetic` | `&`, `\|`, `^`, `~`, `<<`, `>>` |
+//! | `codepoint(s)`, `levenshtein_distance(a, b)`, `to_base64(b)`, `from_base64(s)` | `ascii`, `levenshtein` as BIGINT, `encode`/`decode` (base64 padded as Trino pads it) |
+//! | `from_iso8601_timestamp(s)`, `current_timezone()` | `to_timestamp(s)`, `'UTC'` |
+//! | `current_user`, `current_catalog`, `current_schema`, `localtimestamp`, `localtime` | the session's user, catalog and schema; `now()` without its zone |
+//!
+//! JSON, URL and `hamming_distance` functions are functions of their own
+//! (`squall_core::trino_udfs`); `CROSS JOIN UNNEST` of a row's array and
+//! `WITH ORDINALITY` are [`crate::lateral_unnest`].
 
 use std::ops::ControlFlow;
 
@@ -42,12 +55,65 @@ use datafusion::sql::sqlparser::ast::{
     ObjectNamePart, Query, SelectItem, SetExpr, Value, ValueWithSpan, VisitMut, VisitorMut,
 };
 
-/// `statement` with Trino's functions written as DataFusion's.
-pub fn rewrite(statement: Statement) -> Result<Statement> {
-    crate::trino_sql::rewritten(statement, &mut Rewriter)
+/// Who runs a statement, as Trino's `current_user`, `current_catalog` and
+/// `current_schema` answer: the client's user and session (its
+/// `X-Trino-User`, `-Catalog` and `-Schema`, or `USE`), where it sent them.
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct SessionIdentity {
+    #[serde(default)]
+    pub user: Option<String>,
+    #[serde(default)]
+    pub catalog: Option<String>,
+    #[serde(default)]
+    pub schema: Option<String>,
 }
 
-struct Rewriter;
+/// `statement` with Trino's functions written as DataFusion's; `current_user`,
+/// `current_catalog` and `current_schema` as `identity`'s values, the
+/// session's catalog and schema defaulting to `catalog` and `schema`.
+pub fn rewrite(
+    statement: Statement,
+    identity: &SessionIdentity,
+    catalog: &str,
+    schema: &str,
+) -> Result<Statement> {
+    let quoted = |v: &str| format!("'{}'", v.replace('\'', "''"));
+    let mut rewriter = Rewriter {
+        user: quoted(identity.user.as_deref().unwrap_or("squall")),
+        catalog: quoted(identity.catalog.as_deref().unwrap_or(catalog)),
+        schema: quoted(identity.schema.as_deref().unwrap_or(schema)),
+    };
+    crate::trino_sql::rewritten(statement, &mut rewriter)
+}
+
+/// The session's values as SQL literals.
+struct Rewriter {
+    user: String,
+    catalog: String,
+    schema: String,
+}
+
+impl Rewriter {
+    /// What a special value written without parentheses is (`current_user`,
+    /// `localtimestamp`, ...), if it is one squall writes itself.
+    fn special_value(&self, expr: &Expr) -> Option<String> {
+        let name = match expr {
+            Expr::Function(f) if matches!(f.args, FunctionArguments::None) => plain_name(&f.name)?,
+            Expr::Identifier(ident) if ident.quote_style.is_none() => {
+                ident.value.to_ascii_lowercase()
+            }
+            _ => return None,
+        };
+        Some(match name.as_str() {
+            "current_user" => self.user.clone(),
+            "current_catalog" => self.catalog.clone(),
+            "current_schema" => self.schema.clone(),
+            "localtimestamp" => "CAST(now() AS TIMESTAMP)".to_string(),
+            "localtime" => "CAST(now() AS TIME)".to_string(),
+            _ => return None,
+        })
+    }
+}
 
 impl VisitorMut for Rewriter {
     type Break = DataFusionError;
@@ -75,6 +141,13 @@ impl VisitorMut for Rewriter {
     }
 
     fn post_visit_expr(&mut self, expr: &mut Expr) -> ControlFlow<DataFusionError> {
+        if let Some(value) = self.special_value(expr) {
+            match parse(&value) {
+                Ok(new) => *expr = new,
+                Err(e) => return ControlFlow::Break(e),
+            }
+            return ControlFlow::Continue(());
+        }
         if let Expr::Substring {
             expr: string,
             substring_from: Some(start),
@@ -148,6 +221,16 @@ fn rewritten(function: &mut Function) -> Result<Option<Expr>> {
             if name == "max_by" { "DESC" } else { "ASC" },
             a(1)
         ),
+        ("variance", 1) => return rename(function, "var_samp"),
+        ("geometric_mean", 1) if plain => format!("exp(avg(ln({})))", a(0)),
+        // Rows whose key is NULL are left out, as Trino leaves them; the
+        // two lists are built from the same rows in the same order.
+        ("map_agg", 2) if plain => format!(
+            "map(array_agg({k}) FILTER (WHERE {k} IS NOT NULL), \
+             array_agg({v}) FILTER (WHERE {k} IS NOT NULL))",
+            k = a(0),
+            v = a(1)
+        ),
         _ if !plain => return Ok(None),
         ("if", 2) => format!("CASE WHEN {} THEN {} END", a(0), a(1)),
         ("if", 3) => format!("CASE WHEN {} THEN {} ELSE {} END", a(0), a(1), a(2)),
@@ -200,6 +283,47 @@ fn rewritten(function: &mut Function) -> Result<Option<Expr>> {
         ("truncate", 1) => format!("trunc({})", a(0)),
         ("typeof", 1) => format!("arrow_typeof({})", a(0)),
         ("from_iso8601_date", 1) => format!("CAST({} AS DATE)", a(0)),
+        ("from_iso8601_timestamp", 1) => format!("to_timestamp({})", a(0)),
+        ("current_timezone", 0) => "'UTC'".to_string(),
+        // A value of a map or an element of an array (from the end when
+        // negative), not DataFusion's list of a map's values.
+        ("element_at", 2) => format!("{}[{}]", a(0), a(1)),
+        ("contains", 2) => format!("array_has({}, {})", a(0), a(1)),
+        // A series of dates steps a day unless told otherwise.
+        ("sequence", 2) if args.iter().any(is_date_or_time) => {
+            format!("generate_series({}, {}, INTERVAL '1' DAY)", a(0), a(1))
+        }
+        ("sequence", 2) => format!("generate_series({}, {})", a(0), a(1)),
+        ("sequence", 3) => format!("generate_series({}, {}, {})", a(0), a(1), a(2)),
+        ("e", 0) => "exp(CAST(1 AS DOUBLE))".to_string(),
+        ("nan", 0) => "CAST('NaN' AS DOUBLE)".to_string(),
+        ("infinity", 0) => "CAST('Infinity' AS DOUBLE)".to_string(),
+        // NaN is neither finite nor infinite (it orders above infinity).
+        ("is_finite", 1) => format!("abs(CAST({} AS DOUBLE)) < CAST('Infinity' AS DOUBLE)", a(0)),
+        ("is_infinite", 1) => format!("abs(CAST({} AS DOUBLE)) = CAST('Infinity' AS DOUBLE)", a(0)),
+        ("width_bucket", 4) => format!(
+            "CASE WHEN {x} < {lo} THEN CAST(0 AS BIGINT) WHEN {x} >= {hi} THEN CAST({n} + 1 AS BIGINT) \
+             ELSE CAST(floor(({x} - {lo}) * {n} / ({hi} - {lo})) AS BIGINT) + 1 END",
+            x = a(0),
+            lo = a(1),
+            hi = a(2),
+            n = a(3)
+        ),
+        ("bitwise_and", 2) => format!("({} & {})", a(0), a(1)),
+        ("bitwise_or", 2) => format!("({} | {})", a(0), a(1)),
+        ("bitwise_xor", 2) => format!("({} ^ {})", a(0), a(1)),
+        ("bitwise_not", 1) => format!("(~ {})", a(0)),
+        ("bitwise_left_shift", 2) => format!("({} << {})", a(0), a(1)),
+        ("bitwise_right_shift_arithmetic", 2) => format!("({} >> {})", a(0), a(1)),
+        ("codepoint", 1) => format!("CAST(ascii({}) AS INTEGER)", a(0)),
+        ("levenshtein_distance", 2) => format!("CAST(levenshtein({}, {}) AS BIGINT)", a(0), a(1)),
+        // DataFusion's base64 leaves the padding out; Trino's keeps it.
+        ("to_base64", 1) => format!(
+            "concat(encode({b}, 'base64'), \
+             repeat('=', CAST((4 - length(encode({b}, 'base64')) % 4) % 4 AS INT)))",
+            b = a(0)
+        ),
+        ("from_base64", 1) => format!("decode({}, 'base64')", a(0)),
         _ => return Ok(None),
     };
     parse(&sql).map(Some)
@@ -434,6 +558,23 @@ fn is_date_difference(expr: &Expr) -> bool {
     }
 }
 
+/// A date, time or timestamp written as one (a typed literal or a cast).
+fn is_date_or_time(expr: &Expr) -> bool {
+    use datafusion::sql::sqlparser::ast::DataType;
+    let temporal = |t: &DataType| {
+        matches!(
+            t,
+            DataType::Date | DataType::Timestamp(..) | DataType::Datetime(_)
+        )
+    };
+    match expr {
+        Expr::Nested(inner) => is_date_or_time(inner),
+        Expr::TypedString(t) => temporal(&t.data_type),
+        Expr::Cast { data_type, .. } => temporal(data_type),
+        _ => false,
+    }
+}
+
 fn is_call_of(expr: &Expr, name: &str) -> bool {
     matches!(expr, Expr::Function(f) if plain_name(&f.name).as_deref() == Some(name))
 }
@@ -448,7 +589,11 @@ mod tests {
     use datafusion::sql::parser::DFParser;
 
     fn rewritten(sql: &str) -> String {
-        crate::trino_sql::rewritten_text(sql, rewrite)
+        crate::trino_sql::rewritten_text(sql, default_rewrite)
+    }
+
+    fn default_rewrite(statement: Statement) -> Result<Statement> {
+        rewrite(statement, &SessionIdentity::default(), "squall", "public")
     }
 
     #[test]
@@ -475,7 +620,7 @@ mod tests {
         let err = DFParser::parse_sql("select date_add('fortnight', 1, d) from t")
             .unwrap()
             .pop_front()
-            .map(rewrite)
+            .map(default_rewrite)
             .unwrap()
             .unwrap_err()
             .to_string();

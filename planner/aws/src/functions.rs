@@ -206,6 +206,9 @@ pub struct CoordinatorRequest {
     /// the timeout and memory limits; see `squall_planner::limits`).
     #[serde(default)]
     pub session: Vec<(String, String)>,
+    /// The client's user, catalog and schema (`current_user`, ...).
+    #[serde(default)]
+    pub identity: squall_planner::trino_functions::SessionIdentity,
     /// The slug of the query's URIs, kept in its record.
     #[serde(default)]
     pub slug: String,
@@ -330,6 +333,7 @@ pub async fn run_recorded(
             query_id: Some(id.clone()),
             resume,
             return_handoffs: true,
+            identity: request.identity.clone(),
         };
         engine.sql_or_hand_over(&request.sql, &options).await
     }

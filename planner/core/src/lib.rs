@@ -55,6 +55,7 @@ pub mod seams;
 pub mod seeded;
 pub mod series_limit;
 pub mod task;
+pub mod trino_udfs;
 pub mod worker;
 
 pub use error::{Result, SquallError};

@@ -398,6 +398,7 @@ async fn execute(
     let ctx = SessionContext::new_with_config_rt(config, runtime);
     crate::scalar_subquery::register(&ctx);
     crate::series_limit::register(&ctx);
+    crate::trino_udfs::register(&ctx);
     let task_ctx = ctx.task_ctx();
     // DataFusion's plan decoder panics on some malformed input: a panic
     // there is a bad payload like any other decoding error.

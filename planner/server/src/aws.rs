@@ -252,6 +252,7 @@ impl QueryService for AwsService {
             sql,
             catalog: self.catalog.clone(),
             settings: self.settings.clone(),
+            identity: session.identity(),
             session: session.properties,
             slug,
             page_rows: Some(self.page_limits.rows),

@@ -41,6 +41,18 @@ pub struct SessionInfo {
     pub properties: Vec<(String, String)>,
 }
 
+impl SessionInfo {
+    /// The user, catalog and schema a statement's `current_user`,
+    /// `current_catalog` and `current_schema` answer.
+    pub fn identity(&self) -> squall_planner::trino_functions::SessionIdentity {
+        squall_planner::trino_functions::SessionIdentity {
+            user: Some(self.user.clone()),
+            catalog: self.catalog.clone(),
+            schema: self.schema.clone(),
+        }
+    }
+}
+
 /// A submitted query: its id, and the slug that makes its URIs unguessable.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Submitted {

@@ -216,7 +216,7 @@ pub(super) async fn show_as_query(ctx: &SessionContext, statement: Statement) ->
                     .and_then(|i| i.parent_name.as_ref())
                     .and_then(|n| n.0.last())
                     .and_then(|p| p.as_ident())
-                    .map(|i| normalized(i));
+                    .map(normalized);
                 format!(
                     "select table_name as \"Table\" from information_schema.tables \
                      where table_schema = {}{like} order by 1",

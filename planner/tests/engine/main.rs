@@ -57,6 +57,9 @@
 //! - `trino_sql`: SQL Trino clients send that DataFusion refuses or answers
 //!   wrong (rows in a subquery, ANY / ALL, EXCEPT / INTERSECT ALL, FETCH,
 //!   Trino's functions, CREATE SCHEMA, RENAME, DELETE / UPDATE with subqueries).
+//! - `nested_data`: array columns as rows (`CROSS JOIN UNNEST`, `LEFT JOIN
+//!   UNNEST ... ON true`, `WITH ORDINALITY`), JSON and URL text, more of
+//!   Trino's functions, and the session's `current_user`.
 //! - `catalog`: unreadable tables set aside, widened column types, tables of
 //!   many files, SHOW / information_schema / qualified names.
 //! - `outer_joins`: the padded side is not constant; collected left joins.
@@ -91,6 +94,7 @@ mod generated_rows;
 mod handoff;
 mod limits;
 mod many_tasks;
+mod nested_data;
 mod outer_joins;
 mod partitions;
 mod requests;

@@ -40,8 +40,14 @@ pub(super) async fn query(
         }
     };
     let cancel = CancellationToken::new();
+    // `current_user` is who runs the command, as Trino's CLI sends it.
+    let user = std::env::var("USER").ok().filter(|u| !u.is_empty());
     let options = RunOptions {
         cancel: cancel.clone(),
+        identity: squall_planner::trino_functions::SessionIdentity {
+            user,
+            ..Default::default()
+        },
         ..RunOptions::default()
     };
     // Table output needs every row (column widths); CSV and JSON are

@@ -96,6 +96,7 @@ async fn execute(inner: &Inner, entry: &Entry) -> Result<Outcome, DataFusionErro
     check_one_statement(&entry.sql)?;
     let options = RunOptions {
         settings: entry.session.properties.clone(),
+        identity: entry.session.identity(),
         cancel: entry.cancel.clone(),
         progress: Arc::clone(&entry.progress),
         query_id: Some(entry.id.clone()),

@@ -1,0 +1,231 @@
+//! Trino's functions over text that DataFusion does not have, as functions
+//! of the session: JSON (`json_extract_scalar`, `json_parse`, ...), URLs
+//! (`url_extract_host`, ...) and `hamming_distance`. Athena and Trino users
+//! keep logs and events as JSON text and URLs in columns, and query them with
+//! these; before, squall named them unknown.
+//!
+//! The engine and the workers register the same functions (a stage plan
+//! names them, and a worker decodes it with its own registry). Each is
+//! NULL on a NULL argument, as Trino's are, and computes row by row over
+//! text: an argument of another type (a JSON document given as a number, an
+//! index) is read as its text.
+//!
+//! JSON values are text, as Trino's client protocol carries its `json`
+//! type: `json_parse` checks a document and writes it canonically (objects'
+//! keys sorted, no white space), and a function taking JSON reads text.
+//! Paths follow Trino's subset of JSONPath: `$`, then `.name`, `["name"]`
+//! or `[index]` steps; any other path is refused, naming it.
+//! `json_extract` and `json_extract_scalar` answer NULL where the document
+//! is not JSON or the path leads nowhere (as Trino's do); `json_parse`
+//! refuses text that is not JSON, naming the error.
+
+mod json;
+mod url_parts;
+
+use std::sync::Arc;
+
+use arrow::array::{Array, ArrayRef, BooleanBuilder, Int64Builder, StringArray, StringBuilder};
+use arrow::compute::cast;
+use arrow::datatypes::DataType;
+use datafusion::error::{DataFusionError, Result};
+use datafusion::logical_expr::{
+    ColumnarValue, ScalarFunctionArgs, ScalarUDF, ScalarUDFImpl, Signature, Volatility,
+};
+use datafusion::prelude::SessionContext;
+
+/// Register the functions with `ctx`.
+pub fn register(ctx: &SessionContext) {
+    for udf in functions() {
+        ctx.register_udf(udf);
+    }
+}
+
+/// Every function of this module.
+pub fn functions() -> Vec<ScalarUDF> {
+    use Kernel::*;
+    let all = [
+        ("json_parse", 1, Text(json::parse)),
+        ("json_format", 1, Text(json::format)),
+        ("json_extract", 2, Text(json::extract)),
+        ("json_extract_scalar", 2, Text(json::extract_scalar)),
+        ("json_array_get", 2, Text(json::array_get)),
+        ("json_array_length", 1, Int(json::array_length)),
+        ("json_size", 2, Int(json::size)),
+        ("json_array_contains", 2, Bool(json::array_contains)),
+        ("is_json_scalar", 1, Bool(json::is_scalar)),
+        ("url_extract_protocol", 1, Text(url_parts::protocol)),
+        ("url_extract_host", 1, Text(url_parts::host)),
+        ("url_extract_port", 1, Int(url_parts::port)),
+        ("url_extract_path", 1, Text(url_parts::path)),
+        ("url_extract_query", 1, Text(url_parts::query)),
+        ("url_extract_fragment", 1, Text(url_parts::fragment)),
+        ("url_extract_parameter", 2, Text(url_parts::parameter)),
+        ("url_encode", 1, Text(url_parts::encode)),
+        ("url_decode", 1, Text(url_parts::decode)),
+        ("hamming_distance", 2, Int(hamming_distance)),
+    ];
+    all.into_iter()
+        .map(|(name, arity, kernel)| {
+            ScalarUDF::new_from_impl(RowWise {
+                name,
+                signature: Signature::any(arity, Volatility::Immutable),
+                kernel,
+            })
+        })
+        .collect()
+}
+
+/// An argument of a row: its text, and the type it was given as (JSON's
+/// `json_array_contains` tells a number from a string by it).
+pub(crate) struct Arg<'a> {
+    pub text: &'a str,
+    pub data_type: &'a DataType,
+}
+
+/// What a function computes for one row whose arguments are all non-NULL;
+/// `Ok(None)` is NULL.
+#[derive(Debug, Clone, Copy)]
+enum Kernel {
+    Text(fn(&[Arg]) -> Result<Option<String>>),
+    Int(fn(&[Arg]) -> Result<Option<i64>>),
+    Bool(fn(&[Arg]) -> Result<Option<bool>>),
+}
+
+/// A function of this module; its name says which (two are equal when
+/// their names are).
+#[derive(Debug)]
+struct RowWise {
+    name: &'static str,
+    signature: Signature,
+    kernel: Kernel,
+}
+
+impl PartialEq for RowWise {
+    fn eq(&self, other: &Self) -> bool {
+        self.name == other.name
+    }
+}
+
+impl Eq for RowWise {}
+
+impl std::hash::Hash for RowWise {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.name.hash(state);
+    }
+}
+
+impl ScalarUDFImpl for RowWise {
+    fn name(&self) -> &str {
+        self.name
+    }
+
+    fn signature(&self) -> &Signature {
+        &self.signature
+    }
+
+    fn return_type(&self, _arg_types: &[DataType]) -> Result<DataType> {
+        Ok(match self.kernel {
+            Kernel::Text(_) => DataType::Utf8,
+            Kernel::Int(_) => DataType::Int64,
+            Kernel::Bool(_) => DataType::Boolean,
+        })
+    }
+
+    fn invoke_with_args(&self, args: ScalarFunctionArgs) -> Result<ColumnarValue> {
+        let scalar = args
+            .args
+            .iter()
+            .all(|a| matches!(a, ColumnarValue::Scalar(_)));
+        let rows = if scalar { 1 } else { args.number_rows };
+        let types: Vec<DataType> = args.args.iter().map(|a| a.data_type()).collect();
+        let texts: Vec<ArrayRef> = args
+            .args
+            .iter()
+            .map(|a| {
+                let array = a.to_array(rows)?;
+                if array.data_type() == &DataType::Utf8 {
+                    Ok(array)
+                } else {
+                    cast(&array, &DataType::Utf8).map_err(|e| {
+                        DataFusionError::Execution(format!(
+                            "{}: an argument of type {} has no text: {e}",
+                            self.name,
+                            array.data_type()
+                        ))
+                    })
+                }
+            })
+            .collect::<Result<_>>()?;
+        let texts: Vec<&StringArray> = texts
+            .iter()
+            .map(|a| {
+                a.as_any().downcast_ref::<StringArray>().ok_or_else(|| {
+                    DataFusionError::Internal(format!("{}: text arguments expected", self.name))
+                })
+            })
+            .collect::<Result<_>>()?;
+        let row_args = |row: usize| -> Option<Vec<Arg>> {
+            texts
+                .iter()
+                .zip(&types)
+                .map(|(t, data_type)| {
+                    t.is_valid(row).then(|| Arg {
+                        text: t.value(row),
+                        data_type,
+                    })
+                })
+                .collect()
+        };
+        let out: ArrayRef = match self.kernel {
+            Kernel::Text(f) => {
+                let mut b = StringBuilder::with_capacity(rows, rows * 16);
+                for row in 0..rows {
+                    b.append_option(row_args(row).map(|a| f(&a)).transpose()?.flatten());
+                }
+                Arc::new(b.finish())
+            }
+            Kernel::Int(f) => {
+                let mut b = Int64Builder::with_capacity(rows);
+                for row in 0..rows {
+                    b.append_option(row_args(row).map(|a| f(&a)).transpose()?.flatten());
+                }
+                Arc::new(b.finish())
+            }
+            Kernel::Bool(f) => {
+                let mut b = BooleanBuilder::with_capacity(rows);
+                for row in 0..rows {
+                    b.append_option(row_args(row).map(|a| f(&a)).transpose()?.flatten());
+                }
+                Arc::new(b.finish())
+            }
+        };
+        if scalar {
+            datafusion::scalar::ScalarValue::try_from_array(&out, 0).map(ColumnarValue::Scalar)
+        } else {
+            Ok(ColumnarValue::Array(out))
+        }
+    }
+}
+
+/// A user's error in a call of `function`.
+pub(crate) fn refused(function: &str, why: impl std::fmt::Display) -> DataFusionError {
+    DataFusionError::Execution(format!("{function}: {why}"))
+}
+
+/// Trino's `hamming_distance(a, b)`: positions whose characters differ, of
+/// two strings of the same length.
+fn hamming_distance(args: &[Arg]) -> Result<Option<i64>> {
+    let (a, b) = (args[0].text, args[1].text);
+    if a.chars().count() != b.chars().count() {
+        return Err(refused(
+            "hamming_distance",
+            "the two strings must be of the same length",
+        ));
+    }
+    Ok(Some(
+        a.chars().zip(b.chars()).filter(|(x, y)| x != y).count() as i64,
+    ))
+}
+
+#[cfg(test)]
+mod tests;

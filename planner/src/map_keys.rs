@@ -1,0 +1,68 @@
+//! A map's value looked up by a key of another string type: `m['k']`
+//! (`get_field`) and `map_extract(m, 'k')` over a map built from a string
+//! column, whose keys are `Utf8View` while the literal is `Utf8`.
+//! DataFusion compares them as they are and fails at run time ("Invalid
+//! comparison operation: Utf8 == Utf8View"); this rule casts the key to the
+//! map's key type when both are strings (`map_agg(name, n)['CHINA']`).
+
+use arrow::datatypes::DataType;
+use datafusion::common::config::ConfigOptions;
+use datafusion::common::tree_node::{Transformed, TreeNode};
+use datafusion::error::Result;
+use datafusion::logical_expr::expr::ScalarFunction;
+use datafusion::logical_expr::{Expr, ExprSchemable, LogicalPlan, cast};
+use datafusion::optimizer::AnalyzerRule;
+
+#[derive(Debug, Default)]
+pub struct MapKeyTypes;
+
+impl AnalyzerRule for MapKeyTypes {
+    fn analyze(&self, plan: LogicalPlan, _config: &ConfigOptions) -> Result<LogicalPlan> {
+        plan.transform_up_with_subqueries(|node| {
+            let [input] = node.inputs()[..] else {
+                return Ok(Transformed::no(node));
+            };
+            let schema = std::sync::Arc::clone(input.schema());
+            node.map_expressions(|e| {
+                e.transform_up(|e| match e {
+                    Expr::ScalarFunction(mut f)
+                        if matches!(f.func.name(), "get_field" | "map_extract")
+                            && f.args.len() == 2 =>
+                    {
+                        let (Ok(DataType::Map(entries, _)), Ok(given)) =
+                            (f.args[0].get_type(&schema), f.args[1].get_type(&schema))
+                        else {
+                            return Ok(Transformed::no(Expr::ScalarFunction(f)));
+                        };
+                        let key = match entries.data_type() {
+                            DataType::Struct(fields) => {
+                                fields.first().map(|k| k.data_type().clone())
+                            }
+                            _ => None,
+                        };
+                        match key {
+                            Some(key) if key != given && is_string(&key) && is_string(&given) => {
+                                let k = f.args.pop().map(|k| cast(k, key));
+                                f.args.extend(k);
+                                Ok(Transformed::yes(Expr::ScalarFunction(
+                                    ScalarFunction::new_udf(f.func, f.args),
+                                )))
+                            }
+                            _ => Ok(Transformed::no(Expr::ScalarFunction(f))),
+                        }
+                    }
+                    e => Ok(Transformed::no(e)),
+                })
+            })
+        })
+        .map(|t| t.data)
+    }
+
+    fn name(&self) -> &str {
+        "squall_map_key_types"
+    }
+}
+
+fn is_string(t: &DataType) -> bool {
+    matches!(t, DataType::Utf8 | DataType::Utf8View | DataType::LargeUtf8)
+}

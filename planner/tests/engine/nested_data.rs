@@ -1,0 +1,289 @@
+//! Users' data as Trino and Athena users query it: array columns read as
+//! rows (`CROSS JOIN UNNEST`, `LEFT JOIN UNNEST ... ON true`, `WITH
+//! ORDINALITY`), JSON kept as text (`json_extract_scalar`, ...) and URLs
+//! (`url_extract_*`), in tasks (staged) and as one task; and the session's
+//! `current_user`, `current_catalog` and `current_schema`.
+
+use crate::common::*;
+use squall_planner::trino_functions::SessionIdentity;
+use squall_planner::{Engine, EngineOptions, RunOptions};
+
+/// Rows `1..=ROWS` of `events`: `tags` is NULL for ids divisible by 5, empty
+/// for other ids divisible by 7, else `['t{id % 3}', 'u{id % 2}']`.
+const ROWS: i64 = 300;
+
+fn tags_of(id: i64) -> Option<Vec<String>> {
+    if id % 5 == 0 {
+        None
+    } else if id % 7 == 0 {
+        Some(vec![])
+    } else {
+        Some(vec![format!("t{}", id % 3), format!("u{}", id % 2)])
+    }
+}
+
+/// A catalog folder holding `events` as Parquet, written by DataFusion in
+/// several files.
+async fn events_catalog() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("events");
+    std::fs::create_dir_all(&out).unwrap();
+    let ctx = datafusion::prelude::SessionContext::new();
+    let sql = format!(
+        "COPY (SELECT value AS id,
+            CASE WHEN value % 5 = 0 THEN NULL
+                 WHEN value % 7 = 0 THEN array_slice(make_array('x'), 2, 1)
+                 ELSE make_array(concat('t', value % 3), concat('u', value % 2)) END AS tags,
+            concat('{{\"user\": {{\"id\": ', value, ', \"name\": \"n', value, '\"}}, \"items\": [', value, ', 2]}}') AS doc,
+            concat('https://host', value % 4, '.example.com/p/', value, '?k=', value, '&z') AS url
+          FROM generate_series(1, {ROWS}) ORDER BY value)
+         TO '{}' STORED AS PARQUET OPTIONS ('format.max_row_group_size' '64')",
+        out.join("part-0.parquet").display()
+    );
+    ctx.sql(&sql).await.unwrap().collect().await.unwrap();
+    dir
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn array_columns_unnest_as_rows_beside_their_row() {
+    let catalog = events_catalog().await;
+    let ids = 1..=ROWS;
+    let all_tags: Vec<(i64, String)> = ids
+        .clone()
+        .flat_map(|id| {
+            tags_of(id)
+                .unwrap_or_default()
+                .into_iter()
+                .map(move |t| (id, t))
+        })
+        .collect();
+    let unnested = all_tags.len();
+    let kept_by_left_join: usize = ids
+        .clone()
+        .map(|id| tags_of(id).map_or(1, |t| t.len().max(1)))
+        .sum();
+    let mut per_tag = std::collections::BTreeMap::<String, (usize, i64)>::new();
+    for (id, t) in &all_tags {
+        let e = per_tag.entry(t.clone()).or_default();
+        e.0 += 1;
+        e.1 += id;
+    }
+    let per_tag_csv: String = per_tag
+        .iter()
+        .map(|(t, (n, s))| format!("{t},{n},{s}\n"))
+        .collect();
+    // Positions 1 and 2 of each two-tag row.
+    let ordinals: i64 = ids
+        .clone()
+        .filter_map(tags_of)
+        .map(|t| (1..=t.len() as i64).sum::<i64>())
+        .sum();
+    let null_or_empty = ids
+        .clone()
+        .filter(|id| tags_of(*id).is_none_or(|t| t.is_empty()))
+        .count();
+    let expected = [
+        (
+            "select count(*) as n from events cross join unnest(tags) as u(tag)".to_string(),
+            format!("n\n{unnested}\n"),
+        ),
+        (
+            "select u.tag, count(*) as n, sum(e.id) as s from events e, unnest(e.tags) as u(tag) \
+             group by u.tag order by 1"
+                .to_string(),
+            format!("tag,n,s\n{per_tag_csv}"),
+        ),
+        (
+            "select count(*) as n, count(tag) as tagged from events left join unnest(tags) as u(tag) on true"
+                .to_string(),
+            format!("n,tagged\n{kept_by_left_join},{unnested}\n"),
+        ),
+        (
+            "select sum(n) as s, max(n) as m from events cross join unnest(tags) with ordinality as u(tag, n)"
+                .to_string(),
+            format!("s,m\n{ordinals},2\n"),
+        ),
+        (
+            "select count(*) as n from events left join unnest(tags) with ordinality as u(tag, n) on true \
+             where n is null"
+                .to_string(),
+            format!("n\n{null_or_empty}\n"),
+        ),
+        (
+            "select * from events cross join unnest(tags) as u(tag) where id = 1 order by tag".to_string(),
+            "id,tags,doc,url,tag\n\
+             1,\"[t1, u1]\",\"{\"\"user\"\": {\"\"id\"\": 1, \"\"name\"\": \"\"n1\"\"}, \"\"items\"\": [1, 2]}\",https://host1.example.com/p/1?k=1&z,t1\n\
+             1,\"[t1, u1]\",\"{\"\"user\"\": {\"\"id\"\": 1, \"\"name\"\": \"\"n1\"\"}, \"\"items\"\": [1, 2]}\",https://host1.example.com/p/1?k=1&z,u1\n"
+                .to_string(),
+        ),
+        // The left side has a column named as the unnest's: both answer.
+        (
+            "select t.tag as mine, u.tag from (select id, 'own' as tag, tags from events) t \
+             cross join unnest(t.tags) as u(tag) where t.id = 2 order by 2"
+                .to_string(),
+            "mine,tag\nown,t2\nown,u0\n".to_string(),
+        ),
+        // The unnest of an expression over the row (a split string).
+        (
+            "select count(*) as n, count(distinct p) as d from events \
+             cross join unnest(split(url_extract_path(url), '/')) as u(p)"
+                .to_string(),
+            format!("n,d\n{},{}\n", 3 * ROWS, ROWS + 2),
+        ),
+    ];
+    for single in ["0", "1000000000000"] {
+        let engine = engine(
+            catalog.path(),
+            &[("squall.query.single_task_bytes", single)],
+        )
+        .await;
+        for (sql, want) in &expected {
+            assert_eq!(
+                squall_csv(&engine, sql).await,
+                *want,
+                "{sql} (single_task_bytes={single})"
+            );
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn json_and_url_text_answers_as_trino() {
+    let catalog = events_catalog().await;
+    let ids: i64 = (1..=ROWS).sum();
+    let mut hosts = std::collections::BTreeMap::<i64, i64>::new();
+    for id in 1..=ROWS {
+        *hosts.entry(id % 4).or_default() += 1;
+    }
+    let hosts_csv: String = hosts
+        .iter()
+        .map(|(h, n)| format!("host{h}.example.com,{n}\n"))
+        .collect();
+    let expected = [
+        (
+            "select sum(cast(json_extract_scalar(doc, '$.user.id') as bigint)) as s, \
+             sum(json_array_length(json_extract(doc, '$.items'))) as l, \
+             count(json_extract_scalar(doc, '$.items')) as not_scalar, \
+             max(json_extract_scalar(doc, '$[\"user\"].name')) as m, \
+             sum(cast(json_extract_scalar(doc, '$.items[0]') as bigint)) as first \
+             from events"
+                .to_string(),
+            format!("s,l,not_scalar,m,first\n{ids},{},0,n99,{ids}\n", 2 * ROWS),
+        ),
+        (
+            "select url_extract_host(url) as h, count(*) as n from events group by 1 order by 1"
+                .to_string(),
+            format!("h,n\n{hosts_csv}"),
+        ),
+        (
+            "select sum(cast(url_extract_parameter(url, 'k') as bigint)) as k, \
+             count(url_extract_parameter(url, 'z')) as z, count(url_extract_parameter(url, 'q')) as q, \
+             min(url_extract_protocol(url)) as p from events"
+                .to_string(),
+            format!("k,z,q,p\n{ids},{ROWS},0,https\n"),
+        ),
+    ];
+    for single in ["0", "1000000000000"] {
+        let engine = engine(
+            catalog.path(),
+            &[("squall.query.single_task_bytes", single)],
+        )
+        .await;
+        for (sql, want) in &expected {
+            assert_eq!(
+                squall_csv(&engine, sql).await,
+                *want,
+                "{sql} (single_task_bytes={single})"
+            );
+        }
+        let err = engine
+            .sql("select json_extract(doc, 'user.id') from events")
+            .await
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("json_extract: invalid JSON path 'user.id'"),
+            "{err}"
+        );
+    }
+}
+
+/// Trino's functions written as DataFusion's, against single-node DataFusion
+/// given DataFusion's.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn more_trino_functions_answer_as_their_datafusion_forms() {
+    let data = sf001_small_groups();
+    let reference = single_node(&data.path).await;
+    let pairs = [
+        (
+            // Rounded: sums of doubles in another order differ in the last digits.
+            "select o_orderstatus, round(variance(o_totalprice), 2) as v, \
+             round(geometric_mean(o_totalprice), 4) as g, \
+             count_if(contains(sequence(1, 3), o_shippriority + 1)) as c \
+             from orders group by 1 order by 1",
+            "select o_orderstatus, round(var_samp(o_totalprice), 2) as v, \
+             round(exp(avg(ln(o_totalprice))), 4) as g, \
+             count(*) filter (where array_has(generate_series(1, 3), o_shippriority + 1)) as c \
+             from orders group by 1 order by 1",
+        ),
+        (
+            "select o_orderkey, bitwise_and(o_orderkey, 12) as a, bitwise_or(o_orderkey, 3) as o, \
+             bitwise_xor(o_orderkey, 5) as x, bitwise_left_shift(o_orderkey, 2) as l, \
+             width_bucket(o_totalprice, 0, 1000000, 10) as w, codepoint(o_orderstatus) as cp, \
+             levenshtein_distance(o_orderpriority, '1-URGENT') as d, to_base64(to_utf8(o_orderstatus)) as b \
+             from orders order by 1 limit 50",
+            "select o_orderkey, o_orderkey & 12 as a, o_orderkey | 3 as o, o_orderkey ^ 5 as x, \
+             o_orderkey << 2 as l, cast(floor(o_totalprice * 10 / 1000000) as bigint) + 1 as w, \
+             ascii(o_orderstatus) as cp, cast(levenshtein(o_orderpriority, '1-URGENT') as bigint) as d, \
+             case o_orderstatus when 'F' then 'Rg==' when 'O' then 'Tw==' else 'UA==' end as b \
+             from orders order by 1 limit 50",
+        ),
+        (
+            "select n_regionkey, map_agg(n_name, n_nationkey)['CHINA'] as china, \
+             sequence(date '2020-01-30', date '2020-02-02') as days, is_finite(min(n_nationkey) / 0.0) as f, \
+             is_infinite(1 / 0.0) as i, from_base64(to_base64(to_utf8('squall'))) = to_utf8('squall') as rt \
+             from nation group by 1 order by 1",
+            "select n_regionkey, max(case when n_name = 'CHINA' then n_nationkey end) as china, \
+             [date '2020-01-30', date '2020-01-31', date '2020-02-01', date '2020-02-02'] as days, \
+             false as f, true as i, true as rt from nation group by 1 order by 1",
+        ),
+    ];
+    for single in ["0", "1000000000000"] {
+        let engine = engine(&data.path, &[("squall.query.single_task_bytes", single)]).await;
+        let setting = format!("single_task_bytes={single}");
+        assert_pairs(&engine, &reference, &pairs, &setting).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn current_user_catalog_and_schema_are_the_session_s() {
+    let engine = Engine::local(EngineOptions::default()).await.unwrap();
+    let sql = "select current_user as u, current_catalog as c, current_schema as s";
+    let run = |identity: SessionIdentity| {
+        let engine = &engine;
+        async move {
+            let options = RunOptions {
+                identity,
+                ..RunOptions::default()
+            };
+            let r = engine
+                .sql_stream(sql, &options)
+                .await
+                .unwrap()
+                .collect()
+                .await
+                .unwrap();
+            squall_tpch::run::to_csv(&r.schema, &r.batches).unwrap()
+        }
+    };
+    assert_eq!(
+        run(SessionIdentity::default()).await,
+        "u,c,s\nsquall,squall,public\n"
+    );
+    let alice = SessionIdentity {
+        user: Some("alice o'hara".into()),
+        catalog: Some("hive".into()),
+        schema: Some("web".into()),
+    };
+    assert_eq!(run(alice).await, "u,c,s\nalice o'hara,hive,web\n");
+}
