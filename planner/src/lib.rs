@@ -66,6 +66,7 @@ pub mod stages;
 pub mod standard_sql;
 pub mod task_settings;
 pub mod temp_dirs;
+pub mod trino_dialect;
 pub mod trino_functions;
 pub mod trino_sql;
 pub mod trino_types;

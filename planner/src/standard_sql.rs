@@ -49,7 +49,6 @@ use std::ops::ControlFlow;
 use datafusion::error::Result;
 use datafusion::sql::parser::Statement;
 use datafusion::sql::sqlparser::ast::{BinaryOperator, Expr, Query, SetExpr, VisitorMut};
-use datafusion::sql::sqlparser::dialect::GenericDialect;
 use datafusion::sql::sqlparser::parser::Parser;
 
 use datafusion::error::DataFusionError;
@@ -422,7 +421,7 @@ fn counted_copies(body: &mut SetExpr) -> Result<(), DataFusionError> {
         side(left, "__squall_left"),
         side(right, "__squall_right"),
     );
-    let query = Parser::new(&GenericDialect {})
+    let query = Parser::new(&crate::trino_dialect::TrinoDialect)
         .try_with_sql(&sql)
         .and_then(|mut p| p.parse_query())
         .map_err(|e| DataFusionError::Internal(format!("writing {op} ALL: {e}: {sql}")))?;

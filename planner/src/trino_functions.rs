@@ -35,6 +35,7 @@
 //! | `variance(x)`, `geometric_mean(x)` | `var_samp(x)`, `exp(avg(ln(x)))` |
 //! | `map_agg(k, v)` | `map(array_agg(k), array_agg(v))` over the rows whose key is not NULL (a key twice fails, naming it) |
 //! | `element_at(a, i)`, `element_at(m, k)` | `a[i]` (from the end when negative), `m[k]`: the element or value, not a list |
+//! | `transform(a, x -> e)`, `filter(a, x -> p)`, `any_match`, `all_match`, `none_match`, `zip(a, b, ...)` | `array_transform`, `array_filter`, `array_any_match` (`all_match`: none fails), `arrays_zip`; lambdas parse in squall's dialect ([`crate::trino_dialect`]) |
 //! | `contains(a, x)`, `sequence(a, b[, step])` | `array_has`, `generate_series` (dates step a day unless told) |
 //! | `e()`, `nan()`, `infinity()`, `is_finite(x)`, `is_infinite(x)`, `width_bucket(x, lo, hi, n)` | constants and comparisons with infinity; the bucket as a `CASE` |
 //! | `bitwise_and`, `_or`, `_xor`, `_not`, `_left_shift`, `_right_shift_arithmetic` | `&`, `\|`, `^`, `~`, `<<`, `>>` |
@@ -288,6 +289,17 @@ fn rewritten(function: &mut Function) -> Result<Option<Expr>> {
         // A value of a map or an element of an array (from the end when
         // negative), not DataFusion's list of a map's values.
         ("element_at", 2) => format!("{}[{}]", a(0), a(1)),
+        // Trino's functions of a lambda, DataFusion's names.
+        ("transform", 2) => return rename(function, "array_transform"),
+        ("filter", 2) => return rename(function, "array_filter"),
+        ("any_match", 2) => return rename(function, "array_any_match"),
+        ("all_match", 2) => format!(
+            "NOT array_any_match({}, {})",
+            a(0),
+            negated_lambda(&args[1])?
+        ),
+        ("none_match", 2) => format!("NOT array_any_match({}, {})", a(0), args[1]),
+        ("zip", _) if n >= 2 => return rename(function, "arrays_zip"),
         ("contains", 2) => format!("array_has({}, {})", a(0), a(1)),
         // A series of dates steps a day unless told otherwise.
         ("sequence", 2) if args.iter().any(is_date_or_time) => {
@@ -556,6 +568,23 @@ fn is_date_difference(expr: &Expr) -> bool {
         } => is_date(left) && is_date(right),
         _ => false,
     }
+}
+
+/// `lambda` with its body negated (`x -> NOT (p)`): all elements match
+/// when none fails to.
+fn negated_lambda(lambda: &Expr) -> Result<String> {
+    use datafusion::sql::sqlparser::ast::UnaryOperator;
+    let Expr::Lambda(l) = lambda else {
+        return Err(DataFusionError::Plan(format!(
+            "all_match: the second argument must be a lambda (x -> predicate), not {lambda}"
+        )));
+    };
+    let mut l = l.clone();
+    l.body = Box::new(Expr::UnaryOp {
+        op: UnaryOperator::Not,
+        expr: Box::new(Expr::Nested(l.body)),
+    });
+    Ok(Expr::Lambda(l).to_string())
 }
 
 /// A date, time or timestamp written as one (a typed literal or a cast).

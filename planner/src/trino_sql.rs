@@ -20,7 +20,7 @@ use datafusion::sql::sqlparser::tokenizer::{Token, Tokenizer};
 /// parsed ([`crate::nesting`]).
 pub fn parse(sql: &str) -> Result<VecDeque<Statement>> {
     crate::nesting::check(sql)?;
-    DFParser::parse_sql(&prepare(sql))
+    DFParser::parse_sql_with_dialect(&prepare(sql), &crate::trino_dialect::TrinoDialect)
 }
 
 /// `statement` (or the statement an EXPLAIN explains) walked by a rewriter
@@ -58,7 +58,7 @@ pub(crate) fn rewritten_text(sql: &str, rewrite: fn(Statement) -> Result<Stateme
 /// internal error a mistake of squall's would be).
 pub fn expression(sql: &str, what: &str) -> Result<datafusion::sql::sqlparser::ast::Expr> {
     use datafusion::sql::sqlparser::parser::Parser;
-    Parser::new(&GenericDialect {})
+    Parser::new(&crate::trino_dialect::TrinoDialect)
         .try_with_sql(sql)
         .and_then(|mut p| p.parse_expr())
         .map_err(|e| datafusion::error::DataFusionError::Internal(format!("{what}: {e}: {sql}")))

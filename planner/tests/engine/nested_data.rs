@@ -247,6 +247,23 @@ async fn more_trino_functions_answer_as_their_datafusion_forms() {
              [date '2020-01-30', date '2020-01-31', date '2020-02-01', date '2020-02-02'] as days, \
              false as f, true as i, true as rt from nation group by 1 order by 1",
         ),
+        // Lambdas (Trino's syntax; DataFusion's SQL parser has none).
+        (
+            "select n_regionkey, sum(cardinality(filter(split(n_comment, ' '), w -> length(w) > 5))) as n, \
+             count_if(any_match(split(n_comment, ' '), w -> w like 'fur%')) as f \
+             from nation group by 1 order by 1",
+            "select n_regionkey, sum(case when length(w) > 5 then 1 else 0 end) as n, \
+             count(distinct case when w like 'fur%' then n_nationkey end) as f \
+             from (select n_regionkey, n_nationkey, unnest(string_to_array(n_comment, ' ')) as w from nation) \
+             group by 1 order by 1",
+        ),
+        (
+            "select n_nationkey, transform(array[n_nationkey, n_regionkey], x -> x * 2) as t, \
+             all_match(array[n_nationkey, n_regionkey], x -> x >= n_regionkey) as a, \
+             none_match(array[n_nationkey], x -> x > 100) as z from nation order by 1",
+            "select n_nationkey, [n_nationkey * 2, n_regionkey * 2] as t, true as a, true as z \
+             from nation order by 1",
+        ),
     ];
     for single in ["0", "1000000000000"] {
         let engine = engine(&data.path, &[("squall.query.single_task_bytes", single)]).await;
