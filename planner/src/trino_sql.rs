@@ -64,9 +64,267 @@ pub fn expression(sql: &str, what: &str) -> Result<datafusion::sql::sqlparser::a
         .map_err(|e| datafusion::error::DataFusionError::Internal(format!("{what}: {e}: {sql}")))
 }
 
-/// `sql` without Trino's view `SECURITY` clause; as it is when it has none
-/// (or does not tokenize: the parser then says why).
+/// `sql` as squall's parser reads it: without Trino's view `SECURITY`
+/// clause, and with Trino's types in casts written as the parser's
+/// ([`trino_types`]); as it is when it has neither (or does not tokenize:
+/// the parser then says why).
 pub fn prepare(sql: &str) -> Cow<'_, str> {
+    match without_security(sql) {
+        Cow::Borrowed(sql) => trino_types(sql).map_or(Cow::Borrowed(sql), Cow::Owned),
+        Cow::Owned(sql) => Cow::Owned(trino_types(&sql).unwrap_or(sql)),
+    }
+}
+
+/// What a parenthesis the type pass follows is.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Paren {
+    Other,
+    /// `CAST(` or `TRY_CAST(`: `typed` once its `AS` is seen, `json` when
+    /// its type is JSON, `nested` when its type is an array, map or row
+    /// (written as `squall_json_cast`).
+    Cast {
+        typed: bool,
+        json: bool,
+        nested: bool,
+    },
+}
+
+/// Trino's casts to types squall's parser does not have, and Trino's JSON
+/// literal, written as squall's functions: `CAST(x AS ARRAY(T))`, `MAP(K,
+/// V)` and `ROW(a T, ...)` (also nested) as `squall_json_cast(x, 'type',
+/// try)` (JSON text decoded, anything else cast;
+/// `squall_core::trino_udfs::json_cast`), `CAST(x AS JSON)` as
+/// `squall_to_json(x)`, `JSON '...'` as `json_parse('...')`. `None` when
+/// there is nothing to write.
+fn trino_types(sql: &str) -> Option<String> {
+    let lower = sql.to_ascii_lowercase();
+    if !lower.contains("cast") && !lower.contains("json") {
+        return None;
+    }
+    let tokens = Tokenizer::new(&GenericDialect {}, sql).tokenize().ok()?;
+    let word = |t: &Token| match t {
+        Token::Word(w) if w.quote_style.is_none() => Some(w.value.to_ascii_uppercase()),
+        _ => None,
+    };
+    let next_solid = |i: usize| solid(&tokens, i + 1);
+    let mut out: Vec<String> = Vec::with_capacity(tokens.len());
+    // Open parentheses: what each is, and for a cast where its `CAST` word
+    // and its `AS` are in `out`.
+    let mut open: Vec<(Paren, usize, usize)> = Vec::new();
+    let mut changed = false;
+    let mut skip_to = 0;
+    for (i, token) in tokens.iter().enumerate() {
+        if i < skip_to {
+            continue;
+        }
+        let w = word(token);
+        let next = next_solid(i);
+        let next_is = |t: &Token| next.is_some_and(|n| &tokens[n] == t);
+        let cast = Paren::Cast {
+            typed: false,
+            json: false,
+            nested: false,
+        };
+        match (w.as_deref(), token) {
+            (Some("CAST" | "TRY_CAST"), _) if next_is(&Token::LParen) => {
+                let at = out.len();
+                out.push(token.to_string());
+                let n = next.unwrap_or(i);
+                for t in &tokens[i + 1..=n] {
+                    out.push(t.to_string());
+                }
+                open.push((cast, at, 0));
+                skip_to = n + 1;
+            }
+            (Some("AS"), _)
+                if matches!(open.last(), Some((Paren::Cast { typed: false, .. }, ..))) =>
+            {
+                let lenient = open
+                    .last()
+                    .is_some_and(|(_, at, _)| out[*at].eq_ignore_ascii_case("try_cast"));
+                let mut end = next.unwrap_or(i);
+                let nested = matches!(word(&tokens[end]).as_deref(), Some("ARRAY" | "MAP" | "ROW"));
+                let typed = if nested {
+                    trino_type(&tokens, &mut end)
+                } else {
+                    None
+                };
+                let closes = solid(&tokens, end).is_some_and(|n| tokens[n] == Token::RParen);
+                if let (Some(data_type), true) = (typed, closes) {
+                    let name = data_type.to_string().replace('\'', "''");
+                    out.push(format!(", '{name}', {lenient}"));
+                    if let Some((p, ..)) = open.last_mut() {
+                        *p = Paren::Cast {
+                            typed: true,
+                            json: false,
+                            nested: true,
+                        };
+                    }
+                    skip_to = end;
+                } else {
+                    if let Some((Paren::Cast { typed, .. }, _, as_at)) = open.last_mut() {
+                        *typed = true;
+                        *as_at = out.len();
+                    }
+                    out.push(token.to_string());
+                }
+            }
+            (Some("JSON"), _)
+                if matches!(open.last(), Some((Paren::Cast { typed: true, .. }, ..)))
+                    && next_is(&Token::RParen) =>
+            {
+                if let Some((Paren::Cast { json, .. }, ..)) = open.last_mut() {
+                    *json = true;
+                }
+                out.push(token.to_string());
+            }
+            (Some("JSON"), _)
+                if next.is_some_and(|n| matches!(tokens[n], Token::SingleQuotedString(_))) =>
+            {
+                let n = next.unwrap_or(i);
+                out.push(format!("json_parse({})", tokens[n]));
+                changed = true;
+                skip_to = n + 1;
+            }
+            (_, Token::LParen) => {
+                open.push((Paren::Other, 0, 0));
+                out.push(token.to_string());
+            }
+            (_, Token::RParen) => {
+                match open.pop() {
+                    Some((Paren::Cast { json: true, .. }, cast_at, as_at)) => {
+                        out.truncate(as_at);
+                        out[cast_at] = "squall_to_json".to_string();
+                        changed = true;
+                    }
+                    Some((Paren::Cast { nested: true, .. }, cast_at, _)) => {
+                        out[cast_at] = "squall_json_cast".to_string();
+                        changed = true;
+                    }
+                    _ => {}
+                }
+                out.push(token.to_string());
+            }
+            _ => out.push(token.to_string()),
+        }
+    }
+    changed.then(|| out.concat())
+}
+
+/// The index of the first token at or after `i` that is not white space.
+fn solid(tokens: &[Token], i: usize) -> Option<usize> {
+    tokens
+        .get(i..)?
+        .iter()
+        .position(|t| !matches!(t, Token::Whitespace(_)))
+        .map(|k| i + k)
+}
+
+/// The Arrow type of the Trino type whose first token is `tokens[*at]`,
+/// `*at` then past it; `None` for a type squall does not write this way.
+fn trino_type(tokens: &[Token], at: &mut usize) -> Option<arrow::datatypes::DataType> {
+    use arrow::datatypes::{DataType, Field, Fields};
+    let expect = |t: Token, at: &mut usize| -> Option<()> {
+        let n = solid(tokens, *at)?;
+        (tokens[n] == t).then(|| *at = n + 1)
+    };
+    let first = solid(tokens, *at)?;
+    let Token::Word(w) = &tokens[first] else {
+        return None;
+    };
+    *at = first + 1;
+    let name = w.value.to_ascii_uppercase();
+    // A type's parameters in parentheses, if any (`VARCHAR(10)`,
+    // `DECIMAL(10, 2)`, `TIMESTAMP(3)`): their numbers.
+    let numbers = |at: &mut usize| -> Option<Vec<u64>> {
+        let Some(n) = solid(tokens, *at).filter(|n| tokens[*n] == Token::LParen) else {
+            return Some(Vec::new());
+        };
+        let close = n + tokens[n..].iter().position(|t| *t == Token::RParen)?;
+        let found = tokens[n + 1..close]
+            .iter()
+            .filter_map(|t| match t {
+                Token::Number(v, _) => v.parse().ok(),
+                _ => None,
+            })
+            .collect();
+        *at = close + 1;
+        Some(found)
+    };
+    Some(match name.as_str() {
+        "ARRAY" => {
+            expect(Token::LParen, at)?;
+            let item = trino_type(tokens, at)?;
+            expect(Token::RParen, at)?;
+            DataType::List(std::sync::Arc::new(Field::new("item", item, true)))
+        }
+        "MAP" => {
+            expect(Token::LParen, at)?;
+            let key = trino_type(tokens, at)?;
+            expect(Token::Comma, at)?;
+            let value = trino_type(tokens, at)?;
+            expect(Token::RParen, at)?;
+            let entries = Fields::from(vec![
+                Field::new("key", key, false),
+                Field::new("value", value, true),
+            ]);
+            DataType::Map(
+                std::sync::Arc::new(Field::new("entries", DataType::Struct(entries), false)),
+                false,
+            )
+        }
+        "ROW" => {
+            expect(Token::LParen, at)?;
+            let mut fields = Vec::new();
+            loop {
+                let n = solid(tokens, *at)?;
+                let Token::Word(field) = &tokens[n] else {
+                    return None;
+                };
+                *at = n + 1;
+                let field_name = match field.quote_style {
+                    Some(_) => field.value.clone(),
+                    None => field.value.to_ascii_lowercase(),
+                };
+                fields.push(Field::new(field_name, trino_type(tokens, at)?, true));
+                let n = solid(tokens, *at)?;
+                *at = n + 1;
+                match tokens[n] {
+                    Token::Comma => continue,
+                    Token::RParen => break,
+                    _ => return None,
+                }
+            }
+            DataType::Struct(Fields::from(fields))
+        }
+        "VARCHAR" | "CHAR" | "JSON" => {
+            numbers(at)?;
+            DataType::Utf8
+        }
+        "VARBINARY" => DataType::Binary,
+        "BIGINT" => DataType::Int64,
+        "INTEGER" | "INT" => DataType::Int32,
+        "SMALLINT" => DataType::Int16,
+        "TINYINT" => DataType::Int8,
+        "DOUBLE" => DataType::Float64,
+        "REAL" => DataType::Float32,
+        "BOOLEAN" => DataType::Boolean,
+        "DATE" => DataType::Date32,
+        "TIMESTAMP" => {
+            numbers(at)?;
+            DataType::Timestamp(arrow::datatypes::TimeUnit::Nanosecond, None)
+        }
+        "DECIMAL" => match numbers(at)?.as_slice() {
+            [p] => DataType::Decimal128(u8::try_from(*p).ok()?, 0),
+            [p, s] => DataType::Decimal128(u8::try_from(*p).ok()?, i8::try_from(*s).ok()?),
+            _ => return None,
+        },
+        _ => return None,
+    })
+}
+
+/// `sql` without Trino's view `SECURITY` clause.
+fn without_security(sql: &str) -> Cow<'_, str> {
     if !sql.to_ascii_lowercase().contains("security") {
         return Cow::Borrowed(sql);
     }
@@ -128,6 +386,31 @@ pub fn prepare(sql: &str) -> Cow<'_, str> {
 #[cfg(test)]
 mod tests {
     use super::prepare;
+
+    #[test]
+    fn trino_types_in_casts_become_squall_s_functions() {
+        assert_eq!(
+            prepare(
+                "select cast(j as array(varchar)), try_cast(x AS Row(a integer, b array(bigint))) from t"
+            ),
+            "select squall_json_cast(j , 'List(Utf8)', false), \
+             squall_json_cast(x , 'Struct(\"a\": Int32, \"b\": List(Int64))', true) from t"
+        );
+        assert_eq!(
+            prepare("select cast(m as map(varchar, decimal(10, 2))), cast(x as json), json '[1]'"),
+            "select squall_json_cast(m , 'Map(\"entries\": non-null Struct(\"key\": non-null Utf8, \
+             \"value\": Decimal128(10, 2)), unsorted)', false), squall_to_json(x ), json_parse('[1]')"
+        );
+        // Outside a cast's type: as written (an array constructor, a column
+        // named json, a function named map, a cast to a plain type).
+        for kept in [
+            "select array[1, 2], map(array['a'], array[1]), json from t",
+            "select cast(a as bigint), row(1, 2) from t",
+            "select cast(json as varchar) from t",
+        ] {
+            assert_eq!(prepare(kept), kept);
+        }
+    }
 
     #[test]
     fn a_view_s_security_clause_goes_and_nothing_else() {

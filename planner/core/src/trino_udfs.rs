@@ -17,9 +17,11 @@
 //! or `[index]` steps; any other path is refused, naming it.
 //! `json_extract` and `json_extract_scalar` answer NULL where the document
 //! is not JSON or the path leads nowhere (as Trino's do); `json_parse`
-//! refuses text that is not JSON, naming the error.
+//! refuses text that is not JSON, naming the error. Casts between JSON
+//! text and arrays, maps and rows are [`json_cast`]'s.
 
 mod json;
+pub mod json_cast;
 mod url_parts;
 
 use std::sync::Arc;
@@ -72,6 +74,7 @@ pub fn functions() -> Vec<ScalarUDF> {
                 kernel,
             })
         })
+        .chain(json_cast::functions())
         .collect()
 }
 

@@ -182,6 +182,22 @@ async fn json_and_url_text_answers_as_trino() {
                 .to_string(),
             format!("k,z,q,p\n{ids},{ROWS},0,https\n"),
         ),
+        // Trino's casts of JSON: to an array unnested beside its row, to a
+        // row, to a map; of an array to JSON; TRY_CAST of what does not fit.
+        (
+            "select sum(x) as s, count(*) as n from events \
+             cross join unnest(cast(json_extract(doc, '$.items') as array(bigint))) as u(x)"
+                .to_string(),
+            format!("s,n\n{},{}\n", ids + 2 * ROWS, 2 * ROWS),
+        ),
+        (
+            "select max(cast(json_extract(doc, '$.user') as row(id bigint, name varchar))['name']) as m, \
+             sum(cast(cast(json_extract(doc, '$.user') as map(varchar, varchar))['id'] as bigint)) as s, \
+             count(try_cast(json_extract(doc, '$.user.name') as array(bigint))) as t, \
+             max(cast(tags as json)) as j from events where id <= 2"
+                .to_string(),
+            "m,s,t,j\nn2,3,0,\"[\"\"t2\"\",\"\"u0\"\"]\"\n".to_string(),
+        ),
     ];
     for single in ["0", "1000000000000"] {
         let engine = engine(
@@ -203,6 +219,15 @@ async fn json_and_url_text_answers_as_trino() {
             .to_string();
         assert!(
             err.contains("json_extract: invalid JSON path 'user.id'"),
+            "{err}"
+        );
+        let err = engine
+            .sql("select cast(json_extract(doc, '$.user') as array(bigint)) from events")
+            .await
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("CAST of JSON '{\"id\":1,\"name\":\"n1\"}' to List(Int64)"),
             "{err}"
         );
     }
