@@ -390,7 +390,8 @@ impl Engine {
                 let statement = show_as_query(&ctx, statement).await?;
                 let statement = crate::standard_sql::rewrite(statement)?;
                 let statement = crate::using_joins::rewrite(statement)?;
-                let statement = crate::lateral_unnest::with_ordinality(statement)?;
+                let statement = crate::lateral_unnest::rewrite(statement)?;
+                let statement = crate::select_names::rewrite(statement)?;
                 let statement = {
                     let catalog = &state.config_options().catalog;
                     crate::trino_functions::rewrite(

@@ -21,9 +21,10 @@
 //!
 //! `LEFT JOIN UNNEST(...) AS u(x) ON true` keeps the rows whose array is
 //! NULL or empty, with NULLs (Trino's); `CROSS JOIN` and the comma drop
-//! them. `WITH ORDINALITY` is written before planning, in
-//! [`with_ordinality`], as one more array to unnest beside the others: the
-//! positions `1..n` of the longest.
+//! them. `WITH ORDINALITY` is written before planning, in [`rewrite`], as
+//! one more array to unnest beside the others (the positions `1..n` of the
+//! longest), and so is the UNNEST of a map or an array of rows into
+//! several columns (`AS u(k, v)`), as its parts side by side.
 
 use std::sync::Arc;
 
@@ -167,10 +168,14 @@ fn outer_as_columns(e: Expr) -> Result<Expr> {
     .map(|t| t.data)
 }
 
-/// `statement` with each `UNNEST(a, ...) WITH ORDINALITY AS u(x, ..., n)`
-/// written as `UNNEST(a, ..., generate_series(1, n))` over the longest
-/// array's length `n`: the positions, as Trino numbers them from 1.
-pub fn with_ordinality(statement: Statement) -> Result<Statement> {
+/// `statement` with Trino's UNNEST forms written as DataFusion's: each
+/// `UNNEST(a, ...) WITH ORDINALITY AS u(x, ..., n)` as `UNNEST(a, ...,
+/// generate_series(1, n))` over the longest array's length `n` (the
+/// positions, as Trino numbers them from 1); and the UNNEST of one map or
+/// array of rows into several columns, `UNNEST(m) AS u(k, v)`, as the
+/// unnest of its parts side by side
+/// (`squall_core::trino_udfs::unnest_part`).
+pub fn rewrite(statement: Statement) -> Result<Statement> {
     crate::trino_sql::rewritten(statement, &mut Ordinality)
 }
 
@@ -186,11 +191,33 @@ impl VisitorMut for Ordinality {
         let TableFactor::UNNEST {
             array_exprs,
             with_ordinality,
+            alias,
             ..
         } = factor
         else {
             return std::ops::ControlFlow::Continue(());
         };
+        let columns = alias.as_ref().map_or(0, |a| a.columns.len());
+        let wanted = columns.saturating_sub(usize::from(*with_ordinality));
+        if let [one] = array_exprs.as_slice()
+            && wanted > 1
+        {
+            let parts: Result<Vec<_>> = (0..wanted)
+                .map(|i| {
+                    crate::trino_sql::expression(
+                        &format!(
+                            "{}({one}, {i})",
+                            squall_core::trino_udfs::unnest_part::UNNEST_PART
+                        ),
+                        "UNNEST of a map or of rows",
+                    )
+                })
+                .collect();
+            match parts {
+                Ok(parts) => *array_exprs = parts,
+                Err(e) => return std::ops::ControlFlow::Break(e),
+            }
+        }
         if !*with_ordinality || array_exprs.is_empty() {
             return std::ops::ControlFlow::Continue(());
         }

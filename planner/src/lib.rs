@@ -60,6 +60,7 @@ pub mod result_stream;
 pub mod scalar_build;
 pub mod scalar_subquery;
 pub mod schema_merge;
+pub mod select_names;
 pub mod series;
 pub mod split;
 pub mod stages;

@@ -22,6 +22,7 @@
 
 mod json;
 pub mod json_cast;
+pub mod unnest_part;
 mod url_parts;
 
 use std::sync::Arc;
@@ -75,6 +76,7 @@ pub fn functions() -> Vec<ScalarUDF> {
             })
         })
         .chain(json_cast::functions())
+        .chain([unnest_part::function()])
         .collect()
 }
 

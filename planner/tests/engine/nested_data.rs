@@ -41,6 +41,19 @@ async fn events_catalog() -> tempfile::TempDir {
         out.join("part-0.parquet").display()
     );
     ctx.sql(&sql).await.unwrap().collect().await.unwrap();
+    // `baskets`: a map and an array of rows per id.
+    let out = dir.path().join("baskets");
+    std::fs::create_dir_all(&out).unwrap();
+    let sql = format!(
+        "COPY (SELECT value AS id,
+            map(make_array('a', 'b'), make_array(value, 2 * value)) AS m,
+            make_array(named_struct('sku', concat('s', value % 3), 'qty', value % 4),
+                       named_struct('sku', 's9', 'qty', 1)) AS items
+          FROM generate_series(1, {ROWS}) ORDER BY value)
+         TO '{}' STORED AS PARQUET OPTIONS ('format.max_row_group_size' '64')",
+        out.join("part-0.parquet").display()
+    );
+    ctx.sql(&sql).await.unwrap().collect().await.unwrap();
     dir
 }
 
@@ -82,6 +95,18 @@ async fn array_columns_unnest_as_rows_beside_their_row() {
         .clone()
         .filter(|id| tags_of(*id).is_none_or(|t| t.is_empty()))
         .count();
+    let mut skus = std::collections::BTreeMap::<String, (i64, i64)>::new();
+    for id in ids.clone() {
+        let e = skus.entry(format!("s{}", id % 3)).or_default();
+        e.0 += id % 4;
+        e.1 = 1;
+        let e = skus.entry("s9".to_string()).or_default();
+        e.0 += 1;
+        e.1 = 2;
+    }
+    let skus_csv: String = std::iter::once("sku,q,n\n".to_string())
+        .chain(skus.iter().map(|(s, (q, n))| format!("{s},{q},{n}\n")))
+        .collect();
     let expected = [
         (
             "select count(*) as n from events cross join unnest(tags) as u(tag)".to_string(),
@@ -122,6 +147,18 @@ async fn array_columns_unnest_as_rows_beside_their_row() {
              cross join unnest(t.tags) as u(tag) where t.id = 2 order by 2"
                 .to_string(),
             "mine,tag\nown,t2\nown,u0\n".to_string(),
+        ),
+        // A map's entries and an array's rows, as columns.
+        (
+            "select k, sum(v) as s from baskets cross join unnest(m) as u(k, v) group by k order by k"
+                .to_string(),
+            format!("k,s\na,{}\nb,{}\n", ids.clone().sum::<i64>(), 2 * ids.clone().sum::<i64>()),
+        ),
+        (
+            "select sku, sum(qty) as q, max(n) as n from baskets \
+             cross join unnest(items) with ordinality as u(sku, qty, n) group by sku order by sku"
+                .to_string(),
+            skus_csv,
         ),
         // The unnest of an expression over the row (a split string).
         (
