@@ -40,7 +40,9 @@
 //! | `e()`, `nan()`, `infinity()`, `is_finite(x)`, `is_infinite(x)`, `width_bucket(x, lo, hi, n)` | constants and comparisons with infinity; the bucket as a `CASE` |
 //! | `bitwise_and`, `_or`, `_xor`, `_not`, `_left_shift`, `_right_shift_arithmetic` | `&`, `\|`, `^`, `~`, `<<`, `>>` |
 //! | `codepoint(s)`, `levenshtein_distance(a, b)`, `to_base64(b)`, `from_base64(s)` | `ascii`, `levenshtein` as BIGINT, `encode`/`decode` (base64 padded as Trino pads it) |
-//! | `from_iso8601_timestamp(s)`, `current_timezone()` | `to_timestamp(s)`, `'UTC'` |
+//! | `from_iso8601_timestamp(s)`, `current_timezone()`, `date(x)` | `to_timestamp(s)`, `'UTC'`, `CAST(x AS DATE)` |
+//! | `format_datetime(t, f)`, `parse_datetime(s, f)` (Java's letters: `yyyy-MM-dd HH:mm:ss.SSS`, `EEE`, `'text'`) | `to_char`, `to_timestamp` with chrono's letters |
+//! | `to_hex(b)`, `from_hex(s)` | `upper(encode(b, 'hex'))`, `decode(s, 'hex')` |
 //! | `current_user`, `current_catalog`, `current_schema`, `localtimestamp`, `localtime` | the session's user, catalog and schema; `now()` without its zone |
 //!
 //! JSON, URL and `hamming_distance` functions are functions of their own
@@ -278,6 +280,19 @@ fn rewritten(function: &mut Function) -> Result<Option<Expr>> {
         // `%s` seconds, `%M` the month's name (chrono's `%M` is minutes).
         ("date_format", 2) => format!("to_char({}, {})", a(0), chrono_format(&args[1])?),
         ("date_parse", 2) => format!("to_timestamp({}, {})", a(0), chrono_format(&args[1])?),
+        ("format_datetime", 2) => format!(
+            "to_char({}, {})",
+            a(0),
+            joda_format(&args[1], "format_datetime")?
+        ),
+        ("parse_datetime", 2) => format!(
+            "to_timestamp({}, {})",
+            a(0),
+            joda_format(&args[1], "parse_datetime")?
+        ),
+        ("date", 1) => format!("CAST({} AS DATE)", a(0)),
+        ("to_hex", 1) => format!("upper(encode({}, 'hex'))", a(0)),
+        ("from_hex", 1) => format!("decode({}, 'hex')", a(0)),
         ("is_nan", 1) => format!("isnan({})", a(0)),
         ("mod", 2) => format!("{} % {}", a(0), a(1)),
         ("sign", 1) => format!("signum({})", a(0)),
@@ -421,6 +436,99 @@ fn chrono_format(arg: &Expr) -> Result<String> {
             other => {
                 return Err(DataFusionError::Plan(format!(
                     "date_format / date_parse: '%{other}' in '{format}' is not a format letter squall knows"
+                )));
+            }
+        });
+    }
+    Ok(format!("'{}'", out.replace('\'', "''")))
+}
+
+/// A Java (Joda) date-time pattern (`format_datetime`, `parse_datetime`):
+/// `yyyy-MM-dd HH:mm:ss.SSS`, `EEE`, `MMM`, `a`, quoted text `'T'`, as
+/// chrono's letters.
+fn joda_format(arg: &Expr, function: &str) -> Result<String> {
+    let Expr::Value(ValueWithSpan {
+        value: Value::SingleQuotedString(format),
+        ..
+    }) = arg
+    else {
+        return Err(DataFusionError::Plan(format!(
+            "{function}: the format must be a string literal such as 'yyyy-MM-dd', not {arg}"
+        )));
+    };
+    let chars: Vec<char> = format.chars().collect();
+    let mut out = String::new();
+    let mut i = 0;
+    while i < chars.len() {
+        let c = chars[i];
+        let run = chars[i..].iter().take_while(|&&d| d == c).count();
+        i += run;
+        if c == '\'' {
+            // '' is a quote; 'text' is text.
+            if run % 2 == 0 {
+                out.push_str(&"'".repeat(run / 2));
+                continue;
+            }
+            out.push_str(&"'".repeat(run / 2));
+            while i < chars.len() {
+                if chars[i] == '\'' {
+                    if chars.get(i + 1) == Some(&'\'') {
+                        out.push('\'');
+                        i += 2;
+                        continue;
+                    }
+                    i += 1;
+                    break;
+                }
+                if chars[i] == '%' {
+                    out.push('%');
+                }
+                out.push(chars[i]);
+                i += 1;
+            }
+            continue;
+        }
+        if !c.is_ascii_alphabetic() {
+            for _ in 0..run {
+                out.push_str(if c == '%' { "%%" } else { "" });
+                if c != '%' {
+                    out.push(c);
+                }
+            }
+            continue;
+        }
+        out.push_str(match (c, run) {
+            ('y' | 'Y' | 'x', 2) => "%y",
+            ('y' | 'Y' | 'x', _) => "%Y",
+            ('M', 1) => "%-m",
+            ('M', 2) => "%m",
+            ('M', 3) => "%b",
+            ('M', _) => "%B",
+            ('d', 1) => "%-d",
+            ('d', _) => "%d",
+            ('D', _) => "%j",
+            ('H', 1) => "%-H",
+            ('H', _) => "%H",
+            ('h', 1) => "%-I",
+            ('h', _) => "%I",
+            ('m', 1) => "%-M",
+            ('m', _) => "%M",
+            ('s', 1) => "%-S",
+            ('s', _) => "%S",
+            ('S', 1..=3) => "%3f",
+            ('S', 4..=6) => "%6f",
+            ('S', _) => "%9f",
+            ('a', _) => "%p",
+            ('E', 1..=3) => "%a",
+            ('E', _) => "%A",
+            ('e', _) => "%u",
+            ('w', _) => "%V",
+            ('Z', 1) => "%z",
+            ('Z', _) => "%:z",
+            ('z', _) => "%Z",
+            (other, _) => {
+                return Err(DataFusionError::Plan(format!(
+                    "{function}: '{other}' in '{format}' is not a pattern letter squall knows"
                 )));
             }
         });

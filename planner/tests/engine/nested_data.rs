@@ -309,6 +309,15 @@ async fn more_trino_functions_answer_as_their_datafusion_forms() {
              [date '2020-01-30', date '2020-01-31', date '2020-02-01', date '2020-02-02'] as days, \
              false as f, true as i, true as rt from nation group by 1 order by 1",
         ),
+        // Two columns named alike (later ones numbered); Java's date patterns.
+        (
+            "select n_name, n_name, count(*), count(*), \
+             format_datetime(timestamp '2020-03-04 05:06:07.089', 'dd/MM/yyyy HH:mm:ss.SSS ''at'' EEE') as f, \
+             date('2020-01-02') as d, to_hex(to_utf8(n_name)) as h from nation group by 1 order by 1 limit 3",
+            "select n_name, n_name as n_name_2, count(*), count(*) as \"count(*)_2\", \
+             '04/03/2020 05:06:07.089 at Wed' as f, date '2020-01-02' as d, upper(encode(n_name, 'hex')) as h \
+             from nation group by 1 order by 1 limit 3",
+        ),
         // Lambdas (Trino's syntax; DataFusion's SQL parser has none).
         (
             "select n_regionkey, sum(cardinality(filter(split(n_comment, ' '), w -> length(w) > 5))) as n, \
