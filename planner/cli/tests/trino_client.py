@@ -223,6 +223,26 @@ def run_checks(binary, catalog, host, port):
     check(cur.fetchall() == [[25]], "a query after USE")
     print("USE: ok")
 
+    # The session's user; JSON text, URLs, an array's elements as rows and a
+    # lambda, through the client.
+    cur = conn.cursor()
+    cur.execute(
+        "select current_user, current_schema, json_extract_scalar('{\"a\": {\"b\": [7, 8]}}', '$.a.b[1]'), "
+        "url_extract_host('https://example.com/x?y=1'), transform(array[1, 2], x -> x * 10), "
+        "cast(json_parse('[\"p\", \"q\"]') as array(varchar))"
+    )
+    row = cur.fetchall()[0]
+    check(row == ["test", "tpch", "8", "example.com", [10, 20], ["p", "q"]], f"Trino's functions {row!r}")
+    cur = conn.cursor()
+    cur.execute(
+        "select n_name, w, i from nation cross join unnest(split(n_name, ' ')) with ordinality as u(w, i) "
+        "where n_nationkey in (23, 24) order by n_name, i"
+    )
+    rows = cur.fetchall()
+    check(rows == [["UNITED KINGDOM", "UNITED", 1], ["UNITED KINGDOM", "KINGDOM", 2],
+                   ["UNITED STATES", "UNITED", 1], ["UNITED STATES", "STATES", 2]], f"cross join unnest {rows!r}")
+    print("Trino's functions and UNNEST: ok")
+
     # Bad SQL is a TrinoUserError carrying the server's error.
     for sql, name, needle in (
         ("selec 1", "SYNTAX_ERROR", "selec"),
