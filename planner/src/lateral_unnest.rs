@@ -38,7 +38,7 @@ use datafusion::logical_expr::{
 use datafusion::optimizer::AnalyzerRule;
 use datafusion::prelude::lit;
 use datafusion::sql::parser::Statement;
-use datafusion::sql::sqlparser::ast::{TableFactor, VisitorMut};
+use datafusion::sql::sqlparser::ast::{Expr as SqlExpr, TableFactor, VisitMut, VisitorMut};
 
 #[derive(Debug, Default)]
 pub struct LateralUnnest;
@@ -197,6 +197,13 @@ impl VisitorMut for Ordinality {
         else {
             return std::ops::ControlFlow::Continue(());
         };
+        // `ARRAY[a, b]` of the row's columns: DataFusion's planner resolves
+        // them as outer references only in a function call.
+        for e in array_exprs.iter_mut() {
+            if let std::ops::ControlFlow::Break(err) = e.visit(&mut ArraysAsCalls) {
+                return std::ops::ControlFlow::Break(err);
+            }
+        }
         let columns = alias.as_ref().map_or(0, |a| a.columns.len());
         let wanted = columns.saturating_sub(usize::from(*with_ordinality));
         if let [one] = array_exprs.as_slice()
@@ -240,5 +247,26 @@ impl VisitorMut for Ordinality {
             }
             Err(e) => std::ops::ControlFlow::Break(e),
         }
+    }
+}
+
+/// `ARRAY[a, b, ...]` written as `make_array(a, b, ...)`.
+struct ArraysAsCalls;
+
+impl VisitorMut for ArraysAsCalls {
+    type Break = DataFusionError;
+
+    fn post_visit_expr(&mut self, expr: &mut SqlExpr) -> std::ops::ControlFlow<DataFusionError> {
+        if let SqlExpr::Array(array) = expr {
+            let items: Vec<String> = array.elem.iter().map(|e| e.to_string()).collect();
+            match crate::trino_sql::expression(
+                &format!("make_array({})", items.join(", ")),
+                "UNNEST of ARRAY[...]",
+            ) {
+                Ok(call) => *expr = call,
+                Err(e) => return std::ops::ControlFlow::Break(e),
+            }
+        }
+        std::ops::ControlFlow::Continue(())
     }
 }

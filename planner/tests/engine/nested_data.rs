@@ -160,6 +160,13 @@ async fn array_columns_unnest_as_rows_beside_their_row() {
                 .to_string(),
             skus_csv,
         ),
+        // Columns unpivoted into rows: an ARRAY[...] of the row's columns.
+        (
+            "select k, sum(v) as s from baskets \
+             cross join unnest(array['id', 'double'], array[id, 2 * id]) as u(k, v) group by k order by k"
+                .to_string(),
+            format!("k,s\ndouble,{}\nid,{}\n", 2 * ids.clone().sum::<i64>(), ids.clone().sum::<i64>()),
+        ),
         // The unnest of an expression over the row (a split string).
         (
             "select count(*) as n, count(distinct p) as d from events \
