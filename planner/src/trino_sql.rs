@@ -297,10 +297,13 @@ fn trino_type(tokens: &[Token], at: &mut usize) -> Option<arrow::datatypes::Data
             }
             DataType::Struct(Fields::from(fields))
         }
-        "VARCHAR" | "CHAR" | "JSON" => {
+        "VARCHAR" | "CHAR" => {
             numbers(at)?;
             DataType::Utf8
         }
+        // JSON inside an array, map or row: its text, marked apart from
+        // VARCHAR's (`squall_core::trino_udfs::json_cast`).
+        "JSON" => DataType::LargeUtf8,
         "VARBINARY" => DataType::Binary,
         "BIGINT" => DataType::Int64,
         "INTEGER" | "INT" => DataType::Int32,

@@ -242,6 +242,14 @@ async fn json_and_url_text_answers_as_trino() {
                 .to_string(),
             "m,s,t,j\nn2,3,0,\"[\"\"t2\"\",\"\"u0\"\"]\"\n".to_string(),
         ),
+        // An object of any keys, its values kept as JSON.
+        (
+            "select k, count(*) as n, sum(json_array_length(v)) as l, \
+             sum(cast(json_extract_scalar(v, '$.id') as bigint)) as i from events \
+             cross join unnest(cast(json_parse(doc) as map(varchar, json))) as u(k, v) group by k order by k"
+                .to_string(),
+            format!("k,n,l,i\nitems,{ROWS},{},\nuser,{ROWS},,{ids}\n", 2 * ROWS),
+        ),
     ];
     for single in ["0", "1000000000000"] {
         let engine = engine(

@@ -154,9 +154,30 @@ fn decode(text: &StringArray, target: &DataType, lenient: bool) -> Result<ArrayR
     };
     // Each row must be one JSON value (the decoder reads a stream of them).
     let valid = |v: &str| serde_json::from_str::<serde::de::IgnoredAny>(v).is_ok();
-    let values: Vec<Option<&str>> = (0..text.len())
-        .map(|i| text.is_valid(i).then(|| text.value(i)))
-        .collect();
+    // JSON inside the type (`MAP(VARCHAR, JSON)`, a `LargeUtf8` leaf): the
+    // value there kept as its JSON text.
+    let rewritten: Option<Vec<Option<String>>> = has_json_leaf(target).then(|| {
+        (0..text.len())
+            .map(|i| {
+                text.is_valid(i).then(|| {
+                    let raw = text.value(i);
+                    match serde_json::from_str::<serde_json::Value>(raw) {
+                        Ok(mut v) => {
+                            json_leaves(&mut v, target);
+                            v.to_string()
+                        }
+                        Err(_) => raw.to_string(),
+                    }
+                })
+            })
+            .collect()
+    });
+    let values: Vec<Option<&str>> = match &rewritten {
+        Some(rows) => rows.iter().map(|r| r.as_deref()).collect(),
+        None => (0..text.len())
+            .map(|i| text.is_valid(i).then(|| text.value(i)))
+            .collect(),
+    };
     let failed = |value: &str, why: &str| {
         let shown: String = value.chars().take(60).collect();
         let more = if value.chars().count() > 60 {
@@ -212,6 +233,48 @@ fn decode(text: &StringArray, target: &DataType, lenient: bool) -> Result<ArrayR
     }
     let refs: Vec<&dyn Array> = parts.iter().map(|a| a.as_ref()).collect();
     Ok(arrow::compute::concat(&refs)?)
+}
+
+/// Whether `t` has a JSON leaf: Trino's `JSON` inside a cast's type, which
+/// the planner writes as `LargeUtf8`.
+fn has_json_leaf(t: &DataType) -> bool {
+    match t {
+        DataType::LargeUtf8 => true,
+        DataType::List(f) | DataType::LargeList(f) | DataType::FixedSizeList(f, _) => {
+            has_json_leaf(f.data_type())
+        }
+        DataType::Struct(fields) => fields.iter().any(|f| has_json_leaf(f.data_type())),
+        DataType::Map(entries, _) => has_json_leaf(entries.data_type()),
+        _ => false,
+    }
+}
+
+/// `v` with the values at `t`'s JSON leaves replaced by their JSON text.
+fn json_leaves(v: &mut serde_json::Value, t: &DataType) {
+    use serde_json::Value;
+    match (t, v) {
+        (_, Value::Null) => {}
+        (DataType::LargeUtf8, v) => *v = Value::String(v.to_string()),
+        (DataType::List(f) | DataType::LargeList(f), Value::Array(items)) => {
+            items.iter_mut().for_each(|i| json_leaves(i, f.data_type()));
+        }
+        (DataType::Struct(fields), Value::Object(map)) => {
+            for f in fields {
+                if let Some(x) = map.get_mut(f.name()) {
+                    json_leaves(x, f.data_type());
+                }
+            }
+        }
+        (DataType::Map(entries, _), Value::Object(map)) => {
+            if let DataType::Struct(kv) = entries.data_type()
+                && let Some(value) = kv.get(1)
+            {
+                map.values_mut()
+                    .for_each(|x| json_leaves(x, value.data_type()));
+            }
+        }
+        _ => {}
+    }
 }
 
 #[derive(Debug, PartialEq, Eq, Hash)]
