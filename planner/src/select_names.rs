@@ -39,14 +39,6 @@ fn distinct_names(body: &mut SetExpr) {
         }
         _ => return,
     };
-    let name_of = |e: &Expr| match e {
-        Expr::Identifier(i) => i.value.to_lowercase(),
-        Expr::CompoundIdentifier(parts) => parts
-            .last()
-            .map(|i| i.value.to_lowercase())
-            .unwrap_or_default(),
-        e => e.to_string().to_lowercase().replace(' ', ""),
-    };
     let named: HashSet<String> = select
         .projection
         .iter()
@@ -86,6 +78,20 @@ fn distinct_names(body: &mut SetExpr) {
     }
 }
 
+/// The name DataFusion gives an unnamed select item, as far as text tells:
+/// a column's own name, a cast's or a parenthesis' inner expression's.
+fn name_of(e: &Expr) -> String {
+    match e {
+        Expr::Identifier(i) => i.value.to_lowercase(),
+        Expr::CompoundIdentifier(parts) => parts
+            .last()
+            .map(|i| i.value.to_lowercase())
+            .unwrap_or_default(),
+        Expr::Cast { expr, .. } | Expr::Nested(expr) => name_of(expr),
+        e => e.to_string().to_lowercase().replace(' ', ""),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::rewrite;
@@ -99,6 +105,10 @@ mod tests {
         assert_eq!(
             rewritten("select a, t.a, count(*), COUNT(*), 1, 1, a as a_2 from t"),
             "SELECT a, t.a AS \"a_3\", count(*), COUNT(*) AS \"COUNT(*)_2\", 1, 1 AS \"1_2\", a AS a_2 FROM t"
+        );
+        assert_eq!(
+            rewritten("select cast(1 as tinyint), cast(1 as smallint), (b), b from t"),
+            "SELECT CAST(1 AS TINYINT), CAST(1 AS SMALLINT) AS \"CAST(1 AS SMALLINT)_2\", (b), b AS \"b_2\" FROM t"
         );
         let kept = "SELECT a, b, c AS a FROM t UNION ALL SELECT x, y, z FROM u";
         assert_eq!(rewritten(kept), kept);

@@ -32,6 +32,7 @@
 //! | `is_nan(x)`, `truncate(x)`, `typeof(x)`, `from_iso8601_date(s)` | `isnan`, `trunc`, `arrow_typeof`, `CAST(s AS DATE)` |
 //! | `mod(a, b)`, `sign(x)`, `every(c)` (standard SQL too) | `a % b`, `signum`, `bool_and` |
 //! | `date_format(t, f)`, `date_parse(s, f)` (MySQL's letters: `%i` minutes, `%s` seconds, `%M` month name) | `to_char`, `to_timestamp` with chrono's letters |
+//! | `approx_distinct(x)`, `cardinality(a)`, `array_position(a, x)`, `row_number()`, `rank()`, `dense_rank()`, `ntile(n)` | DataFusion's, as BIGINT (not unsigned) |
 //! | `variance(x)`, `geometric_mean(x)` | `var_samp(x)`, `exp(avg(ln(x)))` |
 //! | `map_agg(k, v)` | `map(array_agg(k), array_agg(v))` over the rows whose key is not NULL (a key twice fails, naming it) |
 //! | `element_at(a, i)`, `element_at(m, k)` | `a[i]` (from the end when negative), `m[k]`: the element or value, not a list |
@@ -191,6 +192,17 @@ fn rewritten(function: &mut Function) -> Result<Option<Expr>> {
     let a = |i: usize| format!("({})", args[i]);
     let n = args.len();
     let sql = match (name.as_str(), n) {
+        // Window functions whose numbers DataFusion gives unsigned (a
+        // client reads decimal(20,0)): BIGINT, as Trino's.
+        ("row_number" | "rank" | "dense_rank" | "ntile", _) if function.over.is_some() => {
+            return Ok(Some(Expr::Cast {
+                kind: datafusion::sql::sqlparser::ast::CastKind::Cast,
+                expr: Box::new(Expr::Function(function.clone())),
+                data_type: datafusion::sql::sqlparser::ast::DataType::BigInt(None),
+                array: false,
+                format: None,
+            }));
+        }
         // Aggregates that keep their window, FILTER and so on.
         ("arbitrary", 1) => return rename(function, "any_value"),
         ("approx_percentile", 2) => return rename(function, "approx_percentile_cont"),
@@ -225,6 +237,9 @@ fn rewritten(function: &mut Function) -> Result<Option<Expr>> {
             a(1)
         ),
         ("variance", 1) => return rename(function, "var_samp"),
+        // BIGINT, as Trino's (DataFusion's count is unsigned, which a
+        // client reads as decimal(20,0)).
+        ("approx_distinct", 1) if plain => format!("CAST(approx_distinct({}) AS BIGINT)", a(0)),
         ("geometric_mean", 1) if plain => format!("exp(avg(ln({})))", a(0)),
         // Rows whose key is NULL are left out, as Trino leaves them; the
         // two lists are built from the same rows in the same order.
@@ -315,6 +330,8 @@ fn rewritten(function: &mut Function) -> Result<Option<Expr>> {
         ),
         ("none_match", 2) => format!("NOT array_any_match({}, {})", a(0), args[1]),
         ("zip", _) if n >= 2 => return rename(function, "arrays_zip"),
+        ("cardinality", 1) => format!("CAST(cardinality({}) AS BIGINT)", a(0)),
+        ("array_position", 2) => format!("CAST(array_position({}, {}) AS BIGINT)", a(0), a(1)),
         ("contains", 2) => format!("array_has({}, {})", a(0), a(1)),
         // A series of dates steps a day unless told otherwise.
         ("sequence", 2) if args.iter().any(is_date_or_time) => {

@@ -69,10 +69,60 @@ pub fn expression(sql: &str, what: &str) -> Result<datafusion::sql::sqlparser::a
 /// ([`trino_types`]); as it is when it has neither (or does not tokenize:
 /// the parser then says why).
 pub fn prepare(sql: &str) -> Cow<'_, str> {
-    match without_security(sql) {
+    let sql = match without_security(sql) {
         Cow::Borrowed(sql) => trino_types(sql).map_or(Cow::Borrowed(sql), Cow::Owned),
         Cow::Owned(sql) => Cow::Owned(trino_types(&sql).unwrap_or(sql)),
+    };
+    match without_explain_options(&sql) {
+        Some(plain) => Cow::Owned(plain),
+        None => sql,
     }
+}
+
+/// `EXPLAIN (TYPE DISTRIBUTED) ...` and Trino's other EXPLAIN options that
+/// squall's EXPLAIN answers anyway (`TYPE LOGICAL`, `TYPE DISTRIBUTED`,
+/// `TYPE IO`, `FORMAT TEXT`: it shows the staged plan, as text), without
+/// them; `None` when there are none (or others, which DataFusion names).
+fn without_explain_options(sql: &str) -> Option<String> {
+    let trimmed = sql.trim_start();
+    if !trimmed.get(..7)?.eq_ignore_ascii_case("explain") {
+        return None;
+    }
+    let tokens = Tokenizer::new(&GenericDialect {}, sql).tokenize().ok()?;
+    let explain = solid(&tokens, 0)?;
+    let mut open = solid(&tokens, explain + 1)?;
+    if matches!(&tokens[open], Token::Word(w) if w.keyword == Keyword::ANALYZE) {
+        open = solid(&tokens, open + 1)?;
+    }
+    if tokens[open] != Token::LParen {
+        return None;
+    }
+    let close = open + tokens[open..].iter().position(|t| *t == Token::RParen)?;
+    let words: Vec<String> = tokens[open + 1..close]
+        .iter()
+        .filter_map(|t| match t {
+            Token::Word(w) => Some(w.value.to_ascii_uppercase()),
+            _ => None,
+        })
+        .collect();
+    let known = words.chunks(2).all(|option| {
+        matches!(
+            option,
+            [t, v] if (t == "TYPE" && matches!(v.as_str(), "LOGICAL" | "DISTRIBUTED" | "IO"))
+                || (t == "FORMAT" && v == "TEXT")
+        )
+    });
+    if words.is_empty() || !known {
+        return None;
+    }
+    Some(
+        tokens
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| *i < open || *i > close)
+            .map(|(_, t)| t.to_string())
+            .collect(),
+    )
 }
 
 /// What a parenthesis the type pass follows is.
@@ -389,6 +439,25 @@ fn without_security(sql: &str) -> Cow<'_, str> {
 #[cfg(test)]
 mod tests {
     use super::prepare;
+
+    #[test]
+    fn trino_s_explain_options_squall_answers_anyway_go() {
+        assert_eq!(
+            prepare("EXPLAIN (TYPE DISTRIBUTED, FORMAT TEXT) select 1"),
+            "EXPLAIN  select 1"
+        );
+        assert_eq!(
+            prepare("explain analyze (type io) select 1"),
+            "explain analyze  select 1"
+        );
+        for kept in [
+            "explain (format json) select 1",
+            "explain select (1)",
+            "explain (type validate) select 1",
+        ] {
+            assert_eq!(prepare(kept), kept);
+        }
+    }
 
     #[test]
     fn trino_types_in_casts_become_squall_s_functions() {

@@ -241,6 +241,18 @@ def run_checks(binary, catalog, host, port):
     rows = cur.fetchall()
     check(rows == [["UNITED KINGDOM", "UNITED", 1], ["UNITED KINGDOM", "KINGDOM", 2],
                    ["UNITED STATES", "UNITED", 1], ["UNITED STATES", "STATES", 2]], f"cross join unnest {rows!r}")
+    # Numbers of rows are BIGINT (DataFusion's are unsigned: decimal(20,0)).
+    cur = conn.cursor()
+    cur.execute("select row_number() over (order by n_name) as r, rank() over (order by n_regionkey) as k, "
+                "cardinality(array[1, 2]) as c, (select approx_distinct(n_name) from nation) as d "
+                "from nation order by r limit 1")
+    row = cur.fetchall()[0]
+    types = [d[1] for d in cur.description]
+    check(row == [1, 1, 2, 25] and types == ["bigint"] * 4, f"counts {row!r} {types!r}")
+    cur = conn.cursor()
+    cur.execute("EXPLAIN (TYPE DISTRIBUTED) select count(*) from nation")
+    plan = cur.fetchall()
+    check(len(plan) > 0 and "stage" in str(plan).lower(), f"EXPLAIN (TYPE DISTRIBUTED) {plan!r}")
     print("Trino's functions and UNNEST: ok")
 
     # Bad SQL is a TrinoUserError carrying the server's error.
