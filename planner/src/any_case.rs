@@ -12,12 +12,20 @@
 //! file's columns; filters pushed into the scan, and rows inserted, are
 //! written with the file's names. A table whose names would collide once
 //! lowercased (`id` and `ID` in one file) keeps its names as they are.
+//!
+//! Fields of structs (also in lists and maps) are presented lowercase too
+//! (`userinfo.name` of a file's `UserInfo.Name`; Trino's and Glue's row
+//! fields are lowercase): such a column is cast to its lowercase type above
+//! the scan (Arrow casts a struct's fields by position when their names
+//! differ; DataFusion's cast refuses, so the cast is squall's
+//! `squall_json_cast`, which casts what is not text as Arrow does), and a
+//! filter on it is applied there, not in the scan.
 
 use std::borrow::Cow;
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use arrow::datatypes::{Field, Schema, SchemaRef};
+use arrow::datatypes::{DataType, Field, Fields, Schema, SchemaRef};
 use async_trait::async_trait;
 use datafusion::catalog::{Session, TableProvider};
 use datafusion::common::tree_node::{Transformed, TreeNode};
@@ -37,6 +45,45 @@ pub struct LowercaseColumns {
     schema: SchemaRef,
     /// Lowercase name to the file's name, for the columns that differ.
     file_names: HashMap<String, String>,
+    /// The columns (lowercase names) whose struct fields are renamed.
+    nested: std::collections::HashSet<String>,
+}
+
+/// `t` with the names of its structs' fields lowercase (in lists and maps
+/// too); a struct whose names would collide keeps them.
+fn lowercase_fields(t: &DataType) -> DataType {
+    let field = |f: &Arc<Field>, name: String| {
+        Arc::new(
+            f.as_ref()
+                .clone()
+                .with_name(name)
+                .with_data_type(lowercase_fields(f.data_type())),
+        )
+    };
+    match t {
+        DataType::Struct(fields) => {
+            let mut seen = std::collections::HashSet::new();
+            let unique = fields.iter().all(|f| seen.insert(f.name().to_lowercase()));
+            DataType::Struct(Fields::from(
+                fields
+                    .iter()
+                    .map(|f| {
+                        let name = if unique {
+                            f.name().to_lowercase()
+                        } else {
+                            f.name().clone()
+                        };
+                        field(f, name)
+                    })
+                    .collect::<Vec<_>>(),
+            ))
+        }
+        DataType::List(f) => DataType::List(field(f, f.name().clone())),
+        DataType::LargeList(f) => DataType::LargeList(field(f, f.name().clone())),
+        DataType::FixedSizeList(f, n) => DataType::FixedSizeList(field(f, f.name().clone()), *n),
+        DataType::Map(f, sorted) => DataType::Map(field(f, f.name().clone()), *sorted),
+        other => other.clone(),
+    }
 }
 
 impl LowercaseColumns {
@@ -45,29 +92,39 @@ impl LowercaseColumns {
     pub fn wrap(inner: Arc<dyn TableProvider>) -> Option<Self> {
         let schema = inner.schema();
         let mut file_names = HashMap::new();
+        let mut nested = std::collections::HashSet::new();
         let mut seen = std::collections::HashSet::new();
-        for field in schema.fields() {
-            let lower = field.name().to_lowercase();
-            if !seen.insert(lower.clone()) {
-                return None;
-            }
-            if lower != *field.name() {
-                file_names.insert(lower, field.name().clone());
-            }
-        }
-        if file_names.is_empty() {
-            return None;
-        }
-        let fields: Vec<Field> = schema
+        // Names that would collide once lowercased stay as they are (the
+        // fields of their structs may still be lowercased).
+        let unique = schema
             .fields()
             .iter()
-            .map(|f| f.as_ref().clone().with_name(f.name().to_lowercase()))
-            .collect();
+            .all(|f| seen.insert(f.name().to_lowercase()));
+        let mut fields = Vec::with_capacity(schema.fields().len());
+        for f in schema.fields() {
+            let name = if unique {
+                f.name().to_lowercase()
+            } else {
+                f.name().clone()
+            };
+            if name != *f.name() {
+                file_names.insert(name.clone(), f.name().clone());
+            }
+            let data_type = lowercase_fields(f.data_type());
+            if &data_type != f.data_type() {
+                nested.insert(name.clone());
+            }
+            fields.push(f.as_ref().clone().with_name(name).with_data_type(data_type));
+        }
+        if file_names.is_empty() && nested.is_empty() {
+            return None;
+        }
         let schema = Arc::new(Schema::new_with_metadata(fields, schema.metadata().clone()));
         Some(Self {
             inner,
             schema,
             file_names,
+            nested,
         })
     }
 
@@ -87,23 +144,53 @@ impl LowercaseColumns {
             .map(|t| t.data)
     }
 
-    /// `plan`'s columns renamed by `name` (a projection of columns only).
+    /// Whether `filter` reads a column whose struct fields are renamed.
+    fn reads_nested(&self, filter: &Expr) -> bool {
+        filter
+            .column_refs()
+            .iter()
+            .any(|c| self.nested.contains(&c.name))
+    }
+
+    /// `plan`'s columns renamed by `name` and cast to the type `as_type`
+    /// gives (a projection of columns, cast where the type differs).
     fn renamed(
+        state: &dyn Session,
         plan: Arc<dyn ExecutionPlan>,
         name: impl Fn(&str) -> String,
+        as_type: impl Fn(&str) -> Option<DataType>,
     ) -> Result<Arc<dyn ExecutionPlan>> {
+        use datafusion::physical_expr::ScalarFunctionExpr;
+        use datafusion::physical_expr::expressions::Literal;
+        use datafusion::scalar::ScalarValue;
         let schema = plan.schema();
+        let config = Arc::new(state.config_options().clone());
+        let cast = Arc::new(squall_core::trino_udfs::json_cast::json_cast());
         let exprs: Vec<ProjectionExpr> = schema
             .fields()
             .iter()
             .enumerate()
             .map(|(i, f)| {
-                ProjectionExpr::new(
-                    Arc::new(PhysicalColumn::new(f.name(), i)) as _,
-                    name(f.name()),
-                )
+                let column = Arc::new(PhysicalColumn::new(f.name(), i)) as _;
+                let expr = match as_type(f.name()) {
+                    Some(t) if &t != f.data_type() => {
+                        let args = vec![
+                            column,
+                            Arc::new(Literal::new(ScalarValue::from(t.to_string()))) as _,
+                            Arc::new(Literal::new(ScalarValue::from(false))) as _,
+                        ];
+                        Arc::new(ScalarFunctionExpr::try_new(
+                            Arc::clone(&cast),
+                            args,
+                            &schema,
+                            Arc::clone(&config),
+                        )?) as _
+                    }
+                    _ => column,
+                };
+                Ok(ProjectionExpr::new(expr, name(f.name())))
             })
-            .collect();
+            .collect::<Result<_>>()?;
         Ok(Arc::new(ProjectionExec::try_new(exprs, plan)?))
     }
 }
@@ -139,22 +226,48 @@ impl TableProvider for LowercaseColumns {
     ) -> Result<Arc<dyn ExecutionPlan>> {
         let filters: Vec<Expr> = filters
             .iter()
+            .filter(|f| !self.reads_nested(f))
             .map(|f| self.with_file_names(f))
             .collect::<Result<_>>()?;
         let plan = self.inner.scan(state, projection, &filters, limit).await?;
-        Self::renamed(plan, str::to_lowercase)
+        let ours = |file_name: &str| {
+            self.file_names
+                .iter()
+                .find(|(_, f)| f.as_str() == file_name)
+                .map(|(ours, _)| ours.clone())
+                .unwrap_or_else(|| file_name.to_string())
+        };
+        Self::renamed(state, plan, ours, |file_name| {
+            self.schema
+                .field_with_name(&ours(file_name))
+                .ok()
+                .map(|f| f.data_type().clone())
+        })
     }
 
     fn supports_filters_pushdown(
         &self,
         filters: &[&Expr],
     ) -> Result<Vec<TableProviderFilterPushDown>> {
-        let filters: Vec<Expr> = filters
+        // A filter on a column whose fields are renamed is applied above the
+        // scan, where the names are ours.
+        let plain: Vec<(usize, &&Expr)> = filters
             .iter()
-            .map(|f| self.with_file_names(f))
+            .enumerate()
+            .filter(|(_, f)| !self.reads_nested(f))
+            .collect();
+        let plain_filters: Vec<Expr> = plain
+            .iter()
+            .map(|(_, f)| self.with_file_names(f))
             .collect::<Result<_>>()?;
-        self.inner
-            .supports_filters_pushdown(&filters.iter().collect::<Vec<_>>())
+        let answers = self
+            .inner
+            .supports_filters_pushdown(&plain_filters.iter().collect::<Vec<_>>())?;
+        let mut out = vec![TableProviderFilterPushDown::Unsupported; filters.len()];
+        for ((i, _), a) in plain.iter().zip(answers) {
+            out[*i] = a;
+        }
+        Ok(out)
     }
 
     /// `INSERT INTO`: the rows go to the files under the files' names.
@@ -164,11 +277,18 @@ impl TableProvider for LowercaseColumns {
         input: Arc<dyn ExecutionPlan>,
         insert_op: InsertOp,
     ) -> Result<Arc<dyn ExecutionPlan>> {
-        let input = Self::renamed(input, |n| {
+        let file_schema = self.inner.schema();
+        let file_name = |n: &str| {
             self.file_names
                 .get(n)
                 .cloned()
                 .unwrap_or_else(|| n.to_string())
+        };
+        let input = Self::renamed(state, input, file_name, |n| {
+            file_schema
+                .field_with_name(&file_name(n))
+                .ok()
+                .map(|f| f.data_type().clone())
         })?;
         self.inner.insert_into(state, input, insert_op).await
     }
@@ -197,6 +317,22 @@ mod tests {
     fn mixed_case_names_are_presented_lowercase_and_filters_use_the_files_names() {
         assert!(LowercaseColumns::wrap(table(&["a", "b_c"])).is_none());
         assert!(LowercaseColumns::wrap(table(&["id", "ID"])).is_none());
+        // Fields of a struct, in a list too.
+        let item = Field::new(
+            "item",
+            DataType::Struct(Fields::from(vec![Field::new("Sku", DataType::Utf8, true)])),
+            true,
+        );
+        let nested = Arc::new(EmptyTable::new(Arc::new(Schema::new(vec![
+            Field::new("id", DataType::Int64, true),
+            Field::new("Items", DataType::List(Arc::new(item)), true),
+        ]))));
+        let t = LowercaseColumns::wrap(nested).unwrap();
+        assert_eq!(
+            t.schema.field(1).data_type().to_string(),
+            "List(Struct(\"sku\": Utf8))"
+        );
+        assert!(t.reads_nested(&col("items").is_null()) && !t.reads_nested(&col("id").is_null()));
         let t = LowercaseColumns::wrap(table(&["UserId", "name", "Signup Date"])).unwrap();
         let names: Vec<&String> = t.schema.fields().iter().map(|f| f.name()).collect();
         assert_eq!(names, ["userid", "name", "signup date"]);

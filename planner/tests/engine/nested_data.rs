@@ -54,6 +54,20 @@ async fn events_catalog() -> tempfile::TempDir {
         out.join("part-0.parquet").display()
     );
     ctx.sql(&sql).await.unwrap().collect().await.unwrap();
+    // `people`: a struct and a list of structs whose fields are named in
+    // mixed case, as Spark writes them.
+    let out = dir.path().join("people");
+    std::fs::create_dir_all(&out).unwrap();
+    let sql = format!(
+        "COPY (SELECT value AS \"Id\",
+            CASE WHEN value % 10 = 0 THEN NULL
+                 ELSE named_struct('Name', concat('p', value), 'Age', value % 50) END AS \"UserInfo\",
+            make_array(named_struct('Sku', concat('s', value % 3))) AS \"Items\"
+          FROM generate_series(1, {ROWS}) ORDER BY value)
+         TO '{}' STORED AS PARQUET OPTIONS ('format.max_row_group_size' '64')",
+        out.join("part-0.parquet").display()
+    );
+    ctx.sql(&sql).await.unwrap().collect().await.unwrap();
     dir
 }
 
@@ -166,6 +180,36 @@ async fn array_columns_unnest_as_rows_beside_their_row() {
              cross join unnest(array['id', 'double'], array[id, 2 * id]) as u(k, v) group by k order by k"
                 .to_string(),
             format!("k,s\ndouble,{}\nid,{}\n", 2 * ids.clone().sum::<i64>(), ids.clone().sum::<i64>()),
+        ),
+        // Struct fields named in mixed case, read by lowercase names (also
+        // in a filter and inside an unnested list of structs).
+        (
+            "select count(userinfo.name) as n, sum(userinfo['age']) as a, \
+             min(userinfo.name) filter (where userinfo.age = 7) as p from people"
+                .to_string(),
+            format!(
+                "n,a,p\n{},{},p107\n",
+                ids.clone().filter(|i| i % 10 != 0).count(),
+                ids.clone().filter(|i| i % 10 != 0).map(|i| i % 50).sum::<i64>()
+            ),
+        ),
+        (
+            "select count(*) as n from people where userinfo.name like 'p1%'".to_string(),
+            format!(
+                "n\n{}\n",
+                ids.clone().filter(|i| i % 10 != 0 && i.to_string().starts_with('1')).count()
+            ),
+        ),
+        (
+            "select u.it.sku as sku, count(*) as n from people cross join unnest(items) as u(it) \
+             group by 1 order by 1"
+                .to_string(),
+            format!(
+                "sku,n\ns0,{}\ns1,{}\ns2,{}\n",
+                ids.clone().filter(|i| i % 3 == 0).count(),
+                ids.clone().filter(|i| i % 3 == 1).count(),
+                ids.clone().filter(|i| i % 3 == 2).count()
+            ),
         ),
         // The unnest of an expression over the row (a split string).
         (
