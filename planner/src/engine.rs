@@ -192,6 +192,7 @@ impl Engine {
         squall_core::series_limit::register(&ctx);
         squall_core::trino_udfs::register(&ctx);
         crate::series::register(&ctx);
+        crate::type_of::register(&ctx);
         crate::any_name::register(&ctx);
         crate::information_schema::register(&ctx)?;
         ctx.add_analyzer_rule(Arc::new(crate::exists_value::ExistsAsValues));

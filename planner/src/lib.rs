@@ -72,6 +72,7 @@ pub mod trino_functions;
 pub mod trino_sql;
 pub mod trino_types;
 pub mod two_level;
+pub mod type_of;
 mod using_joins;
 
 pub use coordinator::QueryProgress;

@@ -29,7 +29,7 @@
 //! | `substr(s, start[, n])`, start not a literal >= 0 | a negative start counts from the end (`''` before the start) |
 //! | `to_milliseconds(x)` | an interval's milliseconds (of a difference of two dates: its days') |
 //! | `regexp_extract(s, p[, g])` | the match (or its group `g`) of `regexp_match` |
-//! | `is_nan(x)`, `truncate(x)`, `typeof(x)`, `from_iso8601_date(s)` | `isnan`, `trunc`, `arrow_typeof`, `CAST(s AS DATE)` |
+//! | `is_nan(x)`, `truncate(x)`, `from_iso8601_date(s)` | `isnan`, `trunc`, `CAST(s AS DATE)` |
 //! | `mod(a, b)`, `sign(x)`, `every(c)` (standard SQL too) | `a % b`, `signum`, `bool_and` |
 //! | `date_format(t, f)`, `date_parse(s, f)` (MySQL's letters: `%i` minutes, `%s` seconds, `%M` month name) | `to_char`, `to_timestamp` with chrono's letters |
 //! | `approx_distinct(x)`, `cardinality(a)`, `array_position(a, x)`, `row_number()`, `rank()`, `dense_rank()`, `ntile(n)` | DataFusion's, as BIGINT (not unsigned) |
@@ -312,7 +312,6 @@ fn rewritten(function: &mut Function) -> Result<Option<Expr>> {
         ("mod", 2) => format!("{} % {}", a(0), a(1)),
         ("sign", 1) => format!("signum({})", a(0)),
         ("truncate", 1) => format!("trunc({})", a(0)),
-        ("typeof", 1) => format!("arrow_typeof({})", a(0)),
         ("from_iso8601_date", 1) => format!("CAST({} AS DATE)", a(0)),
         ("from_iso8601_timestamp", 1) => format!("to_timestamp({})", a(0)),
         ("current_timezone", 0) => "'UTC'".to_string(),

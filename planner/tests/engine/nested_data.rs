@@ -377,6 +377,14 @@ async fn more_trino_functions_answer_as_their_datafusion_forms() {
              '04/03/2020 05:06:07.089 at Wed' as f, date '2020-01-02' as d, upper(encode(n_name, 'hex')) as h \
              from nation group by 1 order by 1 limit 3",
         ),
+        // Types as Trino names them (the names clients see).
+        (
+            "select typeof(n_nationkey) as a, typeof(n_name) as b, typeof(1.5) as c, \
+             typeof(array[n_regionkey]) as d, typeof(cast(n_nationkey as decimal(15, 2))) as e, \
+             typeof(map(array['k'], array[n_name])) as f from nation limit 1",
+            "select 'bigint' as a, 'varchar' as b, 'double' as c, 'array(bigint)' as d, \
+             'decimal(15,2)' as e, 'map(varchar, varchar)' as f",
+        ),
         // Lambdas (Trino's syntax; DataFusion's SQL parser has none).
         (
             "select n_regionkey, sum(cardinality(filter(split(n_comment, ' '), w -> length(w) > 5))) as n, \
