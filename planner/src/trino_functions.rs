@@ -41,6 +41,7 @@
 //! | `e()`, `nan()`, `infinity()`, `is_finite(x)`, `is_infinite(x)`, `width_bucket(x, lo, hi, n)` | constants and comparisons with infinity; the bucket as a `CASE` |
 //! | `bitwise_and`, `_or`, `_xor`, `_not`, `_left_shift`, `_right_shift_arithmetic` | `&`, `\|`, `^`, `~`, `<<`, `>>` |
 //! | `codepoint(s)`, `levenshtein_distance(a, b)`, `to_base64(b)`, `from_base64(s)` | `ascii`, `levenshtein` as BIGINT, `encode`/`decode` (base64 padded as Trino pads it) |
+//! | `try(e)` | `e` with its casts as `TRY_CAST` and its divisions by zero NULL (other errors still fail) |
 //! | `from_iso8601_timestamp(s)`, `current_timezone()`, `date(x)` | `to_timestamp(s)`, `'UTC'`, `CAST(x AS DATE)` |
 //! | `format_datetime(t, f)`, `parse_datetime(s, f)` (Java's letters: `yyyy-MM-dd HH:mm:ss.SSS`, `EEE`, `'text'`) | `to_char`, `to_timestamp` with chrono's letters |
 //! | `to_hex(b)`, `from_hex(s)` | `upper(encode(b, 'hex'))`, `decode(s, 'hex')` |
@@ -306,6 +307,7 @@ fn rewritten(function: &mut Function) -> Result<Option<Expr>> {
             joda_format(&args[1], "parse_datetime")?
         ),
         ("date", 1) => format!("CAST({} AS DATE)", a(0)),
+        ("try", 1) => return Ok(Some(without_errors(args[0].clone()))),
         ("to_hex", 1) => format!("upper(encode({}, 'hex'))", a(0)),
         ("from_hex", 1) => format!("decode({}, 'hex')", a(0)),
         ("is_nan", 1) => format!("isnan({})", a(0)),
@@ -692,6 +694,38 @@ fn is_date_difference(expr: &Expr) -> bool {
         } => is_date(left) && is_date(right),
         _ => false,
     }
+}
+
+/// Trino's `try(e)`: `e` with the errors squall can foresee turned into
+/// NULL: its casts as `TRY_CAST`, its divisions and remainders by zero
+/// (`x / NULLIF(y, 0)`). Other errors still fail the query.
+fn without_errors(mut expr: Expr) -> Expr {
+    use datafusion::sql::sqlparser::ast::{BinaryOperator, CastKind};
+    struct Lenient;
+    impl VisitorMut for Lenient {
+        type Break = ();
+        fn post_visit_expr(&mut self, e: &mut Expr) -> ControlFlow<()> {
+            match e {
+                Expr::Cast { kind, .. } if *kind != CastKind::TryCast => *kind = CastKind::TryCast,
+                Expr::BinaryOp {
+                    op: BinaryOperator::Divide | BinaryOperator::Modulo,
+                    right,
+                    ..
+                } => {
+                    let divisor = std::mem::replace(right.as_mut(), Expr::value(Value::Null));
+                    if let Ok(nullif) = parse(&format!("NULLIF({divisor}, 0)")) {
+                        **right = nullif;
+                    } else {
+                        **right = divisor;
+                    }
+                }
+                _ => {}
+            }
+            ControlFlow::Continue(())
+        }
+    }
+    let _ = expr.visit(&mut Lenient);
+    Expr::Nested(Box::new(expr))
 }
 
 /// `lambda` with its body negated (`x -> NOT (p)`): all elements match

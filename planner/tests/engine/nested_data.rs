@@ -377,6 +377,13 @@ async fn more_trino_functions_answer_as_their_datafusion_forms() {
              '04/03/2020 05:06:07.089 at Wed' as f, date '2020-01-02' as d, upper(encode(n_name, 'hex')) as h \
              from nation group by 1 order by 1 limit 3",
         ),
+        // try(): failed casts and divisions by zero are NULL.
+        (
+            "select o_orderkey, try(o_orderkey / (o_orderkey % 3)) as q, \
+             try(cast(o_orderstatus as integer)) as s from orders order by 1 limit 20",
+            "select o_orderkey, case when o_orderkey % 3 = 0 then null else o_orderkey / (o_orderkey % 3) end as q, \
+             cast(null as integer) as s from orders order by 1 limit 20",
+        ),
         // Types as Trino names them (the names clients see).
         (
             "select typeof(n_nationkey) as a, typeof(n_name) as b, typeof(1.5) as c, \
