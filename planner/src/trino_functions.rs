@@ -16,7 +16,7 @@
 //! | `if(c, a[, b])` | `CASE WHEN c THEN a [ELSE b] END` |
 //! | `count_if(c)` | `count(CASE WHEN c THEN 1 END)` (window and FILTER kept) |
 //! | `arbitrary(x)` | `any_value(x)` |
-//! | `approx_percentile(x, p)` | `approx_percentile_cont(x, p)` |
+//! | `approx_percentile(x, p)`, `approx_percentile(x, ARRAY[p, q])` | `approx_percentile_cont(x, p)`, an array of them |
 //! | `max_by(x, y)`, `min_by(x, y)` | `first_value(x ORDER BY y DESC|ASC) FILTER (WHERE y IS NOT NULL)` |
 //! | `listagg(x, s) WITHIN GROUP (ORDER BY y)` | `string_agg(x, s ORDER BY y)` |
 //! | `year`, `quarter`, `month`, `week`, `week_of_year`, `day`, `day_of_month`, `day_of_year`, `doy`, `day_of_week`, `dow`, `hour`, `minute`, `second`, `millisecond` | `date_part` as BIGINT (`day_of_week`: Monday 1 to Sunday 7, ISO) |
@@ -29,7 +29,7 @@
 //! | `substr(s, start[, n])`, start not a literal >= 0 | a negative start counts from the end (`''` before the start) |
 //! | `to_milliseconds(x)` | an interval's milliseconds (of a difference of two dates: its days') |
 //! | `regexp_extract(s, p[, g])` | the match (or its group `g`) of `regexp_match` |
-//! | `is_nan(x)`, `truncate(x)`, `from_iso8601_date(s)` | `isnan`, `trunc`, `CAST(s AS DATE)` |
+//! | `is_nan(x)`, `truncate(x[, n])`, `from_iso8601_date(s)` | `isnan`, `trunc`, `CAST(s AS DATE)` |
 //! | `mod(a, b)`, `sign(x)`, `every(c)` (standard SQL too) | `a % b`, `signum`, `bool_and` |
 //! | `date_format(t, f)`, `date_parse(s, f)` (MySQL's letters: `%i` minutes, `%s` seconds, `%M` month name) | `to_char`, `to_timestamp` with chrono's letters |
 //! | `approx_distinct(x)`, `cardinality(a)`, `array_position(a, x)`, `row_number()`, `rank()`, `dense_rank()`, `ntile(n)` | DataFusion's, as BIGINT (not unsigned) |
@@ -206,6 +206,18 @@ fn rewritten(function: &mut Function) -> Result<Option<Expr>> {
         }
         // Aggregates that keep their window, FILTER and so on.
         ("arbitrary", 1) => return rename(function, "any_value"),
+        // Several percentiles at once: an array of them.
+        ("approx_percentile", 2) if plain && matches!(args[1], Expr::Array(_)) => {
+            let Expr::Array(ps) = &args[1] else {
+                return Ok(None);
+            };
+            let each: Vec<String> = ps
+                .elem
+                .iter()
+                .map(|p| format!("approx_percentile_cont({}, {p})", a(0)))
+                .collect();
+            format!("make_array({})", each.join(", "))
+        }
         ("approx_percentile", 2) => return rename(function, "approx_percentile_cont"),
         ("every", 1) => return rename(function, "bool_and"),
         ("count_if", 1) => {
@@ -314,6 +326,7 @@ fn rewritten(function: &mut Function) -> Result<Option<Expr>> {
         ("mod", 2) => format!("{} % {}", a(0), a(1)),
         ("sign", 1) => format!("signum({})", a(0)),
         ("truncate", 1) => format!("trunc({})", a(0)),
+        ("truncate", 2) => format!("trunc({}, {})", a(0), a(1)),
         ("from_iso8601_date", 1) => format!("CAST({} AS DATE)", a(0)),
         ("from_iso8601_timestamp", 1) => format!("to_timestamp({})", a(0)),
         ("current_timezone", 0) => "'UTC'".to_string(),
