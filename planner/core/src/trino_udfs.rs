@@ -212,6 +212,23 @@ impl ScalarUDFImpl for RowWise {
     }
 }
 
+/// Whether `message` is (or quotes) an error a function of this module,
+/// or the series ceiling, raised about its arguments: the same rows fail
+/// again (a task is not retried), and it is the user's
+/// (`INVALID_FUNCTION_ARGUMENT`, `INVALID_CAST_ARGUMENT` for a cast).
+pub fn is_argument_error(message: &str) -> bool {
+    is_cast_error(message)
+        || message.contains("would build an array of")
+        || functions()
+            .iter()
+            .any(|f| message.contains(&format!("{}: ", f.name())))
+}
+
+/// Whether `message` is (or quotes) a cast of JSON that failed.
+pub fn is_cast_error(message: &str) -> bool {
+    message.contains(json_cast::FAILED_CAST)
+}
+
 /// A user's error in a call of `function`.
 pub(crate) fn refused(function: &str, why: impl std::fmt::Display) -> DataFusionError {
     DataFusionError::Execution(format!("{function}: {why}"))

@@ -270,7 +270,8 @@ fn failure_kind(e: &SquallError) -> FailureKind {
             // plan breaks them again.
             DataFusionError::Internal(_) => FailureKind::Internal,
             DataFusionError::Execution(m)
-                if m.starts_with(crate::scalar_subquery::TOO_MANY_ROWS) =>
+                if m.starts_with(crate::scalar_subquery::TOO_MANY_ROWS)
+                    || crate::trino_udfs::is_argument_error(m) =>
             {
                 FailureKind::Data
             }

@@ -14,11 +14,13 @@
 //! | SQL parser error | `SYNTAX_ERROR` (1), with the line and column when the parser gives them |
 //! | `table '…' not found` | `TABLE_NOT_FOUND` (46) |
 //! | schema error: no field named … | `COLUMN_NOT_FOUND` (47) |
+//! | an unknown function, or none of its name for the arguments' types | `FUNCTION_NOT_FOUND` (6) |
+//! | a function refusing its argument (`json_parse` of text that is not JSON, a bad JSON path, a series past its ceiling) | `INVALID_FUNCTION_ARGUMENT` (7) |
 //! | other planning / schema errors | `GENERIC_USER_ERROR` (0) |
 //! | configuration (a bad setting) | `INVALID_SESSION_PROPERTY` (14) |
 //! | not implemented | `NOT_SUPPORTED` (13) |
 //! | divide by zero | `DIVISION_BY_ZERO` (8) |
-//! | cast error | `INVALID_CAST_ARGUMENT` (9) |
+//! | cast error (also a cast of JSON text that does not fit) | `INVALID_CAST_ARGUMENT` (9) |
 //! | invalid input syntax (an unreadable literal) | `GENERIC_USER_ERROR` (0) |
 //! | cancelled | `USER_CANCELED` (3) |
 //! | exceeded the timeout (`squall.query.timeout_secs`) | `EXCEEDED_TIME_LIMIT` (131075, `INSUFFICIENT_RESOURCES`) |
@@ -79,6 +81,8 @@ pub const ABANDONED_QUERY: ErrorCode = user("ABANDONED_QUERY", 2);
 pub const USER_CANCELED: ErrorCode = user("USER_CANCELED", 3);
 pub const PERMISSION_DENIED: ErrorCode = user("PERMISSION_DENIED", 4);
 pub const NOT_FOUND: ErrorCode = user("NOT_FOUND", 5);
+pub const FUNCTION_NOT_FOUND: ErrorCode = user("FUNCTION_NOT_FOUND", 6);
+pub const INVALID_FUNCTION_ARGUMENT: ErrorCode = user("INVALID_FUNCTION_ARGUMENT", 7);
 pub const DIVISION_BY_ZERO: ErrorCode = user("DIVISION_BY_ZERO", 8);
 pub const INVALID_CAST_ARGUMENT: ErrorCode = user("INVALID_CAST_ARGUMENT", 9);
 pub const NOT_SUPPORTED: ErrorCode = user("NOT_SUPPORTED", 13);
@@ -170,6 +174,12 @@ fn classify_user_message(m: &str) -> ErrorCode {
         TABLE_NOT_FOUND
     } else if lower.contains("no field named") {
         COLUMN_NOT_FOUND
+    } else if lower.contains("invalid function '")
+        || lower.contains("no function matches the given name")
+    {
+        FUNCTION_NOT_FOUND
+    } else if squall_core::trino_udfs::is_argument_error(m) {
+        INVALID_FUNCTION_ARGUMENT
     } else {
         GENERIC_USER_ERROR
     }
@@ -185,8 +195,13 @@ fn classify_runtime_message(m: &str) -> ErrorCode {
         USER_CANCELED
     } else if lower.contains("divide by zero") || lower.contains("division by zero") {
         DIVISION_BY_ZERO
-    } else if lower.contains("cast error") || lower.contains("cannot cast") {
+    } else if lower.contains("cast error")
+        || lower.contains("cannot cast")
+        || squall_core::trino_udfs::is_cast_error(m)
+    {
         INVALID_CAST_ARGUMENT
+    } else if squall_core::trino_udfs::is_argument_error(m) {
+        INVALID_FUNCTION_ARGUMENT
     } else if lower.contains("invalid input syntax") {
         // A literal the engine cannot read (`interval '1-x' year`).
         GENERIC_USER_ERROR
@@ -241,6 +256,34 @@ mod tests {
         assert_eq!(q.code, COLUMN_NOT_FOUND, "{q:?}");
         let e = DataFusionError::Plan("something else".into()).context("planning");
         assert_eq!(QueryError::from_datafusion(&e).code, GENERIC_USER_ERROR);
+        let e = DataFusionError::Plan("Invalid function 'nope'.\nDid you mean 'now'?".into());
+        assert_eq!(QueryError::from_datafusion(&e).code, FUNCTION_NOT_FOUND);
+    }
+
+    #[test]
+    fn functions_refusing_their_arguments_are_user_errors() {
+        for (message, code) in [
+            (
+                "stage s1, task 0 failed after 1 attempt(s): Execution error: json_parse: '{' is not JSON: EOF",
+                INVALID_FUNCTION_ARGUMENT,
+            ),
+            (
+                "json_extract: invalid JSON path 'a.b': it does not begin with $",
+                INVALID_FUNCTION_ARGUMENT,
+            ),
+            (
+                "range(...) would build an array of 3000000000 elements, more than ...",
+                INVALID_FUNCTION_ARGUMENT,
+            ),
+            (
+                "CAST of JSON '[1, \"x\"]' to List(Int64): failed to parse",
+                INVALID_CAST_ARGUMENT,
+            ),
+        ] {
+            let q = QueryError::from_datafusion(&DataFusionError::Execution(message.into()));
+            assert_eq!(q.code, code, "{message}");
+            assert_eq!(q.code.error_type, ErrorType::UserError);
+        }
     }
 
     #[test]

@@ -317,6 +317,16 @@ async fn json_and_url_text_answers_as_trino() {
             err.contains("json_extract: invalid JSON path 'user.id'"),
             "{err}"
         );
+        // The same rows fail again: a task is not retried.
+        let err = engine
+            .sql("select json_parse(url) from events")
+            .await
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("after 1 attempt(s)") && err.contains("json_parse: 'https://host"),
+            "{err}"
+        );
         let err = engine
             .sql("select cast(json_extract(doc, '$.user') as array(bigint)) from events")
             .await

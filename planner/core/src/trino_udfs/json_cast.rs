@@ -32,6 +32,8 @@ use datafusion::scalar::ScalarValue;
 
 /// The name of the cast from JSON text.
 pub const JSON_CAST: &str = "squall_json_cast";
+/// How a failed cast of JSON begins its message.
+pub const FAILED_CAST: &str = "CAST of JSON";
 /// The name of the cast to JSON text.
 pub const TO_JSON: &str = "squall_to_json";
 
@@ -186,7 +188,7 @@ fn decode(text: &StringArray, target: &DataType, lenient: bool) -> Result<ArrayR
             ""
         };
         DataFusionError::Execution(format!(
-            "CAST of JSON '{shown}{more}' to {target}: {why} (TRY_CAST is NULL instead)"
+            "{FAILED_CAST} '{shown}{more}' to {target}: {why} (TRY_CAST is NULL instead)"
         ))
     };
     let mut lines = String::new();
@@ -214,7 +216,7 @@ fn decode(text: &StringArray, target: &DataType, lenient: bool) -> Result<ArrayR
                     }
                 }
                 return Err(DataFusionError::Execution(format!(
-                    "CAST of JSON to {target}: {e}"
+                    "{FAILED_CAST} to {target}: {e}"
                 )));
             }
             Err(_) => {}
