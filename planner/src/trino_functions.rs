@@ -297,6 +297,12 @@ fn rewritten(function: &mut Function) -> Result<Option<Expr>> {
             a(1),
             a(2)
         ),
+        // The first match's position from 1, -1 when none (DataFusion: 0).
+        ("regexp_position", 2) => format!(
+            "CASE WHEN regexp_instr({s}, {p}) = 0 THEN -1 ELSE regexp_instr({s}, {p}) END",
+            s = a(0),
+            p = a(1)
+        ),
         ("array_join", 2) => format!("array_to_string({}, {})", a(0), a(1)),
         ("slice", 3) => format!("array_slice({}, {}, {} + {} - 1)", a(0), a(1), a(1), a(2)),
         // A difference of two dates is days in DataFusion (an interval in Trino).

@@ -2,7 +2,8 @@
 //! of the session: JSON (`json_extract_scalar`, `json_parse`, ...), URLs
 //! (`url_extract_host`, ...) and `hamming_distance`. Athena and Trino users
 //! keep logs and events as JSON text and URLs in columns, and query them with
-//! these; before, squall named them unknown.
+//! these; before, squall named them unknown. And `regexp_extract_all` and
+//! `regexp_split`, arrays of a regular expression's matches and pieces.
 //!
 //! The engine and the workers register the same functions (a stage plan
 //! names them, and a worker decodes it with its own registry). Each is
@@ -22,6 +23,7 @@
 
 mod json;
 pub mod json_cast;
+mod regexp_arrays;
 pub mod unnest_part;
 mod url_parts;
 
@@ -77,6 +79,7 @@ pub fn functions() -> Vec<ScalarUDF> {
         })
         .chain(json_cast::functions())
         .chain([unnest_part::function()])
+        .chain(regexp_arrays::functions())
         .collect()
 }
 

@@ -149,3 +149,20 @@ async fn hamming_distance_counts_differing_characters() {
     let e = error("select hamming_distance('ab', 'abc')").await;
     assert!(e.contains("the same length"), "{e}");
 }
+
+#[tokio::test]
+async fn regexp_arrays_answer_as_trino() {
+    assert_eq!(
+        row("select regexp_extract_all('a1b22c333', '[0-9]+'), regexp_extract_all('a1b22', '([a-z])([0-9]+)', 2),
+                    regexp_extract_all('abc', '[0-9]'), regexp_split('a1b22c', '[0-9]+'), regexp_split(NULL, 'x')")
+            .await,
+        ["[1, 22, 333]", "[1, 22]", "[]", "[a, b, c]", "NULL"]
+    );
+    let e = error("select regexp_split('a', '(')").await;
+    assert!(
+        e.contains("regexp_split: '(' is not a regular expression"),
+        "{e}"
+    );
+    let e = error("select regexp_extract_all('a', 'a', 2)").await;
+    assert!(e.contains("has no group 2"), "{e}");
+}
