@@ -140,11 +140,8 @@ impl ScalarUDFImpl for RowWise {
     }
 
     fn invoke_with_args(&self, args: ScalarFunctionArgs) -> Result<ColumnarValue> {
-        let scalar = args
-            .args
-            .iter()
-            .all(|a| matches!(a, ColumnarValue::Scalar(_)));
-        let rows = if scalar { 1 } else { args.number_rows };
+        let call = Rows::of(&args);
+        let rows = call.count;
         let types: Vec<DataType> = args.args.iter().map(|a| a.data_type()).collect();
         let texts: Vec<ArrayRef> = args
             .args
@@ -207,11 +204,7 @@ impl ScalarUDFImpl for RowWise {
                 Arc::new(b.finish())
             }
         };
-        if scalar {
-            datafusion::scalar::ScalarValue::try_from_array(&out, 0).map(ColumnarValue::Scalar)
-        } else {
-            Ok(ColumnarValue::Array(out))
-        }
+        call.answer(out)
     }
 }
 
@@ -230,6 +223,35 @@ pub fn is_argument_error(message: &str) -> bool {
 /// Whether `message` is (or quotes) a cast of JSON that failed.
 pub fn is_cast_error(message: &str) -> bool {
     message.contains(json_cast::FAILED_CAST)
+}
+
+/// The rows a call computes: one when every argument is a scalar (and its
+/// answer is a scalar), else the batch's.
+pub(crate) struct Rows {
+    scalar: bool,
+    pub count: usize,
+}
+
+impl Rows {
+    pub(crate) fn of(args: &ScalarFunctionArgs) -> Self {
+        let scalar = args
+            .args
+            .iter()
+            .all(|a| matches!(a, ColumnarValue::Scalar(_)));
+        Rows {
+            scalar,
+            count: if scalar { 1 } else { args.number_rows },
+        }
+    }
+
+    /// `out`, one value per row, as the call's answer.
+    pub(crate) fn answer(&self, out: ArrayRef) -> Result<ColumnarValue> {
+        if self.scalar {
+            datafusion::scalar::ScalarValue::try_from_array(&out, 0).map(ColumnarValue::Scalar)
+        } else {
+            Ok(ColumnarValue::Array(out))
+        }
+    }
 }
 
 /// A user's error in a call of `function`.

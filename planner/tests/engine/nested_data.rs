@@ -71,6 +71,20 @@ async fn events_catalog() -> tempfile::TempDir {
     dir
 }
 
+/// Each statement answers its CSV, staged and as one task.
+async fn assert_answers(catalog: &std::path::Path, expected: &[(String, String)]) {
+    for single in ["0", "1000000000000"] {
+        let engine = engine(catalog, &[("squall.query.single_task_bytes", single)]).await;
+        for (sql, want) in expected {
+            assert_eq!(
+                squall_csv(&engine, sql).await,
+                *want,
+                "{sql} (single_task_bytes={single})"
+            );
+        }
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn array_columns_unnest_as_rows_beside_their_row() {
     let catalog = events_catalog().await;
@@ -219,20 +233,7 @@ async fn array_columns_unnest_as_rows_beside_their_row() {
             format!("n,d\n{},{}\n", 3 * ROWS, ROWS + 2),
         ),
     ];
-    for single in ["0", "1000000000000"] {
-        let engine = engine(
-            catalog.path(),
-            &[("squall.query.single_task_bytes", single)],
-        )
-        .await;
-        for (sql, want) in &expected {
-            assert_eq!(
-                squall_csv(&engine, sql).await,
-                *want,
-                "{sql} (single_task_bytes={single})"
-            );
-        }
-    }
+    assert_answers(catalog.path(), &expected).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -295,19 +296,13 @@ async fn json_and_url_text_answers_as_trino() {
             format!("k,n,l,i\nitems,{ROWS},{},\nuser,{ROWS},,{ids}\n", 2 * ROWS),
         ),
     ];
+    assert_answers(catalog.path(), &expected).await;
     for single in ["0", "1000000000000"] {
         let engine = engine(
             catalog.path(),
             &[("squall.query.single_task_bytes", single)],
         )
         .await;
-        for (sql, want) in &expected {
-            assert_eq!(
-                squall_csv(&engine, sql).await,
-                *want,
-                "{sql} (single_task_bytes={single})"
-            );
-        }
         let err = engine
             .sql("select json_extract(doc, 'user.id') from events")
             .await

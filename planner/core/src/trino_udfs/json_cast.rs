@@ -99,8 +99,8 @@ impl ScalarUDFImpl for JsonCast {
             Some(ColumnarValue::Scalar(ScalarValue::Boolean(Some(b)))) => *b,
             _ => false,
         };
-        let scalar = matches!(args.args[0], ColumnarValue::Scalar(_));
-        let rows = if scalar { 1 } else { args.number_rows };
+        let call = super::Rows::of(&args);
+        let rows = call.count;
         let input = args.args[0].to_array(rows)?;
         let out = match input.data_type() {
             DataType::Utf8 | DataType::Utf8View | DataType::LargeUtf8 => {
@@ -117,11 +117,7 @@ impl ScalarUDFImpl for JsonCast {
                 arrow::compute::cast_with_options(&input, &target, &options)?
             }
         };
-        if scalar {
-            ScalarValue::try_from_array(&out, 0).map(ColumnarValue::Scalar)
-        } else {
-            Ok(ColumnarValue::Array(out))
-        }
+        call.answer(out)
     }
 }
 
@@ -298,15 +294,11 @@ impl ScalarUDFImpl for ToJson {
     }
 
     fn invoke_with_args(&self, args: ScalarFunctionArgs) -> Result<ColumnarValue> {
-        let scalar = matches!(args.args[0], ColumnarValue::Scalar(_));
-        let rows = if scalar { 1 } else { args.number_rows };
+        let call = super::Rows::of(&args);
+        let rows = call.count;
         let values = args.args[0].to_array(rows)?;
         let out: ArrayRef = Arc::new(as_json(&values)?);
-        if scalar {
-            ScalarValue::try_from_array(&out, 0).map(ColumnarValue::Scalar)
-        } else {
-            Ok(ColumnarValue::Array(out))
-        }
+        call.answer(out)
     }
 }
 

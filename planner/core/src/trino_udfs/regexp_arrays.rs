@@ -12,7 +12,6 @@ use datafusion::error::Result;
 use datafusion::logical_expr::{
     ColumnarValue, ScalarFunctionArgs, ScalarUDF, ScalarUDFImpl, Signature, Volatility,
 };
-use datafusion::scalar::ScalarValue;
 use regex::Regex;
 
 use super::refused;
@@ -64,11 +63,8 @@ impl ScalarUDFImpl for RegexpArray {
     }
 
     fn invoke_with_args(&self, args: ScalarFunctionArgs) -> Result<ColumnarValue> {
-        let scalar = args
-            .args
-            .iter()
-            .all(|a| matches!(a, ColumnarValue::Scalar(_)));
-        let rows = if scalar { 1 } else { args.number_rows };
+        let call = super::Rows::of(&args);
+        let rows = call.count;
         let text = |i: usize| -> Result<ArrayRef> {
             Ok(cast(&args.args[i].to_array(rows)?, &DataType::Utf8)?)
         };
@@ -128,10 +124,6 @@ impl ScalarUDFImpl for RegexpArray {
             out.append(true);
         }
         let out: ArrayRef = Arc::new(out.finish());
-        if scalar {
-            ScalarValue::try_from_array(&out, 0).map(ColumnarValue::Scalar)
-        } else {
-            Ok(ColumnarValue::Array(out))
-        }
+        call.answer(out)
     }
 }

@@ -102,8 +102,8 @@ impl ScalarUDFImpl for UnnestPart {
             ColumnarValue::Scalar(s) => index(Some(s))?,
             ColumnarValue::Array(_) => index(None)?,
         };
-        let scalar = matches!(args.args[0], ColumnarValue::Scalar(_));
-        let rows = if scalar { 1 } else { args.number_rows };
+        let call = super::Rows::of(&args);
+        let rows = call.count;
         let input = args.args[0].to_array(rows)?;
         let (offsets, nulls, values) = match input.data_type() {
             DataType::Map(..) => {
@@ -153,10 +153,6 @@ impl ScalarUDFImpl for UnnestPart {
         };
         let item = Arc::new(Field::new("item", column.data_type().clone(), true));
         let out: ArrayRef = Arc::new(ListArray::try_new(item, offsets, column, nulls)?);
-        if scalar {
-            ScalarValue::try_from_array(&out, 0).map(ColumnarValue::Scalar)
-        } else {
-            Ok(ColumnarValue::Array(out))
-        }
+        call.answer(out)
     }
 }
