@@ -106,8 +106,7 @@ pub struct RunOptions {
     /// A run that hands its query over returns [`Outcome::HandedOver`] (a
     /// single statement's) instead of being resumed in process.
     pub return_handoffs: bool,
-    /// The client's user, catalog and schema (Trino's `current_user`,
-    /// `current_catalog`, `current_schema`).
+    /// The client's user, catalog and schema (`current_user`, ...).
     pub identity: crate::trino_functions::SessionIdentity,
 }
 
