@@ -152,6 +152,23 @@ impl VisitorMut for Rewriter {
     }
 
     fn post_visit_expr(&mut self, expr: &mut Expr) -> ControlFlow<DataFusionError> {
+        // A JSON value cast to text is its scalar's text (`CAST(json_extract(d,
+        // '$.name') AS VARCHAR)` is `n1`, not `"n1"`): squall's JSON is text,
+        // so a cast of a JSON function's value reads its scalar.
+        if let Expr::Cast {
+            expr: inner,
+            data_type,
+            ..
+        } = expr
+            && is_text_type(data_type)
+            && JSON_VALUED.iter().any(|f| is_call_of(inner, f))
+        {
+            match parse(&format!("json_extract_scalar({inner}, '$')")) {
+                Ok(new) => *expr = new,
+                Err(e) => return ControlFlow::Break(e),
+            }
+            return ControlFlow::Continue(());
+        }
         if let Some(value) = self.special_value(expr) {
             match parse(&value) {
                 Ok(new) => *expr = new,
@@ -485,6 +502,22 @@ fn without_errors(mut expr: Expr) -> Expr {
     }
     let _ = expr.visit(&mut Lenient);
     Expr::Nested(Box::new(expr))
+}
+
+/// The functions whose value is JSON (Trino's `json` type).
+const JSON_VALUED: [&str; 4] = [
+    "json_extract",
+    "json_parse",
+    "json_array_get",
+    "squall_to_json",
+];
+
+fn is_text_type(t: &datafusion::sql::sqlparser::ast::DataType) -> bool {
+    use datafusion::sql::sqlparser::ast::DataType;
+    matches!(
+        t,
+        DataType::Varchar(_) | DataType::Text | DataType::String(_) | DataType::CharVarying(_)
+    )
 }
 
 /// `lambda` with its body negated (`x -> NOT (p)`): all elements match

@@ -287,6 +287,15 @@ async fn json_and_url_text_answers_as_trino() {
                 .to_string(),
             "m,s,t,j\nn2,3,0,\"[\"\"t2\"\",\"\"u0\"\"]\"\n".to_string(),
         ),
+        // A JSON value cast to text is its scalar's text; JSON's null in a
+        // map of JSON is `null`.
+        (
+            "select max(cast(json_extract(doc, '$.user.name') as varchar)) as n, \
+             count(*) filter (where cast(json_parse('{\"z\": null}') as map(varchar, json))['z'] = 'null') as z \
+             from events"
+                .to_string(),
+            format!("n,z\nn99,{ROWS}\n"),
+        ),
         // An object of any keys, its values kept as JSON.
         (
             "select k, count(*) as n, sum(json_array_length(v)) as l, \

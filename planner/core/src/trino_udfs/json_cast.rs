@@ -251,8 +251,9 @@ fn has_json_leaf(t: &DataType) -> bool {
 fn json_leaves(v: &mut serde_json::Value, t: &DataType) {
     use serde_json::Value;
     match (t, v) {
-        (_, Value::Null) => {}
+        // JSON's null too is a JSON value: `null`.
         (DataType::LargeUtf8, v) => *v = Value::String(v.to_string()),
+        (_, Value::Null) => {}
         (DataType::List(f) | DataType::LargeList(f), Value::Array(items)) => {
             items.iter_mut().for_each(|i| json_leaves(i, f.data_type()));
         }
