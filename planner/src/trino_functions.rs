@@ -32,7 +32,11 @@
 //! | `is_nan(x)`, `truncate(x[, n])`, `from_iso8601_date(s)` | `isnan`, `trunc`, `CAST(s AS DATE)` |
 //! | `mod(a, b)`, `sign(x)`, `every(c)` (standard SQL too) | `a % b`, `signum`, `bool_and` |
 //! | `date_format(t, f)`, `date_parse(s, f)` (MySQL's letters: `%i` minutes, `%s` seconds, `%M` month name) | `to_char`, `to_timestamp` with chrono's letters |
-//! | `approx_distinct(x)`, `cardinality(a)`, `array_position(a, x)`, `row_number()`, `rank()`, `dense_rank()`, `ntile(n)` | DataFusion's, as BIGINT (not unsigned) |
+//! | `approx_distinct(x)`, `cardinality(a)`, `row_number()`, `rank()`, `dense_rank()`, `ntile(n)` | DataFusion's, as BIGINT (not unsigned) |
+//! | `array_position(a, x)` | BIGINT, 0 when not there (DataFusion: NULL) |
+//! | `array_remove(a, x)`, `array_sort(a)` | `array_remove_all` (DataFusion's removes the first), NULLs last |
+//! | `regexp_replace(s, p[, r])`, `replace(s, x)` | every match replaced (`'g'`), `replace(s, x, '')` |
+//! | `greatest(...)`, `least(...)` | NULL when a value is NULL (DataFusion's skip NULLs) |
 //! | `variance(x)`, `geometric_mean(x)` | `var_samp(x)`, `exp(avg(ln(x)))` |
 //! | `map_agg(k, v)` | `map(array_agg(k), array_agg(v))` over the rows whose key is not NULL (a key twice fails, naming it) |
 //! | `element_at(a, i)`, `element_at(m, k)` | `a[i]` (from the end when negative), `m[k]`: the element or value, not a list |
@@ -373,8 +377,31 @@ fn rewritten(function: &mut Function) -> Result<Option<Expr>> {
         ),
         ("none_match", 2) => format!("NOT array_any_match({}, {})", a(0), args[1]),
         ("zip", _) if n >= 2 => return rename(function, "arrays_zip"),
+        // All of them (DataFusion's removes the first).
+        ("array_remove", 2) => format!("array_remove_all({}, {})", a(0), a(1)),
+        // NULLs last, as Trino sorts.
+        ("array_sort", 1) => format!("array_sort({}, 'ASC', 'NULLS LAST')", a(0)),
+        // Every match (DataFusion's replaces the first unless told 'g').
+        ("regexp_replace", 2) => format!("regexp_replace({}, {}, '', 'g')", a(0), a(1)),
+        ("regexp_replace", 3) => format!("regexp_replace({}, {}, {}, 'g')", a(0), a(1), a(2)),
+        ("replace", 2) => format!("replace({}, {}, '')", a(0), a(1)),
+        // NULL when any value is (DataFusion's skip NULLs).
+        ("greatest" | "least", _) if n >= 2 => {
+            let nulls: Vec<String> = (0..n).map(|i| format!("{} IS NULL", a(i))).collect();
+            let values: Vec<String> = (0..n).map(a).collect();
+            format!(
+                "CASE WHEN {} THEN NULL ELSE {name}({}) END",
+                nulls.join(" OR "),
+                values.join(", ")
+            )
+        }
         ("cardinality", 1) => format!("CAST(cardinality({}) AS BIGINT)", a(0)),
-        ("array_position", 2) => format!("CAST(array_position({}, {}) AS BIGINT)", a(0), a(1)),
+        // 0 when the element is not there (DataFusion: NULL).
+        ("array_position", 2) => format!(
+            "CASE WHEN {a} IS NULL THEN NULL ELSE CAST(coalesce(array_position({a}, {x}), 0) AS BIGINT) END",
+            a = a(0),
+            x = a(1)
+        ),
         ("contains", 2) => format!("array_has({}, {})", a(0), a(1)),
         // A series of dates steps a day unless told otherwise.
         ("sequence", 2) if args.iter().any(is_date_or_time) => {

@@ -21,6 +21,7 @@
 //! refuses text that is not JSON, naming the error. Casts between JSON
 //! text and arrays, maps and rows are [`json_cast`]'s.
 
+mod by_type;
 mod json;
 pub mod json_cast;
 mod regexp_arrays;
@@ -43,6 +44,7 @@ pub fn register(ctx: &SessionContext) {
     for udf in functions() {
         ctx.register_udf(udf);
     }
+    by_type::register(ctx);
 }
 
 /// Every function of this module.

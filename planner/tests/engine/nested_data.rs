@@ -391,6 +391,22 @@ async fn more_trino_functions_answer_as_their_datafusion_forms() {
              '04/03/2020 05:06:07.089 at Wed' as f, date '2020-01-02' as d, upper(encode(n_name, 'hex')) as h \
              from nation group by 1 order by 1 limit 3",
         ),
+        // Trino's meanings where DataFusion's functions of the same name
+        // answered otherwise.
+        (
+            "select n_nationkey, array_remove(array[n_regionkey, 1, n_regionkey], n_regionkey) as r, \
+             array_sort(array[n_nationkey, null, n_regionkey]) as s, regexp_replace(n_name, 'A', '_') as x, \
+             greatest(n_nationkey, case when n_regionkey > 2 then n_regionkey end) as g, \
+             concat(n_name, case when n_regionkey > 2 then '!' end) as c, \
+             concat(array[n_nationkey], array[n_regionkey]) as a, reverse(array[n_nationkey, n_regionkey]) as v, \
+             array_position(array[n_regionkey], 9) as p from nation order by 1",
+            "select n_nationkey, case when n_regionkey = 1 then [] else [1] end as r, \
+             case when n_nationkey < n_regionkey then [n_nationkey, n_regionkey, null] \
+             else [n_regionkey, n_nationkey, null] end as s, replace(n_name, 'A', '_') as x, \
+             case when n_regionkey > 2 then greatest(n_nationkey, n_regionkey) end as g, \
+             case when n_regionkey > 2 then n_name || '!' end as c, [n_nationkey, n_regionkey] as a, \
+             [n_regionkey, n_nationkey] as v, 0 as p from nation order by 1",
+        ),
         // try(): failed casts and divisions by zero are NULL.
         (
             "select o_orderkey, try(o_orderkey / (o_orderkey % 3)) as q, \

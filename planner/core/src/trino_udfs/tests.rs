@@ -166,3 +166,33 @@ async fn regexp_arrays_answer_as_trino() {
     let e = error("select regexp_extract_all('a', 'a', 2)").await;
     assert!(e.contains("has no group 2"), "{e}");
 }
+
+#[tokio::test]
+async fn concat_and_reverse_take_arrays_and_concat_is_null_with_a_null() {
+    assert_eq!(
+        row("select concat(make_array(1), make_array(2, 3)), reverse(make_array(1, 2)), reverse('ab'),
+                    concat('a', NULL, 'b'), concat('a', 'b')")
+            .await,
+        ["[1, 2, 3]", "[2, 1]", "ba", "NULL", "ab"]
+    );
+    let ctx = SessionContext::new();
+    super::register(&ctx);
+    let batches = ctx
+        .sql("select concat(a, b) c from (values ('x', 'y'), ('x', NULL), (NULL, 'y')) t(a, b)")
+        .await
+        .unwrap()
+        .collect()
+        .await
+        .unwrap();
+    let c = batches[0].column(0);
+    let shown: Vec<String> = (0..c.len())
+        .map(|i| {
+            if c.is_null(i) {
+                "NULL".into()
+            } else {
+                array_value_to_string(c, i).unwrap()
+            }
+        })
+        .collect();
+    assert_eq!(shown, ["xy", "NULL", "NULL"]);
+}
