@@ -96,9 +96,8 @@ pub struct RunOptions {
     pub cancel: CancellationToken,
     /// Updated while the query runs.
     pub progress: Arc<QueryProgress>,
-    /// The id the query runs under (its completion queue, exchange objects,
-    /// stop marker and task logs), when the SQL is a single statement; a
-    /// fresh id otherwise. Lets a service use its own query id end to end.
+    /// The id the query runs under (its queue, exchange objects, stop marker
+    /// and task logs) when the SQL is one statement; a fresh id otherwise.
     pub query_id: Option<String>,
     /// Resume the query (`query_id`) from the checkpoint a run of it handed
     /// over: its finished tasks are not run again.
@@ -197,6 +196,7 @@ impl Engine {
         ctx.add_analyzer_rule(Arc::new(crate::exists_value::ExistsAsValues));
         ctx.add_analyzer_rule(Arc::new(crate::lateral_unnest::LateralUnnest));
         ctx.add_analyzer_rule(Arc::new(crate::map_keys::MapKeyTypes));
+        ctx.add_analyzer_rule(Arc::new(crate::date_trunc::DateTruncOfDates));
         ctx.add_analyzer_rule(Arc::new(crate::scalar_subquery::OneRowSubqueries));
         let partitions = Arc::new(PartitionRegistry::default());
         if let Some(catalog) = &options.catalog {

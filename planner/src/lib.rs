@@ -39,6 +39,7 @@ pub mod backend;
 pub mod catalog;
 pub mod coordinator;
 pub mod cost;
+pub mod date_trunc;
 pub mod deep_topk;
 pub mod engine;
 pub mod error;

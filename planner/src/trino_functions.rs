@@ -35,6 +35,7 @@
 //! | `approx_distinct(x)`, `cardinality(a)`, `row_number()`, `rank()`, `dense_rank()`, `ntile(n)` | DataFusion's, as BIGINT (not unsigned) |
 //! | `array_position(a, x)` | BIGINT, 0 when not there (DataFusion: NULL) |
 //! | `array_remove(a, x)`, `array_sort(a)` | `array_remove_all` (DataFusion's removes the first), NULLs last |
+//! | `split_part(s, d, n)` | NULL past the last field (DataFusion: `''`) |
 //! | `regexp_replace(s, p[, r])`, `replace(s, x)` | every match replaced (`'g'`), `replace(s, x, '')` |
 //! | `greatest(...)`, `least(...)` | NULL when a value is NULL (DataFusion's skip NULLs) |
 //! | `variance(x)`, `geometric_mean(x)` | `var_samp(x)`, `exp(avg(ln(x)))` |
@@ -385,6 +386,14 @@ fn rewritten(function: &mut Function) -> Result<Option<Expr>> {
         ("regexp_replace", 2) => format!("regexp_replace({}, {}, '', 'g')", a(0), a(1)),
         ("regexp_replace", 3) => format!("regexp_replace({}, {}, {}, 'g')", a(0), a(1), a(2)),
         ("replace", 2) => format!("replace({}, {}, '')", a(0), a(1)),
+        // NULL past the last field (DataFusion: '').
+        ("split_part", 3) => format!(
+            "CASE WHEN {n} > cardinality(string_to_array({s}, {d})) THEN NULL \
+             ELSE split_part({s}, {d}, {n}) END",
+            s = a(0),
+            d = a(1),
+            n = a(2)
+        ),
         // NULL when any value is (DataFusion's skip NULLs).
         ("greatest" | "least", _) if n >= 2 => {
             let nulls: Vec<String> = (0..n).map(|i| format!("{} IS NULL", a(i))).collect();

@@ -407,6 +407,13 @@ async fn more_trino_functions_answer_as_their_datafusion_forms() {
              case when n_regionkey > 2 then n_name || '!' end as c, [n_nationkey, n_regionkey] as a, \
              [n_regionkey, n_nationkey] as v, 0 as p from nation order by 1",
         ),
+        // date_trunc of a DATE is a DATE; split_part past the last field NULL.
+        (
+            "select date_trunc('month', o_orderdate) as m, count(*) as n, \
+             min(split_part(o_orderpriority, '-', 3)) as p from orders group by 1 order by 1",
+            "select cast(date_trunc('month', o_orderdate) as date) as m, count(*) as n, \
+             cast(null as varchar) as p from orders group by 1 order by 1",
+        ),
         // try(): failed casts and divisions by zero are NULL.
         (
             "select o_orderkey, try(o_orderkey / (o_orderkey % 3)) as q, \
