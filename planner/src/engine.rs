@@ -196,7 +196,7 @@ impl Engine {
         ctx.add_analyzer_rule(Arc::new(crate::exists_value::ExistsAsValues));
         ctx.add_analyzer_rule(Arc::new(crate::lateral_unnest::LateralUnnest));
         ctx.add_analyzer_rule(Arc::new(crate::map_keys::MapKeyTypes));
-        ctx.add_analyzer_rule(Arc::new(crate::date_trunc::DateTruncOfDates));
+        ctx.add_analyzer_rule(Arc::new(crate::trino_values::TrinoValues));
         ctx.add_analyzer_rule(Arc::new(crate::scalar_subquery::OneRowSubqueries));
         let partitions = Arc::new(PartitionRegistry::default());
         if let Some(catalog) = &options.catalog {

@@ -1,0 +1,129 @@
+//! Values Trino computes otherwise than DataFusion, found by their types
+//! once the plan is typed:
+//!
+//! - `date_trunc(unit, d)` of a DATE is a DATE in Trino (the first day of
+//!   `d`'s month, ...); DataFusion truncates a timestamp made of it and
+//!   answered `2020-05-01T00:00:00`, which clients read as a timestamp and
+//!   which compares unequal to Trino's `2020-05-01` as text. Its value is
+//!   cast back to DATE.
+//! - A cast of a DOUBLE, REAL or DECIMAL to an integer rounds to the nearest
+//!   (halves away from zero) in Trino: `CAST(2.7 AS INTEGER)` is 3 and
+//!   `CAST(-2.5 AS INTEGER)` -3. DataFusion truncated (2, -2), silently. The
+//!   value is rounded before the cast.
+
+use std::sync::Arc;
+
+use arrow::datatypes::DataType;
+use datafusion::common::config::ConfigOptions;
+use datafusion::common::tree_node::{Transformed, TreeNode};
+use datafusion::error::Result;
+use datafusion::logical_expr::expr::{Cast, TryCast};
+use datafusion::logical_expr::expr_rewriter::NamePreserver;
+use datafusion::logical_expr::{Expr, ExprSchemable, LogicalPlan};
+use datafusion::optimizer::AnalyzerRule;
+
+#[derive(Debug, Default)]
+pub struct TrinoValues;
+
+impl AnalyzerRule for TrinoValues {
+    fn analyze(&self, plan: LogicalPlan, _config: &ConfigOptions) -> Result<LogicalPlan> {
+        if !mentions(&plan)? {
+            return Ok(plan);
+        }
+        plan.transform_up_with_subqueries(|node| {
+            let inputs = node.inputs();
+            let [input] = inputs.as_slice() else {
+                return Ok(Transformed::no(node));
+            };
+            let schema = Arc::clone(input.schema());
+            let names = NamePreserver::new(&node);
+            let rewritten = node.map_expressions(|e| {
+                let name = names.save(&e);
+                let out = e.transform_up(|e| match e {
+                    Expr::ScalarFunction(f)
+                        if f.func.name() == "date_trunc"
+                            && matches!(f.args.get(1), Some(Expr::Cast(Cast { expr, .. }))
+                                if matches!(expr.get_type(&schema), Ok(DataType::Date32 | DataType::Date64))) =>
+                    {
+                        Ok(Transformed::yes(Expr::Cast(Cast::new(
+                            Box::new(Expr::ScalarFunction(f)),
+                            DataType::Date32,
+                        ))))
+                    }
+                    Expr::Cast(Cast { expr, field }) if rounds(&expr, field.data_type(), &schema) => {
+                        Ok(Transformed::yes(Expr::Cast(Cast::new_from_field(
+                            Box::new(round(*expr)),
+                            field,
+                        ))))
+                    }
+                    Expr::TryCast(TryCast { expr, field })
+                        if rounds(&expr, field.data_type(), &schema) =>
+                    {
+                        Ok(Transformed::yes(Expr::TryCast(TryCast::new_from_field(
+                            Box::new(round(*expr)),
+                            field,
+                        ))))
+                    }
+                    e => Ok(Transformed::no(e)),
+                })?;
+                Ok(out.update_data(|e| name.restore(e)))
+            })?;
+            // A node above a changed one reads the changed type: every
+            // node's schema is made again (plans with such a call only).
+            rewritten.data.recompute_schema().map(Transformed::yes)
+        })
+        .map(|t| t.data)
+    }
+
+    fn name(&self) -> &str {
+        "squall_trino_values"
+    }
+}
+
+/// Whether a cast of `expr` to `to` rounds first: a floating or decimal
+/// number to an integer.
+fn rounds(expr: &Expr, to: &DataType, schema: &datafusion::common::DFSchema) -> bool {
+    to.is_integer()
+        && matches!(
+            expr.get_type(schema),
+            Ok(DataType::Float16
+                | DataType::Float32
+                | DataType::Float64
+                | DataType::Decimal32(..)
+                | DataType::Decimal64(..)
+                | DataType::Decimal128(..)
+                | DataType::Decimal256(..))
+        )
+}
+
+/// `round(expr)`: halves away from zero, for floats and decimals alike.
+fn round(expr: Expr) -> Expr {
+    datafusion::functions::math::expr_fn::round(vec![expr])
+}
+
+/// Whether any expression of `plan` (or its subqueries) calls `date_trunc`
+/// or casts to an integer.
+fn mentions(plan: &LogicalPlan) -> Result<bool> {
+    use datafusion::common::tree_node::TreeNodeRecursion;
+    let mut found = false;
+    plan.apply_with_subqueries(|node| {
+        node.apply_expressions(|e| {
+            found |= e.exists(|e| {
+                Ok(match e {
+                    Expr::ScalarFunction(f) => f.func.name() == "date_trunc",
+                    Expr::Cast(Cast { field, .. }) | Expr::TryCast(TryCast { field, .. }) => {
+                        field.data_type().is_integer()
+                    }
+                    _ => false,
+                })
+            })?;
+            Ok(TreeNodeRecursion::Continue)
+        })?;
+        Ok(if found {
+            TreeNodeRecursion::Stop
+        } else {
+            TreeNodeRecursion::Continue
+        })
+    })?;
+    Ok(found)
+}
