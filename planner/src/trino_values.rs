@@ -10,6 +10,9 @@
 //!   (halves away from zero) in Trino: `CAST(2.7 AS INTEGER)` is 3 and
 //!   `CAST(-2.5 AS INTEGER)` -3. DataFusion truncated (2, -2), silently. The
 //!   value is rounded before the cast.
+//! - A TIMESTAMP cast to VARCHAR is `2020-01-01 10:00:00.000` in Trino (a
+//!   space, and as many decimals as its precision: 3, 6 or 9); DataFusion
+//!   wrote `2020-01-01T10:00:00`, which compares unequal as text.
 
 use std::sync::Arc;
 
@@ -48,6 +51,20 @@ impl AnalyzerRule for TrinoValues {
                         Ok(Transformed::yes(Expr::Cast(Cast::new(
                             Box::new(Expr::ScalarFunction(f)),
                             DataType::Date32,
+                        ))))
+                    }
+                    Expr::Cast(Cast { expr, field })
+                        if timestamp_text(&expr, field.data_type(), &schema).is_some() =>
+                    {
+                        let format = timestamp_text(&expr, field.data_type(), &schema)
+                            .unwrap_or_default();
+                        let text = datafusion::functions::datetime::expr_fn::to_char(
+                            *expr,
+                            datafusion::prelude::lit(format),
+                        );
+                        Ok(Transformed::yes(Expr::Cast(Cast::new_from_field(
+                            Box::new(text),
+                            field,
                         ))))
                     }
                     Expr::Cast(Cast { expr, field }) if rounds(&expr, field.data_type(), &schema) => {
@@ -96,6 +113,31 @@ fn rounds(expr: &Expr, to: &DataType, schema: &datafusion::common::DFSchema) -> 
         )
 }
 
+/// The `to_char` format of Trino's text of a timestamp without a time zone
+/// cast to text, when `expr` is one and `to` is text.
+fn timestamp_text(
+    expr: &Expr,
+    to: &DataType,
+    schema: &datafusion::common::DFSchema,
+) -> Option<&'static str> {
+    use arrow::datatypes::TimeUnit;
+    if !matches!(
+        to,
+        DataType::Utf8 | DataType::Utf8View | DataType::LargeUtf8
+    ) {
+        return None;
+    }
+    match expr.get_type(schema).ok()? {
+        DataType::Timestamp(unit, None) => Some(match unit {
+            TimeUnit::Second => "%Y-%m-%d %H:%M:%S",
+            TimeUnit::Millisecond => "%Y-%m-%d %H:%M:%S%.3f",
+            TimeUnit::Microsecond => "%Y-%m-%d %H:%M:%S%.6f",
+            TimeUnit::Nanosecond => "%Y-%m-%d %H:%M:%S%.9f",
+        }),
+        _ => None,
+    }
+}
+
 /// `round(expr)`: halves away from zero, for floats and decimals alike.
 fn round(expr: Expr) -> Expr {
     datafusion::functions::math::expr_fn::round(vec![expr])
@@ -113,6 +155,10 @@ fn mentions(plan: &LogicalPlan) -> Result<bool> {
                     Expr::ScalarFunction(f) => f.func.name() == "date_trunc",
                     Expr::Cast(Cast { field, .. }) | Expr::TryCast(TryCast { field, .. }) => {
                         field.data_type().is_integer()
+                            || matches!(
+                                field.data_type(),
+                                DataType::Utf8 | DataType::Utf8View | DataType::LargeUtf8
+                            )
                     }
                     _ => false,
                 })

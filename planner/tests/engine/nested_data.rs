@@ -407,14 +407,16 @@ async fn more_trino_functions_answer_as_their_datafusion_forms() {
              case when n_regionkey > 2 then n_name || '!' end as c, [n_nationkey, n_regionkey] as a, \
              [n_regionkey, n_nationkey] as v, 0 as p from nation order by 1",
         ),
-        // A DOUBLE or DECIMAL cast to an integer rounds (halves away from 0).
+        // A DOUBLE or DECIMAL cast to an integer rounds (halves away from 0);
+        // a TIMESTAMP cast to text is written as Trino writes it.
         (
             "select o_orderkey, cast(o_totalprice / 1000 as integer) as i, \
-             try_cast(-o_totalprice / 1000 as bigint) as j, cast(o_totalprice / 1000e0 as smallint) as k \
-             from orders order by 1 limit 40",
+             try_cast(-o_totalprice / 1000 as bigint) as j, cast(o_totalprice / 1000e0 as smallint) as k, \
+             cast(cast(o_orderdate as timestamp) as varchar) as t from orders order by 1 limit 40",
             "select o_orderkey, cast(round(o_totalprice / 1000) as integer) as i, \
              cast(round(-o_totalprice / 1000) as bigint) as j, \
-             cast(round(o_totalprice / 1000e0) as smallint) as k from orders order by 1 limit 40",
+             cast(round(o_totalprice / 1000e0) as smallint) as k, \
+             concat(cast(o_orderdate as varchar), ' 00:00:00.000000000') as t from orders order by 1 limit 40",
         ),
         // date_trunc of a DATE is a DATE; split_part past the last field NULL.
         (
