@@ -401,7 +401,7 @@ impl Engine {
                         &catalog.default_schema,
                     )?
                 };
-                state.statement_to_plan(statement).await.map(Ok)
+                crate::select_names::plan(&state, statement).await.map(Ok)
             }
         })
         .await?;

@@ -10,31 +10,53 @@ use std::collections::HashSet;
 use std::ops::ControlFlow;
 
 use datafusion::error::{DataFusionError, Result};
+use datafusion::execution::SessionState;
+use datafusion::logical_expr::LogicalPlan;
 use datafusion::sql::parser::Statement;
 use datafusion::sql::sqlparser::ast::{Expr, Ident, Query, SelectItem, SetExpr, VisitorMut};
 
 /// `statement` with repeated select-list names made distinct.
 pub fn rewrite(statement: Statement) -> Result<Statement> {
-    crate::trino_sql::rewritten(statement, &mut Distinct)
+    crate::trino_sql::rewritten(statement, &mut Distinct { every: false })
 }
 
-struct Distinct;
+/// `statement`'s plan. Where two items of a select list that text names
+/// apart still come out named alike (DataFusion names a cast by what it
+/// casts, so `x / 7` and `CAST(x AS DOUBLE) / 7` are one name to it, and
+/// `position('A' IN s)` is its `strpos(s, 'A')`), the statement is planned
+/// again with every unnamed item named by its own text.
+pub async fn plan(state: &SessionState, statement: Statement) -> Result<LogicalPlan> {
+    let again = statement.clone();
+    match state.statement_to_plan(statement).await {
+        Err(e) if e.to_string().contains("Projections require unique expression names") => {
+            let named = crate::trino_sql::rewritten(again, &mut Distinct { every: true })?;
+            state.statement_to_plan(named).await
+        }
+        planned => planned,
+    }
+}
+
+/// Names repeated select-list items, or with `every` every unnamed item
+/// that is not a column.
+struct Distinct {
+    every: bool,
+}
 
 impl VisitorMut for Distinct {
     type Break = DataFusionError;
 
     fn pre_visit_query(&mut self, query: &mut Query) -> ControlFlow<DataFusionError> {
-        distinct_names(&mut query.body);
+        distinct_names(&mut query.body, self.every);
         ControlFlow::Continue(())
     }
 }
 
-fn distinct_names(body: &mut SetExpr) {
+fn distinct_names(body: &mut SetExpr, every: bool) {
     let select = match body {
         SetExpr::Select(select) => select,
         SetExpr::SetOperation { left, right, .. } => {
-            distinct_names(left);
-            distinct_names(right);
+            distinct_names(left, every);
+            distinct_names(right, every);
             return;
         }
         _ => return,
@@ -54,9 +76,30 @@ fn distinct_names(body: &mut SetExpr) {
             continue;
         };
         let expr = expr.clone();
+        if let Some(field) = field_of(&expr)
+            && !taken.contains(&field.to_lowercase())
+            && seen.insert(field.to_lowercase())
+        {
+            taken.insert(field.to_lowercase());
+            *item = SelectItem::ExprWithAlias {
+                expr,
+                alias: Ident::with_quote('"', field),
+            };
+            continue;
+        }
         let name = name_of(&expr);
-        if seen.insert(name.clone()) {
+        let column = matches!(expr, Expr::Identifier(_) | Expr::CompoundIdentifier(_));
+        if seen.insert(name.clone()) && (column || !every) {
             taken.insert(name);
+            continue;
+        }
+        if every && !column && !taken.contains(&expr.to_string().to_lowercase()) {
+            let alias = expr.to_string();
+            taken.insert(alias.to_lowercase());
+            *item = SelectItem::ExprWithAlias {
+                expr,
+                alias: Ident::with_quote('"', alias),
+            };
             continue;
         }
         let base = match &expr {
@@ -75,6 +118,24 @@ fn distinct_names(body: &mut SetExpr) {
             expr,
             alias: Ident::with_quote('"', alias),
         };
+    }
+}
+
+/// A row's field named after an expression (`(CAST(... AS ROW(k
+/// BIGINT))).k`, `items[1].name`) is named by its field, as Trino names it
+/// (DataFusion's name would be the whole expression's text).
+fn field_of(e: &Expr) -> Option<String> {
+    use datafusion::sql::sqlparser::ast::{AccessExpr, Value};
+    let Expr::CompoundFieldAccess { access_chain, .. } = e else {
+        return None;
+    };
+    match access_chain.last()? {
+        AccessExpr::Dot(Expr::Identifier(name)) => Some(name.value.clone()),
+        AccessExpr::Dot(Expr::Value(v)) => match &v.value {
+            Value::SingleQuotedString(name) => Some(name.clone()),
+            _ => None,
+        },
+        _ => None,
     }
 }
 
@@ -112,5 +173,22 @@ mod tests {
         );
         let kept = "SELECT a, b, c AS a FROM t UNION ALL SELECT x, y, z FROM u";
         assert_eq!(rewritten(kept), kept);
+    }
+
+    #[tokio::test]
+    async fn items_datafusion_would_name_alike_are_named_by_their_text() {
+        let state = datafusion::prelude::SessionContext::new().state();
+        let sql = "select 7 / 2, cast(7 as double) / 2, 7 / 2 as x, strpos('ab', 'b'), position('b' in 'ab')";
+        let statement = crate::trino_sql::parse(sql).unwrap().pop_front().unwrap();
+        let plan = super::plan(&state, rewrite(statement).unwrap()).await.unwrap();
+        let names: Vec<_> = plan.schema().fields().iter().map(|f| f.name().clone()).collect();
+        assert_eq!(
+            names,
+            ["7 / 2", "CAST(7 AS DOUBLE) / 2", "x", "strpos('ab', 'b')", "POSITION('b' IN 'ab')"]
+        );
+        // A statement that plans keeps DataFusion's names.
+        let statement = crate::trino_sql::parse("select 7 / 2").unwrap().pop_front().unwrap();
+        let plan = super::plan(&state, statement).await.unwrap();
+        assert_eq!(plan.schema().field(0).name(), "Int64(7) / Int64(2)");
     }
 }

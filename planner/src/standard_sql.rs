@@ -82,6 +82,7 @@ impl VisitorMut for Rewriter {
 
     /// Any other place: the three values.
     fn post_visit_expr(&mut self, expr: &mut Expr) -> ControlFlow<DataFusionError> {
+        field_names_as_text(expr);
         if let Some((x, op, subquery, all)) = quantified(expr) {
             match self.quantified_value(&x, &op, &subquery, all) {
                 Ok(value) => *expr = value,
@@ -102,6 +103,26 @@ impl VisitorMut for Rewriter {
             }
         }
         ControlFlow::Continue(())
+    }
+}
+
+/// A field of a row named after an expression, `(CAST(... AS ROW(x
+/// INTEGER))).x` or `items[1].name`: DataFusion's planner takes such a
+/// name only as a string (`items[1]['name']`), and refused the name.
+/// Unquoted, it is lowercase, as every name squall presents.
+fn field_names_as_text(expr: &mut Expr) {
+    use datafusion::sql::sqlparser::ast::{AccessExpr, Value};
+    let Expr::CompoundFieldAccess { access_chain, .. } = expr else {
+        return;
+    };
+    for access in access_chain {
+        if let AccessExpr::Dot(Expr::Identifier(name)) = access {
+            let text = match name.quote_style {
+                Some(_) => name.value.clone(),
+                None => name.value.to_lowercase(),
+            };
+            *access = AccessExpr::Dot(Expr::value(Value::SingleQuotedString(text)));
+        }
     }
 }
 

@@ -440,6 +440,26 @@ async fn more_trino_functions_answer_as_their_datafusion_forms() {
             "select 'bigint' as a, 'varchar' as b, 'double' as c, 'array(bigint)' as d, \
              'decimal(15,2)' as e, 'map(varchar, varchar)' as f",
         ),
+        // Items DataFusion would name alike (a cast is named by what it
+        // casts, POSITION is its strpos) are named by their text.
+        (
+            "select n_nationkey, position('A' in n_name), strpos(n_name, 'A'), n_nationkey / 7, \
+             cast(n_nationkey as double) / 7 from nation order by 1",
+            "select n_nationkey, strpos(n_name, 'A') as \"POSITION('A' IN n_name)\", \
+             strpos(n_name, 'A') as \"strpos(n_name, 'A')\", n_nationkey / 7 as \"n_nationkey / 7\", \
+             cast(n_nationkey as double) / 7 as \"CAST(n_nationkey AS DOUBLE) / 7\" from nation order by 1",
+        ),
+        // A row's field after an expression, named by its field as Trino names it.
+        (
+            "select n_nationkey, (cast(row(n_nationkey, n_name) as row(k bigint, \"Name\" varchar))).\"Name\", \
+             cast(row(n_nationkey, n_name) as row(k bigint, n varchar)).K from nation order by 1",
+            "select n_nationkey, n_name as \"Name\", n_nationkey as k from nation order by 1",
+        ),
+        (
+            "select n_regionkey, array_agg(cast(row(n_nationkey, n_name) as row(k bigint, n varchar)) \
+             order by n_nationkey)[2].n from nation group by 1 order by 1",
+            "select n_regionkey, nth_value(n_name, 2 order by n_nationkey) as n from nation group by 1 order by 1",
+        ),
         // Lambdas (Trino's syntax; DataFusion's SQL parser has none).
         (
             "select n_regionkey, sum(cardinality(filter(split(n_comment, ' '), w -> length(w) > 5))) as n, \
