@@ -401,7 +401,7 @@ impl Engine {
                         &catalog.default_schema,
                     )?
                 };
-                crate::select_names::plan(&state, statement).await.map(Ok)
+                crate::replan::plan(&state, statement).await.map(Ok)
             }
         })
         .await?;

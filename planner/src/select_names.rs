@@ -10,8 +10,6 @@ use std::collections::HashSet;
 use std::ops::ControlFlow;
 
 use datafusion::error::{DataFusionError, Result};
-use datafusion::execution::SessionState;
-use datafusion::logical_expr::LogicalPlan;
 use datafusion::sql::parser::Statement;
 use datafusion::sql::sqlparser::ast::{Expr, Ident, Query, SelectItem, SetExpr, VisitorMut};
 
@@ -20,20 +18,11 @@ pub fn rewrite(statement: Statement) -> Result<Statement> {
     crate::trino_sql::rewritten(statement, &mut Distinct { every: false })
 }
 
-/// `statement`'s plan. Where two items of a select list that text names
-/// apart still come out named alike (DataFusion names a cast by what it
-/// casts, so `x / 7` and `CAST(x AS DOUBLE) / 7` are one name to it, and
-/// `position('A' IN s)` is its `strpos(s, 'A')`), the statement is planned
-/// again with every unnamed item named by its own text.
-pub async fn plan(state: &SessionState, statement: Statement) -> Result<LogicalPlan> {
-    let again = statement.clone();
-    match state.statement_to_plan(statement).await {
-        Err(e) if e.to_string().contains("Projections require unique expression names") => {
-            let named = crate::trino_sql::rewritten(again, &mut Distinct { every: true })?;
-            state.statement_to_plan(named).await
-        }
-        planned => planned,
-    }
+/// `statement` with every unnamed select item that is not a column named
+/// by its own text (repeated texts numbered): for a statement whose items
+/// DataFusion names alike though their text differs (`crate::replan`).
+pub fn name_every_item(statement: Statement) -> Result<Statement> {
+    crate::trino_sql::rewritten(statement, &mut Distinct { every: true })
 }
 
 /// Names repeated select-list items, or with `every` every unnamed item
@@ -180,7 +169,7 @@ mod tests {
         let state = datafusion::prelude::SessionContext::new().state();
         let sql = "select 7 / 2, cast(7 as double) / 2, 7 / 2 as x, strpos('ab', 'b'), position('b' in 'ab')";
         let statement = crate::trino_sql::parse(sql).unwrap().pop_front().unwrap();
-        let plan = super::plan(&state, rewrite(statement).unwrap()).await.unwrap();
+        let plan = crate::replan::plan(&state, rewrite(statement).unwrap()).await.unwrap();
         let names: Vec<_> = plan.schema().fields().iter().map(|f| f.name().clone()).collect();
         assert_eq!(
             names,
@@ -188,7 +177,7 @@ mod tests {
         );
         // A statement that plans keeps DataFusion's names.
         let statement = crate::trino_sql::parse("select 7 / 2").unwrap().pop_front().unwrap();
-        let plan = super::plan(&state, statement).await.unwrap();
+        let plan = crate::replan::plan(&state, statement).await.unwrap();
         assert_eq!(plan.schema().field(0).name(), "Int64(7) / Int64(2)");
     }
 }

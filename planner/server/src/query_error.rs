@@ -20,6 +20,7 @@
 //! | configuration (a bad setting) | `INVALID_SESSION_PROPERTY` (14) |
 //! | not implemented | `NOT_SUPPORTED` (13) |
 //! | divide by zero | `DIVISION_BY_ZERO` (8) |
+//! | a scalar subquery's second row | `SUBQUERY_MULTIPLE_ROWS` (12) |
 //! | cast error (also a cast of JSON text that does not fit) | `INVALID_CAST_ARGUMENT` (9) |
 //! | invalid input syntax (an unreadable literal) | `GENERIC_USER_ERROR` (0) |
 //! | cancelled | `USER_CANCELED` (3) |
@@ -85,6 +86,7 @@ pub const FUNCTION_NOT_FOUND: ErrorCode = user("FUNCTION_NOT_FOUND", 6);
 pub const INVALID_FUNCTION_ARGUMENT: ErrorCode = user("INVALID_FUNCTION_ARGUMENT", 7);
 pub const DIVISION_BY_ZERO: ErrorCode = user("DIVISION_BY_ZERO", 8);
 pub const INVALID_CAST_ARGUMENT: ErrorCode = user("INVALID_CAST_ARGUMENT", 9);
+pub const SUBQUERY_MULTIPLE_ROWS: ErrorCode = user("SUBQUERY_MULTIPLE_ROWS", 12);
 pub const NOT_SUPPORTED: ErrorCode = user("NOT_SUPPORTED", 13);
 pub const INVALID_SESSION_PROPERTY: ErrorCode = user("INVALID_SESSION_PROPERTY", 14);
 pub const TABLE_NOT_FOUND: ErrorCode = user("TABLE_NOT_FOUND", 46);
@@ -202,6 +204,8 @@ fn classify_runtime_message(m: &str) -> ErrorCode {
         INVALID_CAST_ARGUMENT
     } else if squall_core::trino_udfs::is_argument_error(m) {
         INVALID_FUNCTION_ARGUMENT
+    } else if m.contains(squall_core::scalar_subquery::TOO_MANY_ROWS) {
+        SUBQUERY_MULTIPLE_ROWS
     } else if lower.contains("invalid input syntax") {
         // A literal the engine cannot read (`interval '1-x' year`).
         GENERIC_USER_ERROR
@@ -293,6 +297,10 @@ mod tests {
         let e =
             DataFusionError::Execution("stage 2 task 0: Arrow error: Divide by zero error".into());
         assert_eq!(QueryError::from_datafusion(&e).code, DIVISION_BY_ZERO);
+        let e = DataFusionError::Execution(
+            "stage s1, task 0 failed after 1 attempt(s): Execution error: Scalar subquery returned more than one row (data)".into(),
+        );
+        assert_eq!(QueryError::from_datafusion(&e).code, SUBQUERY_MULTIPLE_ROWS);
         let e = DataFusionError::Execution(
             "Parser error: Invalid input syntax for type interval: \"1-x YEAR\"".into(),
         );

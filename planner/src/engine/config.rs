@@ -57,6 +57,10 @@ pub fn session_config(settings: &[(String, String)]) -> Result<SessionConfig> {
         // table_catalog, error messages) is squall's, the name Trino
         // clients connect with; any other qualifier resolves to it too.
         opts.catalog.default_catalog = "squall".to_string();
+        // NULLs sort last whatever the direction, as Trino and DuckDB sort
+        // them (`ORDER BY x DESC` put them first, PostgreSQL's rule): in
+        // ORDER BY, windows' and aggregates' orders alike.
+        opts.sql_parser.default_null_ordering = "nulls_last".to_string();
         // A partitioned join costs squall a shuffle of BOTH sides through the
         // exchange; a broadcast (`CollectLeft`) join costs one read of the
         // small side per probe task and none of the big side, which then

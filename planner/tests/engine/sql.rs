@@ -240,6 +240,47 @@ async fn scalar_subqueries_return_at_most_one_row() {
     );
 }
 
+/// A correlated scalar subquery that is not an aggregate (a lookup, or the
+/// first row of each with `ORDER BY ... LIMIT 1`), which DataFusion plans
+/// only as an aggregate: answers as the join it means, staged and as one
+/// task, and fails the query where it finds two rows; NULLs sort last.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn correlated_scalar_subqueries_answer_without_an_aggregate() {
+    let data = sf001_small_groups();
+    let reference = single_node(&data.path).await;
+    let pairs = [
+        (
+            "select n_name, (select r_name from region where r_regionkey = n_regionkey) as r \
+             from nation order by 1",
+            "select n_name, r_name as r from nation join region on r_regionkey = n_regionkey order by 1",
+        ),
+        (
+            "select c_custkey, (select o_orderkey from orders where o_custkey = c_custkey \
+             order by o_totalprice desc, o_orderkey limit 1) as top from customer where c_custkey < 200 \
+             order by 2 desc, 1",
+            "select c_custkey, o_orderkey as top from customer left join (select o_custkey, o_orderkey, \
+             row_number() over (partition by o_custkey order by o_totalprice desc, o_orderkey) as rn \
+             from orders) on o_custkey = c_custkey and rn = 1 where c_custkey < 200 \
+             order by 2 desc nulls last, 1",
+        ),
+        (
+            "select count(*) as n from orders where o_totalprice > \
+             (select c_acctbal * 20 from customer where c_custkey = o_custkey)",
+            "select count(*) as n from orders join customer on c_custkey = o_custkey \
+             where o_totalprice > c_acctbal * 20",
+        ),
+    ];
+    for single in ["0", "1000000000000"] {
+        let e = engine(&data.path, &[("squall.query.single_task_bytes", single)]).await;
+        let setting = format!("single_task_bytes={single}");
+        assert_pairs(&e, &reference, &pairs, &setting).await;
+        let sql = "select n1.n_name, (select n2.n_name from nation n2 \
+                   where n2.n_regionkey = n1.n_regionkey) from nation n1";
+        let err = e.sql(sql).await.err().map(|e| e.to_string()).unwrap_or_default();
+        assert!(err.contains("Scalar subquery returned more than one row"), "{setting}: {err}");
+    }
+}
+
 /// A client paging deep into a sorted result (`LIMIT 5 OFFSET 150000`,
 /// past the rows DataFusion's top-k heap is left with): the rows are
 /// sorted whole and then limited (EXPLAIN shows the limit above a sort
