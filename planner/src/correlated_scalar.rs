@@ -12,8 +12,8 @@ use std::ops::ControlFlow;
 use datafusion::error::{DataFusionError, Result};
 use datafusion::sql::parser::Statement;
 use datafusion::sql::sqlparser::ast::{
-    Expr, GroupByExpr, LimitClause, OrderByKind, Query, SelectItem, SetExpr, Value,
-    Visit, Visitor, VisitorMut,
+    Expr, GroupByExpr, LimitClause, OrderByKind, Query, SelectItem, SetExpr, Value, Visit, Visitor,
+    VisitorMut,
 };
 
 /// `statement` with its non-aggregate scalar subqueries as aggregates;
@@ -64,7 +64,11 @@ impl Scalars<'_> {
             return Ok(());
         };
         let grouped = !matches!(&select.group_by, GroupByExpr::Expressions(e, m) if e.is_empty() && m.is_empty());
-        if grouped || select.having.is_some() || select.distinct.is_some() || select.projection.len() != 1 {
+        if grouped
+            || select.having.is_some()
+            || select.distinct.is_some()
+            || select.projection.len() != 1
+        {
             return Ok(());
         }
         let item = match &mut select.projection[0] {
@@ -130,11 +134,15 @@ mod tests {
     #[test]
     fn non_aggregate_scalar_subqueries_become_aggregates() {
         assert_eq!(
-            rewritten("select (select r_name from region where r_regionkey = n_regionkey) as r from nation"),
+            rewritten(
+                "select (select r_name from region where r_regionkey = n_regionkey) as r from nation"
+            ),
             "SELECT (SELECT squall_scalar_subquery(r_name) FROM region WHERE r_regionkey = n_regionkey) AS r FROM nation"
         );
         assert_eq!(
-            rewritten("select (select o_orderkey from orders where o_custkey = c_custkey order by o_totalprice desc, 1 limit 1) from customer"),
+            rewritten(
+                "select (select o_orderkey from orders where o_custkey = c_custkey order by o_totalprice desc, 1 limit 1) from customer"
+            ),
             "SELECT (SELECT first_value(o_orderkey ORDER BY o_totalprice DESC, 1) FROM orders WHERE o_custkey = c_custkey) FROM customer"
         );
         for kept in [

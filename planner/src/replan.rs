@@ -36,7 +36,8 @@ pub async fn plan(state: &SessionState, statement: Statement) -> Result<LogicalP
         return Ok(plan);
     }
     let rewritten = crate::correlated_scalar::rewrite(statement, &|name| {
-        state.aggregate_functions().contains_key(name) || state.window_functions().contains_key(name)
+        state.aggregate_functions().contains_key(name)
+            || state.window_functions().contains_key(name)
     })?;
     // Where the rewritten statement does not plan, the first plan goes on
     // to fail with DataFusion's own message.
@@ -49,7 +50,8 @@ pub async fn plan(state: &SessionState, statement: Statement) -> Result<LogicalP
 /// unqualified field name x").
 fn names_clash(error: &str) -> bool {
     error.contains("Projections require unique expression names")
-        || (error.contains("Schema contains qualified field name") && error.contains("would be ambiguous"))
+        || (error.contains("Schema contains qualified field name")
+            && error.contains("would be ambiguous"))
 }
 
 /// Whether a scalar subquery of `plan` (at any depth) refers to the rows

@@ -169,14 +169,30 @@ mod tests {
         let state = datafusion::prelude::SessionContext::new().state();
         let sql = "select 7 / 2, cast(7 as double) / 2, 7 / 2 as x, strpos('ab', 'b'), position('b' in 'ab')";
         let statement = crate::trino_sql::parse(sql).unwrap().pop_front().unwrap();
-        let plan = crate::replan::plan(&state, rewrite(statement).unwrap()).await.unwrap();
-        let names: Vec<_> = plan.schema().fields().iter().map(|f| f.name().clone()).collect();
+        let plan = crate::replan::plan(&state, rewrite(statement).unwrap())
+            .await
+            .unwrap();
+        let names: Vec<_> = plan
+            .schema()
+            .fields()
+            .iter()
+            .map(|f| f.name().clone())
+            .collect();
         assert_eq!(
             names,
-            ["7 / 2", "CAST(7 AS DOUBLE) / 2", "x", "strpos('ab', 'b')", "POSITION('b' IN 'ab')"]
+            [
+                "7 / 2",
+                "CAST(7 AS DOUBLE) / 2",
+                "x",
+                "strpos('ab', 'b')",
+                "POSITION('b' IN 'ab')"
+            ]
         );
         // A statement that plans keeps DataFusion's names.
-        let statement = crate::trino_sql::parse("select 7 / 2").unwrap().pop_front().unwrap();
+        let statement = crate::trino_sql::parse("select 7 / 2")
+            .unwrap()
+            .pop_front()
+            .unwrap();
         let plan = crate::replan::plan(&state, statement).await.unwrap();
         assert_eq!(plan.schema().field(0).name(), "Int64(7) / Int64(2)");
     }

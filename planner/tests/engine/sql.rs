@@ -276,8 +276,16 @@ async fn correlated_scalar_subqueries_answer_without_an_aggregate() {
         assert_pairs(&e, &reference, &pairs, &setting).await;
         let sql = "select n1.n_name, (select n2.n_name from nation n2 \
                    where n2.n_regionkey = n1.n_regionkey) from nation n1";
-        let err = e.sql(sql).await.err().map(|e| e.to_string()).unwrap_or_default();
-        assert!(err.contains("Scalar subquery returned more than one row"), "{setting}: {err}");
+        let err = e
+            .sql(sql)
+            .await
+            .err()
+            .map(|e| e.to_string())
+            .unwrap_or_default();
+        assert!(
+            err.contains("Scalar subquery returned more than one row"),
+            "{setting}: {err}"
+        );
     }
 }
 
