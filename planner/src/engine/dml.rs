@@ -158,7 +158,7 @@ async fn change_rows(ctx: &SessionContext, change: Change<'_>) -> Result<Outcome
         change.selection,
         change.table,
     );
-    let batches = super::here::collect_paced(ctx.sql(&sql).await?).await?;
+    let (_, batches) = super::here::collect_paced(ctx.sql(&sql).await?).await?;
     let (mut kept, mut changed) = (Vec::new(), 0u64);
     for batch in batches {
         let hit = batch.column(batch.num_columns() - 1);

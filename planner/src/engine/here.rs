@@ -5,6 +5,7 @@
 
 use std::sync::Arc;
 
+use arrow::datatypes::SchemaRef;
 use arrow::record_batch::RecordBatch;
 use datafusion::catalog::MemorySchemaProvider;
 use datafusion::datasource::MemTable;
@@ -41,8 +42,7 @@ impl Engine {
             let ctx = self.ctx.clone();
             let (schema, batches) = on_cpu(cancel, async move {
                 let df = ctx.execute_logical_plan(plan).await?;
-                let schema = Arc::new(df.schema().as_arrow().clone());
-                Ok((schema, collect_paced(df).await?))
+                collect_paced(df).await
             })
             .await?;
             if let Some((table, locations)) = partitioned {
@@ -100,10 +100,18 @@ impl Engine {
 /// (`squall_core::exec::pace_plan`), so that a cancelled statement stops
 /// at its next batch even if its operators never wait for input (an
 /// unnest of a long literal array, a cross join of such rows).
-pub(super) async fn collect_paced(df: DataFrame) -> Result<Vec<RecordBatch>> {
+/// The rows of `df` and their schema: the schema of the plan that made them,
+/// as analysis typed it (a union of `1` and `2.5` is DOUBLE; before the
+/// analysis its first branch's BIGINT, and the rows' bytes were read as
+/// that type).
+pub(super) async fn collect_paced(df: DataFrame) -> Result<(SchemaRef, Vec<RecordBatch>)> {
     let task = Arc::new(df.task_ctx());
     let plan = squall_core::exec::pace_plan(df.create_physical_plan().await?)?;
-    datafusion::physical_plan::collect(plan, task).await
+    let schema = plan.schema();
+    Ok((
+        schema,
+        datafusion::physical_plan::collect(plan, task).await?,
+    ))
 }
 
 /// `ALTER TABLE a RENAME TO b` (dbt swaps a rebuilt table in so) of a

@@ -289,6 +289,41 @@ async fn correlated_scalar_subqueries_answer_without_an_aggregate() {
     }
 }
 
+/// A statement answered in the coordinator's own process (it reads no
+/// table) reports the types its rows have: the API wrote a union of `1`
+/// and `2.5` as BIGINT with the doubles' bits, and a DATE as a TIMESTAMP,
+/// from the plan's types before analysis.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn results_answered_here_are_typed_as_their_rows() {
+    let e = squall_planner::Engine::local(squall_planner::EngineOptions::default())
+        .await
+        .unwrap();
+    for (sql, csv) in [
+        (
+            "select x from (select 1 as x union all select 2.5 union all select null) order by x",
+            "x\n1.0\n2.5\n\"\"\n",
+        ),
+        (
+            "select date_trunc('week', date '2024-01-10') as d",
+            "d\n2024-01-08\n",
+        ),
+        ("select cast(1.7 as integer) as i", "i\n2\n"),
+    ] {
+        let r = e.sql(sql).await.unwrap();
+        for batch in r.batches.iter() {
+            assert_eq!(
+                batch.schema().fields().len(),
+                r.schema.fields().len(),
+                "{sql}"
+            );
+            for (a, b) in batch.schema().fields().iter().zip(r.schema.fields()) {
+                assert_eq!(a.data_type(), b.data_type(), "{sql}");
+            }
+        }
+        assert_eq!(squall_csv(&e, sql).await, csv, "{sql}");
+    }
+}
+
 /// A client paging deep into a sorted result (`LIMIT 5 OFFSET 150000`,
 /// past the rows DataFusion's top-k heap is left with): the rows are
 /// sorted whole and then limited (EXPLAIN shows the limit above a sort
