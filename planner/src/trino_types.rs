@@ -19,7 +19,8 @@
 //! | Map(key, value) | `map(key, value)` |
 //! | Dictionary(k, v) | the type of `v` |
 //! | Null | `unknown` |
-//! | anything else (intervals, durations, unions, Decimal256 beyond 38 digits) | `varchar`, values rendered as text |
+//! | Duration (a timestamp less a timestamp) | `interval day to second`, `[-]D HH:MM:SS.mmm` |
+//! | anything else (intervals, unions, Decimal256 beyond 38 digits) | `varchar`, values rendered as text |
 //!
 //! The API's `encoding` writes values by these same rules, and the
 //! catalog's `information_schema.columns` names column types by them.
@@ -192,6 +193,7 @@ pub fn trino_type(data_type: &DataType) -> TrinoType {
             _ => TrinoType::varchar(),
         },
         DataType::Dictionary(_, value) => trino_type(value),
+        DataType::Duration(_) => TrinoType::simple("interval day to second"),
         _ => TrinoType::varchar(),
     }
 }
@@ -231,6 +233,10 @@ mod tests {
             (
                 DataType::Interval(arrow::datatypes::IntervalUnit::MonthDayNano),
                 "varchar",
+            ),
+            (
+                DataType::Duration(TimeUnit::Nanosecond),
+                "interval day to second",
             ),
             (
                 DataType::Struct(Fields::from(vec![

@@ -25,7 +25,7 @@ use arrow::array::{Array, ArrayRef, RecordBatch};
 use arrow::compute::cast;
 use arrow::datatypes::{
     DataType, Date32Type, Float16Type, Float32Type, Float64Type, Int8Type, Int16Type, Int32Type,
-    Int64Type, UInt8Type, UInt16Type, UInt32Type, UInt64Type,
+    Int64Type, TimeUnit, UInt8Type, UInt16Type, UInt32Type, UInt64Type,
 };
 use arrow::error::ArrowError;
 use arrow::util::display::{ArrayFormatter, FormatOptions};
@@ -75,6 +75,20 @@ macro_rules! map_values {
             })
             .collect())
     }};
+}
+
+/// Milliseconds as Trino writes an `interval day to second`.
+fn day_to_second(millis: i64) -> String {
+    let sign = if millis < 0 { "-" } else { "" };
+    let m = millis.unsigned_abs();
+    let (days, rest) = (m / 86_400_000, m % 86_400_000);
+    let (h, rest) = (rest / 3_600_000, rest % 3_600_000);
+    let (min, rest) = (rest / 60_000, rest % 60_000);
+    format!(
+        "{sign}{days} {h:02}:{min:02}:{:02}.{:03}",
+        rest / 1000,
+        rest % 1000
+    )
 }
 
 /// The values of one column, in the encoding of its Trino type.
@@ -167,6 +181,22 @@ pub fn column_values(array: &dyn Array) -> Result<Vec<Value>, ArrowError> {
                     )
                 }
             }
+        }
+        // Trino's `interval day to second`: `[-]D HH:MM:SS.mmm`.
+        DataType::Duration(unit) => {
+            let nanos = cast(array, &DataType::Int64)?;
+            let per_milli = match unit {
+                TimeUnit::Second => -1,
+                TimeUnit::Millisecond => 1,
+                TimeUnit::Microsecond => 1_000,
+                TimeUnit::Nanosecond => 1_000_000,
+            };
+            map_values!(array, nanos.as_primitive_opt::<Int64Type>(), |v: i64| {
+                Value::String(day_to_second(match per_milli {
+                    -1 => v.saturating_mul(1_000),
+                    d => v / d,
+                }))
+            })
         }
         DataType::List(_) => list_values(
             array,
@@ -374,6 +404,21 @@ mod tests {
             values(Arc::new(BinaryArray::from(vec![&b"hi"[..]]))),
             json!(["aGk="])
         );
+    }
+
+    #[test]
+    fn durations_are_intervals_day_to_second() {
+        let d = arrow::array::DurationNanosecondArray::from(vec![
+            Some(43_200_000_000_000),
+            Some(-(86_400_000_000_000 + 3_723_004_000_000)),
+            None,
+        ]);
+        assert_eq!(
+            values(Arc::new(d)),
+            json!(["0 12:00:00.000", "-1 01:02:03.004", null])
+        );
+        let s = arrow::array::DurationSecondArray::from(vec![172_800]);
+        assert_eq!(values(Arc::new(s)), json!(["2 00:00:00.000"]));
     }
 
     #[test]
