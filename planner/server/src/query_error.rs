@@ -12,7 +12,7 @@
 //! | engine error | Trino error |
 //! |---|---|
 //! | SQL parser error | `SYNTAX_ERROR` (1), with the line and column when the parser gives them |
-//! | `table '…' not found` | `TABLE_NOT_FOUND` (46) |
+//! | `table '…' not found`, `No table named '…'` | `TABLE_NOT_FOUND` (46) |
 //! | schema error: no field named … | `COLUMN_NOT_FOUND` (47) |
 //! | an unknown function, or none of its name for the arguments' types | `FUNCTION_NOT_FOUND` (6) |
 //! | a function refusing its argument (`json_parse` of text that is not JSON, a bad JSON path, a series past its ceiling) | `INVALID_FUNCTION_ARGUMENT` (7) |
@@ -172,7 +172,9 @@ impl QueryError {
 
 fn classify_user_message(m: &str) -> ErrorCode {
     let lower = m.to_ascii_lowercase();
-    if lower.contains("table '") && lower.contains("not found") {
+    if (lower.contains("table '") && lower.contains("not found"))
+        || lower.contains("no table named")
+    {
         TABLE_NOT_FOUND
     } else if lower.contains("no field named") {
         COLUMN_NOT_FOUND
@@ -248,6 +250,9 @@ mod tests {
     #[test]
     fn planning_errors_are_user_errors() {
         let e = DataFusionError::Plan("table 'datafusion.public.nope' not found".into());
+        assert_eq!(QueryError::from_datafusion(&e).code, TABLE_NOT_FOUND);
+        // SHOW COLUMNS / SHOW CREATE TABLE of a table there is not.
+        let e = DataFusionError::Plan("No table named 'nosuch'".into());
         assert_eq!(QueryError::from_datafusion(&e).code, TABLE_NOT_FOUND);
         let e = DataFusionError::SchemaError(
             Box::new(SchemaError::FieldNotFound {

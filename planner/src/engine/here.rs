@@ -197,7 +197,8 @@ fn empty_result() -> Outcome {
 /// not have is its default schema, as in table names ([`crate::any_name`]).
 pub(super) async fn show_as_query(ctx: &SessionContext, statement: Statement) -> Result<Statement> {
     use datafusion::sql::sqlparser::ast::{
-        DescribeAlias, ShowStatementFilter, ShowStatementFilterPosition, Statement as Sql,
+        DescribeAlias, ShowCreateObject, ShowStatementFilter, ShowStatementFilterPosition,
+        Statement as Sql,
     };
     let query = match &statement {
         Statement::Statement(s) => match s.as_ref() {
@@ -243,6 +244,18 @@ pub(super) async fn show_as_query(ctx: &SessionContext, statement: Statement) ->
                 table_name,
                 ..
             } => columns_query(ctx, table_name).await?,
+            Sql::ShowCreate {
+                obj_type: ShowCreateObject::Table,
+                obj_name,
+            } => create_table_query(ctx, obj_name).await?,
+            Sql::ShowFunctions { filter } => {
+                let like = match filter {
+                    None => String::new(),
+                    Some(ShowStatementFilter::Like(p)) => format!(" where f like {}", quoted(p)),
+                    Some(_) => return Ok(statement),
+                };
+                functions_query(ctx, &like)
+            }
             _ => return Ok(statement),
         },
         _ => return Ok(statement),
@@ -266,6 +279,60 @@ async fn columns_query(ctx: &SessionContext, name: &ObjectName) -> Result<String
         quoted(&schema),
         quoted(reference.table())
     ))
+}
+
+/// Trino's `SHOW CREATE TABLE t`: one row, `Create Table`, the statement
+/// that would make a table of its columns.
+async fn create_table_query(ctx: &SessionContext, name: &ObjectName) -> Result<String> {
+    let reference = object_name_to_table_reference(name.clone(), true)?;
+    ctx.table_provider(reference.clone()).await?;
+    let schema = schema_or_default(ctx, reference.schema());
+    let catalog = ctx.state().config_options().catalog.default_catalog.clone();
+    let head = format!("CREATE TABLE {catalog}.{schema}.{} (", reference.table());
+    Ok(format!(
+        "select concat({}, chr(10), string_agg(concat('   ', column_name, ' ', data_type), \
+         concat(',', chr(10)) order by ordinal_position), chr(10), ')') as \"Create Table\" \
+         from information_schema.columns where table_schema = {} and table_name = {}",
+        quoted(&head),
+        quoted(&schema),
+        quoted(reference.table())
+    ))
+}
+
+/// Trino's `SHOW FUNCTIONS [LIKE p]`: the session's functions, each with
+/// its kind (clients complete names from it).
+fn functions_query(ctx: &SessionContext, like: &str) -> String {
+    let state = ctx.state();
+    let mut rows: Vec<(String, &str)> = Vec::new();
+    rows.extend(
+        state
+            .scalar_functions()
+            .keys()
+            .map(|n| (n.clone(), "scalar")),
+    );
+    rows.extend(
+        state
+            .aggregate_functions()
+            .keys()
+            .map(|n| (n.clone(), "aggregate")),
+    );
+    rows.extend(
+        state
+            .window_functions()
+            .keys()
+            .map(|n| (n.clone(), "window")),
+    );
+    rows.retain(|(n, _)| !n.starts_with("squall_"));
+    let values: Vec<String> = rows
+        .iter()
+        .map(|(n, kind)| format!("({}, '{kind}')", quoted(n)))
+        .collect();
+    format!(
+        "select f as \"Function\", '' as \"Return Type\", '' as \"Argument Types\", \
+         k as \"Function Type\", true as \"Deterministic\", '' as \"Description\" \
+         from (values {}) as t(f, k){like} order by 1, 4",
+        values.join(", ")
+    )
 }
 
 /// `schema` when the catalog has it, else the default schema.

@@ -336,6 +336,19 @@ async fn show_tables_and_information_schema_answer() {
             "{sql}"
         );
     }
+    assert_eq!(
+        squall_csv(&engine, "show create table squall.tpch.region").await,
+        "Create Table\n\"CREATE TABLE squall.public.region (\n   r_regionkey bigint,\n   \
+         r_name varchar,\n   r_comment varchar\n)\"\n"
+    );
+    let functions = squall_csv(&engine, "show functions like 'array_a%'").await;
+    assert!(
+        functions.starts_with(
+            "Function,Return Type,Argument Types,Function Type,Deterministic,Description\n"
+        ) && functions.contains("\narray_agg,,,aggregate,true,\n")
+            && !functions.contains("\nabs,"),
+        "{functions}"
+    );
     let err = engine
         .sql("describe no_such_table")
         .await
