@@ -18,12 +18,22 @@ use datafusion::sql::sqlparser::ast::{
 
 /// `statement` with its non-aggregate scalar subqueries as aggregates;
 /// `is_aggregate` tells the names of aggregate and window functions.
-pub fn rewrite(statement: Statement, is_aggregate: &dyn Fn(&str) -> bool) -> Result<Statement> {
-    crate::trino_sql::rewritten(statement, &mut Scalars { is_aggregate })
+/// `None` when it has none.
+pub fn rewrite(
+    statement: Statement,
+    is_aggregate: &dyn Fn(&str) -> bool,
+) -> Result<Option<Statement>> {
+    let mut scalars = Scalars {
+        is_aggregate,
+        changed: false,
+    };
+    let statement = crate::trino_sql::rewritten(statement, &mut scalars)?;
+    Ok(scalars.changed.then_some(statement))
 }
 
 struct Scalars<'a> {
     is_aggregate: &'a dyn Fn(&str) -> bool,
+    changed: bool,
 }
 
 impl VisitorMut for Scalars<'_> {
@@ -40,7 +50,7 @@ impl VisitorMut for Scalars<'_> {
 }
 
 impl Scalars<'_> {
-    fn aggregated(&self, query: &mut Query) -> Result<()> {
+    fn aggregated(&mut self, query: &mut Query) -> Result<()> {
         let first_only = match &query.limit_clause {
             None => false,
             Some(LimitClause::LimitOffset {
@@ -92,6 +102,7 @@ impl Scalars<'_> {
         *item = crate::trino_sql::expression(&text, "a correlated scalar subquery's value")?;
         query.order_by = None;
         query.limit_clause = None;
+        self.changed = true;
         Ok(())
     }
 
@@ -126,9 +137,10 @@ fn is_one(e: &Expr) -> bool {
 mod tests {
     fn rewritten(sql: &str) -> String {
         let statement = crate::trino_sql::parse(sql).unwrap().pop_front().unwrap();
-        super::rewrite(statement, &|name| matches!(name, "max" | "count"))
-            .unwrap()
-            .to_string()
+        match super::rewrite(statement, &|name| matches!(name, "max" | "count")).unwrap() {
+            Some(rewritten) => rewritten.to_string(),
+            None => sql.to_string(),
+        }
     }
 
     #[test]

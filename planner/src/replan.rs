@@ -39,9 +39,13 @@ pub async fn plan(state: &SessionState, statement: Statement) -> Result<LogicalP
         state.aggregate_functions().contains_key(name)
             || state.window_functions().contains_key(name)
     })?;
-    // Where the rewritten statement does not plan, the first plan goes on
-    // to fail with DataFusion's own message.
-    Ok(state.statement_to_plan(rewritten).await.unwrap_or(plan))
+    // Where there was nothing to rewrite (TPC-H's correlated subqueries are
+    // aggregates), or the rewritten statement does not plan, the first plan
+    // goes on (to fail with DataFusion's own message if it must).
+    match rewritten {
+        Some(rewritten) => Ok(state.statement_to_plan(rewritten).await.unwrap_or(plan)),
+        None => Ok(plan),
+    }
 }
 
 /// Whether DataFusion refused a statement for names it gave two select
