@@ -1,10 +1,13 @@
 //! Catalogs: a location (a local folder, `file://` URL, `s3://bucket/prefix`)
-//! whose sub-folders are tables of Parquet files, flat or partitioned
+//! whose sub-folders are tables of Parquet files (or CSV or JSON lines,
+//! `text_tables`), flat or partitioned
 //! Hive-style (`key=value` folders, see [`crate::partitions`]). Each table
 //! is a DataFusion listing table; its schema comes from the files' footers
 //! and its partition columns from its folders. A table that cannot be read
 //! (a file that is not Parquet, files whose schemas conflict) is set aside:
 //! queries naming it fail saying why, the others answer.
+
+mod text_tables;
 
 use crate::error::PlannerError;
 use crate::partitions::{
@@ -210,9 +213,17 @@ async fn register_table(
                 layout = partitions::layout(&objects, root, name, url, data)?;
                 None
             }
+            Ok(false) if let Some(format) = text_tables::format_of(example) => {
+                return register_text_table(
+                    ctx, name, url, store_url, root, &objects, registry, format,
+                )
+                .await
+                .map(|()| None);
+            }
             Ok(false) => Some(format!(
                 "the folder holds no Parquet file: its {} file(s), such as {example}, \
-                 are neither named *.parquet nor Parquet (they do not begin with PAR1)",
+                 are neither named *.parquet nor Parquet (they do not begin with PAR1), \
+                 nor CSV (*.csv, *.tsv) or JSON lines (*.json, *.jsonl, *.ndjson)",
                 layout.other_files
             )),
             Err(e) => Some(format!("file {example}: {e}")),
@@ -282,6 +293,35 @@ async fn register_table(
     }
     present_lowercase(ctx, name)?;
     Ok(None)
+}
+
+/// Registers the table `name` of CSV or JSON files (`text_tables`) under
+/// `root`, partitioned as its folders say.
+#[allow(clippy::too_many_arguments)]
+async fn register_text_table(
+    ctx: &SessionContext,
+    name: &str,
+    url: &str,
+    store_url: &ObjectStoreUrl,
+    root: &object_store::path::Path,
+    objects: &[object_store::ObjectMeta],
+    registry: &PartitionRegistry,
+    format: text_tables::TextFormat,
+) -> Result<()> {
+    let layout = partitions::layout(objects, root, name, url, DataFiles::AllVisible)?;
+    text_tables::register(ctx, name, url, format, layout.listed_columns())
+        .await
+        .map_err(|e| table_error(name, url, message(&e)))?;
+    if !layout.columns.is_empty() {
+        registry.record(store_url.as_str(), root.as_ref(), layout.partitions);
+        if let Some(listing) = ctx.deregister_table(name)? {
+            ctx.register_table(
+                name,
+                Arc::new(HiveFolderValues::new(listing, &layout.columns)),
+            )?;
+        }
+    }
+    present_lowercase(ctx, name)
 }
 
 /// The table `name` with its columns presented in lowercase, if its files
