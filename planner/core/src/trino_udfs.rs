@@ -1,6 +1,7 @@
 //! Trino's functions over text that DataFusion does not have, as functions
 //! of the session: JSON (`json_extract_scalar`, `json_parse`, ...), URLs
-//! (`url_extract_host`, ...) and `hamming_distance`. Athena and Trino users
+//! (`url_extract_host`, ...), `hamming_distance` and `format` (Java's
+//! `String.format`). Athena and Trino users
 //! keep logs and events as JSON text and URLs in columns, and query them with
 //! these; before, squall named them unknown. And `regexp_extract_all` and
 //! `regexp_split`, arrays of a regular expression's matches and pieces.
@@ -22,6 +23,7 @@
 //! text and arrays, maps and rows are [`json_cast`]'s.
 
 mod by_type;
+mod format;
 mod json;
 pub mod json_cast;
 mod regexp_arrays;
@@ -70,12 +72,17 @@ pub fn functions() -> Vec<ScalarUDF> {
         ("url_encode", 1, Text(url_parts::encode)),
         ("url_decode", 1, Text(url_parts::decode)),
         ("hamming_distance", 2, Int(hamming_distance)),
+        // Any number of arguments.
+        ("format", 0, Text(format::format)),
     ];
     all.into_iter()
         .map(|(name, arity, kernel)| {
             ScalarUDF::new_from_impl(RowWise {
                 name,
-                signature: Signature::any(arity, Volatility::Immutable),
+                signature: match arity {
+                    0 => Signature::variadic_any(Volatility::Immutable),
+                    n => Signature::any(n, Volatility::Immutable),
+                },
                 kernel,
             })
         })

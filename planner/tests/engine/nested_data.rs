@@ -460,6 +460,16 @@ async fn more_trino_functions_answer_as_their_datafusion_forms() {
              order by n_nationkey)[2].n from nation group by 1 order by 1",
             "select n_regionkey, nth_value(n_name, 2 order by n_nationkey) as n from nation group by 1 order by 1",
         ),
+        // Java's String.format.
+        (
+            "select n_nationkey, format('%s-%03d|%,.1f', n_name, n_nationkey, n_nationkey * 1000.25e0) as f \
+             from nation order by 1",
+            "select n_nationkey, concat(n_name, '-', lpad(cast(n_nationkey as varchar), 3, '0'), '|', \
+             case when n_nationkey >= 1 then concat(cast(floor(n_nationkey * 1000.25e0 / 1000) as bigint), ',', \
+             lpad(cast(cast(floor(n_nationkey * 1000.25e0) as bigint) % 1000 as varchar), 3, '0')) else '0' end, \
+             '.', case n_nationkey % 4 when 0 then '0' when 1 then '3' when 2 then '5' else '8' end) as f \
+             from nation order by 1",
+        ),
         // Lambdas (Trino's syntax; DataFusion's SQL parser has none).
         (
             "select n_regionkey, sum(cardinality(filter(split(n_comment, ' '), w -> length(w) > 5))) as n, \
