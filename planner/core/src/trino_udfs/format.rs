@@ -124,12 +124,11 @@ pub(super) fn format(args: &[Arg]) -> Result<Option<String>> {
             }
             'x' | 'X' | 'o' => {
                 let v = integer()?;
-                let t = match conversion {
+                match conversion {
                     'x' => format!("{:x}", v as i64),
                     'X' => format!("{:X}", v as i64),
                     _ => format!("{:o}", v as i64),
-                };
-                t
+                }
             }
             'f' => {
                 let v = number()?;
@@ -231,7 +230,7 @@ fn fixed(v: f64, precision: usize) -> String {
 fn group(digits: &str) -> String {
     let mut out = String::new();
     for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i) % 3 == 0 {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
             out.push(',');
         }
         out.push(c);
