@@ -26,6 +26,7 @@ mod by_type;
 mod format;
 mod json;
 pub mod json_cast;
+pub mod map_first;
 mod regexp_arrays;
 pub mod unnest_part;
 mod url_parts;
@@ -87,7 +88,7 @@ pub fn functions() -> Vec<ScalarUDF> {
             })
         })
         .chain(json_cast::functions())
-        .chain([unnest_part::function()])
+        .chain([unnest_part::function(), map_first::function()])
         .chain(regexp_arrays::functions())
         .collect()
 }

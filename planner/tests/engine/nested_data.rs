@@ -460,6 +460,13 @@ async fn more_trino_functions_answer_as_their_datafusion_forms() {
              order by n_nationkey)[2].n from nation group by 1 order by 1",
             "select n_regionkey, nth_value(n_name, 2 order by n_nationkey) as n from nation group by 1 order by 1",
         ),
+        // map_agg of a key given twice keeps one of its values (Trino's
+        // first; DataFusion's map refused the key and failed the query).
+        (
+            "select cardinality(map_agg(n_regionkey, n_nationkey)) as c, \
+             map_agg(n_regionkey, n_nationkey)[2] in (8, 9, 12, 18, 21) as f from nation",
+            "select 5 as c, true as f",
+        ),
         // Java's String.format.
         (
             "select n_nationkey, format('%s-%03d|%,.1f', n_name, n_nationkey, n_nationkey * 1000.25e0) as f \
