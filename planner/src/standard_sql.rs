@@ -83,6 +83,9 @@ impl VisitorMut for Rewriter {
     /// Any other place: the three values.
     fn post_visit_expr(&mut self, expr: &mut Expr) -> ControlFlow<DataFusionError> {
         field_names_as_text(expr);
+        if let Err(e) = crate::interval_times::rewrite(expr) {
+            return ControlFlow::Break(e);
+        }
         if let Some((x, op, subquery, all)) = quantified(expr) {
             match self.quantified_value(&x, &op, &subquery, all) {
                 Ok(value) => *expr = value,

@@ -467,6 +467,13 @@ async fn more_trino_functions_answer_as_their_datafusion_forms() {
              map_agg(n_regionkey, n_nationkey)[2] in (8, 9, 12, 18, 21) as f from nation",
             "select 5 as c, true as f",
         ),
+        // An interval times a number.
+        (
+            "select o_orderkey, o_orderdate + interval '1' day * (o_orderkey % 5) as d, \
+             o_orderdate + 2 * interval '1' month as m from orders order by 1 limit 20",
+            "select o_orderkey, o_orderdate + cast(cast(o_orderkey % 5 as varchar) || ' days' as interval) as d, \
+             o_orderdate + interval '2 months' as m from orders order by 1 limit 20",
+        ),
         // Java's String.format.
         (
             "select n_nationkey, format('%s-%03d|%,.1f', n_name, n_nationkey, n_nationkey * 1000.25e0) as f \
