@@ -10,8 +10,8 @@
 //!     -> coordinator (run_query) -> result batches + profile
 //! ```
 //!
-//! `EXPLAIN` returns the staged plan with task counts; `EXPLAIN ANALYZE`
-//! runs the query and returns its profile. DDL and `SET` run in the session.
+//! `EXPLAIN` is the staged plan with task counts; `EXPLAIN ANALYZE` runs the
+//! query and returns its profile. DDL and `SET` run in the session.
 //!
 //! A coordinator run that reaches `squall.coordinator.max_run_secs` hands
 //! its query over (`coordinator::checkpoint`): the engine plans the same
@@ -19,10 +19,10 @@
 //! hand-offs itself ([`RunOptions::return_handoffs`]: the coordinator
 //! function, which invokes itself with [`RunOptions::resume`]).
 //!
-//! Planning (and DDL, whose statements DataFusion runs itself) is CPU work:
-//! it runs on the CPU executor ([`squall_core::executor`]); the
-//! coordinator's loop stays on the caller's runtime, where cancels, timers
-//! and task reports are never kept waiting by a busy plan.
+//! Planning (and DDL, which DataFusion runs itself) is CPU work: it runs on
+//! the CPU executor ([`squall_core::executor`]); the coordinator's loop
+//! stays on the caller's runtime, where cancels, timers and task reports
+//! are never kept waiting by a busy plan.
 
 #[path = "engine/config.rs"]
 mod config;
@@ -198,6 +198,7 @@ impl Engine {
         ctx.add_analyzer_rule(Arc::new(crate::map_keys::MapKeyTypes));
         ctx.add_analyzer_rule(Arc::new(crate::trino_values::TrinoValues));
         ctx.add_analyzer_rule(Arc::new(crate::scalar_subquery::OneRowSubqueries));
+        crate::checked_arithmetic::register(&ctx)?;
         let partitions = Arc::new(PartitionRegistry::default());
         if let Some(catalog) = &options.catalog {
             register_catalog_with(&ctx, catalog, &partitions).await?;

@@ -37,6 +37,7 @@ pub mod any_case;
 pub mod any_name;
 pub mod backend;
 pub mod catalog;
+pub mod checked_arithmetic;
 pub mod coordinator;
 pub mod correlated_scalar;
 pub mod cost;

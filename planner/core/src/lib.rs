@@ -37,6 +37,7 @@
 
 pub mod activity;
 pub mod allocator;
+pub mod checked_sum;
 pub mod codec;
 pub mod config;
 pub mod error;

@@ -23,6 +23,7 @@
 //! text and arrays, maps and rows are [`json_cast`]'s.
 
 mod by_type;
+pub mod checked;
 mod format;
 mod json;
 pub mod json_cast;
@@ -42,12 +43,14 @@ use datafusion::logical_expr::{
 };
 use datafusion::prelude::SessionContext;
 
-/// Register the functions with `ctx`.
+/// Register the functions with `ctx`, and `sum` that fails on overflow
+/// ([`crate::checked_sum`]).
 pub fn register(ctx: &SessionContext) {
     for udf in functions() {
         ctx.register_udf(udf);
     }
     by_type::register(ctx);
+    crate::checked_sum::register(ctx);
 }
 
 /// Every function of this module.
@@ -90,6 +93,7 @@ pub fn functions() -> Vec<ScalarUDF> {
         .chain(json_cast::functions())
         .chain([unnest_part::function(), map_first::function()])
         .chain(regexp_arrays::functions())
+        .chain(checked::functions())
         .collect()
 }
 

@@ -20,6 +20,7 @@
 //! | configuration (a bad setting) | `INVALID_SESSION_PROPERTY` (14) |
 //! | not implemented | `NOT_SUPPORTED` (13) |
 //! | divide by zero | `DIVISION_BY_ZERO` (8) |
+//! | an integer `+`, `-`, `*` past its type's range (arithmetic overflow) | `NUMERIC_VALUE_OUT_OF_RANGE` (19) |
 //! | a scalar subquery's second row | `SUBQUERY_MULTIPLE_ROWS` (12) |
 //! | cast error (also a cast of JSON text that does not fit) | `INVALID_CAST_ARGUMENT` (9) |
 //! | invalid input syntax (an unreadable literal) | `GENERIC_USER_ERROR` (0) |
@@ -87,6 +88,7 @@ pub const INVALID_FUNCTION_ARGUMENT: ErrorCode = user("INVALID_FUNCTION_ARGUMENT
 pub const DIVISION_BY_ZERO: ErrorCode = user("DIVISION_BY_ZERO", 8);
 pub const INVALID_CAST_ARGUMENT: ErrorCode = user("INVALID_CAST_ARGUMENT", 9);
 pub const SUBQUERY_MULTIPLE_ROWS: ErrorCode = user("SUBQUERY_MULTIPLE_ROWS", 12);
+pub const NUMERIC_VALUE_OUT_OF_RANGE: ErrorCode = user("NUMERIC_VALUE_OUT_OF_RANGE", 19);
 pub const NOT_SUPPORTED: ErrorCode = user("NOT_SUPPORTED", 13);
 pub const INVALID_SESSION_PROPERTY: ErrorCode = user("INVALID_SESSION_PROPERTY", 14);
 pub const TABLE_NOT_FOUND: ErrorCode = user("TABLE_NOT_FOUND", 46);
@@ -199,6 +201,8 @@ fn classify_runtime_message(m: &str) -> ErrorCode {
         USER_CANCELED
     } else if lower.contains("divide by zero") || lower.contains("division by zero") {
         DIVISION_BY_ZERO
+    } else if lower.contains("arithmetic overflow") {
+        NUMERIC_VALUE_OUT_OF_RANGE
     } else if lower.contains("cast error")
         || lower.contains("cannot cast")
         || squall_core::trino_udfs::is_cast_error(m)
@@ -302,6 +306,16 @@ mod tests {
         let e =
             DataFusionError::Execution("stage 2 task 0: Arrow error: Divide by zero error".into());
         assert_eq!(QueryError::from_datafusion(&e).code, DIVISION_BY_ZERO);
+        let e = DataFusionError::ArrowError(
+            Box::new(arrow::error::ArrowError::ArithmeticOverflow(
+                "bigint addition overflow: 9223372036854775807 + 1".into(),
+            )),
+            None,
+        );
+        assert_eq!(
+            QueryError::from_datafusion(&e).code,
+            NUMERIC_VALUE_OUT_OF_RANGE
+        );
         let e = DataFusionError::Execution(
             "stage s1, task 0 failed after 1 attempt(s): Execution error: Scalar subquery returned more than one row (data)".into(),
         );

@@ -446,3 +446,68 @@ async fn a_join_of_eighty_tables_runs_staged() {
     let explained = squall_csv(&engine, &format!("explain {sql}")).await;
     assert!(explained.contains("Stage s"), "{explained}");
 }
+
+/// Integer `+`, `-` and `*` and integer sums fail on overflow, as Trino's
+/// do: DataFusion's wrapped (`9223372036854775807 + 1` answered
+/// -9223372036854775808, an INTEGER product past 2^31 and a sum past 2^63
+/// a wrong number). The failure names the type and the operation and is
+/// not retried; arithmetic and sums in range answer as single-node
+/// DataFusion, under the same column names.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn integer_arithmetic_fails_on_overflow() {
+    let data = sf001_small_groups();
+    let engine = engine(&data.path, &[("squall.query.single_task_bytes", "0")]).await;
+    for (sql, says) in [
+        ("select 9223372036854775807 + 1", "bigint addition overflow"),
+        (
+            "select n_name, n_nationkey * 1000000000 * 1000000000 as x from nation",
+            "bigint multiplication overflow",
+        ),
+        (
+            "select sum(cast(l_orderkey as integer) * cast(l_orderkey as integer)) from lineitem",
+            "integer multiplication overflow",
+        ),
+        (
+            "select -9223372036854775807 - n_regionkey - 2 from nation",
+            "bigint subtraction overflow",
+        ),
+        (
+            "select sum(l_orderkey * l_orderkey * 10000000) from lineitem",
+            "bigint sum overflow",
+        ),
+        (
+            "select l_returnflag, sum(l_orderkey * l_orderkey * 10000000) from lineitem group by 1",
+            "bigint sum overflow",
+        ),
+        (
+            "select sum(x) over (order by x rows between 1 preceding and current row) \
+             from (values (9223372036854775807), (1)) t(x)",
+            "bigint sum overflow",
+        ),
+    ] {
+        let err = engine.sql(sql).await.unwrap_err().to_string();
+        assert!(
+            err.contains(says) && err.contains("out of the type's range"),
+            "{sql}: {err}"
+        );
+        assert!(
+            !err.contains("after 2 attempt"),
+            "a data error is not retried: {err}"
+        );
+    }
+    let reference = single_node(&data.path).await;
+    for sql in [
+        "select n_nationkey * 3 - n_regionkey + 1, n_nationkey * n_regionkey as p \
+         from nation order by 1",
+        "select sum(l_orderkey * l_linenumber - 1), sum(l_quantity * 2) from lineitem",
+        "select 9223372036854775806 + 1 as m, cast(2147483646 as integer) + cast(1 as integer) as i",
+        "select l_returnflag, sum(l_orderkey), sum(distinct l_linenumber), \
+         sum(l_linenumber) filter (where l_orderkey > 100), sum(cast(l_linenumber as smallint)) \
+         from lineitem group by 1 order by 1",
+        "select l_orderkey, sum(l_linenumber) over (order by l_orderkey, l_linenumber \
+         rows between 2 preceding and current row) as s from lineitem order by l_orderkey, s limit 20",
+    ] {
+        let expected = single_node_csv(&reference, sql).await;
+        assert_eq!(squall_csv(&engine, sql).await, expected, "{sql}");
+    }
+}

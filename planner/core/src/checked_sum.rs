@@ -1,0 +1,314 @@
+//! `sum` of integers that fails on overflow, as Trino's does
+//! (`NUMERIC_VALUE_OUT_OF_RANGE`: its bigint sum adds with `addExact`).
+//! DataFusion's wraps: the sum of a column's squares past 2^63 answered a
+//! wrong number, silently. [`register`] puts this `sum` in DataFusion's
+//! place, under the same name, in the engine and in the workers (a stage
+//! plan names its aggregates, and a worker decodes them with its own
+//! registry): for BIGINT (every integer type is summed as one) it adds
+//! with a check, grouped, ungrouped and over window frames; for every
+//! other type, and for `sum(DISTINCT ...)`, it is DataFusion's, unchanged.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use arrow::array::{Array, ArrayRef, AsArray, BooleanArray};
+use arrow::datatypes::{DataType, FieldRef, Int64Type};
+use arrow::error::ArrowError;
+use datafusion::common::ScalarValue;
+use datafusion::error::{DataFusionError, Result};
+use datafusion::functions_aggregate::sum::Sum;
+use datafusion::logical_expr::expr::{AggregateFunction, AggregateFunctionParams};
+use datafusion::logical_expr::function::{AccumulatorArgs, StateFieldsArgs};
+use datafusion::logical_expr::utils::AggregateOrderSensitivity;
+use datafusion::logical_expr::{
+    Accumulator, AggregateUDF, AggregateUDFImpl, EmitTo, Expr, GroupsAccumulator, Operator,
+    ReversedUDAF, SetMonotonicity, Signature, StatisticsArgs,
+};
+use datafusion::prelude::SessionContext;
+use datafusion_functions_aggregate_common::aggregate::groups_accumulator::prim_op::PrimitiveGroupsAccumulator;
+
+/// Register this `sum` with `ctx`, in place of DataFusion's.
+pub fn register(ctx: &SessionContext) {
+    ctx.register_udaf(AggregateUDF::new_from_impl(CheckedSum::default()));
+}
+
+/// The error of a sum past BIGINT's range: an arithmetic overflow, a data
+/// error tasks do not retry.
+fn overflow() -> DataFusionError {
+    DataFusionError::ArrowError(
+        Box::new(ArrowError::ArithmeticOverflow(
+            "bigint sum overflow: a sum is out of the type's range \
+             (NUMERIC_VALUE_OUT_OF_RANGE; sum a cast to DECIMAL or DOUBLE for more)"
+                .into(),
+        )),
+        None,
+    )
+}
+
+#[derive(Debug, Default, PartialEq, Eq, Hash)]
+struct CheckedSum {
+    inner: Sum,
+}
+
+/// Whether the call sums BIGINTs with a check (DISTINCT sums are DataFusion's).
+fn checked(args: &AccumulatorArgs) -> bool {
+    !args.is_distinct && args.return_field.data_type() == &DataType::Int64
+}
+
+impl AggregateUDFImpl for CheckedSum {
+    fn name(&self) -> &str {
+        self.inner.name()
+    }
+
+    fn aliases(&self) -> &[String] {
+        self.inner.aliases()
+    }
+
+    fn schema_name(&self, params: &AggregateFunctionParams) -> Result<String> {
+        self.inner.schema_name(params)
+    }
+
+    fn human_display(&self, params: &AggregateFunctionParams) -> Result<String> {
+        self.inner.human_display(params)
+    }
+
+    fn display_name(&self, params: &AggregateFunctionParams) -> Result<String> {
+        self.inner.display_name(params)
+    }
+
+    fn signature(&self) -> &Signature {
+        self.inner.signature()
+    }
+
+    fn return_type(&self, arg_types: &[DataType]) -> Result<DataType> {
+        self.inner.return_type(arg_types)
+    }
+
+    fn return_field(&self, arg_fields: &[FieldRef]) -> Result<FieldRef> {
+        self.inner.return_field(arg_fields)
+    }
+
+    fn is_nullable(&self) -> bool {
+        self.inner.is_nullable()
+    }
+
+    fn coerce_types(&self, arg_types: &[DataType]) -> Result<Vec<DataType>> {
+        self.inner.coerce_types(arg_types)
+    }
+
+    fn accumulator(&self, args: AccumulatorArgs) -> Result<Box<dyn Accumulator>> {
+        if checked(&args) {
+            Ok(Box::<SumAccumulator>::default())
+        } else {
+            self.inner.accumulator(args)
+        }
+    }
+
+    fn state_fields(&self, args: StateFieldsArgs) -> Result<Vec<FieldRef>> {
+        self.inner.state_fields(args)
+    }
+
+    fn groups_accumulator_supported(&self, args: AccumulatorArgs) -> bool {
+        self.inner.groups_accumulator_supported(args)
+    }
+
+    fn create_groups_accumulator(
+        &self,
+        args: AccumulatorArgs,
+    ) -> Result<Box<dyn GroupsAccumulator>> {
+        if !checked(&args) {
+            return self.inner.create_groups_accumulator(args);
+        }
+        let overflowed = Arc::new(AtomicBool::new(false));
+        let flag = Arc::clone(&overflowed);
+        let inner = PrimitiveGroupsAccumulator::<Int64Type, _>::new(
+            &DataType::Int64,
+            move |x: &mut i64, y: i64| match x.checked_add(y) {
+                Some(v) => *x = v,
+                None => flag.store(true, Ordering::Relaxed),
+            },
+        );
+        Ok(Box::new(GroupSums {
+            inner: Box::new(inner),
+            overflowed,
+        }))
+    }
+
+    fn create_sliding_accumulator(&self, args: AccumulatorArgs) -> Result<Box<dyn Accumulator>> {
+        if checked(&args) {
+            Ok(Box::<SumAccumulator>::default())
+        } else {
+            self.inner.create_sliding_accumulator(args)
+        }
+    }
+
+    fn order_sensitivity(&self) -> AggregateOrderSensitivity {
+        self.inner.order_sensitivity()
+    }
+
+    fn simplify_expr_op_literal(
+        &self,
+        agg_function: &AggregateFunction,
+        arg: &Expr,
+        op: Operator,
+        lit: &Expr,
+        arg_is_left: bool,
+    ) -> Result<Option<Expr>> {
+        self.inner
+            .simplify_expr_op_literal(agg_function, arg, op, lit, arg_is_left)
+    }
+
+    fn reverse_expr(&self) -> ReversedUDAF {
+        self.inner.reverse_expr()
+    }
+
+    fn value_from_stats(&self, statistics_args: &StatisticsArgs) -> Option<ScalarValue> {
+        self.inner.value_from_stats(statistics_args)
+    }
+
+    fn default_value(&self, data_type: &DataType) -> Result<ScalarValue> {
+        self.inner.default_value(data_type)
+    }
+
+    fn documentation(&self) -> Option<&datafusion::logical_expr::Documentation> {
+        self.inner.documentation()
+    }
+
+    fn set_monotonicity(&self, data_type: &DataType) -> SetMonotonicity {
+        self.inner.set_monotonicity(data_type)
+    }
+}
+
+/// DataFusion's grouped sum of BIGINTs, adding with a check: an overflow
+/// is noted by the add and reported after the batch.
+struct GroupSums {
+    inner: Box<dyn GroupsAccumulator>,
+    overflowed: Arc<AtomicBool>,
+}
+
+impl std::fmt::Debug for GroupSums {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("GroupSums").finish_non_exhaustive()
+    }
+}
+
+impl GroupSums {
+    fn check(&self) -> Result<()> {
+        if self.overflowed.load(Ordering::Relaxed) {
+            Err(overflow())
+        } else {
+            Ok(())
+        }
+    }
+}
+
+impl GroupsAccumulator for GroupSums {
+    fn update_batch(
+        &mut self,
+        values: &[ArrayRef],
+        group_indices: &[usize],
+        opt_filter: Option<&BooleanArray>,
+        total_num_groups: usize,
+    ) -> Result<()> {
+        self.inner
+            .update_batch(values, group_indices, opt_filter, total_num_groups)?;
+        self.check()
+    }
+
+    fn evaluate(&mut self, emit_to: EmitTo) -> Result<ArrayRef> {
+        self.check()?;
+        self.inner.evaluate(emit_to)
+    }
+
+    fn state(&mut self, emit_to: EmitTo) -> Result<Vec<ArrayRef>> {
+        self.check()?;
+        self.inner.state(emit_to)
+    }
+
+    fn merge_batch(
+        &mut self,
+        values: &[ArrayRef],
+        group_indices: &[usize],
+        total_num_groups: usize,
+    ) -> Result<()> {
+        self.inner
+            .merge_batch(values, group_indices, total_num_groups)?;
+        self.check()
+    }
+
+    fn convert_to_state(
+        &self,
+        values: &[ArrayRef],
+        opt_filter: Option<&BooleanArray>,
+    ) -> Result<Vec<ArrayRef>> {
+        // Each row's state is its own value: nothing is added.
+        self.inner.convert_to_state(values, opt_filter)
+    }
+
+    fn size(&self) -> usize {
+        self.inner.size()
+    }
+}
+
+/// An ungrouped (or window frame's) sum of BIGINTs: NULL until a value
+/// comes, then their checked sum; frames take values out again.
+#[derive(Debug, Default)]
+struct SumAccumulator {
+    sum: i64,
+    count: u64,
+}
+
+impl SumAccumulator {
+    fn add(&mut self, values: &ArrayRef, sign: i64) -> Result<()> {
+        let values = values.as_primitive::<Int64Type>();
+        for v in values.iter().flatten() {
+            let v = if sign < 0 {
+                self.sum.checked_sub(v)
+            } else {
+                self.sum.checked_add(v)
+            };
+            self.sum = v.ok_or_else(overflow)?;
+        }
+        let n = (values.len() - values.null_count()) as u64;
+        self.count = if sign < 0 {
+            self.count.saturating_sub(n)
+        } else {
+            self.count + n
+        };
+        Ok(())
+    }
+
+    fn value(&self) -> ScalarValue {
+        ScalarValue::Int64((self.count > 0).then_some(self.sum))
+    }
+}
+
+impl Accumulator for SumAccumulator {
+    fn update_batch(&mut self, values: &[ArrayRef]) -> Result<()> {
+        self.add(&values[0], 1)
+    }
+
+    fn merge_batch(&mut self, states: &[ArrayRef]) -> Result<()> {
+        self.add(&states[0], 1)
+    }
+
+    fn retract_batch(&mut self, values: &[ArrayRef]) -> Result<()> {
+        self.add(&values[0], -1)
+    }
+
+    fn supports_retract_batch(&self) -> bool {
+        true
+    }
+
+    fn state(&mut self) -> Result<Vec<ScalarValue>> {
+        Ok(vec![self.value()])
+    }
+
+    fn evaluate(&mut self) -> Result<ScalarValue> {
+        Ok(self.value())
+    }
+
+    fn size(&self) -> usize {
+        size_of_val(self)
+    }
+}

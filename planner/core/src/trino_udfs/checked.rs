@@ -1,0 +1,157 @@
+//! Integer `+`, `-` and `*` that fail on overflow, as Trino's do
+//! (`NUMERIC_VALUE_OUT_OF_RANGE`). DataFusion's operators wrap: `BIGINT
+//! 9223372036854775807 + 1` answered -9223372036854775808, and the product
+//! of two INTEGER columns past 2^31 a wrong number, silently. The planner
+//! (`squall_planner::checked_arithmetic`) writes an integer operation as
+//! one of these functions; each computes with Arrow's checked kernels and
+//! names its column as the operator would (`a + b`), so names, plans'
+//! texts and clients' headers stay as they were.
+
+use std::fmt::Write as _;
+use std::sync::Arc;
+
+use arrow::datatypes::{DataType, Field, FieldRef};
+use arrow::error::ArrowError;
+use datafusion::error::{DataFusionError, Result};
+use datafusion::logical_expr::{
+    ColumnarValue, Expr, Operator, ReturnFieldArgs, ScalarFunctionArgs, ScalarUDF, ScalarUDFImpl,
+    Signature, Volatility,
+};
+use datafusion::physical_expr_common::datum::apply;
+
+/// The functions, one per operator.
+pub(super) fn functions() -> Vec<ScalarUDF> {
+    [Operator::Plus, Operator::Minus, Operator::Multiply]
+        .into_iter()
+        .map(|op| {
+            ScalarUDF::new_from_impl(Checked {
+                op,
+                signature: Signature::any(2, Volatility::Immutable),
+            })
+        })
+        .collect()
+}
+
+/// The name of the function computing `op` with an overflow check, if it
+/// has one.
+pub fn name_of(op: Operator) -> Option<&'static str> {
+    match op {
+        Operator::Plus => Some("squall_checked_add"),
+        Operator::Minus => Some("squall_checked_subtract"),
+        Operator::Multiply => Some("squall_checked_multiply"),
+        _ => None,
+    }
+}
+
+/// Whether values of `t` are checked for overflow: Trino's integer types
+/// and unsigned ones of files.
+pub fn is_checked_type(t: &DataType) -> bool {
+    t.is_integer()
+}
+
+#[derive(Debug, PartialEq, Eq, Hash)]
+struct Checked {
+    op: Operator,
+    signature: Signature,
+}
+
+impl Checked {
+    fn word(&self) -> &'static str {
+        match self.op {
+            Operator::Plus => "addition",
+            Operator::Minus => "subtraction",
+            _ => "multiplication",
+        }
+    }
+}
+
+/// Trino's name of an integer type.
+fn type_name(t: &DataType) -> String {
+    match t {
+        DataType::Int8 => "tinyint".into(),
+        DataType::Int16 => "smallint".into(),
+        DataType::Int32 => "integer".into(),
+        DataType::Int64 => "bigint".into(),
+        other => other.to_string().to_lowercase(),
+    }
+}
+
+impl ScalarUDFImpl for Checked {
+    fn name(&self) -> &str {
+        name_of(self.op).unwrap_or("squall_checked")
+    }
+
+    fn signature(&self) -> &Signature {
+        &self.signature
+    }
+
+    fn return_type(&self, args: &[DataType]) -> Result<DataType> {
+        match args {
+            [a, b] if a == b && is_checked_type(a) => Ok(a.clone()),
+            _ => Err(DataFusionError::Plan(format!(
+                "{}: two integers of one type expected, not {args:?}",
+                self.name()
+            ))),
+        }
+    }
+
+    /// NULL where an operand is, as the operator's.
+    fn return_field_from_args(&self, args: ReturnFieldArgs) -> Result<FieldRef> {
+        let t = self.return_type(
+            &args
+                .arg_fields
+                .iter()
+                .map(|f| f.data_type().clone())
+                .collect::<Vec<_>>(),
+        )?;
+        let nullable = args.arg_fields.iter().any(|f| f.is_nullable());
+        Ok(Arc::new(Field::new(self.name(), t, nullable)))
+    }
+
+    /// As the operator names its column: `a + b`.
+    fn schema_name(&self, args: &[Expr]) -> Result<String> {
+        let [a, b] = args else {
+            return Ok(self.name().to_string());
+        };
+        let mut s = String::new();
+        let _ = write!(s, "{} {} {}", a.schema_name(), self.op, b.schema_name());
+        Ok(s)
+    }
+
+    fn invoke_with_args(&self, args: ScalarFunctionArgs) -> Result<ColumnarValue> {
+        let [a, b] = args.args.as_slice() else {
+            return Err(DataFusionError::Internal(format!(
+                "{}: two arguments expected",
+                self.name()
+            )));
+        };
+        let kernel = match self.op {
+            Operator::Plus => arrow::compute::kernels::numeric::add,
+            Operator::Minus => arrow::compute::kernels::numeric::sub,
+            _ => arrow::compute::kernels::numeric::mul,
+        };
+        apply(a, b, kernel).map_err(|e| match e.find_root() {
+            DataFusionError::ArrowError(inner, _)
+                if matches!(inner.as_ref(), ArrowError::ArithmeticOverflow(_)) =>
+            {
+                let detail = inner.to_string();
+                let values = detail
+                    .rsplit_once("Overflow happened on: ")
+                    .map(|(_, v)| v.to_string())
+                    .unwrap_or(detail);
+                // Still an arithmetic overflow: a data error the task does
+                // not retry.
+                DataFusionError::ArrowError(
+                    Box::new(ArrowError::ArithmeticOverflow(format!(
+                        "{} {} overflow: {values} is out of the type's range \
+                         (NUMERIC_VALUE_OUT_OF_RANGE; cast to DECIMAL or DOUBLE for more)",
+                        type_name(&a.data_type()),
+                        self.word()
+                    ))),
+                    None,
+                )
+            }
+            _ => e,
+        })
+    }
+}
