@@ -13,12 +13,14 @@
 
 use std::sync::Arc;
 
+use arrow::datatypes::DataType;
 use datafusion::common::DFSchema;
 use datafusion::common::config::ConfigOptions;
 use datafusion::common::tree_node::{Transformed, TreeNode};
 use datafusion::error::Result;
 use datafusion::logical_expr::expr::ScalarFunction;
 use datafusion::logical_expr::expr_rewriter::NamePreserver;
+use datafusion::logical_expr::type_coercion::binary::BinaryTypeCoercer;
 use datafusion::logical_expr::{BinaryExpr, Expr, ExprSchemable, LogicalPlan, ScalarUDF};
 use datafusion::optimizer::AnalyzerRule;
 use squall_core::trino_udfs::checked::{is_checked_type, name_of};
@@ -73,24 +75,11 @@ impl AnalyzerRule for CheckedArithmetic {
                 schema.merge(input.schema());
             }
             let names = NamePreserver::new(&node);
+            let mut changed = false;
             let rewritten = node.map_expressions(|e| {
                 let name = names.save(&e);
-                let out = e.transform_up(|e| match e {
-                    Expr::BinaryExpr(BinaryExpr { left, op, right })
-                        if integers(&left, &right, &schema) =>
-                    {
-                        Ok(match self.function(op) {
-                            Some(func) => Transformed::yes(Expr::ScalarFunction(
-                                ScalarFunction::new_udf(Arc::clone(func), vec![*left, *right]),
-                            )),
-                            None => {
-                                Transformed::no(Expr::BinaryExpr(BinaryExpr::new(left, op, right)))
-                            }
-                        })
-                    }
-                    e => Ok(Transformed::no(e)),
-                })?;
-                Ok(out.update_data(|e| name.restore(e)))
+                let (out, _) = self.rewrite(e, &schema, &mut changed)?;
+                Ok(Transformed::new_transformed(name.restore(out), changed))
             })?;
             if rewritten.transformed {
                 rewritten.data.recompute_schema().map(Transformed::yes)
@@ -106,11 +95,50 @@ impl AnalyzerRule for CheckedArithmetic {
     }
 }
 
-/// Whether both operands are integers of one type (type coercion made them
-/// one where they were two).
-fn integers(left: &Expr, right: &Expr, schema: &DFSchema) -> bool {
-    match (left.get_type(schema), right.get_type(schema)) {
-        (Ok(a), Ok(b)) => a == b && is_checked_type(&a),
-        _ => false,
+impl CheckedArithmetic {
+    /// `e` with its integer operations checked, and its type where it was
+    /// found on the way. Types are worked out bottom-up, once per node: a
+    /// chain of 5,000 operators (the nesting ceiling) is one pass, where
+    /// asking each node its type anew walked the chain below it again.
+    fn rewrite(
+        &self,
+        e: Expr,
+        schema: &DFSchema,
+        changed: &mut bool,
+    ) -> Result<(Expr, Option<DataType>)> {
+        match e {
+            Expr::BinaryExpr(BinaryExpr { left, op, right }) => {
+                let (left, lt) = self.rewrite(*left, schema, changed)?;
+                let (right, rt) = self.rewrite(*right, schema, changed)?;
+                let lt = lt.or_else(|| left.get_type(schema).ok());
+                let rt = rt.or_else(|| right.get_type(schema).ok());
+                let (Some(lt), Some(rt)) = (lt, rt) else {
+                    return Ok((
+                        Expr::BinaryExpr(BinaryExpr::new(Box::new(left), op, Box::new(right))),
+                        None,
+                    ));
+                };
+                if let Some(func) = self
+                    .function(op)
+                    .filter(|_| lt == rt && is_checked_type(&lt))
+                {
+                    *changed = true;
+                    let call = ScalarFunction::new_udf(Arc::clone(func), vec![left, right]);
+                    return Ok((Expr::ScalarFunction(call), Some(lt)));
+                }
+                let t = BinaryTypeCoercer::new(&lt, &op, &rt).get_result_type().ok();
+                Ok((
+                    Expr::BinaryExpr(BinaryExpr::new(Box::new(left), op, Box::new(right))),
+                    t,
+                ))
+            }
+            other => {
+                let out = other.map_children(|c| {
+                    let (c, _) = self.rewrite(c, schema, changed)?;
+                    Ok(Transformed::no(c))
+                })?;
+                Ok((out.data, None))
+            }
+        }
     }
 }

@@ -25,6 +25,7 @@
 mod by_type;
 pub mod checked;
 mod format;
+mod iso8601;
 mod json;
 pub mod json_cast;
 pub mod map_first;
@@ -91,7 +92,12 @@ pub fn functions() -> Vec<ScalarUDF> {
             })
         })
         .chain(json_cast::functions())
-        .chain([unnest_part::function(), map_first::function()])
+        .chain([
+            unnest_part::function(),
+            map_first::function(),
+            map_first::from_entries(),
+            iso8601::function(),
+        ])
         .chain(regexp_arrays::functions())
         .chain(checked::functions())
         .collect()

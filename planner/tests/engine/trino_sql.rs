@@ -479,3 +479,45 @@ async fn transactions_are_refused_by_name() {
         );
     }
 }
+
+/// Trino's `map_from_entries` (refusing a NULL or repeated key, as Trino
+/// does) and `to_iso8601`, which squall named unknown functions.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn map_from_entries_and_to_iso8601() {
+    let data = sf001_small_groups();
+    let engine = engine(&data.path, &[("squall.query.single_task_bytes", "0")]).await;
+    for (sql, csv) in [
+        (
+            "select map_from_entries(array[row(1, 'a'), row(2, 'b')])[2] as v, \
+             cardinality(map_from_entries(array[row('x', 1.5)])) as n, \
+             map_from_entries(cast(null as array(row(k bigint, v varchar)))) is null as z",
+            "v,n,z\nb,1,true\n",
+        ),
+        (
+            "select n_name, map_from_entries(array[row(n_name, n_nationkey), row('r', n_regionkey)])['r'] as r \
+             from nation where n_nationkey < 2 order by 1",
+            "n_name,r\nALGERIA,0\nARGENTINA,1\n",
+        ),
+        (
+            "select to_iso8601(date '2024-01-02') as d, \
+             to_iso8601(cast(timestamp '2024-01-02 10:20:30.5' as timestamp(3))) as t, \
+             to_iso8601(min(o_orderdate)) as o from orders",
+            "d,t,o\n2024-01-02,2024-01-02T10:20:30.500,1992-01-01\n",
+        ),
+    ] {
+        assert_eq!(squall_csv(&engine, sql).await, csv, "{sql}");
+    }
+    for (sql, says) in [
+        (
+            "select map_from_entries(array[row(1, 'a'), row(1, 'b')])",
+            "Duplicate map keys (1) are not allowed",
+        ),
+        (
+            "select map_from_entries(array[row(cast(null as bigint), 'a')])",
+            "map key cannot be null",
+        ),
+    ] {
+        let err = engine.sql(sql).await.unwrap_err().to_string();
+        assert!(err.contains(says), "{sql}: {err}");
+    }
+}

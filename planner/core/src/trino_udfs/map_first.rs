@@ -130,3 +130,111 @@ impl ScalarUDFImpl for MapFirst {
         Ok(ColumnarValue::Array(Arc::new(map)))
     }
 }
+
+/// Trino's `map_from_entries(ARRAY[ROW(k, v), ...])`: the map of an
+/// array's rows' first field to their second (any field names), refusing a
+/// NULL entry, a NULL key and a key given twice, as Trino does.
+pub(super) fn from_entries() -> ScalarUDF {
+    ScalarUDF::new_from_impl(FromEntries {
+        signature: Signature::any(1, Volatility::Immutable),
+    })
+}
+
+#[derive(Debug, PartialEq, Eq, Hash)]
+struct FromEntries {
+    signature: Signature,
+}
+
+const FROM_ENTRIES: &str = "map_from_entries";
+
+/// The key and value types of an array of two-field rows.
+fn entry_types(t: &DataType) -> Result<(DataType, DataType)> {
+    match element(t)? {
+        DataType::Struct(fields) if fields.len() == 2 => {
+            Ok((fields[0].data_type().clone(), fields[1].data_type().clone()))
+        }
+        DataType::Null => Ok((DataType::Null, DataType::Null)),
+        other => Err(DataFusionError::Plan(format!(
+            "{FROM_ENTRIES}: an array of rows of two fields (key, value) expected, not of {other}"
+        ))),
+    }
+}
+
+fn argument_error(what: String) -> DataFusionError {
+    // INVALID_FUNCTION_ARGUMENT, as Trino names it.
+    DataFusionError::Execution(format!("{FROM_ENTRIES}: {what}"))
+}
+
+impl ScalarUDFImpl for FromEntries {
+    fn name(&self) -> &str {
+        FROM_ENTRIES
+    }
+
+    fn signature(&self) -> &Signature {
+        &self.signature
+    }
+
+    fn return_type(&self, args: &[DataType]) -> Result<DataType> {
+        let (k, v) = entry_types(&args[0])?;
+        Ok(DataType::Map(
+            Arc::new(Field::new(
+                "entries",
+                DataType::Struct(entries(k, v)),
+                false,
+            )),
+            false,
+        ))
+    }
+
+    fn invoke_with_args(&self, args: ScalarFunctionArgs) -> Result<ColumnarValue> {
+        let rows = args.number_rows;
+        let array = args.args[0].to_array(rows)?;
+        let array = match array.data_type() {
+            DataType::LargeList(f) => arrow::compute::cast(&array, &DataType::List(Arc::clone(f)))?,
+            _ => array,
+        };
+        let Some(list) = array.as_list_opt::<i32>() else {
+            return Err(DataFusionError::Internal(format!(
+                "{FROM_ENTRIES}: an array of rows expected"
+            )));
+        };
+        let Some(pairs) = list.values().as_struct_opt() else {
+            return Err(DataFusionError::Internal(format!(
+                "{FROM_ENTRIES}: an array of rows expected"
+            )));
+        };
+        let (keys, values) = (pairs.column(0), pairs.column(1));
+        let converter = RowConverter::new(vec![SortField::new(keys.data_type().clone())])?;
+        let key_rows = converter.convert_columns(&[Arc::clone(keys)])?;
+        for i in (0..rows).filter(|i| list.is_valid(*i)) {
+            let (start, end) = (list.value_offsets()[i], list.value_offsets()[i + 1]);
+            let mut seen = HashSet::new();
+            for j in start as usize..end as usize {
+                if pairs.is_null(j) {
+                    return Err(argument_error("map entry cannot be null".into()));
+                }
+                if keys.is_null(j) {
+                    return Err(argument_error("map key cannot be null".into()));
+                }
+                if !seen.insert(key_rows.row(j)) {
+                    let key = arrow::util::display::array_value_to_string(keys, j)?;
+                    return Err(argument_error(format!(
+                        "Duplicate map keys ({key}) are not allowed"
+                    )));
+                }
+            }
+        }
+        // The map shares the array's offsets and its rows' columns.
+        let fields = entries(keys.data_type().clone(), values.data_type().clone());
+        let entries =
+            StructArray::try_new(fields, vec![Arc::clone(keys), Arc::clone(values)], None)?;
+        let map = MapArray::try_new(
+            Arc::new(Field::new("entries", entries.data_type().clone(), false)),
+            list.offsets().clone(),
+            entries,
+            list.nulls().cloned(),
+            false,
+        )?;
+        Ok(ColumnarValue::Array(Arc::new(map)))
+    }
+}
