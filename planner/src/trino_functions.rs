@@ -52,13 +52,16 @@
 //! | `to_hex(b)`, `from_hex(s)` | `upper(encode(b, 'hex'))`, `decode(s, 'hex')` |
 //! | `current_user`, `current_catalog`, `current_schema`, `localtimestamp`, `localtime` | the session's user, catalog and schema; `now()` without its zone |
 //!
-//! JSON, URL and `hamming_distance` functions are functions of their own
+//! Functions of maps and lambdas over them (`transform_values`,
+//! `map_filter`, `map_concat`, `zip_with`, ...) are [`maps`]'s. JSON, URL
+//! and `hamming_distance` functions are functions of their own
 //! (`squall_core::trino_udfs`); `CROSS JOIN UNNEST` of a row's array and
 //! `WITH ORDINALITY` are [`crate::lateral_unnest`].
 
 use std::ops::ControlFlow;
 
 mod dates;
+mod maps;
 
 use datafusion::error::{DataFusionError, Result};
 use datafusion::sql::parser::Statement;
@@ -449,7 +452,10 @@ fn rewritten(function: &mut Function) -> Result<Option<Expr>> {
             b = a(0)
         ),
         ("from_base64", 1) => format!("decode({}, 'base64')", a(0)),
-        _ => return Ok(None),
+        _ => match maps::rewritten(&name, &args)? {
+            Some(sql) => sql,
+            None => return Ok(None),
+        },
     };
     parse(&sql).map(Some)
 }

@@ -480,10 +480,12 @@ async fn transactions_are_refused_by_name() {
     }
 }
 
-/// Trino's `map_from_entries` (refusing a NULL or repeated key, as Trino
-/// does) and `to_iso8601`, which squall named unknown functions.
+/// Trino's functions of maps (`map_from_entries`, refusing a NULL or
+/// repeated key as Trino does; `transform_values`, `transform_keys`,
+/// `map_filter` with their lambdas; `map_concat`, the last map's value
+/// winning), `zip_with` and `to_iso8601`, which squall named unknown.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn map_from_entries_and_to_iso8601() {
+async fn trino_map_functions_and_to_iso8601() {
     let data = sf001_small_groups();
     let engine = engine(&data.path, &[("squall.query.single_task_bytes", "0")]).await;
     for (sql, csv) in [
@@ -504,6 +506,22 @@ async fn map_from_entries_and_to_iso8601() {
              to_iso8601(min(o_orderdate)) as o from orders",
             "d,t,o\n2024-01-02,2024-01-02T10:20:30.500,1992-01-01\n",
         ),
+        (
+            "select transform_values(m, (k, v) -> v * 10)['b'] as a, \
+             transform_keys(m, (k, v) -> upper(k))['A'] as b, \
+             cardinality(map_filter(m, (key, value) -> value > 1 and key <> 'c')) as c, \
+             map_concat(m, map(array['b', 'd'], array[20, 40]))['b'] as d, \
+             cardinality(map_concat(m, map(array['b', 'd'], array[20, 40]))) as e, \
+             transform_values(cast(null as map(varchar, bigint)), (k, v) -> v) is null as f \
+             from (select map(array['a', 'b', 'c'], array[1, 2, 3]) as m)",
+            "a,b,c,d,e,f\n20,1,1,20,4,true\n",
+        ),
+        (
+            "select n_name, zip_with(array[n_nationkey, 1, 2], array[n_regionkey, 10], \
+             (x, y) -> coalesce(x, 0) * 100 + coalesce(y, 0)) as z \
+             from nation where n_nationkey in (1, 2) order by 1",
+            "n_name,z\nARGENTINA,\"[101, 110, 200]\"\nBRAZIL,\"[201, 110, 200]\"\n",
+        ),
     ] {
         assert_eq!(squall_csv(&engine, sql).await, csv, "{sql}");
     }
@@ -515,6 +533,10 @@ async fn map_from_entries_and_to_iso8601() {
         (
             "select map_from_entries(array[row(cast(null as bigint), 'a')])",
             "map key cannot be null",
+        ),
+        (
+            "select map_filter(map(array[1], array[2]), x -> x > 1)",
+            "map_filter: its last argument must be a lambda of two parameters",
         ),
     ] {
         let err = engine.sql(sql).await.unwrap_err().to_string();
