@@ -25,6 +25,7 @@
 mod by_type;
 pub mod checked;
 mod format;
+mod histogram;
 mod iso8601;
 mod json;
 pub mod json_cast;
@@ -52,6 +53,7 @@ pub fn register(ctx: &SessionContext) {
     }
     by_type::register(ctx);
     crate::checked_sum::register(ctx);
+    ctx.register_udaf(histogram::function());
 }
 
 /// Every function of this module.

@@ -483,7 +483,8 @@ async fn transactions_are_refused_by_name() {
 /// Trino's functions of maps (`map_from_entries`, refusing a NULL or
 /// repeated key as Trino does; `transform_values`, `transform_keys`,
 /// `map_filter` with their lambdas; `map_concat`, the last map's value
-/// winning), `zip_with` and `to_iso8601`, which squall named unknown.
+/// winning; `histogram`), `zip_with` and `to_iso8601`, which squall named
+/// unknown.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn trino_map_functions_and_to_iso8601() {
     let data = sf001_small_groups();
@@ -525,6 +526,23 @@ async fn trino_map_functions_and_to_iso8601() {
     ] {
         assert_eq!(squall_csv(&engine, sql).await, csv, "{sql}");
     }
+    // histogram: each value's count, staged (partial counts merged).
+    let reference = single_node(&data.path).await;
+    assert_eq!(
+        squall_csv(
+            &engine,
+            "select l_returnflag, histogram(l_linestatus)['F'] as f, \
+             cardinality(histogram(l_linestatus)) as n, histogram(cast(null as bigint)) is null as z \
+             from lineitem group by 1 order by 1"
+        )
+        .await,
+        single_node_csv(
+            &reference,
+            "select l_returnflag, nullif(count(*) filter (where l_linestatus = 'F'), 0) as f, \
+             count(distinct l_linestatus) as n, true as z from lineitem group by 1 order by 1"
+        )
+        .await
+    );
     for (sql, says) in [
         (
             "select map_from_entries(array[row(1, 'a'), row(1, 'b')])",
