@@ -65,16 +65,21 @@ pub fn expression(sql: &str, what: &str) -> Result<datafusion::sql::sqlparser::a
 }
 
 /// `sql` as squall's parser reads it: without Trino's view `SECURITY`
-/// clause, and with Trino's types in casts written as the parser's
-/// ([`trino_types`]); as it is when it has neither (or does not tokenize:
-/// the parser then says why).
+/// clause, with Trino's types in casts written as the parser's
+/// ([`trino_types`]) and `SHOW SESSION` as its query
+/// ([`crate::show_session`]); as it is when it has none of them (or does
+/// not tokenize: the parser then says why).
 pub fn prepare(sql: &str) -> Cow<'_, str> {
     let sql = match without_security(sql) {
         Cow::Borrowed(sql) => trino_types(sql).map_or(Cow::Borrowed(sql), Cow::Owned),
         Cow::Owned(sql) => Cow::Owned(trino_types(&sql).unwrap_or(sql)),
     };
-    match without_explain_options(&sql) {
+    let sql = match without_explain_options(&sql) {
         Some(plain) => Cow::Owned(plain),
+        None => sql,
+    };
+    match crate::show_session::rewrite(&sql) {
+        Some(query) => Cow::Owned(query),
         None => sql,
     }
 }

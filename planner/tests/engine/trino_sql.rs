@@ -561,3 +561,25 @@ async fn trino_map_functions_and_to_iso8601() {
         assert!(err.contains(says), "{sql}: {err}");
     }
 }
+
+/// Trino's `SHOW SESSION [LIKE p]`: each setting with the value the
+/// session has (after `SET`), its default and description.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn show_session_lists_the_settings() {
+    let data = sf001_small_groups();
+    let engine = engine(&data.path, &[]).await;
+    engine
+        .sql("set squall.shuffle.partitions = 7")
+        .await
+        .unwrap();
+    let csv = squall_csv(&engine, "show session like 'squall.shuffle.partitions'").await;
+    assert!(
+        csv.starts_with("Name,Value,Default,Type,Description\nsquall.shuffle.partitions,7,0,varchar,Hash partitions"),
+        "{csv}"
+    );
+    let all = squall_csv(&engine, "SHOW SESSION").await;
+    assert!(
+        all.lines().count() > 100 && all.contains("\ndatafusion.execution.batch_size,8192,8192,"),
+        "{all}"
+    );
+}
