@@ -260,7 +260,12 @@ struct SumAccumulator {
 
 impl SumAccumulator {
     fn add(&mut self, values: &ArrayRef, sign: i64) -> Result<()> {
-        let values = values.as_primitive::<Int64Type>();
+        let values = values.as_primitive_opt::<Int64Type>().ok_or_else(|| {
+            DataFusionError::Internal(format!(
+                "sum: BIGINT values expected, not {}",
+                values.data_type()
+            ))
+        })?;
         for v in values.iter().flatten() {
             let v = if sign < 0 {
                 self.sum.checked_sub(v)

@@ -14,7 +14,7 @@
 //! | SQL parser error | `SYNTAX_ERROR` (1), with the line and column when the parser gives them |
 //! | `table '…' not found`, `No table named '…'` | `TABLE_NOT_FOUND` (46) |
 //! | schema error: no field named … | `COLUMN_NOT_FOUND` (47) |
-//! | an unknown function, or none of its name for the arguments' types | `FUNCTION_NOT_FOUND` (6) |
+//! | an unknown function, or none of its name for the arguments' types (`failed to match any signature`, also at run time) | `FUNCTION_NOT_FOUND` (6) |
 //! | a function refusing its argument (`json_parse` of text that is not JSON, a bad JSON path, a series past its ceiling) | `INVALID_FUNCTION_ARGUMENT` (7) |
 //! | other planning / schema errors | `GENERIC_USER_ERROR` (0) |
 //! | configuration (a bad setting) | `INVALID_SESSION_PROPERTY` (14) |
@@ -174,21 +174,30 @@ impl QueryError {
 
 fn classify_user_message(m: &str) -> ErrorCode {
     let lower = m.to_ascii_lowercase();
-    if (lower.contains("table '") && lower.contains("not found"))
-        || lower.contains("no table named")
-    {
+    if is_unknown_table(&lower) {
         TABLE_NOT_FOUND
     } else if lower.contains("no field named") {
         COLUMN_NOT_FOUND
-    } else if lower.contains("invalid function '")
-        || lower.contains("no function matches the given name")
-    {
+    } else if is_unknown_function(&lower) {
         FUNCTION_NOT_FOUND
     } else if squall_core::trino_udfs::is_argument_error(m) {
         INVALID_FUNCTION_ARGUMENT
     } else {
         GENERIC_USER_ERROR
     }
+}
+
+/// A function of that name, or of that name for the arguments' types,
+/// is not there (DataFusion says it in several ways, some at run time).
+fn is_unknown_function(lower: &str) -> bool {
+    lower.contains("invalid function '")
+        || lower.contains("no function matches the given name")
+        || lower.contains("failed to match any signature")
+}
+
+fn is_unknown_table(lower: &str) -> bool {
+    (lower.contains("table '") && (lower.contains("not found") || lower.contains("doesn't exist")))
+        || lower.contains("no table named")
 }
 
 fn classify_runtime_message(m: &str) -> ErrorCode {
@@ -212,6 +221,11 @@ fn classify_runtime_message(m: &str) -> ErrorCode {
         INVALID_FUNCTION_ARGUMENT
     } else if m.contains(squall_core::scalar_subquery::TOO_MANY_ROWS) {
         SUBQUERY_MULTIPLE_ROWS
+    } else if is_unknown_function(&lower) {
+        // A signature DataFusion checks as the plan is made physical.
+        FUNCTION_NOT_FOUND
+    } else if is_unknown_table(&lower) {
+        TABLE_NOT_FOUND
     } else if lower.contains("invalid input syntax") {
         // A literal the engine cannot read (`interval '1-x' year`).
         GENERIC_USER_ERROR
@@ -306,6 +320,12 @@ mod tests {
         let e =
             DataFusionError::Execution("stage 2 task 0: Arrow error: Divide by zero error".into());
         assert_eq!(QueryError::from_datafusion(&e).code, DIVISION_BY_ZERO);
+        let e = DataFusionError::Execution(
+            "Function 'sum' failed to match any signature, errors: ...".into(),
+        );
+        assert_eq!(QueryError::from_datafusion(&e).code, FUNCTION_NOT_FOUND);
+        let e = DataFusionError::Execution("Table 'with' doesn't exist.".into());
+        assert_eq!(QueryError::from_datafusion(&e).code, TABLE_NOT_FOUND);
         let e = DataFusionError::ArrowError(
             Box::new(arrow::error::ArrowError::ArithmeticOverflow(
                 "bigint addition overflow: 9223372036854775807 + 1".into(),

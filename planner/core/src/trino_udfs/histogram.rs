@@ -149,13 +149,24 @@ impl Accumulator for Counts {
     }
 
     fn merge_batch(&mut self, states: &[ArrayRef]) -> Result<()> {
-        let (values, counts) = (states[0].as_list::<i32>(), states[1].as_list::<i32>());
+        let bad =
+            || DataFusionError::Internal(format!("{NAME}: lists of values and counts expected"));
+        let (Some(values), Some(counts)) = (
+            states[0].as_list_opt::<i32>(),
+            states[1].as_list_opt::<i32>(),
+        ) else {
+            return Err(bad());
+        };
         for i in 0..values.len() {
             if values.is_null(i) || counts.is_null(i) {
                 continue;
             }
             let counts = counts.value(i);
-            self.add(&values.value(i), Some(counts.as_primitive::<Int64Type>()))?;
+            let counts = counts.as_primitive_opt::<Int64Type>().ok_or_else(bad)?;
+            if counts.len() != values.value_length(i) as usize {
+                return Err(bad());
+            }
+            self.add(&values.value(i), Some(counts))?;
         }
         Ok(())
     }
