@@ -282,16 +282,7 @@ async fn register_table(
     drop_file_columns_named_like_partitions(ctx, name, url, &listed, data)
         .await
         .map_err(|e| table_error(name, url, message(&e)))?;
-    if !layout.columns.is_empty() {
-        registry.record(store_url.as_str(), root.as_ref(), layout.partitions);
-        if let Some(listing) = ctx.deregister_table(name)? {
-            ctx.register_table(
-                name,
-                Arc::new(HiveFolderValues::new(listing, &layout.columns)),
-            )?;
-        }
-    }
-    present_lowercase(ctx, name)?;
+    present(ctx, name, store_url, root, registry, &layout)?;
     Ok(None)
 }
 
@@ -312,6 +303,20 @@ async fn register_text_table(
     text_tables::register(ctx, name, url, format, layout.listed_columns())
         .await
         .map_err(|e| table_error(name, url, message(&e)))?;
+    present(ctx, name, store_url, root, registry, &layout)
+}
+
+/// The registered table `name` as users see it, whatever its files'
+/// format: a partitioned one's folder values as columns (its partitions
+/// recorded for the planner), its columns in lowercase.
+fn present(
+    ctx: &SessionContext,
+    name: &str,
+    store_url: &ObjectStoreUrl,
+    root: &object_store::path::Path,
+    registry: &PartitionRegistry,
+    layout: &partitions::TableLayout,
+) -> Result<()> {
     if !layout.columns.is_empty() {
         registry.record(store_url.as_str(), root.as_ref(), layout.partitions);
         if let Some(listing) = ctx.deregister_table(name)? {

@@ -186,19 +186,7 @@ impl Engine {
             .with_physical_optimizer_rules(crate::scalar_build::physical_optimizer_rules())
             .build();
         let ctx = SessionContext::new_with_state(state);
-        squall_core::scalar_subquery::register(&ctx);
-        squall_core::series_limit::register(&ctx);
-        squall_core::trino_udfs::register(&ctx);
-        crate::series::register(&ctx);
-        crate::type_of::register(&ctx);
-        crate::any_name::register(&ctx);
-        crate::information_schema::register(&ctx)?;
-        ctx.add_analyzer_rule(Arc::new(crate::exists_value::ExistsAsValues));
-        ctx.add_analyzer_rule(Arc::new(crate::lateral_unnest::LateralUnnest));
-        ctx.add_analyzer_rule(Arc::new(crate::map_keys::MapKeyTypes));
-        ctx.add_analyzer_rule(Arc::new(crate::trino_values::TrinoValues));
-        ctx.add_analyzer_rule(Arc::new(crate::scalar_subquery::OneRowSubqueries));
-        crate::checked_arithmetic::register(&ctx)?;
+        config::extend_session(&ctx)?;
         let partitions = Arc::new(PartitionRegistry::default());
         if let Some(catalog) = &options.catalog {
             register_catalog_with(&ctx, catalog, &partitions).await?;

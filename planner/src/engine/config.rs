@@ -3,7 +3,7 @@
 
 use datafusion::error::Result;
 use datafusion::execution::runtime_env::RuntimeEnvBuilder;
-use datafusion::prelude::SessionConfig;
+use datafusion::prelude::{SessionConfig, SessionContext};
 use squall_core::config::SquallConfig;
 
 use crate::limits::setting_error;
@@ -78,4 +78,26 @@ pub fn session_config(settings: &[(String, String)]) -> Result<SessionConfig> {
             .map_err(|e| setting_error(k, v, e))?;
     }
     Ok(config)
+}
+
+/// squall's functions, catalog tables and analyzer rules in `ctx`: the
+/// SQL squall reads beyond DataFusion's (Trino's functions and values,
+/// checked integer arithmetic, `EXISTS` and `UNNEST` as values and rows,
+/// one-row subqueries), and its `information_schema` and `system` catalog.
+pub fn extend_session(ctx: &SessionContext) -> Result<()> {
+    use std::sync::Arc;
+    squall_core::scalar_subquery::register(ctx);
+    squall_core::series_limit::register(ctx);
+    squall_core::trino_udfs::register(ctx);
+    crate::series::register(ctx);
+    crate::type_of::register(ctx);
+    crate::any_name::register(ctx);
+    crate::information_schema::register(ctx)?;
+    ctx.add_analyzer_rule(Arc::new(crate::exists_value::ExistsAsValues));
+    ctx.add_analyzer_rule(Arc::new(crate::lateral_unnest::LateralUnnest));
+    ctx.add_analyzer_rule(Arc::new(crate::map_keys::MapKeyTypes));
+    ctx.add_analyzer_rule(Arc::new(crate::trino_values::TrinoValues));
+    ctx.add_analyzer_rule(Arc::new(crate::scalar_subquery::OneRowSubqueries));
+    // After type coercion and the rules above, so every operand is typed.
+    crate::checked_arithmetic::register(ctx)
 }

@@ -22,32 +22,21 @@ const PARAMETER: &str = "squall_entry";
 /// The SQL a call of `name` with `args` is, if it is one of this module's.
 pub(super) fn rewritten(name: &str, args: &[Expr]) -> Result<Option<String>> {
     let a = |i: usize| format!("({})", args[i]);
-    let null_if_null =
-        |m: &str, body: String| format!("CASE WHEN {m} IS NULL THEN NULL ELSE {body} END");
     Ok(Some(match (name, args.len()) {
-        ("transform_values", 2) => {
+        // A map's entries through a lambda of (key, value).
+        ("transform_values" | "transform_keys" | "map_filter", 2) => {
             let f = lambda(name, &args[1], ["key", "value"])?;
             let m = a(0);
-            null_if_null(
-                &m,
-                format!("map(map_keys({m}), array_transform(map_entries({m}), {f}))"),
-            )
-        }
-        ("transform_keys", 2) => {
-            let f = lambda(name, &args[1], ["key", "value"])?;
-            let m = a(0);
-            null_if_null(
-                &m,
-                format!("map(array_transform(map_entries({m}), {f}), map_values({m}))"),
-            )
-        }
-        ("map_filter", 2) => {
-            let f = lambda(name, &args[1], ["key", "value"])?;
-            let m = a(0);
-            null_if_null(
-                &m,
-                format!("map_from_entries(array_filter(map_entries({m}), {f}))"),
-            )
+            let body = match name {
+                "transform_values" => {
+                    format!("map(map_keys({m}), array_transform(map_entries({m}), {f}))")
+                }
+                "transform_keys" => {
+                    format!("map(array_transform(map_entries({m}), {f}), map_values({m}))")
+                }
+                _ => format!("map_from_entries(array_filter(map_entries({m}), {f}))"),
+            };
+            format!("CASE WHEN {m} IS NULL THEN NULL ELSE {body} END")
         }
         ("zip_with", 3) => {
             let f = lambda(name, &args[2], ["1", "2"])?;

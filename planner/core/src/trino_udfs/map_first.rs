@@ -43,6 +43,19 @@ fn element(t: &DataType) -> Result<DataType> {
     }
 }
 
+/// An argument's `rows` values as a list array of 32-bit offsets (a large
+/// list is cast).
+fn as_list(arg: &ColumnarValue, rows: usize) -> Result<ArrayRef> {
+    let array = arg.to_array(rows)?;
+    match array.data_type() {
+        DataType::LargeList(f) => Ok(arrow::compute::cast(
+            &array,
+            &DataType::List(Arc::clone(f)),
+        )?),
+        _ => Ok(array),
+    }
+}
+
 fn entries(key: DataType, value: DataType) -> Fields {
     Fields::from(vec![
         Field::new("key", key, false),
@@ -69,17 +82,7 @@ impl ScalarUDFImpl for MapFirst {
 
     fn invoke_with_args(&self, args: ScalarFunctionArgs) -> Result<ColumnarValue> {
         let rows = args.number_rows;
-        let as_list = |a: &ColumnarValue| -> Result<ArrayRef> {
-            let array = a.to_array(rows)?;
-            match array.data_type() {
-                DataType::LargeList(f) => Ok(arrow::compute::cast(
-                    &array,
-                    &DataType::List(Arc::clone(f)),
-                )?),
-                _ => Ok(array),
-            }
-        };
-        let (keys, values) = (as_list(&args.args[0])?, as_list(&args.args[1])?);
+        let (keys, values) = (as_list(&args.args[0], rows)?, as_list(&args.args[1], rows)?);
         let (Some(keys), Some(values)) = (keys.as_list_opt::<i32>(), values.as_list_opt::<i32>())
         else {
             return Err(DataFusionError::Internal(format!(
@@ -188,11 +191,7 @@ impl ScalarUDFImpl for FromEntries {
 
     fn invoke_with_args(&self, args: ScalarFunctionArgs) -> Result<ColumnarValue> {
         let rows = args.number_rows;
-        let array = args.args[0].to_array(rows)?;
-        let array = match array.data_type() {
-            DataType::LargeList(f) => arrow::compute::cast(&array, &DataType::List(Arc::clone(f)))?,
-            _ => array,
-        };
+        let array = as_list(&args.args[0], rows)?;
         let Some(list) = array.as_list_opt::<i32>() else {
             return Err(DataFusionError::Internal(format!(
                 "{FROM_ENTRIES}: an array of rows expected"
