@@ -128,7 +128,7 @@ fn set_aside(
 
 /// An error's message without DataFusion's prefix (it is raised again as
 /// a planning error).
-fn message(e: &DataFusionError) -> String {
+pub(super) fn message(e: &DataFusionError) -> String {
     match e {
         DataFusionError::Plan(m) => m.clone(),
         other => other.to_string(),
@@ -213,9 +213,9 @@ async fn register_table(
                 layout = partitions::layout(&objects, root, name, url, data)?;
                 None
             }
-            Ok(false) if let Some(format) = text_tables::format_of(example) => {
-                return register_text_table(
-                    ctx, name, url, store_url, root, &objects, registry, format,
+            Ok(false) if let Some(files) = text_tables::format_of(example) => {
+                return text_tables::register_table(
+                    ctx, name, url, store_url, root, &objects, registry, files,
                 )
                 .await
                 .map(|()| None);
@@ -223,8 +223,9 @@ async fn register_table(
             Ok(false) => Some(format!(
                 "the folder holds no Parquet file: its {} file(s), such as {example}, \
                  are neither named *.parquet nor Parquet (they do not begin with PAR1), \
-                 nor CSV (*.csv, *.tsv) or JSON lines (*.json, *.jsonl, *.ndjson)",
-                layout.other_files
+                 nor {}",
+                layout.other_files,
+                text_tables::NAMES
             )),
             Err(e) => Some(format!("file {example}: {e}")),
         };
@@ -286,30 +287,10 @@ async fn register_table(
     Ok(None)
 }
 
-/// Registers the table `name` of CSV or JSON files (`text_tables`) under
-/// `root`, partitioned as its folders say.
-#[allow(clippy::too_many_arguments)]
-async fn register_text_table(
-    ctx: &SessionContext,
-    name: &str,
-    url: &str,
-    store_url: &ObjectStoreUrl,
-    root: &object_store::path::Path,
-    objects: &[object_store::ObjectMeta],
-    registry: &PartitionRegistry,
-    format: text_tables::TextFormat,
-) -> Result<()> {
-    let layout = partitions::layout(objects, root, name, url, DataFiles::AllVisible)?;
-    text_tables::register(ctx, name, url, format, layout.listed_columns())
-        .await
-        .map_err(|e| table_error(name, url, message(&e)))?;
-    present(ctx, name, store_url, root, registry, &layout)
-}
-
 /// The registered table `name` as users see it, whatever its files'
 /// format: a partitioned one's folder values as columns (its partitions
 /// recorded for the planner), its columns in lowercase.
-fn present(
+pub(super) fn present(
     ctx: &SessionContext,
     name: &str,
     store_url: &ObjectStoreUrl,
@@ -577,7 +558,7 @@ fn catalog_error(location: &str, message: impl std::fmt::Display) -> DataFusionE
     .into()
 }
 
-fn table_error(table: &str, location: &str, message: impl std::fmt::Display) -> DataFusionError {
+pub(super) fn table_error(table: &str, location: &str, message: impl std::fmt::Display) -> DataFusionError {
     PlannerError::Table {
         table: table.to_string(),
         location: location.to_string(),

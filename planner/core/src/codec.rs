@@ -566,7 +566,9 @@ pub fn encode_plan(plan: Arc<dyn ExecutionPlan>) -> Result<bytes::Bytes> {
     physical_plan_to_bytes_with_extension_codec(plan, &SquallCodec)
 }
 
-/// Decode a stage plan.
+/// Decode a stage plan (its text scans given back the compression the
+/// encoding leaves out: `text_compression`).
 pub fn decode_plan(bytes: &[u8], ctx: &TaskContext) -> Result<Arc<dyn ExecutionPlan>> {
-    physical_plan_from_bytes_with_extension_codec(bytes, ctx, &SquallCodec)
+    let plan = physical_plan_from_bytes_with_extension_codec(bytes, ctx, &SquallCodec)?;
+    crate::text_compression::restore(plan)
 }

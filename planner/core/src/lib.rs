@@ -56,6 +56,7 @@ pub mod seams;
 pub mod seeded;
 pub mod series_limit;
 pub mod task;
+pub mod text_compression;
 pub mod trino_udfs;
 pub mod worker;
 

@@ -63,8 +63,10 @@ use crate::recovery::{LayeredRegistry, StoreStats};
 use crate::requests::{RequestCounter, RequestCounts};
 use crate::scan::{ScanReading, bind_task};
 use crate::seams::CompletionQueue;
+mod failures;
 mod metrics;
 mod stop;
+use failures::{failure_kind, name_files, scanned_files};
 use metrics::collect_metrics;
 pub use stop::worker_has_own_process;
 use stop::{die, stop_requested};
@@ -252,49 +254,6 @@ async fn run_task(
     }
 }
 
-/// The short class of a task's failure, as its report names it.
-fn failure_kind(e: &SquallError) -> FailureKind {
-    match e {
-        SquallError::Task { message, .. } if message.starts_with("the task panicked") => {
-            FailureKind::Panic
-        }
-        SquallError::InjectedFault(_) => FailureKind::Injected,
-        SquallError::Config(_) => FailureKind::Config,
-        SquallError::Stopped { .. } => FailureKind::Stopped,
-        SquallError::BadTaskPayload(_) => FailureKind::BadPayload,
-        SquallError::TaskPlan { .. } => FailureKind::Plan,
-        SquallError::DataFusion(d) => match d.find_root() {
-            DataFusionError::ResourcesExhausted(_) => FailureKind::MemoryLimit,
-            // DataFusion's internal errors are broken invariants (an
-            // operator given an input it was not planned for): the same
-            // plan breaks them again.
-            DataFusionError::Internal(_) => FailureKind::Internal,
-            DataFusionError::Execution(m)
-                if m.starts_with(crate::scalar_subquery::TOO_MANY_ROWS)
-                    || crate::trino_udfs::is_argument_error(m) =>
-            {
-                FailureKind::Data
-            }
-            // A value the SQL cannot compute (a division by zero, an
-            // overflow, a string that is not a number): the same rows fail
-            // again.
-            DataFusionError::ArrowError(e, _)
-                if matches!(
-                    e.as_ref(),
-                    arrow::error::ArrowError::DivideByZero
-                        | arrow::error::ArrowError::ArithmeticOverflow(_)
-                        | arrow::error::ArrowError::CastError(_)
-                        | arrow::error::ArrowError::ParseError(_)
-                ) =>
-            {
-                FailureKind::Data
-            }
-            _ => FailureKind::Execution,
-        },
-        _ => FailureKind::Execution,
-    }
-}
-
 /// A failure while making the decoded plan runnable: a fault of the plan
 /// (not retried) unless it came from reading a store (retried).
 fn plan_failure(spec: &TaskSpec, e: SquallError) -> SquallError {
@@ -472,7 +431,11 @@ async fn execute(
     if abort && !crash_after_write {
         die("before writing its output")?;
     }
-    let output = writer.write(task_ctx).await?;
+    let files = scanned_files(writer.input());
+    let output = writer
+        .write(task_ctx)
+        .await
+        .map_err(|e| name_files(e, &files))?;
     tracing::trace!(
         plan = %datafusion::physical_plan::display::DisplayableExecutionPlan::with_metrics(&writer).indent(true),
         "task plan run"

@@ -1,40 +1,111 @@
 //! Tables of text files: a catalog folder whose files are CSV (`*.csv`,
 //! `*.tsv`, with a header row) or newline-delimited JSON (`*.json`,
-//! `*.jsonl`, `*.ndjson`), flat or partitioned Hive-style, is a table as a
-//! folder of Parquet files is. Their columns' types are inferred from the
+//! `*.jsonl`, `*.ndjson`), each also compressed (`.gz`, `.bz2`, `.xz`,
+//! `.zst` after the extension: a compressed file is read whole by one
+//! task), flat or partitioned Hive-style, is a table as a folder of
+//! Parquet files is. Their columns' types are inferred from the
 //! files' first rows (DataFusion's inference); a file that is neither
 //! Parquet nor one of these is still named as no table, saying why.
 
 use datafusion::arrow::datatypes::DataType;
+use datafusion::datasource::file_format::file_compression_type::FileCompressionType;
 use datafusion::error::Result;
 use datafusion::prelude::{CsvReadOptions, JsonReadOptions, SessionContext};
+use squall_core::text_compression::compression_of;
+
+use super::{message, present, table_error};
+use crate::partitions::{self, DataFiles, PartitionRegistry};
+use datafusion::execution::object_store::ObjectStoreUrl;
 
 /// The text formats a table's files may have.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum TextFormat {
-    /// Delimited text with a header row, its delimiter and file extension.
-    Delimited(u8, &'static str),
-    /// One JSON object per line, its file extension.
-    Json(&'static str),
+    /// Delimited text with a header row, and its delimiter.
+    Delimited(u8),
+    /// One JSON object per line.
+    Json,
 }
 
-/// The format of a table whose files are named like `file`, if text.
-pub fn format_of(file: &str) -> Option<TextFormat> {
+/// A text table's files: their format, and the compression their names
+/// end with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TextFiles {
+    pub format: TextFormat,
+    pub compression: FileCompressionType,
+    /// The whole ending the table's files are listed by (`.csv.gz`):
+    /// DataFusion's listing keeps the files whose names end with it.
+    extension: &'static str,
+}
+
+/// Every text file ending squall reads: a format's extension, then a
+/// compression's, if any.
+const ENDINGS: &[&str] = &[
+    ".csv", ".csv.gz", ".csv.bz2", ".csv.xz", ".csv.zst", ".tsv", ".tsv.gz", ".tsv.bz2",
+    ".tsv.xz", ".tsv.zst", ".ndjson", ".ndjson.gz", ".ndjson.bz2", ".ndjson.xz",
+    ".ndjson.zst", ".jsonl", ".jsonl.gz", ".jsonl.bz2", ".jsonl.xz", ".jsonl.zst", ".json",
+    ".json.gz", ".json.bz2", ".json.xz", ".json.zst",
+];
+
+/// The names of the text files squall reads, for messages.
+pub const NAMES: &str = "CSV (*.csv, *.tsv) or JSON lines (*.json, *.jsonl, *.ndjson), \
+                         each also compressed (.gz, .bz2, .xz, .zst)";
+
+/// The format of a file named `file`, if text.
+pub fn format_of(file: &str) -> Option<TextFiles> {
     let lower = file.to_ascii_lowercase();
-    let ends = |ext: &str| lower.ends_with(ext);
-    if ends(".csv") {
-        Some(TextFormat::Delimited(b',', ".csv"))
-    } else if ends(".tsv") {
-        Some(TextFormat::Delimited(b'\t', ".tsv"))
-    } else if ends(".ndjson") {
-        Some(TextFormat::Json(".ndjson"))
-    } else if ends(".jsonl") {
-        Some(TextFormat::Json(".jsonl"))
-    } else if ends(".json") {
-        Some(TextFormat::Json(".json"))
-    } else {
-        None
+    let extension = *ENDINGS.iter().find(|e| lower.ends_with(*e))?;
+    let format = match extension.split('.').nth(1)? {
+        "csv" => TextFormat::Delimited(b','),
+        "tsv" => TextFormat::Delimited(b'\t'),
+        _ => TextFormat::Json,
+    };
+    Some(TextFiles {
+        format,
+        compression: compression_of(extension),
+        extension,
+    })
+}
+
+/// Registers the table `name` of CSV or JSON files (`text_tables`) under
+/// `root`, partitioned as its folders say.
+#[allow(clippy::too_many_arguments)]
+pub(super) async fn register_table(
+    ctx: &SessionContext,
+    name: &str,
+    url: &str,
+    store_url: &ObjectStoreUrl,
+    root: &object_store::path::Path,
+    objects: &[object_store::ObjectMeta],
+    registry: &PartitionRegistry,
+    files: TextFiles,
+) -> Result<()> {
+    let layout = partitions::layout(objects, root, name, url, DataFiles::AllVisible)?;
+    let depth = root.parts().count();
+    let visible = objects
+        .iter()
+        .filter(|m| DataFiles::AllVisible.holds(&m.location, depth))
+        .map(|m| m.location.parts().skip(depth).map(|p| p.as_ref().to_string()))
+        .map(|parts| parts.collect::<Vec<_>>().join("/"));
+    let (mut first, mut other) = (None, None);
+    for path in visible {
+        if format_of(&path) == Some(files) {
+            first.get_or_insert(path);
+        } else {
+            other.get_or_insert(path);
+        }
     }
+    if let (Some(first), Some(other)) = (first, other) {
+        let why = format!(
+            "the folder mixes kinds of files, {first} and {other}: a table's files are \
+             one format, compressed alike ({})",
+            NAMES
+        );
+        return Err(table_error(name, url, why));
+    }
+    register(ctx, name, url, files, layout.listed_columns())
+        .await
+        .map_err(|e| table_error(name, url, message(&e)))?;
+    present(ctx, name, store_url, root, registry, &layout)
 }
 
 /// Registers `name`: the files of `format` under `url`, with the partition
@@ -43,21 +114,24 @@ pub async fn register(
     ctx: &SessionContext,
     name: &str,
     url: &str,
-    format: TextFormat,
+    files: TextFiles,
     partitions: Vec<(String, DataType)>,
 ) -> Result<()> {
-    match format {
-        TextFormat::Delimited(delimiter, extension) => {
+    let (extension, compression) = (files.extension, files.compression);
+    match files.format {
+        TextFormat::Delimited(delimiter) => {
             let options = CsvReadOptions::new()
                 .has_header(true)
                 .delimiter(delimiter)
                 .file_extension(extension)
+                .file_compression_type(compression)
                 .table_partition_cols(partitions);
             ctx.register_csv(name, url, options).await
         }
-        TextFormat::Json(extension) => {
+        TextFormat::Json => {
             let options = JsonReadOptions::default()
                 .file_extension(extension)
+                .file_compression_type(compression)
                 .table_partition_cols(partitions);
             ctx.register_json(name, url, options).await
         }

@@ -124,64 +124,6 @@ async fn folders_read_their_parquet_files_whatever_their_names() {
     );
 }
 
-/// Folders of CSV (with a header row) and JSON-lines files are tables as
-/// folders of Parquet are, flat or partitioned, staged; their types are
-/// inferred from their rows; quoted fields and empty values read as CSV says.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn folders_of_csv_and_json_lines_files_are_tables() {
-    let dir = tempfile::tempdir().unwrap();
-    let put = |path: &str, text: &str| {
-        let path = dir.path().join(path);
-        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-        std::fs::write(path, text).unwrap();
-    };
-    put(
-        "people/p.csv",
-        "id,name,joined,score\n1,\"Smith, John\",2024-01-05,3.5\n2,Ann,,\n3,\"Q \"\"q\"\"\",2024-02-01,7\n",
-    );
-    put("sales/region=eu/a.csv", "item,qty\nA,1\nB,2\n");
-    put("sales/region=us/b.csv", "item,qty\nC,5\n");
-    put("tabs/t.tsv", "k\tv\n1\tx\n");
-    put(
-        "events/e.jsonl",
-        "{\"id\":1,\"tags\":[\"a\",\"b\"]}\n{\"id\":2,\"tags\":[]}\n",
-    );
-    put("notes/readme.txt", "hello");
-    let engine = engine(dir.path(), &[("squall.scan.target_task_bytes", "16")]).await;
-    for (sql, want) in [
-        (
-            "select id, name, joined, score, typeof(joined) as t from people order by id",
-            "id,name,joined,score,t\n1,\"Smith, John\",2024-01-05,3.5,date\n2,Ann,,,date\n\
-             3,\"Q \"\"q\"\"\",2024-02-01,7.0,date\n",
-        ),
-        (
-            "select region, count(*) as n, sum(qty) as q from sales group by 1 order by 1",
-            "region,n,q\neu,2,3\nus,1,5\n",
-        ),
-        ("select v from tabs where k = 1", "v\nx\n"),
-        (
-            "select id, cardinality(tags) as n from events order by id",
-            "id,n\n1,2\n2,0\n",
-        ),
-    ] {
-        assert_eq!(squall_csv(&engine, sql).await, want, "{sql}");
-    }
-    let r = engine
-        .sql("select region, count(*) from sales group by 1")
-        .await
-        .unwrap();
-    assert!(r.profile.is_some_and(|p| p.stages > 1), "runs staged");
-    let err = engine
-        .sql("select * from notes")
-        .await
-        .unwrap_err()
-        .to_string();
-    assert!(
-        err.contains("readme.txt") && err.contains("nor CSV"),
-        "{err}"
-    );
-}
-
 /// Files of one table written with different but compatible column types
 /// (an integer as INT32 then INT64, a decimal whose precision grew, a
 /// column added later) read as one table of the wider types, staged and

@@ -105,6 +105,7 @@ mod spill;
 mod sql;
 mod staged_plans;
 mod tpch;
+mod text_tables;
 mod tree;
 mod trino_sql;
 mod two_level;

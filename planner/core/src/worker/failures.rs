@@ -1,0 +1,107 @@
+//! How a task's failure is classed (whether another attempt could end
+//! otherwise) and worded (the files a failed read was reading).
+
+use std::sync::Arc;
+
+use datafusion::common::tree_node::{TreeNode, TreeNodeRecursion};
+use datafusion::datasource::physical_plan::FileScanConfig;
+use datafusion::datasource::source::DataSourceExec;
+use datafusion::error::DataFusionError;
+use datafusion::physical_plan::ExecutionPlan;
+
+use crate::error::SquallError;
+use crate::task::FailureKind;
+
+/// The short class of a task's failure, as its report names it.
+pub(super) fn failure_kind(e: &SquallError) -> FailureKind {
+    match e {
+        SquallError::Task { message, .. } if message.starts_with("the task panicked") => {
+            FailureKind::Panic
+        }
+        SquallError::InjectedFault(_) => FailureKind::Injected,
+        SquallError::Config(_) => FailureKind::Config,
+        SquallError::Stopped { .. } => FailureKind::Stopped,
+        SquallError::BadTaskPayload(_) => FailureKind::BadPayload,
+        SquallError::TaskPlan { .. } => FailureKind::Plan,
+        SquallError::DataFusion(d) => match d.find_root() {
+            DataFusionError::ResourcesExhausted(_) => FailureKind::MemoryLimit,
+            // DataFusion's internal errors are broken invariants (an
+            // operator given an input it was not planned for): the same
+            // plan breaks them again.
+            DataFusionError::Internal(_) => FailureKind::Internal,
+            DataFusionError::Execution(m)
+                if m.starts_with(crate::scalar_subquery::TOO_MANY_ROWS)
+                    || crate::trino_udfs::is_argument_error(m) =>
+            {
+                FailureKind::Data
+            }
+            // A value the SQL cannot compute (a division by zero, an
+            // overflow, a string that is not a number): the same rows fail
+            // again.
+            // A CSV or JSON file its format's reader cannot parse: the
+            // same file fails again.
+            DataFusionError::ArrowError(e, _)
+                if matches!(
+                    e.as_ref(),
+                    arrow::error::ArrowError::DivideByZero
+                        | arrow::error::ArrowError::ArithmeticOverflow(_)
+                        | arrow::error::ArrowError::CastError(_)
+                        | arrow::error::ArrowError::ParseError(_)
+                        | arrow::error::ArrowError::CsvError(_)
+                        | arrow::error::ArrowError::JsonError(_)
+                ) =>
+            {
+                FailureKind::Data
+            }
+            _ => FailureKind::Execution,
+        },
+        _ => FailureKind::Execution,
+    }
+}
+
+/// The files the scans of `plan` read, in order.
+pub(super) fn scanned_files(plan: &Arc<dyn ExecutionPlan>) -> Vec<String> {
+    let mut files = Vec::new();
+    let _ = plan.apply(|node| {
+        if let Some(config) = node
+            .downcast_ref::<DataSourceExec>()
+            .and_then(|scan| scan.data_source().downcast_ref::<FileScanConfig>())
+        {
+            let paths = config.file_groups.iter().flat_map(|g| g.files());
+            files.extend(paths.map(|f| f.object_meta.location.to_string()));
+        }
+        Ok(TreeNodeRecursion::Continue)
+    });
+    files
+}
+
+/// `e`, if a failure reading a file's contents (a reader refusing what it
+/// read, or a compressed stream that does not decode), with the files the
+/// task read named: "reading file a/b.csv.gz", or the first few of several.
+pub(super) fn name_files(e: DataFusionError, files: &[String]) -> DataFusionError {
+    use arrow::error::ArrowError;
+    let reading = match e.find_root() {
+        DataFusionError::ParquetError(_) | DataFusionError::IoError(_) => true,
+        DataFusionError::ArrowError(e, _) => matches!(
+            e.as_ref(),
+            ArrowError::CsvError(_)
+                | ArrowError::JsonError(_)
+                | ArrowError::ParquetError(_)
+                | ArrowError::IoError(..)
+        ),
+        _ => false,
+    };
+    let what = match files {
+        _ if !reading => return e,
+        [] => return e,
+        [one] => format!("reading file {one}"),
+        many => format!(
+            "reading one of {} files: {}{}",
+            many.len(),
+            many[..many.len().min(3)].join(", "),
+            if many.len() > 3 { ", ..." } else { "" }
+        ),
+    };
+    e.context(what)
+}
+

@@ -1,0 +1,126 @@
+//! Tables of CSV and JSON-lines files, plain or compressed.
+
+use crate::common::*;
+
+/// Folders of CSV (with a header row) and JSON-lines files are tables as
+/// folders of Parquet are, flat or partitioned, staged; their types are
+/// inferred from their rows; quoted fields and empty values read as CSV says.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn folders_of_csv_and_json_lines_files_are_tables() {
+    let dir = tempfile::tempdir().unwrap();
+    let put = |path: &str, text: &str| {
+        let path = dir.path().join(path);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    };
+    put(
+        "people/p.csv",
+        "id,name,joined,score\n1,\"Smith, John\",2024-01-05,3.5\n2,Ann,,\n3,\"Q \"\"q\"\"\",2024-02-01,7\n",
+    );
+    put("sales/region=eu/a.csv", "item,qty\nA,1\nB,2\n");
+    put("sales/region=us/b.csv", "item,qty\nC,5\n");
+    put("tabs/t.tsv", "k\tv\n1\tx\n");
+    put(
+        "events/e.jsonl",
+        "{\"id\":1,\"tags\":[\"a\",\"b\"]}\n{\"id\":2,\"tags\":[]}\n",
+    );
+    put("notes/readme.txt", "hello");
+    let engine = engine(dir.path(), &[("squall.scan.target_task_bytes", "16")]).await;
+    for (sql, want) in [
+        (
+            "select id, name, joined, score, typeof(joined) as t from people order by id",
+            "id,name,joined,score,t\n1,\"Smith, John\",2024-01-05,3.5,date\n2,Ann,,,date\n\
+             3,\"Q \"\"q\"\"\",2024-02-01,7.0,date\n",
+        ),
+        (
+            "select region, count(*) as n, sum(qty) as q from sales group by 1 order by 1",
+            "region,n,q\neu,2,3\nus,1,5\n",
+        ),
+        ("select v from tabs where k = 1", "v\nx\n"),
+        (
+            "select id, cardinality(tags) as n from events order by id",
+            "id,n\n1,2\n2,0\n",
+        ),
+    ] {
+        assert_eq!(squall_csv(&engine, sql).await, want, "{sql}");
+    }
+    let r = engine
+        .sql("select region, count(*) from sales group by 1")
+        .await
+        .unwrap();
+    assert!(r.profile.is_some_and(|p| p.stages > 1), "runs staged");
+    let err = engine
+        .sql("select * from notes")
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("readme.txt") && err.contains("nor CSV"),
+        "{err}"
+    );
+}
+
+/// Text files compressed with gzip or zstd (`.csv.gz`, `.jsonl.zst`) are
+/// tables too, staged over several tasks, each file read whole; a file
+/// that does not decompress fails its query naming it, and a folder that
+/// mixes compressed and plain files is refused naming both.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn folders_of_compressed_text_files_are_tables() {
+    use std::io::Write;
+    let dir = tempfile::tempdir().unwrap();
+    let put = |path: &str, bytes: &[u8]| {
+        let path = dir.path().join(path);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, bytes).unwrap();
+    };
+    let gzip = |text: &str| {
+        let mut w = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+        w.write_all(text.as_bytes()).unwrap();
+        w.finish().unwrap()
+    };
+    let rows = |from: u32| -> String {
+        let body: String = (from..from + 500)
+            .map(|i| format!("{i},k{},{}.5\n", i % 3, i))
+            .collect();
+        format!("id,k,v\n{body}")
+    };
+    for (i, from) in [0, 500, 1000].into_iter().enumerate() {
+        put(&format!("sales/day={i}/part.csv.gz"), &gzip(&rows(from)));
+        put(&format!("plain/part{i}.csv"), rows(from).as_bytes());
+    }
+    let lines: String = (0..300)
+        .map(|i| format!("{{\"id\":{i},\"tag\":\"t{}\"}}\n", i % 4))
+        .collect();
+    put("events/e.jsonl.zst", &zstd::encode_all(lines.as_bytes(), 3).unwrap());
+    let mut broken = gzip(&rows(0));
+    broken.truncate(broken.len() / 2);
+    put("broken/a.csv.gz", &broken);
+    put("mixed/a.csv.gz", &gzip(&rows(0)));
+    put("mixed/b.csv", rows(0).as_bytes());
+    let engine = engine(dir.path(), &[("squall.scan.target_task_bytes", "16")]).await;
+    for (sql, want) in [
+        (
+            "select k, count(*) as n, sum(v) as s, min(day) as d from sales group by k order by k",
+            "k,n,s,d\nk0,500,374500.0,0\nk1,500,375000.0,0\nk2,500,375500.0,0\n",
+        ),
+        (
+            "select count(*) as n from sales s join plain p on s.id = p.id and s.v = p.v",
+            "n\n1500\n",
+        ),
+        (
+            "select tag, count(*) as n, max(id) as m from events group by tag order by tag",
+            "tag,n,m\nt0,75,296\nt1,75,297\nt2,75,298\nt3,75,299\n",
+        ),
+    ] {
+        assert_eq!(squall_csv(&engine, sql).await, want, "{sql}");
+    }
+    let r = engine.sql("select k, count(*) from sales group by k").await.unwrap();
+    assert!(r.profile.is_some_and(|p| p.tasks >= 3), "one task per file at least");
+    let err = engine.sql("select count(*) from broken").await.unwrap_err().to_string();
+    assert!(err.contains("broken/a.csv.gz"), "{err}");
+    let err = engine.sql("select count(*) from mixed").await.unwrap_err().to_string();
+    assert!(
+        err.contains("mixes") && err.contains("a.csv.gz") && err.contains("b.csv"),
+        "{err}"
+    );
+}
