@@ -558,7 +558,11 @@ fn catalog_error(location: &str, message: impl std::fmt::Display) -> DataFusionE
     .into()
 }
 
-pub(super) fn table_error(table: &str, location: &str, message: impl std::fmt::Display) -> DataFusionError {
+pub(super) fn table_error(
+    table: &str,
+    location: &str,
+    message: impl std::fmt::Display,
+) -> DataFusionError {
     PlannerError::Table {
         table: table.to_string(),
         location: location.to_string(),

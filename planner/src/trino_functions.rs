@@ -52,7 +52,9 @@
 //! | `to_hex(b)`, `from_hex(s)` | `upper(encode(b, 'hex'))`, `decode(s, 'hex')` |
 //! | `current_user`, `current_catalog`, `current_schema`, `localtimestamp`, `localtime` | the session's user, catalog and schema; `now()` without its zone |
 //!
-//! Functions of maps and lambdas over them (`transform_values`,
+//! | `bitwise_and_agg`, `_or_agg`, `_xor_agg` | `bit_and`, `bit_or`, `bit_xor` |
+//!
+//! [`top_n`] has `max_by(x, y, n)` and the like. Functions of maps and lambdas over them (`transform_values`,
 //! `map_filter`, `map_concat`, `zip_with`, ...) are [`maps`]'s. JSON, URL
 //! and `hamming_distance` functions are functions of their own
 //! (`squall_core::trino_udfs`); `CROSS JOIN UNNEST` of a row's array and
@@ -62,6 +64,7 @@ use std::ops::ControlFlow;
 
 mod dates;
 mod maps;
+mod top_n;
 
 use datafusion::error::{DataFusionError, Result};
 use datafusion::sql::parser::Statement;
@@ -251,6 +254,9 @@ fn rewritten(function: &mut Function) -> Result<Option<Expr>> {
         }
         ("approx_percentile", 2) => return rename(function, "approx_percentile_cont"),
         ("every", 1) => return rename(function, "bool_and"),
+        ("bitwise_and_agg", 1) => return rename(function, "bit_and"),
+        ("bitwise_or_agg", 1) => return rename(function, "bit_or"),
+        ("bitwise_xor_agg", 1) => return rename(function, "bit_xor"),
         ("count_if", 1) => {
             set_args(function, &[format!("CASE WHEN {} THEN 1 END", a(0))])?;
             return rename(function, "count");
@@ -452,7 +458,7 @@ fn rewritten(function: &mut Function) -> Result<Option<Expr>> {
             b = a(0)
         ),
         ("from_base64", 1) => format!("decode({}, 'base64')", a(0)),
-        _ => match maps::rewritten(&name, &args)? {
+        _ => match maps::rewritten(&name, &args)?.or_else(|| top_n::rewritten(&name, &args)) {
             Some(sql) => sql,
             None => return Ok(None),
         },

@@ -23,6 +23,7 @@
 //! text and arrays, maps and rows are [`json_cast`]'s.
 
 mod by_type;
+mod bytes_and_text;
 pub mod checked;
 mod format;
 mod histogram;
@@ -30,6 +31,8 @@ mod iso8601;
 mod json;
 pub mod json_cast;
 pub mod map_first;
+mod moments;
+mod reduce;
 mod regexp_arrays;
 pub mod unnest_part;
 mod url_parts;
@@ -54,6 +57,11 @@ pub fn register(ctx: &SessionContext) {
     by_type::register(ctx);
     crate::checked_sum::register(ctx);
     ctx.register_udaf(histogram::function());
+    ctx.register_udaf(histogram::most_frequent());
+    ctx.register_higher_order_function(Arc::new(reduce::function()));
+    for udaf in moments::functions() {
+        ctx.register_udaf(udaf);
+    }
 }
 
 /// Every function of this module.
@@ -102,6 +110,7 @@ pub fn functions() -> Vec<ScalarUDF> {
         ])
         .chain(regexp_arrays::functions())
         .chain(checked::functions())
+        .chain(bytes_and_text::functions())
         .collect()
 }
 

@@ -40,10 +40,31 @@ pub struct TextFiles {
 /// Every text file ending squall reads: a format's extension, then a
 /// compression's, if any.
 const ENDINGS: &[&str] = &[
-    ".csv", ".csv.gz", ".csv.bz2", ".csv.xz", ".csv.zst", ".tsv", ".tsv.gz", ".tsv.bz2",
-    ".tsv.xz", ".tsv.zst", ".ndjson", ".ndjson.gz", ".ndjson.bz2", ".ndjson.xz",
-    ".ndjson.zst", ".jsonl", ".jsonl.gz", ".jsonl.bz2", ".jsonl.xz", ".jsonl.zst", ".json",
-    ".json.gz", ".json.bz2", ".json.xz", ".json.zst",
+    ".csv",
+    ".csv.gz",
+    ".csv.bz2",
+    ".csv.xz",
+    ".csv.zst",
+    ".tsv",
+    ".tsv.gz",
+    ".tsv.bz2",
+    ".tsv.xz",
+    ".tsv.zst",
+    ".ndjson",
+    ".ndjson.gz",
+    ".ndjson.bz2",
+    ".ndjson.xz",
+    ".ndjson.zst",
+    ".jsonl",
+    ".jsonl.gz",
+    ".jsonl.bz2",
+    ".jsonl.xz",
+    ".jsonl.zst",
+    ".json",
+    ".json.gz",
+    ".json.bz2",
+    ".json.xz",
+    ".json.zst",
 ];
 
 /// The names of the text files squall reads, for messages.
@@ -84,7 +105,12 @@ pub(super) async fn register_table(
     let visible = objects
         .iter()
         .filter(|m| DataFiles::AllVisible.holds(&m.location, depth))
-        .map(|m| m.location.parts().skip(depth).map(|p| p.as_ref().to_string()))
+        .map(|m| {
+            m.location
+                .parts()
+                .skip(depth)
+                .map(|p| p.as_ref().to_string())
+        })
         .map(|parts| parts.collect::<Vec<_>>().join("/"));
     let (mut first, mut other) = (None, None);
     for path in visible {

@@ -91,7 +91,10 @@ async fn folders_of_compressed_text_files_are_tables() {
     let lines: String = (0..300)
         .map(|i| format!("{{\"id\":{i},\"tag\":\"t{}\"}}\n", i % 4))
         .collect();
-    put("events/e.jsonl.zst", &zstd::encode_all(lines.as_bytes(), 3).unwrap());
+    put(
+        "events/e.jsonl.zst",
+        &zstd::encode_all(lines.as_bytes(), 3).unwrap(),
+    );
     let mut broken = gzip(&rows(0));
     broken.truncate(broken.len() / 2);
     put("broken/a.csv.gz", &broken);
@@ -114,11 +117,25 @@ async fn folders_of_compressed_text_files_are_tables() {
     ] {
         assert_eq!(squall_csv(&engine, sql).await, want, "{sql}");
     }
-    let r = engine.sql("select k, count(*) from sales group by k").await.unwrap();
-    assert!(r.profile.is_some_and(|p| p.tasks >= 3), "one task per file at least");
-    let err = engine.sql("select count(*) from broken").await.unwrap_err().to_string();
+    let r = engine
+        .sql("select k, count(*) from sales group by k")
+        .await
+        .unwrap();
+    assert!(
+        r.profile.is_some_and(|p| p.tasks >= 3),
+        "one task per file at least"
+    );
+    let err = engine
+        .sql("select count(*) from broken")
+        .await
+        .unwrap_err()
+        .to_string();
     assert!(err.contains("broken/a.csv.gz"), "{err}");
-    let err = engine.sql("select count(*) from mixed").await.unwrap_err().to_string();
+    let err = engine
+        .sql("select count(*) from mixed")
+        .await
+        .unwrap_err()
+        .to_string();
     assert!(
         err.contains("mixes") && err.contains("a.csv.gz") && err.contains("b.csv"),
         "{err}"

@@ -1,5 +1,9 @@
 //! Trino's `histogram(x)`: the map of each distinct non-NULL value of a
 //! group to the number of times it comes (NULL for a group with none).
+//! And `approx_most_frequent(buckets, x, capacity)`: the `buckets` values
+//! that come most often, with their counts, counted exactly (the
+//! `capacity` of Trino's sketch is not needed, so its memory is
+//! `histogram`'s); values of equal counts come in the order first seen.
 //! Values are counted by their row encoding (any type Arrow can sort);
 //! memory grows with the distinct values, not the rows, and is reported
 //! to the memory pool through `size`. Partial counts travel between stages
@@ -18,18 +22,33 @@ use datafusion::logical_expr::function::{AccumulatorArgs, StateFieldsArgs};
 use datafusion::logical_expr::{
     Accumulator, AggregateUDF, AggregateUDFImpl, Signature, Volatility,
 };
+use datafusion::physical_expr::expressions::Literal;
 
 const NAME: &str = "histogram";
+const MOST_FREQUENT: &str = "approx_most_frequent";
 
 pub(super) fn function() -> AggregateUDF {
     AggregateUDF::new_from_impl(Histogram {
         signature: Signature::any(1, Volatility::Immutable),
+        name: NAME,
+        value: 0,
+    })
+}
+
+pub(super) fn most_frequent() -> AggregateUDF {
+    AggregateUDF::new_from_impl(Histogram {
+        signature: Signature::any(3, Volatility::Immutable),
+        name: MOST_FREQUENT,
+        value: 1,
     })
 }
 
 #[derive(Debug, PartialEq, Eq, Hash)]
 struct Histogram {
     signature: Signature,
+    name: &'static str,
+    /// The argument whose values are counted.
+    value: usize,
 }
 
 fn entries(key: &DataType) -> Fields {
@@ -48,7 +67,7 @@ fn map_type(key: &DataType) -> DataType {
 
 impl AggregateUDFImpl for Histogram {
     fn name(&self) -> &str {
-        NAME
+        self.name
     }
 
     fn signature(&self) -> &Signature {
@@ -56,11 +75,11 @@ impl AggregateUDFImpl for Histogram {
     }
 
     fn return_type(&self, args: &[DataType]) -> Result<DataType> {
-        Ok(map_type(&args[0]))
+        Ok(map_type(&args[self.value]))
     }
 
     fn state_fields(&self, args: StateFieldsArgs) -> Result<Vec<FieldRef>> {
-        let key = args.input_fields[0].data_type().clone();
+        let key = args.input_fields[self.value].data_type().clone();
         Ok(vec![
             Arc::new(Field::new_list(
                 format!("{}[values]", args.name),
@@ -76,8 +95,15 @@ impl AggregateUDFImpl for Histogram {
     }
 
     fn accumulator(&self, args: AccumulatorArgs) -> Result<Box<dyn Accumulator>> {
-        let key = args.expr_fields[0].data_type().clone();
+        let key = args.expr_fields[self.value].data_type().clone();
+        let top = if self.value == 0 {
+            None
+        } else {
+            Some(buckets(&args)?)
+        };
         Ok(Box::new(Counts {
+            top,
+            value: self.value,
             converter: RowConverter::new(vec![SortField::new(key.clone())])?,
             key,
             counts: HashMap::new(),
@@ -87,9 +113,29 @@ impl AggregateUDFImpl for Histogram {
     }
 }
 
+/// `approx_most_frequent`'s number of buckets: a positive integer literal,
+/// the same for every group, as Trino requires it.
+fn buckets(args: &AccumulatorArgs) -> Result<usize> {
+    let literal = args.exprs[0]
+        .downcast_ref::<Literal>()
+        .map(|l| l.value().clone());
+    match literal.map(|v| v.cast_to(&DataType::Int64)) {
+        Some(Ok(ScalarValue::Int64(Some(n)))) if n > 0 => Ok(n as usize),
+        _ => Err(DataFusionError::Plan(format!(
+            "{MOST_FREQUENT}: the number of buckets must be a positive integer constant, \
+             not {}",
+            args.exprs[0]
+        ))),
+    }
+}
+
 /// One group's counts, by value, in the order values first came.
 #[derive(Debug)]
 struct Counts {
+    /// The most values evaluated (`approx_most_frequent`'s buckets).
+    top: Option<usize>,
+    /// The argument counted.
+    value: usize,
     key: DataType,
     converter: RowConverter,
     counts: HashMap<Box<[u8]>, usize>,
@@ -145,7 +191,7 @@ fn one_list(values: ArrayRef, nullable: bool) -> ScalarValue {
 
 impl Accumulator for Counts {
     fn update_batch(&mut self, values: &[ArrayRef]) -> Result<()> {
-        self.add(&values[0], None)
+        self.add(&values[self.value], None)
     }
 
     fn merge_batch(&mut self, states: &[ArrayRef]) -> Result<()> {
@@ -184,7 +230,17 @@ impl Accumulator for Counts {
         if self.order.is_empty() {
             return ScalarValue::try_from(&map_type);
         }
-        let (values, counts) = self.arrays()?;
+        let (mut values, mut counts) = self.arrays()?;
+        if let Some(top) = self.top.filter(|&top| top < counts.len()) {
+            let mut by_count: Vec<u32> = (0..counts.len() as u32).collect();
+            by_count.sort_by_key(|&i| std::cmp::Reverse(counts.value(i as usize)));
+            by_count.truncate(top);
+            let indices = arrow::array::UInt32Array::from(by_count);
+            values = arrow::compute::take(&values, &indices, None)?;
+            counts = arrow::compute::take(&counts, &indices, None)?
+                .as_primitive::<Int64Type>()
+                .clone();
+        }
         let entries =
             StructArray::try_new(entries(&self.key), vec![values, Arc::new(counts)], None)?;
         let DataType::Map(field, _) = map_type else {

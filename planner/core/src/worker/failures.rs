@@ -104,4 +104,3 @@ pub(super) fn name_files(e: DataFusionError, files: &[String]) -> DataFusionErro
     };
     e.context(what)
 }
-

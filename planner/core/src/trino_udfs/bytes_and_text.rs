@@ -1,0 +1,233 @@
+//! Trino's `xxhash64(b)` and `crc32(b)` of VARBINARY (the hash as 8 bytes,
+//! big-endian, as Trino gives it; the checksum as BIGINT),
+//! `split_to_map(s, entry_delimiter, key_value_delimiter)` (a map of text,
+//! refusing a repeated key or an entry without exactly one key-value
+//! delimiter, as Trino does) and `human_readable_seconds(x)`
+//! (`1 hour, 2 minutes, 42 seconds`, in weeks, days, hours, minutes and
+//! seconds, rounded to the second). NULL in, NULL out.
+
+use std::collections::HashSet;
+use std::sync::Arc;
+
+use arrow::array::{
+    Array, ArrayRef, AsArray, BinaryBuilder, Int64Builder, MapBuilder, StringBuilder,
+};
+use arrow::compute::cast;
+use arrow::datatypes::{DataType, Field, Fields, Float64Type};
+use datafusion::error::{DataFusionError, Result};
+use datafusion::logical_expr::{
+    ColumnarValue, ScalarFunctionArgs, ScalarUDF, ScalarUDFImpl, Signature, Volatility,
+};
+
+use super::{Rows, refused};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+enum Kind {
+    XxHash64,
+    Crc32,
+    SplitToMap,
+    HumanReadableSeconds,
+}
+
+pub(super) fn functions() -> Vec<ScalarUDF> {
+    [
+        (Kind::XxHash64, 1),
+        (Kind::Crc32, 1),
+        (Kind::SplitToMap, 3),
+        (Kind::HumanReadableSeconds, 1),
+    ]
+    .into_iter()
+    .map(|(kind, n)| {
+        ScalarUDF::new_from_impl(Function {
+            kind,
+            signature: Signature::any(n, Volatility::Immutable),
+        })
+    })
+    .collect()
+}
+
+#[derive(Debug, PartialEq, Eq, Hash)]
+struct Function {
+    kind: Kind,
+    signature: Signature,
+}
+
+fn text_map() -> DataType {
+    let entries = Fields::from(vec![
+        Field::new("keys", DataType::Utf8, false),
+        Field::new("values", DataType::Utf8, true),
+    ]);
+    DataType::Map(
+        Arc::new(Field::new("entries", DataType::Struct(entries), false)),
+        false,
+    )
+}
+
+impl ScalarUDFImpl for Function {
+    fn name(&self) -> &str {
+        match self.kind {
+            Kind::XxHash64 => "xxhash64",
+            Kind::Crc32 => "crc32",
+            Kind::SplitToMap => "split_to_map",
+            Kind::HumanReadableSeconds => "human_readable_seconds",
+        }
+    }
+
+    fn signature(&self) -> &Signature {
+        &self.signature
+    }
+
+    fn return_type(&self, _args: &[DataType]) -> Result<DataType> {
+        Ok(match self.kind {
+            Kind::XxHash64 => DataType::Binary,
+            Kind::Crc32 => DataType::Int64,
+            Kind::SplitToMap => text_map(),
+            Kind::HumanReadableSeconds => DataType::Utf8,
+        })
+    }
+
+    fn invoke_with_args(&self, args: ScalarFunctionArgs) -> Result<ColumnarValue> {
+        let call = Rows::of(&args);
+        let rows = call.count;
+        let arg = |i: usize, to: &DataType| -> Result<ArrayRef> {
+            let array: &ColumnarValue = &args.args[i];
+            let array = array.to_array(rows)?;
+            cast(&array, to).map_err(|e| {
+                refused(
+                    self.name(),
+                    format!("an argument of type {} is not {to}: {e}", array.data_type()),
+                )
+            })
+        };
+        let out: ArrayRef = match self.kind {
+            Kind::XxHash64 | Kind::Crc32 => {
+                let bytes = arg(0, &DataType::Binary)?;
+                let bytes = bytes.as_binary::<i32>();
+                if self.kind == Kind::XxHash64 {
+                    let mut b = BinaryBuilder::with_capacity(rows, rows * 8);
+                    for v in bytes.iter() {
+                        b.append_option(
+                            v.map(|v| twox_hash::XxHash64::oneshot(0, v).to_be_bytes()),
+                        );
+                    }
+                    Arc::new(b.finish())
+                } else {
+                    let mut b = Int64Builder::with_capacity(rows);
+                    for v in bytes.iter() {
+                        b.append_option(v.map(|v| i64::from(crc32fast::hash(v))));
+                    }
+                    Arc::new(b.finish())
+                }
+            }
+            Kind::HumanReadableSeconds => {
+                let seconds = arg(0, &DataType::Float64)?;
+                let mut b = StringBuilder::with_capacity(rows, rows * 24);
+                for v in seconds.as_primitive::<Float64Type>().iter() {
+                    b.append_option(v.map(human_readable_seconds).transpose()?);
+                }
+                Arc::new(b.finish())
+            }
+            Kind::SplitToMap => {
+                let [s, entry, kv] = [0, 1, 2].map(|i| arg(i, &DataType::Utf8));
+                let (s, entry, kv) = (s?, entry?, kv?);
+                let (s, entry, kv) = (
+                    s.as_string::<i32>(),
+                    entry.as_string::<i32>(),
+                    kv.as_string::<i32>(),
+                );
+                let mut b = MapBuilder::new(
+                    Some(arrow::array::MapFieldNames {
+                        entry: "entries".into(),
+                        key: "keys".into(),
+                        value: "values".into(),
+                    }),
+                    StringBuilder::new(),
+                    StringBuilder::new(),
+                );
+                for row in 0..rows {
+                    if s.is_null(row) || entry.is_null(row) || kv.is_null(row) {
+                        b.append(false)?;
+                        continue;
+                    }
+                    split_to_map(s.value(row), entry.value(row), kv.value(row), &mut b)?;
+                }
+                Arc::new(b.finish())
+            }
+        };
+        call.answer(out)
+    }
+}
+
+/// One row of `split_to_map`.
+fn split_to_map(
+    s: &str,
+    entry: &str,
+    kv: &str,
+    b: &mut MapBuilder<StringBuilder, StringBuilder>,
+) -> Result<()> {
+    const NAME: &str = "split_to_map";
+    if entry.is_empty() || kv.is_empty() {
+        return Err(refused(NAME, "the delimiters must not be empty"));
+    }
+    if entry == kv {
+        return Err(refused(
+            NAME,
+            "the entry and key-value delimiters must differ",
+        ));
+    }
+    let mut seen = HashSet::new();
+    // A trailing entry delimiter ends the last entry; it adds none.
+    let s = s.strip_suffix(entry).unwrap_or(s);
+    if !s.is_empty() {
+        for e in s.split(entry) {
+            let mut parts = e.split(kv);
+            let (Some(k), Some(v), None) = (parts.next(), parts.next(), parts.next()) else {
+                return Err(refused(
+                    NAME,
+                    format!(
+                        "the key-value delimiter must appear exactly once in each entry; bad entry: '{e}'"
+                    ),
+                ));
+            };
+            if !seen.insert(k) {
+                return Err(refused(
+                    NAME,
+                    format!("duplicate keys ({k}) are not allowed"),
+                ));
+            }
+            b.keys().append_value(k);
+            b.values().append_value(v);
+        }
+    }
+    b.append(true).map_err(DataFusionError::from)
+}
+
+/// Trino's `human_readable_seconds`, of a finite number of seconds.
+fn human_readable_seconds(seconds: f64) -> Result<String> {
+    if !seconds.is_finite() {
+        return Err(refused(
+            "human_readable_seconds",
+            format!("{seconds} is not a number of seconds"),
+        ));
+    }
+    let mut rest = seconds.abs().round() as u64;
+    let mut parts = Vec::new();
+    for (unit, size) in [
+        ("week", 604_800),
+        ("day", 86_400),
+        ("hour", 3_600),
+        ("minute", 60),
+        ("second", 1),
+    ] {
+        let n = rest / size;
+        rest %= size;
+        if n > 0 {
+            parts.push(format!("{n} {unit}{}", if n == 1 { "" } else { "s" }));
+        }
+    }
+    if parts.is_empty() {
+        return Ok("0 seconds".into());
+    }
+    let sign = if seconds < 0.0 { "-" } else { "" };
+    Ok(format!("{sign}{}", parts.join(", ")))
+}

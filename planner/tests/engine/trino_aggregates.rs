@@ -1,0 +1,101 @@
+//! Trino's statistics, top-n and most-frequent aggregates, `reduce`, and
+//! the hash and text functions, staged (partial states merged across
+//! tasks) and checked against single-node DataFusion's own arithmetic.
+
+use crate::common::*;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn trino_statistics_top_n_reduce_and_hashes() {
+    let data = sf001_small_groups();
+    let engine = engine(&data.path, &[("squall.query.single_task_bytes", "0")]).await;
+    let reference = single_node(&data.path).await;
+    // skewness and kurtosis as Trino defines them, from central moments.
+    assert_eq!(
+        squall_csv(
+            &engine,
+            "select l_returnflag as f, round(skewness(l_quantity), 6) as s, \
+             round(kurtosis(l_quantity), 6) as k from lineitem group by 1 order by 1"
+        )
+        .await,
+        single_node_csv(
+            &reference,
+            "with x as (select l_returnflag as f, cast(l_quantity as double) as x from lineitem), \
+             m as (select f, avg(x) as mu, cast(count(*) as double) as n from x group by f) \
+             select f, round(sqrt(n) * sum(power(x - mu, 3)) / power(sum(power(x - mu, 2)), 1.5), 6) as s, \
+             round((n - 1) * n * (n + 1) / ((n - 2) * (n - 3)) * sum(power(x - mu, 4)) \
+             / power(sum(power(x - mu, 2)), 2) - 3 * (n - 1) * (n - 1) / ((n - 2) * (n - 3)), 6) as k \
+             from x join m using (f) group by f, n, mu order by f"
+        )
+        .await
+    );
+    // reduce: a fold per row (arrays of many lengths in one batch), with a
+    // captured column, equal to the sums it folds.
+    assert_eq!(
+        squall_csv(
+            &engine,
+            "select count(*) filter (where r <> t * k) as bad, count(*) > 100 as many from ( \
+             select o_custkey as k, array_agg(o_orderkey) as a, sum(o_orderkey) as t \
+             from orders group by 1) \
+             cross join lateral (select reduce(a, 0, (s, x) -> s + x * k, s -> s) as r)"
+        )
+        .await,
+        "bad,many\n0,true\n"
+    );
+    // The most frequent values, and the n largest, against GROUP BY and ORDER BY.
+    assert_eq!(
+        squall_csv(
+            &engine,
+            "select k, v from (select approx_most_frequent(3, l_shipmode, 100) as m from lineitem) \
+             cross join unnest(m) as u(k, v) order by v desc, k"
+        )
+        .await,
+        single_node_csv(
+            &reference,
+            "select l_shipmode as k, count(*) as v from lineitem group by 1 order by 2 desc, 1 limit 3"
+        )
+        .await
+    );
+    for (sql, csv) in [
+        (
+            "select n_regionkey as r, max_by(n_name, n_nationkey, 2) as a, min(n_nationkey, 2) as b, \
+             max(n_name, 1) as c from nation group by 1 order by 1 limit 2",
+            "r,a,b,c\n0,\"[MOZAMBIQUE, MOROCCO]\",\"[0, 5]\",[MOZAMBIQUE]\n\
+             1,\"[UNITED STATES, PERU]\",\"[1, 2]\",[UNITED STATES]\n",
+        ),
+        (
+            "select bitwise_and_agg(n_nationkey) as a, bitwise_or_agg(n_nationkey) as o, \
+             bitwise_xor_agg(n_nationkey) as x from nation",
+            "a,o,x\n0,31,24\n",
+        ),
+        (
+            "select reduce(array[1, 2, 3], 0, (s, x) -> s + x * 1.5, s -> s * 2) as a, \
+             reduce(array['a', null, 'c'], '', (s, x) -> concat(s, coalesce(x, '-')), s -> upper(s)) as b, \
+             reduce(cast(null as array(integer)), 0, (s, x) -> s + x, s -> s) is null as c",
+            "a,b,c\n18.0,A-C,true\n",
+        ),
+        (
+            "select to_hex(xxhash64(to_utf8('a'))) as h, crc32(to_utf8('a')) as c, \
+             split_to_map('a=1,b=2,', ',', '=')['b'] as m, \
+             human_readable_seconds(56363463) as s, year_of_week(date '2021-01-01') as y, \
+             array_average(array[1.5, null, 2.5]) as v",
+            "h,c,m,s,y,v\nD24EC4F1A98C6E5B,3904355907,2,\
+             \"93 weeks, 1 day, 8 hours, 31 minutes, 3 seconds\",2020,2.0\n",
+        ),
+    ] {
+        assert_eq!(squall_csv(&engine, sql).await, csv, "{sql}");
+    }
+    for (sql, says) in [
+        (
+            "select split_to_map('a=1,a=2', ',', '=')",
+            "duplicate keys (a)",
+        ),
+        ("select split_to_map('a', ',', '=')", "exactly once"),
+        (
+            "select approx_most_frequent(n_nationkey, n_regionkey, 10) from nation",
+            "positive integer constant",
+        ),
+    ] {
+        let err = engine.sql(sql).await.unwrap_err().to_string();
+        assert!(err.contains(says), "{sql}: {err}");
+    }
+}
