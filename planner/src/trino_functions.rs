@@ -44,7 +44,6 @@
 //! | `transform(a, x -> e)`, `filter(a, x -> p)`, `any_match`, `all_match`, `none_match`, `zip(a, b, ...)` | `array_transform`, `array_filter`, `array_any_match` (`all_match`: none fails), `arrays_zip`; lambdas parse in squall's dialect ([`crate::trino_dialect`]) |
 //! | `contains(a, x)`, `sequence(a, b[, step])` | `array_has`, `generate_series` (dates step a day unless told) |
 //! | `e()`, `nan()`, `infinity()`, `is_finite(x)`, `is_infinite(x)`, `width_bucket(x, lo, hi, n)` | constants and comparisons with infinity; the bucket as a `CASE` |
-//! | `bitwise_and`, `_or`, `_xor`, `_not`, `_left_shift`, `_right_shift_arithmetic` | `&`, `\|`, `^`, `~`, `<<`, `>>` |
 //! | `codepoint(s)`, `levenshtein_distance(a, b)`, `to_base64(b)`, `from_base64(s)` | `ascii`, `levenshtein` as BIGINT, `encode`/`decode` (base64 padded as Trino pads it) |
 //! | `try(e)` | `e` with its casts as `TRY_CAST` and its divisions by zero NULL (other errors still fail) |
 //! | `from_iso8601_timestamp(s)`, `current_timezone()`, `date(x)` | `to_timestamp(s)`, `'UTC'`, `CAST(x AS DATE)` |
@@ -54,7 +53,7 @@
 //!
 //! | `bitwise_and_agg`, `_or_agg`, `_xor_agg` | `bit_and`, `bit_or`, `bit_xor` |
 //!
-//! [`top_n`] has `max_by(x, y, n)` and the like. Functions of maps and lambdas over them (`transform_values`,
+//! [`rest`] has `max_by(x, y, n)`, `bitwise_and(a, b)` and the like. Functions of maps and lambdas over them (`transform_values`,
 //! `map_filter`, `map_concat`, `zip_with`, ...) are [`maps`]'s. JSON, URL
 //! and `hamming_distance` functions are functions of their own
 //! (`squall_core::trino_udfs`); `CROSS JOIN UNNEST` of a row's array and
@@ -64,7 +63,7 @@ use std::ops::ControlFlow;
 
 mod dates;
 mod maps;
-mod top_n;
+mod rest;
 
 use datafusion::error::{DataFusionError, Result};
 use datafusion::sql::parser::Statement;
@@ -76,6 +75,7 @@ use dates::{
     chrono_format, date_diff, date_field, interval, is_date_difference, is_date_or_time,
     joda_format, unit_of,
 };
+use squall_core::trino_udfs::sort_by::SORT_BY;
 
 /// Who runs a statement, as Trino's `current_user`, `current_catalog` and
 /// `current_schema` answer: the client's user and session (its
@@ -391,8 +391,11 @@ fn rewritten(function: &mut Function) -> Result<Option<Expr>> {
         ("zip", _) if n >= 2 => return rename(function, "arrays_zip"),
         // All of them (DataFusion's removes the first).
         ("array_remove", 2) => format!("array_remove_all({}, {})", a(0), a(1)),
-        // NULLs last, as Trino sorts.
+        // NULLs last, as Trino sorts; by a comparator, squall's.
         ("array_sort", 1) => format!("array_sort({}, 'ASC', 'NULLS LAST')", a(0)),
+        ("array_sort", 2) if matches!(args[1], Expr::Lambda(_)) => {
+            return rename(function, SORT_BY);
+        }
         // Every match (DataFusion's replaces the first unless told 'g').
         ("regexp_replace", 2) => format!("regexp_replace({}, {}, '', 'g')", a(0), a(1)),
         ("regexp_replace", 3) => format!("regexp_replace({}, {}, {}, 'g')", a(0), a(1), a(2)),
@@ -443,12 +446,6 @@ fn rewritten(function: &mut Function) -> Result<Option<Expr>> {
             hi = a(2),
             n = a(3)
         ),
-        ("bitwise_and", 2) => format!("({} & {})", a(0), a(1)),
-        ("bitwise_or", 2) => format!("({} | {})", a(0), a(1)),
-        ("bitwise_xor", 2) => format!("({} ^ {})", a(0), a(1)),
-        ("bitwise_not", 1) => format!("(~ {})", a(0)),
-        ("bitwise_left_shift", 2) => format!("({} << {})", a(0), a(1)),
-        ("bitwise_right_shift_arithmetic", 2) => format!("({} >> {})", a(0), a(1)),
         ("codepoint", 1) => format!("CAST(ascii({}) AS INTEGER)", a(0)),
         ("levenshtein_distance", 2) => format!("CAST(levenshtein({}, {}) AS BIGINT)", a(0), a(1)),
         // DataFusion's base64 leaves the padding out; Trino's keeps it.
@@ -458,7 +455,7 @@ fn rewritten(function: &mut Function) -> Result<Option<Expr>> {
             b = a(0)
         ),
         ("from_base64", 1) => format!("decode({}, 'base64')", a(0)),
-        _ => match maps::rewritten(&name, &args)?.or_else(|| top_n::rewritten(&name, &args)) {
+        _ => match maps::rewritten(&name, &args)?.or_else(|| rest::rewritten(&name, &args)) {
             Some(sql) => sql,
             None => return Ok(None),
         },

@@ -34,6 +34,7 @@ pub mod map_first;
 mod moments;
 mod reduce;
 mod regexp_arrays;
+pub mod sort_by;
 pub mod unnest_part;
 mod url_parts;
 
@@ -59,6 +60,7 @@ pub fn register(ctx: &SessionContext) {
     ctx.register_udaf(histogram::function());
     ctx.register_udaf(histogram::most_frequent());
     ctx.register_higher_order_function(Arc::new(reduce::function()));
+    ctx.register_higher_order_function(Arc::new(sort_by::function()));
     for udaf in moments::functions() {
         ctx.register_udaf(udaf);
     }
@@ -246,6 +248,9 @@ impl ScalarUDFImpl for RowWise {
 pub fn is_argument_error(message: &str) -> bool {
     is_cast_error(message)
         || message.contains("would build an array of")
+        || ["array_sort: ", "reduce: "]
+            .iter()
+            .any(|higher_order| message.contains(higher_order))
         || functions()
             .iter()
             .any(|f| message.contains(&format!("{}: ", f.name())))

@@ -42,7 +42,7 @@ fn fail(message: impl std::fmt::Display) -> DataFusionError {
 }
 
 /// The element field of an array type.
-fn element(list: &DataType) -> Result<FieldRef> {
+pub(super) fn element(list: &DataType) -> Result<FieldRef> {
     match list {
         DataType::List(f) | DataType::LargeList(f) | DataType::FixedSizeList(f, _) => {
             Ok(Arc::clone(f))

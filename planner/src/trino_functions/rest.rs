@@ -1,7 +1,8 @@
-//! Trino's calls that DataFusion has in another shape:
+//! The rest of Trino's calls that DataFusion has in another shape:
 //!
 //! | Trino | as |
 //! |---|---|
+//! | `bitwise_and`, `_or`, `_xor`, `_not`, `_left_shift`, `_right_shift_arithmetic` | `&`, `\|`, `^`, `^ -1`, `<<`, `>>` |
 //! | `max_by(x, y, n)`, `min_by(x, y, n)` | the first `n` of `array_agg(x ORDER BY y DESC\|ASC)` over the rows whose `y` is not NULL |
 //! | `max(x, n)`, `min(x, n)` | the first `n` of `array_agg(x ORDER BY x DESC\|ASC)` over the non-NULL `x` |
 //! | `year_of_week(x)`, `yow(x)` | the ISO week's year: the year, less one in a January day of the last week of the year before, plus one in a December day of week 1 |
@@ -38,6 +39,12 @@ pub(super) fn rewritten(name: &str, args: &[Expr]) -> Option<String> {
             x = a(0)
         ),
         ("array_average", 1) => format!("array_avg({})", a(0)),
+        ("bitwise_and", 2) => format!("({} & {})", a(0), a(1)),
+        ("bitwise_or", 2) => format!("({} | {})", a(0), a(1)),
+        ("bitwise_xor", 2) => format!("({} ^ {})", a(0), a(1)),
+        ("bitwise_not", 1) => format!("({} ^ -1)", a(0)),
+        ("bitwise_left_shift", 2) => format!("({} << {})", a(0), a(1)),
+        ("bitwise_right_shift_arithmetic", 2) => format!("({} >> {})", a(0), a(1)),
         _ => return None,
     })
 }
