@@ -7,6 +7,7 @@
 //! | `max(x, n)`, `min(x, n)` | the first `n` of `array_agg(x ORDER BY x DESC\|ASC)` over the non-NULL `x` |
 //! | `year_of_week(x)`, `yow(x)` | the ISO week's year: the year, less one in a January day of the last week of the year before, plus one in a December day of week 1 |
 //! | `array_average(a)` | `array_avg(a)` (NULL elements left out) |
+//! | `with_timezone(t, zone)` | `t AT TIME ZONE zone` (DataFusion's reads a TIMESTAMP as the zone's local time, as `with_timezone` does) |
 //!
 //! The `n` forms hold their groups' values until the group ends (the
 //! ordered `array_agg`), not only the `n` kept.
@@ -39,6 +40,7 @@ pub(super) fn rewritten(name: &str, args: &[Expr]) -> Option<String> {
             x = a(0)
         ),
         ("array_average", 1) => format!("array_avg({})", a(0)),
+        ("with_timezone", 2) => format!("{} AT TIME ZONE {}", a(0), args[1]),
         ("bitwise_and", 2) => format!("({} & {})", a(0), a(1)),
         ("bitwise_or", 2) => format!("({} | {})", a(0), a(1)),
         ("bitwise_xor", 2) => format!("({} ^ {})", a(0), a(1)),

@@ -4,7 +4,9 @@
 //! refusing a repeated key or an entry without exactly one key-value
 //! delimiter, as Trino does) and `human_readable_seconds(x)`
 //! (`1 hour, 2 minutes, 42 seconds`, in weeks, days, hours, minutes and
-//! seconds, rounded to the second). NULL in, NULL out.
+//! seconds, rounded to the second) and `format_number(x)` (`123K`, `1.23M`:
+//! three significant digits and a unit, as Trino writes it). NULL in, NULL
+//! out.
 
 use std::collections::HashSet;
 use std::sync::Arc;
@@ -27,6 +29,7 @@ enum Kind {
     Crc32,
     SplitToMap,
     HumanReadableSeconds,
+    FormatNumber,
 }
 
 pub(super) fn functions() -> Vec<ScalarUDF> {
@@ -35,6 +38,7 @@ pub(super) fn functions() -> Vec<ScalarUDF> {
         (Kind::Crc32, 1),
         (Kind::SplitToMap, 3),
         (Kind::HumanReadableSeconds, 1),
+        (Kind::FormatNumber, 1),
     ]
     .into_iter()
     .map(|(kind, n)| {
@@ -70,6 +74,7 @@ impl ScalarUDFImpl for Function {
             Kind::Crc32 => "crc32",
             Kind::SplitToMap => "split_to_map",
             Kind::HumanReadableSeconds => "human_readable_seconds",
+            Kind::FormatNumber => "format_number",
         }
     }
 
@@ -82,7 +87,7 @@ impl ScalarUDFImpl for Function {
             Kind::XxHash64 => DataType::Binary,
             Kind::Crc32 => DataType::Int64,
             Kind::SplitToMap => text_map(),
-            Kind::HumanReadableSeconds => DataType::Utf8,
+            Kind::HumanReadableSeconds | Kind::FormatNumber => DataType::Utf8,
         })
     }
 
@@ -119,11 +124,14 @@ impl ScalarUDFImpl for Function {
                     Arc::new(b.finish())
                 }
             }
-            Kind::HumanReadableSeconds => {
-                let seconds = arg(0, &DataType::Float64)?;
+            Kind::HumanReadableSeconds | Kind::FormatNumber => {
+                let numbers = arg(0, &DataType::Float64)?;
                 let mut b = StringBuilder::with_capacity(rows, rows * 24);
-                for v in seconds.as_primitive::<Float64Type>().iter() {
-                    b.append_option(v.map(human_readable_seconds).transpose()?);
+                for v in numbers.as_primitive::<Float64Type>().iter() {
+                    b.append_option(match self.kind {
+                        Kind::FormatNumber => v.map(|v| format_number(v as i64)),
+                        _ => v.map(human_readable_seconds).transpose()?,
+                    });
                 }
                 Arc::new(b.finish())
             }
@@ -230,4 +238,35 @@ fn human_readable_seconds(seconds: f64) -> Result<String> {
     }
     let sign = if seconds < 0.0 { "-" } else { "" };
     Ok(format!("{sign}{}", parts.join(", ")))
+}
+
+/// Trino's `format_number` of a whole number (a DOUBLE is truncated first):
+/// thousands, millions, billions, trillions, quadrillions as K, M, B, T, Q,
+/// with up to two decimals below 10, one below 100, none above (HALF_UP).
+fn format_number(value: i64) -> String {
+    let mut x = value as f64;
+    let mut unit = "";
+    for u in ["K", "M", "B", "T", "Q"] {
+        if x.abs() < 1000.0 {
+            break;
+        }
+        x /= 1000.0;
+        unit = u;
+    }
+    let decimals = if x < 10.0 {
+        2
+    } else if x < 100.0 {
+        1
+    } else {
+        0
+    };
+    let scale = 10f64.powi(decimals);
+    let rounded = (x * scale).round() / scale;
+    let text = format!("{rounded:.*}", decimals as usize);
+    let text = if text.contains('.') {
+        text.trim_end_matches('0').trim_end_matches('.')
+    } else {
+        &text
+    };
+    format!("{text}{unit}")
 }

@@ -1,12 +1,15 @@
 //! Trino's `to_iso8601(x)`: a DATE as `2024-01-02`, a TIMESTAMP as
 //! `2024-01-02T10:20:30.000` (as many decimals as its precision: 3, 6 or
-//! 9), one with a time zone followed by its offset (`Z` for UTC, else
-//! `+01:00`).
+//! 9), one with a time zone as its local time there followed by the
+//! offset (`Z` for UTC, else `+01:00`; a named zone's offset at that
+//! instant).
 
 use std::sync::Arc;
 
 use arrow::array::{Array, ArrayRef, AsArray, StringBuilder};
+use arrow::array::timezone::Tz;
 use arrow::datatypes::{DataType, TimeUnit, TimestampNanosecondType};
+use chrono::Offset;
 use datafusion::error::{DataFusionError, Result};
 use datafusion::logical_expr::{
     ColumnarValue, ScalarFunctionArgs, ScalarUDF, ScalarUDFImpl, Signature, Volatility,
@@ -45,7 +48,7 @@ fn texts(array: &ArrayRef) -> Result<ArrayRef> {
                 TimeUnit::Nanosecond => "%.9f",
             };
             let pattern = format!("%Y-%m-%dT%H:%M:%S{decimals}");
-            let offset: Option<chrono::FixedOffset> = match zone {
+            let offset: Option<Tz> = match zone {
                 None => None,
                 Some(z) => Some(zone_offset(z)?),
             };
@@ -66,7 +69,7 @@ fn texts(array: &ArrayRef) -> Result<ArrayRef> {
                     Some(o) => {
                         let local = t.and_utc().with_timezone(&o);
                         let body = local.format(&pattern);
-                        if o.local_minus_utc() == 0 {
+                        if local.offset().fix().local_minus_utc() == 0 {
                             format!("{body}Z")
                         } else {
                             format!("{body}{}", local.format("%:z"))
@@ -85,17 +88,11 @@ fn texts(array: &ArrayRef) -> Result<ArrayRef> {
     Ok(Arc::new(out.finish()))
 }
 
-/// The offset of a fixed zone (`+01:00`, `UTC`); named zones other than
-/// UTC are refused, naming them.
-fn zone_offset(zone: &str) -> Result<chrono::FixedOffset> {
-    if matches!(zone, "UTC" | "Z" | "utc" | "+00:00" | "+00") {
-        return chrono::FixedOffset::east_opt(0)
-            .ok_or_else(|| DataFusionError::Internal(NAME.into()));
-    }
-    zone.parse::<chrono::FixedOffset>().map_err(|_| {
-        DataFusionError::Execution(format!(
-            "{NAME}: the time zone {zone} is not a fixed offset (+HH:MM)"
-        ))
+/// A zone: a fixed offset (`+01:00`, `UTC`) or a named one
+/// (`Europe/Paris`); an unknown one is refused, naming it.
+fn zone_offset(zone: &str) -> Result<Tz> {
+    zone.parse::<Tz>().map_err(|_| {
+        DataFusionError::Execution(format!("{NAME}: the time zone {zone} is not known"))
     })
 }
 
