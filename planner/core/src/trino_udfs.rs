@@ -25,6 +25,7 @@
 mod by_type;
 mod bytes_and_text;
 pub mod checked;
+mod checksum;
 mod format;
 mod histogram;
 mod iso8601;
@@ -59,6 +60,7 @@ pub fn register(ctx: &SessionContext) {
     crate::checked_sum::register(ctx);
     ctx.register_udaf(histogram::function());
     ctx.register_udaf(histogram::most_frequent());
+    ctx.register_udaf(checksum::function());
     ctx.register_higher_order_function(Arc::new(reduce::function()));
     ctx.register_higher_order_function(Arc::new(sort_by::function()));
     for udaf in moments::functions() {

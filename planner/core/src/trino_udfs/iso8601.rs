@@ -6,8 +6,8 @@
 
 use std::sync::Arc;
 
-use arrow::array::{Array, ArrayRef, AsArray, StringBuilder};
 use arrow::array::timezone::Tz;
+use arrow::array::{Array, ArrayRef, AsArray, StringBuilder};
 use arrow::datatypes::{DataType, TimeUnit, TimestampNanosecondType};
 use chrono::Offset;
 use datafusion::error::{DataFusionError, Result};
