@@ -455,7 +455,7 @@ fn rewritten(function: &mut Function) -> Result<Option<Expr>> {
             b = a(0)
         ),
         ("from_base64", 1) => format!("decode({}, 'base64')", a(0)),
-        _ => match maps::rewritten(&name, &args)?.or_else(|| rest::rewritten(&name, &args)) {
+        _ => match maps::rewritten(&name, &args)?.or(rest::rewritten(&name, &args)?) {
             Some(sql) => sql,
             None => return Ok(None),
         },

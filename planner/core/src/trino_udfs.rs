@@ -244,12 +244,16 @@ impl ScalarUDFImpl for RowWise {
 }
 
 /// Whether `message` is (or quotes) an error a function of this module,
-/// or the series ceiling, raised about its arguments: the same rows fail
+/// the series ceiling, or a function of DataFusion's given a time zone or a
+/// date part it does not know, raised about its arguments: the same rows fail
 /// again (a task is not retried), and it is the user's
 /// (`INVALID_FUNCTION_ARGUMENT`, `INVALID_CAST_ARGUMENT` for a cast).
 pub fn is_argument_error(message: &str) -> bool {
     is_cast_error(message)
         || message.contains("would build an array of")
+        || message.contains("Invalid timezone \"")
+        || message.contains("must be a positive integer constant")
+        || (message.contains("Date part '") && message.contains("not supported"))
         || ["array_sort: ", "reduce: "]
             .iter()
             .any(|higher_order| message.contains(higher_order))

@@ -303,6 +303,18 @@ mod tests {
                 INVALID_FUNCTION_ARGUMENT,
             ),
             (
+                "stage s1, task 0 failed after 1 attempt(s): Execution error: Date part 'profit' not supported",
+                INVALID_FUNCTION_ARGUMENT,
+            ),
+            (
+                "Parser error: Invalid timezone \"Mars/Base\": failed to parse timezone",
+                INVALID_FUNCTION_ARGUMENT,
+            ),
+            (
+                "array_sort: the comparator must answer -1, 0 or 1, not 2",
+                INVALID_FUNCTION_ARGUMENT,
+            ),
+            (
                 "CAST of JSON '[1, \"x\"]' to List(Int64): failed to parse",
                 INVALID_CAST_ARGUMENT,
             ),

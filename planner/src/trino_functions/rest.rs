@@ -12,32 +12,44 @@
 //! The `n` forms hold their groups' values until the group ends (the
 //! ordered `array_agg`), not only the `n` kept.
 
-use datafusion::sql::sqlparser::ast::Expr;
+use datafusion::error::{DataFusionError, Result};
+use datafusion::sql::sqlparser::ast::{Expr, Value, ValueWithSpan};
 
 /// The SQL a call of `name` with `args` is, if it is one of this module's.
-pub(super) fn rewritten(name: &str, args: &[Expr]) -> Option<String> {
+pub(super) fn rewritten(name: &str, args: &[Expr]) -> Result<Option<String>> {
     let a = |i: usize| format!("({})", args[i]);
-    Some(match (name, args.len()) {
-        ("max_by" | "min_by", 3) => format!(
-            "array_slice(array_agg({} ORDER BY {} {}) FILTER (WHERE {} IS NOT NULL), 1, {})",
-            a(0),
-            a(1),
-            if name == "max_by" { "DESC" } else { "ASC" },
-            a(1),
-            a(2)
-        ),
-        ("max" | "min", 2) => format!(
-            "array_slice(array_agg({x} ORDER BY {x} {}) FILTER (WHERE {x} IS NOT NULL), 1, {})",
-            if name == "max" { "DESC" } else { "ASC" },
-            a(1),
-            x = a(0)
-        ),
+    Ok(Some(match (name, args.len()) {
+        ("max_by" | "min_by", 3) => first_n(
+            &format!(
+                "array_agg({} ORDER BY {} {}) FILTER (WHERE {} IS NOT NULL)",
+                a(0),
+                a(1),
+                if name == "max_by" { "DESC" } else { "ASC" },
+                a(1)
+            ),
+            name,
+            &args[2],
+        )?,
+        ("max" | "min", 2) => first_n(
+            &format!(
+                "array_agg({x} ORDER BY {x} {}) FILTER (WHERE {x} IS NOT NULL)",
+                if name == "max" { "DESC" } else { "ASC" },
+                x = a(0)
+            ),
+            name,
+            &args[1],
+        )?,
+        // Kept as written, its number of buckets checked before it runs.
+        ("approx_most_frequent", 3) => {
+            positive(name, &args[0])?;
+            return Ok(None);
+        }
         ("year_of_week" | "yow", 1) => format!(
             "CAST(CASE WHEN date_part('month', {x}) = 1 AND date_part('week', {x}) >= 52 \
              THEN date_part('year', {x}) - 1 \
              WHEN date_part('month', {x}) = 12 AND date_part('week', {x}) = 1 \
              THEN date_part('year', {x}) + 1 ELSE date_part('year', {x}) END AS BIGINT)",
-            x = a(0)
+            x = format!("CAST({} AS DATE)", a(0))
         ),
         ("array_average", 1) => format!("array_avg({})", a(0)),
         ("with_timezone", 2) => format!("{} AT TIME ZONE {}", a(0), args[1]),
@@ -47,6 +59,31 @@ pub(super) fn rewritten(name: &str, args: &[Expr]) -> Option<String> {
         ("bitwise_not", 1) => format!("({} ^ -1)", a(0)),
         ("bitwise_left_shift", 2) => format!("({} << {})", a(0), a(1)),
         ("bitwise_right_shift_arithmetic", 2) => format!("({} >> {})", a(0), a(1)),
-        _ => return None,
+        _ => return Ok(None),
+    }))
+}
+
+/// The first `n` elements of the array `list` makes (all when fewer);
+/// `n` a positive integer literal, as Trino requires.
+fn first_n(list: &str, name: &str, n: &Expr) -> Result<String> {
+    let n = positive(name, n)?;
+    Ok(format!(
+        "array_slice({list}, 1, least({n}, CAST(cardinality({list}) AS BIGINT)))"
+    ))
+}
+
+/// `n` when it is a positive integer literal, else the error naming it.
+fn positive(name: &str, n: &Expr) -> Result<u64> {
+    match n {
+        Expr::Value(ValueWithSpan {
+            value: Value::Number(text, _),
+            ..
+        }) => text.parse::<u64>().ok().filter(|&n| n > 0),
+        _ => None,
+    }
+    .ok_or_else(|| {
+        DataFusionError::Plan(format!(
+            "{name}: the number of values must be a positive integer constant, not {n}"
+        ))
     })
 }

@@ -63,6 +63,10 @@ async fn trino_statistics_top_n_reduce_and_hashes() {
              1,\"[UNITED STATES, PERU]\",\"[1, 2]\",[UNITED STATES]\n",
         ),
         (
+            "select cardinality(min(n_nationkey, 100000000000)) as n from nation",
+            "n\n25\n",
+        ),
+        (
             "select bitwise_and_agg(n_nationkey) as a, bitwise_or_agg(n_nationkey) as o, \
              bitwise_xor_agg(n_nationkey) as x from nation",
             "a,o,x\n0,31,24\n",
@@ -92,6 +96,10 @@ async fn trino_statistics_top_n_reduce_and_hashes() {
         ("select split_to_map('a', ',', '=')", "exactly once"),
         (
             "select approx_most_frequent(n_nationkey, n_regionkey, 10) from nation",
+            "positive integer constant",
+        ),
+        (
+            "select max_by(n_name, n_nationkey, 0) from nation",
             "positive integer constant",
         ),
     ] {
