@@ -179,12 +179,16 @@ impl Engine {
         let squall = SquallConfig::from_session(&config);
         let roots =
             AllowedRoots::from_setting(&squall.catalog.allowed_roots, options.catalog.as_deref())?;
-        let state = SessionStateBuilder::new()
+        let mut state = SessionStateBuilder::new()
             .with_config(config)
             .with_runtime_env(runtime)
             .with_default_features()
-            .with_physical_optimizer_rules(crate::scalar_build::physical_optimizer_rules())
-            .build();
+            .with_physical_optimizer_rules(crate::scalar_build::physical_optimizer_rules());
+        // Ahead of DataFusion's, which reads every `[i]` as an array's.
+        if let Some(planners) = state.expr_planners() {
+            planners.insert(0, Arc::new(crate::row_fields::RowFieldByPosition));
+        }
+        let state = state.build();
         let ctx = SessionContext::new_with_state(state);
         config::extend_session(&ctx)?;
         let partitions = Arc::new(PartitionRegistry::default());

@@ -61,6 +61,7 @@ pub mod profile;
 pub mod query_record;
 pub mod replan;
 pub mod result_stream;
+pub mod row_fields;
 pub mod scalar_build;
 pub mod scalar_subquery;
 pub mod schema_merge;

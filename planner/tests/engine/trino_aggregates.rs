@@ -1,5 +1,5 @@
-//! Trino's statistics, top-n and most-frequent aggregates, `reduce`, and
-//! the hash and text functions, staged (partial states merged across
+//! Trino's statistics, top-n and most-frequent aggregates, `reduce`, a
+//! row's field by position, and the hash and text functions, staged (partial states merged across
 //! tasks) and checked against single-node DataFusion's own arithmetic.
 
 use crate::common::*;
@@ -63,6 +63,12 @@ async fn trino_statistics_top_n_reduce_and_hashes() {
              1,\"[UNITED STATES, PERU]\",\"[1, 2]\",[UNITED STATES]\n",
         ),
         (
+            "select reduce(array[1, 2, 3], row(0, 0), (s, x) -> row(s[1] + x, s[2] + 1), \
+             s -> s[1] * 1.0 / s[2]) as mean, r[2] as name from (select row(n_nationkey, n_name) \
+             as r from nation) where r[1] = 3",
+            "mean,name\n2.0,CANADA\n",
+        ),
+        (
             "select cardinality(min(n_nationkey, 100000000000)) as n from nation",
             "n\n25\n",
         ),
@@ -102,6 +108,7 @@ async fn trino_statistics_top_n_reduce_and_hashes() {
             "select max_by(n_name, n_nationkey, 0) from nation",
             "positive integer constant",
         ),
+        ("select row(1, 2)[3]", "a row of 2 fields has no field 3"),
     ] {
         let err = engine.sql(sql).await.unwrap_err().to_string();
         assert!(err.contains(says), "{sql}: {err}");
