@@ -54,6 +54,7 @@ pub mod limits;
 pub mod locations;
 pub mod map_keys;
 pub mod nesting;
+pub mod ordered_subqueries;
 pub mod paging;
 pub mod partitions;
 pub mod plan_check;

@@ -93,6 +93,7 @@ pub fn extend_session(ctx: &SessionContext) -> Result<()> {
     crate::type_of::register(ctx);
     crate::any_name::register(ctx);
     crate::information_schema::register(ctx)?;
+    ctx.add_analyzer_rule(Arc::new(crate::ordered_subqueries::OrderedSubqueries));
     ctx.add_analyzer_rule(Arc::new(crate::exists_value::ExistsAsValues));
     ctx.add_analyzer_rule(Arc::new(crate::lateral_unnest::LateralUnnest));
     ctx.add_analyzer_rule(Arc::new(crate::map_keys::MapKeyTypes));

@@ -511,3 +511,40 @@ async fn integer_arithmetic_fails_on_overflow() {
         assert_eq!(squall_csv(&engine, sql).await, expected, "{sql}");
     }
 }
+
+/// Subqueries in ORDER BY, correlated with columns the select list leaves
+/// out or keeps, staged: as the same order written with joins.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn subqueries_order_rows() {
+    let data = sf001_small_groups();
+    let engine = engine(&data.path, &[("squall.query.single_task_bytes", "0")]).await;
+    let reference = single_node(&data.path).await;
+    for (sql, joined) in [
+        (
+            "select n_name from nation order by (select r_name from region \
+             where r_regionkey = n_regionkey) desc, n_name limit 6",
+            "select n_name from nation join region on r_regionkey = n_regionkey \
+             order by r_name desc, n_name limit 6",
+        ),
+        (
+            "select c_name from customer c order by (select count(*) from orders o \
+             where o.o_custkey = c.c_custkey) desc, c_name limit 5",
+            "select c_name from customer c left join (select o_custkey, count(*) as n \
+             from orders group by 1) o on o.o_custkey = c.c_custkey \
+             order by coalesce(n, 0) desc, c_name limit 5",
+        ),
+        (
+            "select n_name, n_regionkey from nation order by exists (select 1 from supplier s \
+             where s.s_nationkey = nation.n_nationkey and s_acctbal > 9000), n_name",
+            "select n_name, n_regionkey from nation left join (select distinct s_nationkey \
+             from supplier where s_acctbal > 9000) s on s.s_nationkey = n_nationkey \
+             order by s.s_nationkey is not null, n_name",
+        ),
+    ] {
+        assert_eq!(
+            squall_csv(&engine, sql).await,
+            single_node_csv(&reference, joined).await,
+            "{sql}"
+        );
+    }
+}
