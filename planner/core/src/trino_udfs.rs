@@ -36,6 +36,7 @@ mod moments;
 mod reduce;
 mod regexp_arrays;
 pub mod sort_by;
+pub mod top_n;
 pub mod unnest_part;
 mod url_parts;
 
@@ -61,6 +62,9 @@ pub fn register(ctx: &SessionContext) {
     ctx.register_udaf(histogram::function());
     ctx.register_udaf(histogram::most_frequent());
     ctx.register_udaf(checksum::function());
+    for udaf in top_n::functions() {
+        ctx.register_udaf(udaf);
+    }
     ctx.register_higher_order_function(Arc::new(reduce::function()));
     ctx.register_higher_order_function(Arc::new(sort_by::function()));
     for udaf in moments::functions() {

@@ -3,42 +3,30 @@
 //! | Trino | as |
 //! |---|---|
 //! | `bitwise_and`, `_or`, `_xor`, `_not`, `_left_shift`, `_right_shift_arithmetic` | `&`, `\|`, `^`, `^ -1`, `<<`, `>>` |
-//! | `max_by(x, y, n)`, `min_by(x, y, n)` | the first `n` of `array_agg(x ORDER BY y DESC\|ASC)` over the rows whose `y` is not NULL |
-//! | `max(x, n)`, `min(x, n)` | the first `n` of `array_agg(x ORDER BY x DESC\|ASC)` over the non-NULL `x` |
+//! | `max_by(x, y, n)`, `min_by(x, y, n)` | squall's aggregate keeping a group's `n` best rows (`squall_core::trino_udfs::top_n`) |
+//! | `max(x, n)`, `min(x, n)` | the same of `(x, x, n)` |
 //! | `year_of_week(x)`, `yow(x)` | the ISO week's year: the year, less one in a January day of the last week of the year before, plus one in a December day of week 1 |
 //! | `array_average(a)` | `array_avg(a)` (NULL elements left out) |
 //! | `with_timezone(t, zone)` | `t AT TIME ZONE zone` (DataFusion's reads a TIMESTAMP as the zone's local time, as `with_timezone` does) |
-//!
-//! The `n` forms hold their groups' values until the group ends (the
-//! ordered `array_agg`), not only the `n` kept.
 
 use datafusion::error::{DataFusionError, Result};
 use datafusion::sql::sqlparser::ast::{Expr, Value, ValueWithSpan};
+use squall_core::trino_udfs::top_n::{MAX_BY_N, MIN_BY_N};
 
 /// The SQL a call of `name` with `args` is, if it is one of this module's.
 pub(super) fn rewritten(name: &str, args: &[Expr]) -> Result<Option<String>> {
     let a = |i: usize| format!("({})", args[i]);
     Ok(Some(match (name, args.len()) {
-        ("max_by" | "min_by", 3) => first_n(
-            &format!(
-                "array_agg({} ORDER BY {} {}) FILTER (WHERE {} IS NOT NULL)",
-                a(0),
-                a(1),
-                if name == "max_by" { "DESC" } else { "ASC" },
-                a(1)
-            ),
-            name,
-            &args[2],
-        )?,
-        ("max" | "min", 2) => first_n(
-            &format!(
-                "array_agg({x} ORDER BY {x} {}) FILTER (WHERE {x} IS NOT NULL)",
-                if name == "max" { "DESC" } else { "ASC" },
-                x = a(0)
-            ),
-            name,
-            &args[1],
-        )?,
+        ("max_by" | "min_by", 3) => {
+            positive(name, &args[2])?;
+            let f = if name == "max_by" { MAX_BY_N } else { MIN_BY_N };
+            format!("{f}({}, {}, {})", a(0), a(1), args[2])
+        }
+        ("max" | "min", 2) => {
+            positive(name, &args[1])?;
+            let f = if name == "max" { MAX_BY_N } else { MIN_BY_N };
+            format!("{f}({x}, {x}, {})", args[1], x = a(0))
+        }
         // Kept as written, its number of buckets checked before it runs.
         ("approx_most_frequent", 3) => {
             positive(name, &args[0])?;
@@ -61,15 +49,6 @@ pub(super) fn rewritten(name: &str, args: &[Expr]) -> Result<Option<String>> {
         ("bitwise_right_shift_arithmetic", 2) => format!("({} >> {})", a(0), a(1)),
         _ => return Ok(None),
     }))
-}
-
-/// The first `n` elements of the array `list` makes (all when fewer);
-/// `n` a positive integer literal, as Trino requires.
-fn first_n(list: &str, name: &str, n: &Expr) -> Result<String> {
-    let n = positive(name, n)?;
-    Ok(format!(
-        "array_slice({list}, 1, least({n}, CAST(cardinality({list}) AS BIGINT)))"
-    ))
 }
 
 /// `n` when it is a positive integer literal, else the error naming it.

@@ -41,6 +41,26 @@ async fn trino_statistics_top_n_reduce_and_hashes() {
         .await,
         "bad,many\n0,true\n"
     );
+    // The n best rows of each group, staged, against the whole groups
+    // ordered and cut.
+    assert_eq!(
+        squall_csv(
+            &engine,
+            "select l_shipmode as m, max_by(l_partkey, l_orderkey * 10 + l_linenumber, 3) as a, \
+             min_by(l_partkey, l_orderkey * 10 + l_linenumber, 2) as b, \
+             max(l_orderkey * 10 + l_linenumber, 2) as c from lineitem group by 1 order by 1"
+        )
+        .await,
+        single_node_csv(
+            &reference,
+            "select l_shipmode as m, \
+             array_slice(array_agg(l_partkey order by l_orderkey * 10 + l_linenumber desc), 1, 3) as a, \
+             array_slice(array_agg(l_partkey order by l_orderkey * 10 + l_linenumber), 1, 2) as b, \
+             array_slice(array_agg(l_orderkey * 10 + l_linenumber order by l_orderkey * 10 + l_linenumber desc), 1, 2) as c \
+             from lineitem group by 1 order by 1"
+        )
+        .await
+    );
     // The most frequent values, and the n largest, against GROUP BY and ORDER BY.
     assert_eq!(
         squall_csv(
