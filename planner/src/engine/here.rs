@@ -322,6 +322,13 @@ fn functions_query(ctx: &SessionContext, like: &str) -> String {
             .keys()
             .map(|n| (n.clone(), "window")),
     );
+    // Functions taking lambdas (`reduce`, `array_transform`) are scalar.
+    rows.extend(
+        state
+            .higher_order_functions()
+            .keys()
+            .map(|n| (n.clone(), "scalar")),
+    );
     rows.retain(|(n, _)| !n.starts_with("squall_"));
     let values: Vec<String> = rows
         .iter()

@@ -349,6 +349,12 @@ async fn show_tables_and_information_schema_answer() {
             && !functions.contains("\nabs,"),
         "{functions}"
     );
+    // Functions taking lambdas are listed too.
+    assert_eq!(
+        squall_csv(&engine, "show functions like 'reduc_'").await,
+        "Function,Return Type,Argument Types,Function Type,Deterministic,Description\n\
+         reduce,,,scalar,true,\n"
+    );
     let err = engine
         .sql("describe no_such_table")
         .await
