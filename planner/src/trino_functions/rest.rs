@@ -7,6 +7,8 @@
 //! | `max(x, n)`, `min(x, n)` | the same of `(x, x, n)` |
 //! | `year_of_week(x)`, `yow(x)` | the ISO week's year: the year, less one in a January day of the last week of the year before, plus one in a December day of week 1 |
 //! | `array_average(a)` | `array_avg(a)` (NULL elements left out) |
+//! | `approx_percentile(x, w, p)`, `approx_percentile(x, w, ARRAY[...])` | `approx_percentile_cont_with_weight(x, w, p)`, an array of them |
+//! | `set_agg(x)`, `set_union(a)` | `array_agg(DISTINCT x)`, the distinct elements of the group's arrays |
 //! | `with_timezone(t, zone)` | `t AT TIME ZONE zone` (DataFusion's reads a TIMESTAMP as the zone's local time, as `with_timezone` does) |
 
 use datafusion::error::{DataFusionError, Result};
@@ -40,6 +42,30 @@ pub(super) fn rewritten(name: &str, args: &[Expr]) -> Result<Option<String>> {
             x = format!("CAST({} AS DATE)", a(0))
         ),
         ("array_average", 1) => format!("array_avg({})", a(0)),
+        // Weighted percentiles, one or an array of them.
+        ("approx_percentile", 3) => match &args[2] {
+            Expr::Array(ps) => {
+                let each: Vec<String> = ps
+                    .elem
+                    .iter()
+                    .map(|p| {
+                        format!(
+                            "approx_percentile_cont_with_weight({}, {}, {p})",
+                            a(0),
+                            a(1)
+                        )
+                    })
+                    .collect();
+                format!("make_array({})", each.join(", "))
+            }
+            p => format!(
+                "approx_percentile_cont_with_weight({}, {}, {p})",
+                a(0),
+                a(1)
+            ),
+        },
+        ("set_agg", 1) => format!("array_agg(DISTINCT {})", a(0)),
+        ("set_union", 1) => format!("array_distinct(flatten(array_agg({})))", a(0)),
         ("with_timezone", 2) => format!("{} AT TIME ZONE {}", a(0), args[1]),
         ("bitwise_and", 2) => format!("({} & {})", a(0), a(1)),
         ("bitwise_or", 2) => format!("({} | {})", a(0), a(1)),
