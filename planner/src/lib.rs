@@ -72,6 +72,7 @@ pub mod show_session;
 pub mod split;
 pub mod stages;
 pub mod standard_sql;
+pub mod table_sample;
 pub mod task_settings;
 pub mod temp_dirs;
 pub mod trino_dialect;

@@ -548,3 +548,38 @@ async fn subqueries_order_rows() {
         );
     }
 }
+
+/// `TABLESAMPLE BERNOULLI (p)` and `SYSTEM (p)` keep about p% of the rows
+/// (DataFusion read the whole table); what cannot be sampled is refused.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tablesample_keeps_about_its_percentage() {
+    let data = sf001_small_groups();
+    let engine = engine(&data.path, &[("squall.query.single_task_bytes", "0")]).await;
+    // 60,175 line items: 10% is 6,018 give or take 74 (one standard
+    // deviation); the bounds are 13 of them away.
+    assert_eq!(
+        squall_csv(
+            &engine,
+            "select (select count(*) from lineitem tablesample bernoulli (10)) between 5000 and 7000 as b, \
+             (select count(*) from lineitem l tablesample system (10)) between 5000 and 7000 as s, \
+             (select count(*) from lineitem tablesample bernoulli (0)) as none, \
+             (select count(*) from lineitem tablesample bernoulli (100)) as every, \
+             (select count(*) from (select * from orders) tablesample bernoulli (100)) as derived"
+        )
+        .await,
+        "b,s,none,every,derived\ntrue,true,0,60175,15000\n"
+    );
+    for (sql, says) in [
+        (
+            "select count(*) from lineitem tablesample bernoulli (150)",
+            "between 0 and 100",
+        ),
+        (
+            "select count(*) from lineitem tablesample (10 rows)",
+            "a number of rows",
+        ),
+    ] {
+        let err = engine.sql(sql).await.unwrap_err().to_string();
+        assert!(err.contains(says), "{sql}: {err}");
+    }
+}
