@@ -8,6 +8,7 @@
 //! | `year_of_week(x)`, `yow(x)` | the ISO week's year: the year, less one in a January day of the last week of the year before, plus one in a December day of week 1 |
 //! | `array_average(a)` | `array_avg(a)` (NULL elements left out) |
 //! | `approx_percentile(x, w, p)`, `approx_percentile(x, w, ARRAY[...])` | `approx_percentile_cont_with_weight(x, w, p)`, an array of them |
+//! | `approx_distinct(x, e)` | `approx_distinct(x)` (about 0.8% standard error, whatever `e`) |
 //! | `set_agg(x)`, `set_union(a)` | `array_agg(DISTINCT x)`, the distinct elements of the group's arrays |
 //! | `with_timezone(t, zone)` | `t AT TIME ZONE zone` (DataFusion's reads a TIMESTAMP as the zone's local time, as `with_timezone` does) |
 
@@ -64,6 +65,9 @@ pub(super) fn rewritten(name: &str, args: &[Expr]) -> Result<Option<String>> {
                 a(1)
             ),
         },
+        // DataFusion's sketch has a standard error of about 0.8% whatever
+        // the bound asks (Trino's default is 2.3%, its least 0.4%).
+        ("approx_distinct", 2) => format!("CAST(approx_distinct({}) AS BIGINT)", a(0)),
         ("set_agg", 1) => format!("array_agg(DISTINCT {})", a(0)),
         ("set_union", 1) => format!("array_distinct(flatten(array_agg({})))", a(0)),
         ("with_timezone", 2) => format!("{} AT TIME ZONE {}", a(0), args[1]),

@@ -92,8 +92,9 @@ async fn trino_statistics_top_n_reduce_and_hashes() {
             "select abs(approx_percentile(l_quantity, 1, 0.5) - approx_percentile(l_quantity, 0.5)) < 1 \
              as w, cardinality(approx_percentile(l_quantity, l_linenumber, array[0.1, 0.9])) as p, \
              cardinality(set_agg(l_returnflag)) as s, \
-             cardinality(set_union(array[l_returnflag, l_linestatus])) as u from lineitem",
-            "w,p,s,u\ntrue,2,3,5\n",
+             cardinality(set_union(array[l_returnflag, l_linestatus])) as u, \
+             abs(approx_distinct(l_orderkey, 0.01) - 15000) < 500 as d from lineitem",
+            "w,p,s,u,d\ntrue,2,3,5,true\n",
         ),
         (
             "select cardinality(min(n_nationkey, 100000000000)) as n from nation",
