@@ -256,6 +256,15 @@ pub(super) async fn show_as_query(ctx: &SessionContext, statement: Statement) ->
                 };
                 functions_query(ctx, &like)
             }
+            Sql::ShowVariable { variable }
+                if variable.first().is_some_and(|v| v.value.eq_ignore_ascii_case("stats")) =>
+            {
+                return Err(DataFusionError::NotImplemented(
+                    "SHOW STATS: squall keeps no table statistics to show; \
+                     SELECT count(*), count(c), min(c), max(c) FROM t computes them"
+                        .into(),
+                ));
+            }
             _ => return Ok(statement),
         },
         _ => return Ok(statement),

@@ -349,6 +349,15 @@ async fn show_tables_and_information_schema_answer() {
             && !functions.contains("\nabs,"),
         "{functions}"
     );
+    let err = engine
+        .sql("show stats for nation")
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("SHOW STATS: squall keeps no table statistics"),
+        "{err}"
+    );
     // Functions taking lambdas are listed too.
     assert_eq!(
         squall_csv(&engine, "show functions like 'reduc_'").await,
