@@ -83,6 +83,7 @@ pub mod trino_values;
 pub mod two_level;
 pub mod type_of;
 mod using_joins;
+pub mod varchar_length;
 
 pub use coordinator::QueryProgress;
 pub use engine::{

@@ -39,6 +39,7 @@ pub mod sort_by;
 pub mod top_n;
 pub mod unnest_part;
 mod url_parts;
+pub mod varchar_n;
 
 use std::sync::Arc;
 
@@ -115,6 +116,7 @@ pub fn functions() -> Vec<ScalarUDF> {
             map_first::function(),
             map_first::from_entries(),
             iso8601::function(),
+            varchar_n::function(),
         ])
         .chain(regexp_arrays::functions())
         .chain(checked::functions())
@@ -268,7 +270,7 @@ pub fn is_argument_error(message: &str) -> bool {
 
 /// Whether `message` is (or quotes) a cast of JSON that failed.
 pub fn is_cast_error(message: &str) -> bool {
-    message.contains(json_cast::FAILED_CAST)
+    message.contains(json_cast::FAILED_CAST) || varchar_n::is_too_long(message)
 }
 
 /// The rows a call computes: one when every argument is a scalar (and its

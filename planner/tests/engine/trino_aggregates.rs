@@ -1,5 +1,6 @@
 //! Trino's statistics, top-n and most-frequent aggregates, `reduce`, a
-//! row's field by position, and the hash and text functions, staged (partial states merged across
+//! row's field by position, casts to `VARCHAR(n)`, and the hash and text
+//! functions, staged (partial states merged across
 //! tasks) and checked against single-node DataFusion's own arithmetic.
 
 use crate::common::*;
@@ -97,6 +98,12 @@ async fn trino_statistics_top_n_reduce_and_hashes() {
             "w,p,s,u,d\ntrue,2,3,5,true\n",
         ),
         (
+            "select cast(c_name as varchar(9)) as p, count(*) as n, \
+             min(try_cast(c_custkey * 1000 as varchar(3))) as t, \
+             min(cast('héllo' as varchar(4))) as h from customer group by 1",
+            "p,n,t,h\nCustomer#,1500,,héll\n",
+        ),
+        (
             "select cardinality(min(n_nationkey, 100000000000)) as n from nation",
             "n\n25\n",
         ),
@@ -137,6 +144,10 @@ async fn trino_statistics_top_n_reduce_and_hashes() {
             "positive integer constant",
         ),
         ("select row(1, 2)[3]", "a row of 2 fields has no field 3"),
+        (
+            "select cast(n_nationkey + 12340 as varchar(2)) from nation",
+            "Cannot cast '12340' to varchar(2)",
+        ),
     ] {
         let err = engine.sql(sql).await.unwrap_err().to_string();
         assert!(err.contains(says), "{sql}: {err}");
