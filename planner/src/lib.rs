@@ -84,6 +84,7 @@ pub mod two_level;
 pub mod type_of;
 mod using_joins;
 pub mod varchar_length;
+pub mod window_filter;
 
 pub use coordinator::QueryProgress;
 pub use engine::{

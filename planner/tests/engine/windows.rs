@@ -169,3 +169,39 @@ async fn every_staged_plan_keeps_its_properties_through_the_codec() {
     }
     assert!(checked > 500, "only {checked} stage plans checked");
 }
+
+/// A window aggregate's FILTER, which DataFusion drops, filters its rows:
+/// equal to the condition written into its argument, staged.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn filtered_window_aggregates_count_only_their_rows() {
+    let data = sf001_small_groups();
+    let engine = engine(&data.path, &[("squall.query.single_task_bytes", "0")]).await;
+    let reference = single_node(&data.path).await;
+    assert_eq!(
+        squall_csv(
+            &engine,
+            "select o_orderkey, sum(o_totalprice) filter (where o_orderstatus = 'F') \
+             over (partition by o_custkey) as s, count(*) filter (where o_orderpriority = '1-URGENT') \
+             over (partition by o_custkey order by o_orderkey) as c \
+             from orders where o_custkey < 40 order by 1"
+        )
+        .await,
+        single_node_csv(
+            &reference,
+            "select o_orderkey, sum(case when o_orderstatus = 'F' then o_totalprice end) \
+             over (partition by o_custkey) as s, count(case when o_orderpriority = '1-URGENT' then 1 end) \
+             over (partition by o_custkey order by o_orderkey) as c \
+             from orders where o_custkey < 40 order by 1"
+        )
+        .await
+    );
+    let err = engine
+        .sql("select array_agg(o_orderkey) filter (where o_orderstatus = 'F') over () from orders")
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("FILTER (WHERE ...) on the window function array_agg"),
+        "{err}"
+    );
+}
