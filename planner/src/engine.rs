@@ -385,6 +385,7 @@ impl Engine {
                 let statement = crate::table_sample::rewrite(statement)?;
                 let statement = crate::varchar_length::rewrite(statement)?;
                 let statement = crate::window_filter::rewrite(statement)?;
+                let statement = crate::like_escape::rewrite(statement)?;
                 let statement = crate::using_joins::rewrite(statement)?;
                 let statement = crate::lateral_unnest::rewrite(statement)?;
                 let statement = crate::select_names::rewrite(statement)?;

@@ -50,6 +50,7 @@ pub mod information_schema;
 pub mod interval_times;
 pub mod key_filter;
 pub mod lateral_unnest;
+pub mod like_escape;
 pub mod limits;
 pub mod locations;
 pub mod map_keys;

@@ -104,6 +104,12 @@ async fn trino_statistics_top_n_reduce_and_hashes() {
             "p,n,t,h\nCustomer#,1500,,héll\n",
         ),
         (
+            "select 'A%' like 'A!%' escape '!' as a, 'AB' like 'A!%' escape '!' as b, \
+             count(*) filter (where n_name like 'A#_%' escape '#') as c, \
+             count(*) filter (where n_name like 'C_%' escape '#') as d from nation",
+            "a,b,c,d\ntrue,false,0,2\n",
+        ),
+        (
             "select cardinality(min(n_nationkey, 100000000000)) as n from nation",
             "n\n25\n",
         ),
