@@ -431,11 +431,11 @@ async fn execute(
     if abort && !crash_after_write {
         die("before writing its output")?;
     }
-    let files = scanned_files(writer.input());
+    let input = Arc::clone(writer.input());
     let output = writer
         .write(task_ctx)
         .await
-        .map_err(|e| name_files(e, &files))?;
+        .map_err(|e| name_files(e, || scanned_files(&input)))?;
     tracing::trace!(
         plan = %datafusion::physical_plan::display::DisplayableExecutionPlan::with_metrics(&writer).indent(true),
         "task plan run"

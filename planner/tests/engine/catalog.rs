@@ -266,7 +266,7 @@ async fn tables_of_hundreds_of_files_are_planned_file_by_file() {
         w.write(&batch).unwrap();
         w.close().unwrap();
     }
-    let engine = engine(dir.path(), &[("squall.query.single_task_bytes", "0")]).await;
+    let engine = engine(dir.path(), &[]).await;
     let reference = single_node(dir.path()).await;
     let r = engine
         .sql("explain select v, count(*), sum(k) from t group by v")

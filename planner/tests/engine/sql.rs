@@ -67,7 +67,7 @@ async fn set_explain_and_errors() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn exchange_codecs() {
     let data = sf001_small_groups();
-    let engine = engine(&data.path, &[("squall.query.single_task_bytes", "0")]).await;
+    let engine = engine(&data.path, &[]).await;
     engine
         .sql("set squall.shuffle.compression = 'gzip'")
         .await
@@ -456,7 +456,7 @@ async fn a_join_of_eighty_tables_runs_staged() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn integer_arithmetic_fails_on_overflow() {
     let data = sf001_small_groups();
-    let engine = engine(&data.path, &[("squall.query.single_task_bytes", "0")]).await;
+    let engine = engine(&data.path, &[]).await;
     for (sql, says) in [
         ("select 9223372036854775807 + 1", "bigint addition overflow"),
         (
@@ -517,7 +517,7 @@ async fn integer_arithmetic_fails_on_overflow() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn subqueries_order_rows() {
     let data = sf001_small_groups();
-    let engine = engine(&data.path, &[("squall.query.single_task_bytes", "0")]).await;
+    let engine = engine(&data.path, &[]).await;
     let reference = single_node(&data.path).await;
     for (sql, joined) in [
         (
@@ -554,7 +554,7 @@ async fn subqueries_order_rows() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn tablesample_keeps_about_its_percentage() {
     let data = sf001_small_groups();
-    let engine = engine(&data.path, &[("squall.query.single_task_bytes", "0")]).await;
+    let engine = engine(&data.path, &[]).await;
     // 60,175 line items: 10% is 6,018 give or take 74 (one standard
     // deviation); the bounds are 13 of them away.
     assert_eq!(

@@ -8,7 +8,7 @@ use crate::common::*;
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn trino_statistics_top_n_reduce_and_hashes() {
     let data = sf001_small_groups();
-    let engine = engine(&data.path, &[("squall.query.single_task_bytes", "0")]).await;
+    let engine = engine(&data.path, &[]).await;
     let reference = single_node(&data.path).await;
     // skewness and kurtosis as Trino defines them, from central moments.
     assert_eq!(

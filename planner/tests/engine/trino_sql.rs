@@ -488,7 +488,7 @@ async fn transactions_are_refused_by_name() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn trino_map_functions_and_to_iso8601() {
     let data = sf001_small_groups();
-    let engine = engine(&data.path, &[("squall.query.single_task_bytes", "0")]).await;
+    let engine = engine(&data.path, &[]).await;
     for (sql, csv) in [
         (
             "select map_from_entries(array[row(1, 'a'), row(2, 'b')])[2] as v, \

@@ -175,7 +175,7 @@ async fn every_staged_plan_keeps_its_properties_through_the_codec() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn filtered_window_aggregates_count_only_their_rows() {
     let data = sf001_small_groups();
-    let engine = engine(&data.path, &[("squall.query.single_task_bytes", "0")]).await;
+    let engine = engine(&data.path, &[]).await;
     let reference = single_node(&data.path).await;
     assert_eq!(
         squall_csv(

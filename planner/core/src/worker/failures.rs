@@ -77,8 +77,12 @@ pub(super) fn scanned_files(plan: &Arc<dyn ExecutionPlan>) -> Vec<String> {
 
 /// `e`, if a failure reading a file's contents (a reader refusing what it
 /// read, or a compressed stream that does not decode), with the files the
-/// task read named: "reading file a/b.csv.gz", or the first few of several.
-pub(super) fn name_files(e: DataFusionError, files: &[String]) -> DataFusionError {
+/// task read (`files`) named: "reading file a/b.csv.gz", or the first few
+/// of several.
+pub(super) fn name_files(
+    e: DataFusionError,
+    files: impl FnOnce() -> Vec<String>,
+) -> DataFusionError {
     use arrow::error::ArrowError;
     let reading = match e.find_root() {
         DataFusionError::ParquetError(_) | DataFusionError::IoError(_) => true,
@@ -91,8 +95,11 @@ pub(super) fn name_files(e: DataFusionError, files: &[String]) -> DataFusionErro
         ),
         _ => false,
     };
-    let what = match files {
-        _ if !reading => return e,
+    if !reading {
+        return e;
+    }
+    // Listed only now: a task that succeeds never walks its plan for them.
+    let what = match files().as_slice() {
         [] => return e,
         [one] => format!("reading file {one}"),
         many => format!(
