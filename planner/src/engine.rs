@@ -179,17 +179,7 @@ impl Engine {
         let squall = SquallConfig::from_session(&config);
         let roots =
             AllowedRoots::from_setting(&squall.catalog.allowed_roots, options.catalog.as_deref())?;
-        let mut state = SessionStateBuilder::new()
-            .with_config(config)
-            .with_runtime_env(runtime)
-            .with_default_features()
-            .with_physical_optimizer_rules(crate::scalar_build::physical_optimizer_rules());
-        // Ahead of DataFusion's, which reads every `[i]` as an array's.
-        if let Some(planners) = state.expr_planners() {
-            planners.insert(0, Arc::new(crate::row_fields::RowFieldByPosition));
-        }
-        let state = state.build();
-        let ctx = SessionContext::new_with_state(state);
+        let ctx = SessionContext::new_with_state(config::session_state(config, runtime));
         config::extend_session(&ctx)?;
         let partitions = Arc::new(PartitionRegistry::default());
         if let Some(catalog) = &options.catalog {
@@ -381,6 +371,7 @@ impl Engine {
                     return done.map(Err);
                 }
                 let statement = show_as_query(&ctx, statement).await?;
+                let statement = crate::empty_select::check(statement)?;
                 let statement = crate::standard_sql::rewrite(statement)?;
                 let statement = crate::table_sample::rewrite(statement)?;
                 let statement = crate::varchar_length::rewrite(statement)?;

@@ -42,6 +42,7 @@ pub mod coordinator;
 pub mod correlated_scalar;
 pub mod cost;
 pub mod deep_topk;
+pub mod empty_select;
 pub mod engine;
 pub mod error;
 pub mod exists_value;

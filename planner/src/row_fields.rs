@@ -4,14 +4,23 @@
 //! support type Struct`). An expression planner ahead of DataFusion's:
 //! `r[i]` of a struct becomes `get_field(r, name of field i)`; every other
 //! subscript is left to DataFusion's.
+//!
+//! A field read from a value that has none (`d.f` or `d['f']` of a DATE)
+//! DataFusion planned and then failed in type coercion with an internal
+//! error ("Cannot access field at argument 1"); [`FieldsOfRows`], an
+//! analyzer rule ahead of DataFusion's, refuses it naming the expression
+//! and its type, as Trino does.
 
 use arrow::datatypes::DataType;
+use datafusion::common::config::ConfigOptions;
+use datafusion::common::tree_node::{TreeNode, TreeNodeRecursion};
 use datafusion::common::{DFSchema, ScalarValue};
 use datafusion::error::{DataFusionError, Result};
 use datafusion::functions::core::expr_fn::get_field;
 use datafusion::logical_expr::expr::Expr;
 use datafusion::logical_expr::planner::{ExprPlanner, PlannerResult, RawFieldAccessExpr};
-use datafusion::logical_expr::{ExprSchemable, GetFieldAccess};
+use datafusion::logical_expr::{ExprSchemable, GetFieldAccess, LogicalPlan};
+use datafusion::optimizer::AnalyzerRule;
 
 #[derive(Debug, Default)]
 pub struct RowFieldByPosition;
@@ -22,8 +31,15 @@ impl ExprPlanner for RowFieldByPosition {
         access: RawFieldAccessExpr,
         schema: &DFSchema,
     ) -> Result<PlannerResult<RawFieldAccessExpr>> {
-        let GetFieldAccess::ListIndex { key } = &access.field_access else {
-            return Ok(PlannerResult::Original(access));
+        let key = match &access.field_access {
+            GetFieldAccess::ListIndex { key } => key,
+            GetFieldAccess::NamedStructField { name } => {
+                if let Ok(of) = access.expr.get_type(schema) {
+                    check_has_fields(&access.expr, &of, name)?;
+                }
+                return Ok(PlannerResult::Original(access));
+            }
+            _ => return Ok(PlannerResult::Original(access)),
         };
         let Ok(DataType::Struct(fields)) = access.expr.get_type(schema) else {
             return Ok(PlannerResult::Original(access));
@@ -52,4 +68,50 @@ impl ExprPlanner for RowFieldByPosition {
             field.name().as_str(),
         )))
     }
+}
+
+/// Refuses a field read (`get_field`) of a value that is not a row, a map
+/// or NULL. Runs before DataFusion's type coercion, which would fail on it
+/// with an internal error; changes nothing.
+#[derive(Debug, Default)]
+pub struct FieldsOfRows;
+
+impl AnalyzerRule for FieldsOfRows {
+    fn analyze(&self, plan: LogicalPlan, _config: &ConfigOptions) -> Result<LogicalPlan> {
+        plan.apply_with_subqueries(|node| {
+            let [input] = node.inputs()[..] else {
+                return Ok(TreeNodeRecursion::Continue);
+            };
+            let schema = input.schema();
+            node.apply_expressions(|e| {
+                e.apply(|e| {
+                    if let Expr::ScalarFunction(f) = e
+                        && f.func.name() == "get_field"
+                        && let [value, name, ..] = &f.args[..]
+                        && let Ok(of) = value.get_type(schema)
+                    {
+                        check_has_fields(value, &of, name)?;
+                    }
+                    Ok(TreeNodeRecursion::Continue)
+                })
+            })
+        })?;
+        Ok(plan)
+    }
+
+    fn name(&self) -> &str {
+        "squall_fields_of_rows"
+    }
+}
+
+/// Refuses reading field `name` of `value` (of type `of`) unless it is a
+/// row, a map or NULL.
+fn check_has_fields(value: &Expr, of: &DataType, name: impl std::fmt::Display) -> Result<()> {
+    if matches!(of, DataType::Struct(_) | DataType::Map(..) | DataType::Null) {
+        return Ok(());
+    }
+    Err(DataFusionError::Plan(format!(
+        "cannot read field {name} of {value}: it is a {}, and only a row or a map has fields",
+        crate::trino_types::trino_type(of).display_name()
+    )))
 }

@@ -62,6 +62,9 @@ pub struct Answer {
     /// States seen, in order (`QUEUED`, `RUNNING`, …).
     pub states: Vec<String>,
     pub documents: usize,
+    /// The client stopped reading (and cancelled the query) once it had
+    /// the rows it asked for ([`TrinoClient::run_at_most`]).
+    pub cut: bool,
 }
 
 impl Answer {
@@ -134,6 +137,20 @@ impl TrinoClient {
 
     /// Runs `sql` to its end, or fails once `deadline` has passed.
     pub async fn run(&self, sql: &str, deadline: Duration) -> Result<Answer, ClientError> {
+        self.run_at_most(sql, deadline, usize::MAX).await
+    }
+
+    /// [`Self::run`], but a client that wants only the first `max_rows`
+    /// rows: once it has them and more are to come, it cancels the query
+    /// (DELETE of its next URI, which must be answered 204) and returns
+    /// what it read, marked `cut`. A result of millions of rows is then
+    /// no longer read whole, as a person at a terminal would not.
+    pub async fn run_at_most(
+        &self,
+        sql: &str,
+        deadline: Duration,
+        max_rows: usize,
+    ) -> Result<Answer, ClientError> {
         let started = Instant::now();
         let url = format!("{}/v1/statement", self.base);
         let mut doc = self.request(reqwest::Method::POST, &url, Some(sql)).await?;
@@ -144,6 +161,11 @@ impl TrinoClient {
             let Some(next) = next else {
                 return Ok(answer);
             };
+            if answer.rows.len() >= max_rows {
+                self.cancel(&next).await?;
+                answer.cut = true;
+                return Ok(answer);
+            }
             if started.elapsed() > deadline {
                 // Leave nothing running behind.
                 let _ = self.request(reqwest::Method::DELETE, &next, None).await;
@@ -153,6 +175,24 @@ impl TrinoClient {
                 });
             }
             doc = self.request(reqwest::Method::GET, &next, None).await?;
+        }
+    }
+
+    /// Cancels a query at one of its URIs: 204, or the status is an error.
+    async fn cancel(&self, uri: &str) -> Result<(), ClientError> {
+        let what = format!("DELETE {uri}");
+        let mut req = self.http.delete(uri);
+        for (k, v) in &self.headers {
+            req = req.header(k.as_str(), v.as_str());
+        }
+        let resp = req.send().await.map_err(|e| self.transport(&what, &e))?;
+        match resp.status().as_u16() {
+            204 => Ok(()),
+            status => Err(ClientError::Status {
+                what,
+                status,
+                body: resp.text().await.unwrap_or_default(),
+            }),
         }
     }
 

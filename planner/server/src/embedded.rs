@@ -17,6 +17,7 @@
 //!    │                queue room: QUEUED ─(FIFO)─┘   │ ok: paginate -> FINISHED (pages held)
 //!    │                queue full: FAILED (QUERY_QUEUE_FULL) │ err: FAILED (Trino error) / CANCELED
 //! cancel ─> token.cancel(), state CANCELED at once; the engine stops the query's tasks
+//!           (a FINISHED query: its pages are dropped as if read to the end)
 //! sweep (every few seconds): forget drained and expired queries, cancel abandoned ones
 //! shutdown ─> refuse new statements; every query not done: FAILED (SERVER_SHUTTING_DOWN),
 //!             token.cancel(); wait until every query task has cleaned up (bounded)
@@ -448,9 +449,15 @@ impl QueryService for EmbeddedService {
     }
 
     async fn cancel(&self, id: &str) -> Result<(), ServerError> {
-        self.entry(id)?
+        let entry = self.entry(id)?;
+        entry
             .end(&*self.inner.store, QueryFailure::canceled())
             .await;
+        // A finished query's client stopping before its last page is done
+        // with the result: its pages go after the grace, not the retention.
+        if self.inner.record(id).await?.state == QueryState::Finished {
+            lock(&entry.drained_at).get_or_insert_with(Instant::now);
+        }
         Ok(())
     }
 

@@ -23,7 +23,7 @@
 //! | an integer `+`, `-`, `*` past its type's range (arithmetic overflow) | `NUMERIC_VALUE_OUT_OF_RANGE` (19) |
 //! | a scalar subquery's second row | `SUBQUERY_MULTIPLE_ROWS` (12) |
 //! | cast error (also a cast of JSON text that does not fit) | `INVALID_CAST_ARGUMENT` (9) |
-//! | invalid input syntax (an unreadable literal) | `GENERIC_USER_ERROR` (0) |
+//! | invalid input syntax (an unreadable literal), a field read of a value that is not a row | `GENERIC_USER_ERROR` (0) |
 //! | cancelled | `USER_CANCELED` (3) |
 //! | exceeded the timeout (`squall.query.timeout_secs`) | `EXCEEDED_TIME_LIMIT` (131075, `INSUFFICIENT_RESOURCES`) |
 //! | resources exhausted, a task's `memory_limit` failure | `EXCEEDED_LOCAL_MEMORY_LIMIT` (131079, `INSUFFICIENT_RESOURCES`) |
@@ -226,8 +226,11 @@ fn classify_runtime_message(m: &str) -> ErrorCode {
         FUNCTION_NOT_FOUND
     } else if is_unknown_table(&lower) {
         TABLE_NOT_FOUND
-    } else if lower.contains("invalid input syntax") {
-        // A literal the engine cannot read (`interval '1-x' year`).
+    } else if lower.contains("invalid input syntax")
+        || lower.contains("cannot access field at argument")
+    {
+        // A literal the engine cannot read (`interval '1-x' year`); a field
+        // of a value that has none (`d.f` of a DATE in a select list).
         GENERIC_USER_ERROR
     } else {
         GENERIC_INTERNAL_ERROR
@@ -354,6 +357,10 @@ mod tests {
         assert_eq!(QueryError::from_datafusion(&e).code, SUBQUERY_MULTIPLE_ROWS);
         let e = DataFusionError::Execution(
             "Parser error: Invalid input syntax for type interval: \"1-x YEAR\"".into(),
+        );
+        assert_eq!(QueryError::from_datafusion(&e).code, GENERIC_USER_ERROR);
+        let e = DataFusionError::Execution(
+            "Cannot access field at argument 1: type Date32 is not Struct, Map, or Null".into(),
         );
         assert_eq!(QueryError::from_datafusion(&e).code, GENERIC_USER_ERROR);
         let e = squall_planner::limits::timeout_error("q1", std::time::Duration::from_secs(5));

@@ -80,6 +80,30 @@ pub fn session_config(settings: &[(String, String)]) -> Result<SessionConfig> {
     Ok(config)
 }
 
+/// DataFusion's session with squall's planners ahead of DataFusion's: a
+/// row's field by position (DataFusion reads every `[i]` as an array's),
+/// and the check that a field is read of a row, before type coercion.
+pub fn session_state(
+    config: datafusion::prelude::SessionConfig,
+    runtime: std::sync::Arc<datafusion::execution::runtime_env::RuntimeEnv>,
+) -> datafusion::execution::SessionState {
+    use std::sync::Arc;
+    let mut state = datafusion::execution::SessionStateBuilder::new()
+        .with_config(config)
+        .with_runtime_env(runtime)
+        .with_default_features()
+        .with_physical_optimizer_rules(crate::scalar_build::physical_optimizer_rules());
+    if let Some(planners) = state.expr_planners() {
+        planners.insert(0, Arc::new(crate::row_fields::RowFieldByPosition));
+    }
+    let mut analyzer = datafusion::optimizer::Analyzer::new();
+    analyzer
+        .rules
+        .insert(0, Arc::new(crate::row_fields::FieldsOfRows));
+    *state.analyzer() = Some(analyzer);
+    state.build()
+}
+
 /// squall's functions, catalog tables and analyzer rules in `ctx`: the
 /// SQL squall reads beyond DataFusion's (Trino's functions and values,
 /// checked integer arithmetic, `EXISTS` and `UNNEST` as values and rows,

@@ -53,6 +53,9 @@
 //! - `results`: results read batch by batch from the final stage's objects,
 //!   equal to single-node DataFusion, the objects deleted after the last
 //!   batch, when dropped half read, and when nobody reads them.
+//! - `mistyped_sql`: statements that are not Trino's SQL or read a value
+//!   as what it is not (a field of a DATE, an empty select list as a
+//!   value): refused at planning, naming the problem.
 //! - `sql`: statements beyond TPC-H (SET, EXPLAIN, VALUES, empty results, errors).
 //! - `trino_sql`: SQL Trino clients send that DataFusion refuses or answers
 //!   wrong (rows in a subquery, ANY / ALL, EXCEPT / INTERSECT ALL, FETCH,
@@ -94,6 +97,7 @@ mod generated_rows;
 mod handoff;
 mod limits;
 mod many_tasks;
+mod mistyped_sql;
 mod nested_data;
 mod outer_joins;
 mod partitions;

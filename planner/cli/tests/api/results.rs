@@ -121,3 +121,26 @@ async fn drained_queries_are_forgotten() {
     assert_eq!(status, StatusCode::NOT_FOUND);
     assert_trino_error(&doc, "NOT_FOUND", "USER_ERROR");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_result_cancelled_half_read_is_let_go() {
+    let embedded = EmbeddedOptions {
+        drained_grace: Duration::ZERO,
+        ..EmbeddedOptions::default()
+    };
+    let server = start_with(embedded, ApiOptions::new(ApiAuth::None), &[]).await;
+    let client =
+        squall_cli::client::TrinoClient::new(&server.base, Vec::new(), Duration::from_secs(60))
+            .unwrap();
+    // 60,175 rows in pages of at most 1,000: the client stops after two pages.
+    let answer = client
+        .run_at_most("select * from lineitem", Duration::from_secs(60), 1_500)
+        .await
+        .unwrap();
+    assert!(answer.cut, "{:?}", answer.states);
+    assert_eq!(answer.rows.len(), 2_000);
+    assert_eq!(answer.states.last().map(String::as_str), Some("FINISHED"));
+    // Its pages go at the next sweep, not after the retention time.
+    server.service.sweep().await;
+    assert_eq!(server.service.held_queries(), 0);
+}

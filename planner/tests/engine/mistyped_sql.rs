@@ -1,0 +1,50 @@
+//! Statements that are not Trino's SQL, or that read a value as what it is
+//! not, refused at planning with the user's error naming the problem, not
+//! left to fail in a task or in DataFusion's planner (statements the API's
+//! fuzzer made of TPC-H queries).
+
+use crate::common::*;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn mistyped_statements_are_refused_while_planned() {
+    let data = sf001_small_groups();
+    let engine = engine(&data.path, &[]).await;
+    for (sql, expected) in [
+        // A field of a DATE (DataFusion planned it and failed in the task).
+        (
+            "select count(*) from lineitem l1 where l1.l_receiptdate.l1 > l_commitdate",
+            "cannot read field",
+        ),
+        ("select l_shipdate['x'] from lineitem", "it is a date"),
+        (
+            "select l1.l_receiptdate.l1 from lineitem l1",
+            "Cannot access field",
+        ),
+        // An empty select list used as a value (DataFusion's planner
+        // stopped on an index out of bounds).
+        (
+            "select count(*) from orders where not (select from lineitem where l_orderkey = o_orderkey)",
+            "Expected: a select list",
+        ),
+        (
+            "select count(*) from orders where o_orderkey in (select from lineitem)",
+            "Line: 1, Column: 50",
+        ),
+        ("select from nation", "Expected: a select list"),
+    ] {
+        let err = engine.sql(sql).await.unwrap_err();
+        let text = err.to_string();
+        assert!(text.contains(expected), "{sql}: {text}");
+        // Refused before any task ran: nothing about stages or attempts.
+        assert!(!text.contains("attempt"), "{sql}: {text}");
+    }
+    // A row's fields are still read, by name and by position.
+    assert_eq!(
+        squall_csv(
+            &engine,
+            "select r.a as a, r['b'] as b, r[1] as c from (select cast(row(1, 'x') as row(a bigint, b varchar)) as r)"
+        )
+        .await,
+        "a,b,c\n1,x,1\n"
+    );
+}
