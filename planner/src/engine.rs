@@ -373,6 +373,7 @@ impl Engine {
                 let statement = show_as_query(&ctx, statement).await?;
                 let statement = crate::empty_select::check(statement)?;
                 let statement = crate::standard_sql::rewrite(statement)?;
+                let statement = crate::at_time_zone::rewrite(statement)?;
                 let statement = crate::table_sample::rewrite(statement)?;
                 let statement = crate::varchar_length::rewrite(statement)?;
                 let statement = crate::window_filter::rewrite(statement)?;

@@ -35,6 +35,7 @@
 
 pub mod any_case;
 pub mod any_name;
+pub mod at_time_zone;
 pub mod backend;
 pub mod catalog;
 pub mod checked_arithmetic;

@@ -484,6 +484,17 @@ async fn more_trino_functions_answer_as_their_datafusion_forms() {
              '.', case n_nationkey % 4 when 0 then '0' when 1 then '3' when 2 then '5' else '8' end) as f \
              from nation order by 1",
         ),
+        // AT TIME ZONE reads a TIMESTAMP as UTC (Trino's session zone) and
+        // shows the instant in the zone; with_timezone reads it as the
+        // zone's local time.
+        (
+            "select o_orderkey, o_orderdate at time zone 'Asia/Tokyo' as t, \
+             with_timezone(cast(o_orderdate as timestamp), 'America/New_York') as w \
+             from orders order by 1 limit 5",
+            "select o_orderkey, (cast(o_orderdate as timestamp) at time zone 'UTC') at time zone 'Asia/Tokyo' as t, \
+             cast(o_orderdate as timestamp) at time zone 'America/New_York' as w \
+             from orders order by 1 limit 5",
+        ),
         // Lambdas (Trino's syntax; DataFusion's SQL parser has none).
         (
             "select n_regionkey, sum(cardinality(filter(split(n_comment, ' '), w -> length(w) > 5))) as n, \
