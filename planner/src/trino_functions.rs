@@ -26,7 +26,7 @@
 //! | `to_utf8(s)`, `from_utf8(b)` | casts between VARCHAR and VARBINARY |
 //! | `to_hex(md5(b))` | `upper(md5(b))` (DataFusion's `md5` already answers in hex) |
 //! | `split(s, d)`, `array_join(a, d)`, `slice(a, start, n)` | `string_to_array`, `array_to_string`, `array_slice` |
-//! | `substr(s, start[, n])`, start not a literal >= 0 | a negative start counts from the end (`''` before the start) |
+//! | `substr(s, start[, n])`, start not a literal >= 1 | a negative start counts from the end (`''` before the start); a start of 0 is `''` |
 //! | `to_milliseconds(x)` | an interval's milliseconds (of a difference of two dates: its days') |
 //! | `regexp_extract(s, p[, g])` | the match (or its group `g`) of `regexp_match` |
 //! | `is_nan(x)`, `truncate(x[, n])`, `from_iso8601_date(s)` | `isnan`, `trunc`, `CAST(s AS DATE)` |
@@ -193,7 +193,7 @@ impl VisitorMut for Rewriter {
             substring_for,
             ..
         } = expr
-            && !is_whole_number(start)
+            && !is_position(start)
         {
             match parse(&from_the_end(string, start, substring_for.as_deref())) {
                 Ok(new) => *expr = new,
@@ -504,19 +504,20 @@ fn plain_args(args: &FunctionArguments) -> Option<Vec<Expr>> {
 }
 
 /// `substr(s, start[, n])` as Trino reads it: a negative start counts from
-/// the end of the string (`''` when that is before its start).
+/// the end of the string (`''` when that is before its start), and a start
+/// of 0 is `''` (PostgreSQL's, DataFusion's: the first `n - 1` characters).
 fn from_the_end(string: &Expr, start: &Expr, length: Option<&Expr>) -> String {
     let len = length.map(|n| format!(", ({n})")).unwrap_or_default();
     format!(
-        "CASE WHEN ({start}) < 0 AND char_length({string}) + ({start}) < 0 THEN '' \
+        "CASE WHEN ({start}) = 0 OR ({start}) < 0 AND char_length({string}) + ({start}) < 0 THEN '' \
          ELSE substr({string}, CASE WHEN ({start}) < 0 THEN char_length({string}) + ({start}) + 1 \
          ELSE ({start}) END{len}) END"
     )
 }
 
-/// A literal position of 0 or more (a string's start as both count it).
-fn is_whole_number(expr: &Expr) -> bool {
-    matches!(expr, Expr::Value(ValueWithSpan { value: Value::Number(n, _), .. }) if !n.starts_with('-'))
+/// A literal position of 1 or more (a string's start as both count it).
+fn is_position(expr: &Expr) -> bool {
+    matches!(expr, Expr::Value(ValueWithSpan { value: Value::Number(n, _), .. }) if n.parse::<i64>().is_ok_and(|p| p >= 1))
 }
 
 /// Trino's `try(e)`: `e` with the errors squall can foresee turned into

@@ -495,6 +495,16 @@ async fn more_trino_functions_answer_as_their_datafusion_forms() {
              cast(o_orderdate as timestamp) at time zone 'America/New_York' as w \
              from orders order by 1 limit 5",
         ),
+        // substr as Trino counts: from the end for a negative start, '' for 0.
+        (
+            "select n_nationkey, substr(n_name, 0, 2) as a, substr(n_name, -3) as b, \
+             substring(n_name from 2 for 3) as c, substr(n_name, n_nationkey - 5, 2) as d \
+             from nation order by 1",
+            "select n_nationkey, '' as a, right(n_name, 3) as b, substr(n_name, 2, 3) as c, \
+             case when n_nationkey = 5 then '' when n_nationkey < 5 then \
+             case when char_length(n_name) >= 5 - n_nationkey then left(right(n_name, 5 - n_nationkey), 2) \
+             else '' end else substr(n_name, n_nationkey - 5, 2) end as d from nation order by 1",
+        ),
         // Lambdas (Trino's syntax; DataFusion's SQL parser has none).
         (
             "select n_regionkey, sum(cardinality(filter(split(n_comment, ' '), w -> length(w) > 5))) as n, \
