@@ -18,7 +18,7 @@
 //! | a function refusing its argument (`json_parse` of text that is not JSON, a bad JSON path, a series past its ceiling) | `INVALID_FUNCTION_ARGUMENT` (7) |
 //! | other planning / schema errors | `GENERIC_USER_ERROR` (0) |
 //! | configuration (a bad setting) | `INVALID_SESSION_PROPERTY` (14) |
-//! | not implemented | `NOT_SUPPORTED` (13) |
+//! | not implemented (also found by a task: `count(DISTINCT a, b)`) | `NOT_SUPPORTED` (13) |
 //! | divide by zero | `DIVISION_BY_ZERO` (8) |
 //! | an integer `+`, `-`, `*` past its type's range (arithmetic overflow) | `NUMERIC_VALUE_OUT_OF_RANGE` (19) |
 //! | a scalar subquery's second row | `SUBQUERY_MULTIPLE_ROWS` (12) |
@@ -206,6 +206,9 @@ fn classify_runtime_message(m: &str) -> ErrorCode {
         EXCEEDED_TIME_LIMIT
     } else if lower.contains("(memory_limit)") || lower.contains("resources exhausted") {
         EXCEEDED_LOCAL_MEMORY_LIMIT
+    } else if lower.contains("this feature is not implemented") {
+        // Found by a task, after planning (`count(DISTINCT a, b)`).
+        NOT_SUPPORTED
     } else if lower.contains("cancelled") || lower.contains("canceled") {
         USER_CANCELED
     } else if lower.contains("divide by zero") || lower.contains("division by zero") {
@@ -359,6 +362,10 @@ mod tests {
             "Parser error: Invalid input syntax for type interval: \"1-x YEAR\"".into(),
         );
         assert_eq!(QueryError::from_datafusion(&e).code, GENERIC_USER_ERROR);
+        let e = DataFusionError::Execution(
+            "stage s1, task 0 failed after 1 attempt(s): This feature is not implemented: COUNT DISTINCT with multiple arguments".into(),
+        );
+        assert_eq!(QueryError::from_datafusion(&e).code, NOT_SUPPORTED);
         let e = DataFusionError::Execution(
             "Cannot access field at argument 1: type Date32 is not Struct, Map, or Null".into(),
         );

@@ -29,6 +29,9 @@ pub(super) fn failure_kind(e: &SquallError) -> FailureKind {
             // operator given an input it was not planned for): the same
             // plan breaks them again.
             DataFusionError::Internal(_) => FailureKind::Internal,
+            // A feature DataFusion lacks (`count(DISTINCT a, b)`), found as
+            // the plan runs: it is missing again in any attempt.
+            DataFusionError::NotImplemented(_) => FailureKind::Plan,
             DataFusionError::Execution(m)
                 if m.starts_with(crate::scalar_subquery::TOO_MANY_ROWS)
                     || crate::trino_udfs::is_argument_error(m) =>
