@@ -34,6 +34,10 @@
 //! What this does not check: the per-task binding a worker does afterwards
 //! (row groups, byte ranges), which changes partition counts by design.
 
+/// How a node rebuilt over a cut that lost what it was planned with is
+/// described (`crate::stages`); the engine runs such a query's plan whole.
+pub const LOST_PROPERTIES: &str = "no longer has what it was planned with";
+
 use std::sync::Arc;
 
 use bytes::Bytes;

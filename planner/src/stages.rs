@@ -27,7 +27,7 @@
 //! concatenates map outputs, a broadcast concatenates everything) is restored
 //! by a sort above the read. Every node rebuilt above a cut is then checked
 //! against the node DataFusion planned: one that lost a property it was
-//! planned with fails planning, naming its stage (see `plan_check`).
+//! planned with fails the cut, naming its stage; the engine runs that plan whole.
 //!
 //! How many tasks a stage gets is decided from its leaves ([`TaskLayout`]).
 //! Example, TPC-H Q1 with 2 shuffle partitions:
@@ -64,7 +64,7 @@ use datafusion::physical_plan::{
 use squall_core::exec::{BoundaryProperties, ReadMode, ShuffleReadExec, ShuffleWriteExec};
 use squall_core::scan::{Leaf, leaves};
 
-use crate::plan_check::{lost_properties, unmet_requirements};
+use crate::plan_check::{LOST_PROPERTIES, lost_properties, unmet_requirements};
 
 #[path = "stages/isolate.rs"]
 mod isolate;
@@ -194,7 +194,7 @@ impl StagedPlan {
 /// when a join must be re-planned as a partitioned join.
 ///
 /// Every node rebuilt over a cut must keep the properties DataFusion planned
-/// it with; one that does not fails planning, naming its stage.
+/// it with; one that does not fails the cut ([`LOST_PROPERTIES`]).
 pub fn split_stages(plan: Arc<dyn ExecutionPlan>, shuffle_partitions: usize) -> Result<StagedPlan> {
     let mut cutter = Cutter {
         stages: Vec::new(),
@@ -244,7 +244,7 @@ impl Lost {
         PlannerError::StagePlan {
             stage,
             message: format!(
-                "{}{over} no longer has what it was planned with: {}",
+                "{}{over} {LOST_PROPERTIES}: {}",
                 self.node,
                 self.lost.join("; ")
             ),

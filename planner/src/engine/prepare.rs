@@ -2,6 +2,7 @@
 //! into stages with key filters placed, its scans split into tasks.
 
 use super::*;
+use crate::plan_check::LOST_PROPERTIES;
 use crate::split::ScanUnits;
 use crate::stages::{Stage, estimated_rows};
 use datafusion::physical_plan::ExecutionPlan;
@@ -38,9 +39,34 @@ async fn stages_and_plan_at(
     let squall = SquallConfig::from_session(state.config());
     state.config_mut().options_mut().execution.target_partitions = partitions;
     let physical = state.create_physical_plan(plan).await?;
-    let mut staged = split_stages(Arc::clone(&physical), partitions)?;
+    let mut staged = match split_stages(Arc::clone(&physical), partitions) {
+        Ok(staged) => staged,
+        // A plan some of whose operators rely on what an exchange does not
+        // keep (orderings DataFusion derived from a window's constant
+        // values): its operators run whole, as DataFusion planned them.
+        Err(e) if e.to_string().contains(LOST_PROPERTIES) => {
+            tracing::info!(error = %e, "the plan runs as one task: it cannot be cut into stages");
+            return Ok((single_stage(Arc::clone(&physical), UNCUT), state, physical));
+        }
+        Err(e) => return Err(e),
+    };
     place_key_filters(&mut staged, &squall.bloom, squall.resolved_max_build_rows())?;
     Ok((staged, state, physical))
+}
+
+/// Why a plan runs as one task when cutting it into stages would lose an
+/// order one of its operators relies on.
+const UNCUT: &str = "an order it relies on does not survive an exchange";
+
+/// Whether `staged` is a plan that could not be cut ([`UNCUT`]).
+fn uncut(staged: &StagedPlan) -> bool {
+    matches!(
+        staged.stages.as_slice(),
+        [Stage {
+            layout: TaskLayout::Single { reason: UNCUT },
+            ..
+        }]
+    )
 }
 
 /// The whole of `physical` as one stage of one task (see
@@ -210,7 +236,7 @@ impl Planner {
         {
             let (staged, one_task_state, physical) =
                 Box::pin(stages_and_plan_at(state.clone(), plan, one_task_partitions)).await?;
-            if staged.stages.len() > 1 && !key_filters_cut_aggregation(&staged) {
+            if uncut(&staged) || staged.stages.len() > 1 && !key_filters_cut_aggregation(&staged) {
                 let staged = single_stage(physical, "one process");
                 return Box::pin(self.job(staged, one_task_state, true, None, options, query_id))
                     .await;
@@ -219,6 +245,9 @@ impl Planner {
         // Boxed: DataFusion's planning futures are large, and this one's
         // state would otherwise hold two of them inline.
         let (mut staged, mut state, physical) = Box::pin(stages_and_plan(state, plan)).await?;
+        if uncut(&staged) {
+            return Box::pin(self.job(staged, state, true, None, options, query_id)).await;
+        }
 
         // A query reading little runs as one task: its whole plan, planned
         // again for the one task's partitions when they differ from the

@@ -49,6 +49,16 @@ fn window_query(keys: [&str; 3], filter: &str, outer: &str) -> String {
 /// a constant year, and none of these.
 pub fn window_queries() -> Vec<(&'static str, String)> {
     vec![
+        // DataFusion orders the window's output by its partition key and
+        // the aggregate both ways (it is constant within a partition) and
+        // plans the DISTINCT on those orders, which no exchange keeps: the
+        // plan runs whole.
+        (
+            "distinct rows of a window aggregate",
+            "select distinct c_nationkey, sum(c_acctbal) over (partition by c_nationkey) s \
+             from customer order by 1"
+                .to_string(),
+        ),
         (
             "a constant partition key (a filter on it)",
             window_query(
