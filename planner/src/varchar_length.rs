@@ -4,7 +4,8 @@
 //! characters and refuses (or, for `TRY_CAST`, nulls) another value whose
 //! text is longer. DataFusion reads `VARCHAR(n)` as `VARCHAR`: a cast to
 //! `VARCHAR(3)` kept every character, and grouped by them. A select list's
-//! unnamed cast keeps its name.
+//! unnamed cast keeps its name. A cast to VARBINARY is a cast to BYTEA,
+//! DataFusion's name for it.
 
 use std::ops::ControlFlow;
 
@@ -66,6 +67,11 @@ impl VisitorMut for Lengths {
         else {
             return ControlFlow::Continue(());
         };
+        // Trino's VARBINARY is DataFusion's BYTEA (which refused the name).
+        if matches!(data_type, DataType::Varbinary(_)) {
+            *data_type = DataType::Bytea;
+            return ControlFlow::Continue(());
+        }
         let Some(n) = length(data_type) else {
             return ControlFlow::Continue(());
         };

@@ -104,6 +104,11 @@ async fn trino_statistics_top_n_reduce_and_hashes() {
             "p,n,t,h\nCustomer#,1500,,héll\n",
         ),
         (
+            "select to_hex(cast(n_name as varbinary)) as h, from_utf8(cast(n_name as varbinary)) as s \
+             from nation where n_nationkey = 1",
+            "h,s\n415247454E54494E41,ARGENTINA\n",
+        ),
+        (
             "select 'A%' like 'A!%' escape '!' as a, 'AB' like 'A!%' escape '!' as b, \
              count(*) filter (where n_name like 'A#_%' escape '#') as c, \
              count(*) filter (where n_name like 'C_%' escape '#') as d from nation",
