@@ -49,6 +49,7 @@ pub mod error;
 pub mod exists_value;
 pub mod explain;
 pub mod information_schema;
+pub mod interval_compare;
 pub mod interval_times;
 pub mod key_filter;
 pub mod lateral_unnest;

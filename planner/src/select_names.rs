@@ -4,7 +4,8 @@
 //! unique expression names"). Each later unnamed item that repeats an
 //! earlier one's name is given its name with `_2`, `_3`, ... (not taken by
 //! another item), so the statement plans and every column keeps a readable
-//! name.
+//! name. A scalar subquery's one unnamed item is named apart from the
+//! query around it ([`name_scalar_value`]).
 
 use std::collections::HashSet;
 use std::ops::ControlFlow;
@@ -35,8 +36,44 @@ impl VisitorMut for Distinct {
     type Break = DataFusionError;
 
     fn pre_visit_query(&mut self, query: &mut Query) -> ControlFlow<DataFusionError> {
+        // A scalar subquery selected unnamed keeps its text as its name,
+        // whatever its own item is named below.
+        if let SetExpr::Select(select) = query.body.as_mut() {
+            for item in &mut select.projection {
+                if let SelectItem::UnnamedExpr(e @ Expr::Subquery(_)) = item {
+                    let alias = Ident::with_quote('"', e.to_string());
+                    *item = SelectItem::ExprWithAlias {
+                        expr: e.clone(),
+                        alias,
+                    };
+                }
+            }
+        }
         distinct_names(&mut query.body, self.every);
         ControlFlow::Continue(())
+    }
+
+    fn pre_visit_expr(&mut self, expr: &mut Expr) -> ControlFlow<DataFusionError> {
+        if let Expr::Subquery(query) = expr {
+            name_scalar_value(&mut query.body);
+        }
+        ControlFlow::Continue(())
+    }
+}
+
+/// The value of a scalar subquery named apart from the query around it.
+/// DataFusion joins the subquery in, and its column named like one of the
+/// outer query's (`HAVING avg(x) > (SELECT avg(x) FROM t)`) stopped the
+/// join's planning ("qualified field name ... would be ambiguous").
+fn name_scalar_value(body: &mut SetExpr) {
+    if let SetExpr::Select(select) = body
+        && let [item @ SelectItem::UnnamedExpr(_)] = select.projection.as_mut_slice()
+        && let SelectItem::UnnamedExpr(value) = item
+    {
+        *item = SelectItem::ExprWithAlias {
+            expr: value.clone(),
+            alias: Ident::new("__squall_value"),
+        };
     }
 }
 

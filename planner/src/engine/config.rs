@@ -82,7 +82,9 @@ pub fn session_config(settings: &[(String, String)]) -> Result<SessionConfig> {
 
 /// DataFusion's session with squall's planners ahead of DataFusion's: a
 /// row's field by position (DataFusion reads every `[i]` as an array's),
-/// and the check that a field is read of a row, before type coercion.
+/// and, before type coercion, the check that a field is read of a row, a
+/// difference of dates as days and the check that an interval is not
+/// compared with a number.
 pub fn session_state(
     config: datafusion::prelude::SessionConfig,
     runtime: std::sync::Arc<datafusion::execution::runtime_env::RuntimeEnv>,
@@ -100,6 +102,12 @@ pub fn session_state(
     analyzer
         .rules
         .insert(0, Arc::new(crate::row_fields::FieldsOfRows));
+    analyzer
+        .rules
+        .insert(1, Arc::new(crate::interval_compare::DateDifferences));
+    analyzer
+        .rules
+        .insert(2, Arc::new(crate::interval_compare::IntervalComparisons));
     *state.analyzer() = Some(analyzer);
     state.build()
 }

@@ -55,7 +55,8 @@
 //!   batch, when dropped half read, and when nobody reads them.
 //! - `mistyped_sql`: statements that are not Trino's SQL or read a value
 //!   as what it is not (a field of a DATE, an empty select list as a
-//!   value): refused at planning, naming the problem.
+//!   value, an interval compared with a number): refused at planning,
+//!   naming the problem; a difference of two dates is their days.
 //! - `sql`: statements beyond TPC-H (SET, EXPLAIN, VALUES, empty results, errors).
 //! - `trino_sql`: SQL Trino clients send that DataFusion refuses or answers
 //!   wrong (rows in a subquery, ANY / ALL, EXCEPT / INTERSECT ALL, FETCH,

@@ -47,6 +47,14 @@ async fn rows_in_a_subquery_answer_as_sql_says() {
              order by x",
             "select * from (values (1, 1), (4, 4)) t(x, y) order by x",
         ),
+        // A scalar subquery whose value is named like the outer query's
+        // (DataFusion's join of it failed: "would be ambiguous").
+        (
+            "select c_nationkey, avg(c_acctbal) as a from customer group by c_nationkey \
+             having avg(c_acctbal) > (select avg(c_acctbal) from customer) order by 1",
+            "select c_nationkey, avg(c_acctbal) as a from customer, (select avg(c_acctbal) as v from customer) \
+             group by c_nationkey, v having avg(c_acctbal) > v order by 1",
+        ),
     ];
     for single in ["0", "1000000000000"] {
         let engine = engine(&data.path, &[("squall.query.single_task_bytes", single)]).await;

@@ -1,0 +1,106 @@
+//! Dates subtracted, and intervals compared with numbers, checked before
+//! DataFusion's type coercion.
+//!
+//! [`DateDifferences`]: `d1 - d2` of two DATEs is the days between them, a
+//! BIGINT, as in PostgreSQL and DuckDB (`l_receiptdate - l_shipdate >
+//! 20`). DataFusion typed it a BIGINT while planning but computed a
+//! duration, and the comparison failed in the task with an internal error
+//! ("Only intervals with the same data type are comparable").
+//!
+//! [`IntervalComparisons`]: an interval compared with a number (`d1 - d2 >
+//! interval '20' day`) is refused while the plan is made, saying what to
+//! write instead.
+
+use arrow::datatypes::DataType;
+use datafusion::common::config::ConfigOptions;
+use datafusion::common::tree_node::{Transformed, TreeNode, TreeNodeRecursion};
+use datafusion::error::{DataFusionError, Result};
+use datafusion::logical_expr::{BinaryExpr, Expr, ExprSchemable, LogicalPlan, Operator, cast};
+use datafusion::optimizer::AnalyzerRule;
+
+#[derive(Debug, Default)]
+pub struct IntervalComparisons;
+
+fn is_interval(t: &DataType) -> bool {
+    matches!(t, DataType::Interval(_) | DataType::Duration(_))
+}
+
+impl AnalyzerRule for IntervalComparisons {
+    fn analyze(&self, plan: LogicalPlan, _config: &ConfigOptions) -> Result<LogicalPlan> {
+        plan.apply_with_subqueries(|node| {
+            let [input] = node.inputs()[..] else {
+                return Ok(TreeNodeRecursion::Continue);
+            };
+            let schema = input.schema();
+            node.apply_expressions(|e| {
+                e.apply(|e| {
+                    if let Expr::BinaryExpr(BinaryExpr { left, op, right }) = e
+                        && matches!(
+                            op,
+                            Operator::Eq
+                                | Operator::NotEq
+                                | Operator::Lt
+                                | Operator::LtEq
+                                | Operator::Gt
+                                | Operator::GtEq
+                        )
+                        && let (Ok(l), Ok(r)) = (left.get_type(schema), right.get_type(schema))
+                        && is_interval(&l) != is_interval(&r)
+                        && (l.is_numeric() || r.is_numeric())
+                    {
+                        return Err(DataFusionError::Plan(format!(
+                            "cannot compare {left} with {right}: one is an interval, the other \
+                             a number; compare with an interval (interval '20' day) or count \
+                             days with date_diff('day', a, b)"
+                        )));
+                    }
+                    Ok(TreeNodeRecursion::Continue)
+                })
+            })
+        })?;
+        Ok(plan)
+    }
+
+    fn name(&self) -> &str {
+        "squall_interval_comparisons"
+    }
+}
+
+/// `d1 - d2` of two DATEs as `CAST(d1 AS BIGINT) - CAST(d2 AS BIGINT)`:
+/// the days between them.
+#[derive(Debug, Default)]
+pub struct DateDifferences;
+
+impl AnalyzerRule for DateDifferences {
+    fn analyze(&self, plan: LogicalPlan, _config: &ConfigOptions) -> Result<LogicalPlan> {
+        plan.transform_up_with_subqueries(|node| {
+            let [input] = node.inputs()[..] else {
+                return Ok(Transformed::no(node));
+            };
+            let schema = std::sync::Arc::clone(input.schema());
+            node.map_expressions(|e| {
+                e.transform_up(|e| match e {
+                    Expr::BinaryExpr(BinaryExpr {
+                        left,
+                        op: Operator::Minus,
+                        right,
+                    }) if matches!(left.get_type(&schema), Ok(DataType::Date32))
+                        && matches!(right.get_type(&schema), Ok(DataType::Date32)) =>
+                    {
+                        Ok(Transformed::yes(Expr::BinaryExpr(BinaryExpr::new(
+                            Box::new(cast(*left, DataType::Int64)),
+                            Operator::Minus,
+                            Box::new(cast(*right, DataType::Int64)),
+                        ))))
+                    }
+                    e => Ok(Transformed::no(e)),
+                })
+            })
+        })
+        .map(|t| t.data)
+    }
+
+    fn name(&self) -> &str {
+        "squall_date_differences"
+    }
+}
