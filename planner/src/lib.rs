@@ -58,6 +58,7 @@ pub mod limits;
 pub mod locations;
 pub mod map_keys;
 pub mod nesting;
+pub mod null_aggregates;
 pub mod ordered_subqueries;
 pub mod paging;
 pub mod partitions;

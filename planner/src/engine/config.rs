@@ -82,6 +82,7 @@ pub fn session_config(settings: &[(String, String)]) -> Result<SessionConfig> {
 
 /// DataFusion's session with squall's planners ahead of DataFusion's: a
 /// row's field by position (DataFusion reads every `[i]` as an array's),
+/// `sum` / `avg` of a NULL-typed value,
 /// and, before type coercion, the check that a field is read of a row, a
 /// difference of dates as days and the check that an interval is not
 /// compared with a number.
@@ -97,6 +98,7 @@ pub fn session_state(
         .with_physical_optimizer_rules(crate::scalar_build::physical_optimizer_rules());
     if let Some(planners) = state.expr_planners() {
         planners.insert(0, Arc::new(crate::row_fields::RowFieldByPosition));
+        planners.insert(1, Arc::new(crate::null_aggregates::NullAggregates));
     }
     let mut analyzer = datafusion::optimizer::Analyzer::new();
     analyzer
@@ -108,6 +110,7 @@ pub fn session_state(
     analyzer
         .rules
         .insert(2, Arc::new(crate::interval_compare::IntervalComparisons));
+
     *state.analyzer() = Some(analyzer);
     state.build()
 }

@@ -55,6 +55,13 @@ async fn rows_in_a_subquery_answer_as_sql_says() {
             "select c_nationkey, avg(c_acctbal) as a from customer, (select avg(c_acctbal) as v from customer) \
              group by c_nationkey, v having avg(c_acctbal) > v order by 1",
         ),
+        // sum / avg of a value NULL by its type (DataFusion: an internal error).
+        (
+            "select n_regionkey, sum(case when n_nationkey > 100 then null end) as s, avg(null) as a \
+             from nation group by 1 order by 1",
+            "select n_regionkey, cast(null as bigint) as s, cast(null as double) as a \
+             from nation group by 1 order by 1",
+        ),
     ];
     for single in ["0", "1000000000000"] {
         let engine = engine(&data.path, &[("squall.query.single_task_bytes", single)]).await;
