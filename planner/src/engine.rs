@@ -337,11 +337,18 @@ impl Engine {
             cancel: deadline.token.clone(),
             ..options.clone()
         };
+        let started = Instant::now();
         let result = self
             .run_statement(state, statement, &options, query_id)
             .await;
         match (result, timeout) {
             (Err(_), Some(timeout)) if deadline.expired() => Err(timeout_error(query_id, timeout)),
+            // The timeout covers reading the result too.
+            (Ok(Outcome::Finished(mut r)), Some(timeout)) => {
+                let at = started + timeout.saturating_sub(used);
+                r.batches = r.batches.with_deadline(at, query_id, timeout);
+                Ok(Outcome::Finished(r))
+            }
             (result, _) => result,
         }
     }

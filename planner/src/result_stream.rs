@@ -60,6 +60,21 @@ impl ResultBatches {
         }
     }
 
+    /// The statement's timeout also bounds the reading of its result: past
+    /// `at`, reading fails with the timeout's error (the objects are still
+    /// deleted).
+    pub fn with_deadline(
+        self,
+        at: std::time::Instant,
+        query_id: &str,
+        timeout: std::time::Duration,
+    ) -> Self {
+        match self {
+            Self::Objects(objects) => Self::Objects(objects.with_deadline(at, query_id, timeout)),
+            memory => memory,
+        }
+    }
+
     /// Drops the rows (deleting the objects that hold them).
     pub async fn discard(self) {
         if let Self::Objects(objects) = self {
@@ -116,6 +131,9 @@ pub struct ResultObjects {
     keys: Vec<String>,
     rows: u64,
     chunk: u64,
+    /// When reading must have ended: the statement's timeout covers the
+    /// reading of its result (query id and timeout, for its error).
+    deadline: Option<(std::time::Instant, String, std::time::Duration)>,
 }
 
 impl std::fmt::Debug for ResultObjects {
@@ -151,7 +169,20 @@ impl ResultObjects {
             keys: outputs.iter().map(|o| o.key.clone()).collect(),
             rows,
             chunk: READ_CHUNK,
+            deadline: None,
         }
+    }
+
+    /// Fails the reading with query `query_id`'s timeout error once `at`
+    /// has passed.
+    pub fn with_deadline(
+        mut self,
+        at: std::time::Instant,
+        query_id: &str,
+        timeout: std::time::Duration,
+    ) -> Self {
+        self.deadline = Some((at, query_id.to_string(), timeout));
+        self
     }
 
     /// Reads at most `chunk` bytes per GET (tests cut messages across reads).
@@ -192,9 +223,19 @@ impl ResultObjects {
     }
 
     /// The result's batches in order; the objects are deleted after the last.
-    pub fn into_stream(self) -> BoxStream<'static, Result<RecordBatch>> {
-        futures::stream::try_unfold(Reading::new(self), |mut reading| async move {
-            Ok(reading.next().await?.map(|batch| (batch, reading)))
+    pub fn into_stream(mut self) -> BoxStream<'static, Result<RecordBatch>> {
+        let deadline = self.deadline.take();
+        futures::stream::try_unfold(Reading::new(self), move |mut reading| {
+            let late = deadline
+                .as_ref()
+                .filter(|(at, ..)| std::time::Instant::now() > *at)
+                .map(|(_, id, timeout)| crate::limits::timeout_error(id, *timeout));
+            async move {
+                if let Some(e) = late {
+                    return Err(e);
+                }
+                Ok(reading.next().await?.map(|batch| (batch, reading)))
+            }
         })
         .boxed()
     }

@@ -257,3 +257,36 @@ async fn batches_of_only_null_columns_read_back() {
         assert_eq!(rows, vec![3, 2, 4], "read {chunk} bytes at a time");
     }
 }
+
+/// The statement's timeout bounds the reading of its result: past the
+/// deadline the next batch is the timeout's error, and the objects go.
+#[tokio::test]
+async fn reading_past_the_statement_deadline_fails_with_its_timeout() {
+    use futures::StreamExt;
+    let schema = schema();
+    let store: Arc<dyn ObjectStore> = Arc::new(InMemory::new());
+    let outputs = objects(&store, &schema).await;
+    let timeout = std::time::Duration::from_secs(5);
+    let in_time = std::time::Instant::now() + std::time::Duration::from_secs(600);
+    let read = ResultObjects::new(Arc::clone(&store), Arc::clone(&schema), &outputs)
+        .with_deadline(in_time, "q1", timeout)
+        .collect()
+        .await
+        .unwrap();
+    assert!(!read.is_empty());
+    let outputs = objects(&store, &schema).await;
+    let past = std::time::Instant::now();
+    let mut stream = ResultObjects::new(Arc::clone(&store), schema, &outputs)
+        .with_deadline(past, "q1", timeout)
+        .into_stream();
+    let e = stream.next().await.unwrap().unwrap_err().to_string();
+    assert!(crate::limits::is_timeout_message(&e), "{e}");
+    drop(stream);
+    for _ in 0..100 {
+        if remaining(&store).await == 0 {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
+    assert_eq!(remaining(&store).await, 0);
+}

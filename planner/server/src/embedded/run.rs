@@ -71,6 +71,10 @@ pub(super) async fn run(inner: Arc<Inner>, entry: Arc<Entry>, admitted: Admit) {
                 drop(permit);
                 return;
             }
+            // The statement's timeout passed while its result was read.
+            Err(e) if squall_planner::limits::is_timeout_message(&e.to_string()) => {
+                QueryFailure::from_datafusion(&e)
+            }
             Err(e) => QueryFailure::new(
                 ErrorKind::Internal,
                 format!("storing the result of query {}: {e}", entry.id),
