@@ -23,7 +23,7 @@
 //! | an integer `+`, `-`, `*` past its type's range (arithmetic overflow) | `NUMERIC_VALUE_OUT_OF_RANGE` (19) |
 //! | a scalar subquery's second row | `SUBQUERY_MULTIPLE_ROWS` (12) |
 //! | cast error (also a cast of JSON text that does not fit) | `INVALID_CAST_ARGUMENT` (9) |
-//! | invalid input syntax (an unreadable literal), a field read of a value that is not a row | `GENERIC_USER_ERROR` (0) |
+//! | invalid input syntax (an unreadable literal), a field read of a value that is not a row, a NULL inserted into a NOT NULL column | `GENERIC_USER_ERROR` (0) |
 //! | cancelled | `USER_CANCELED` (3) |
 //! | exceeded the timeout (`squall.query.timeout_secs`) | `EXCEEDED_TIME_LIMIT` (131075, `INSUFFICIENT_RESOURCES`) |
 //! | resources exhausted, a task's `memory_limit` failure | `EXCEEDED_LOCAL_MEMORY_LIMIT` (131079, `INSUFFICIENT_RESOURCES`) |
@@ -231,9 +231,11 @@ fn classify_runtime_message(m: &str) -> ErrorCode {
         TABLE_NOT_FOUND
     } else if lower.contains("invalid input syntax")
         || lower.contains("cannot access field at argument")
+        || lower.contains("is declared as non-nullable but contains null values")
     {
         // A literal the engine cannot read (`interval '1-x' year`); a field
-        // of a value that has none (`d.f` of a DATE in a select list).
+        // of a value that has none (`d.f` of a DATE in a select list); a
+        // NULL inserted into a NOT NULL column.
         GENERIC_USER_ERROR
     } else {
         GENERIC_INTERNAL_ERROR
@@ -366,6 +368,13 @@ mod tests {
             "stage s1, task 0 failed after 1 attempt(s): This feature is not implemented: COUNT DISTINCT with multiple arguments".into(),
         );
         assert_eq!(QueryError::from_datafusion(&e).code, NOT_SUPPORTED);
+        let e = DataFusionError::ArrowError(
+            Box::new(arrow::error::ArrowError::InvalidArgumentError(
+                "Column 'column1' is declared as non-nullable but contains null values".into(),
+            )),
+            None,
+        );
+        assert_eq!(QueryError::from_datafusion(&e).code, GENERIC_USER_ERROR);
         let e = DataFusionError::Execution(
             "Cannot access field at argument 1: type Date32 is not Struct, Map, or Null".into(),
         );

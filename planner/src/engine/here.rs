@@ -39,12 +39,25 @@ impl Engine {
                 }
                 _ => None,
             };
+            // A table made from a query (CTAS) has nullable columns, as in
+            // Trino, whatever its source's: a later INSERT of a NULL failed.
+            let made_from_query = match &plan {
+                LogicalPlan::Ddl(DdlStatement::CreateMemoryTable(c))
+                    if !matches!(c.input.as_ref(), LogicalPlan::EmptyRelation(_)) =>
+                {
+                    Some(c.name.clone())
+                }
+                _ => None,
+            };
             let ctx = self.ctx.clone();
             let (schema, batches) = on_cpu(cancel, async move {
                 let df = ctx.execute_logical_plan(plan).await?;
                 collect_paced(df).await
             })
             .await?;
+            if let Some(name) = made_from_query {
+                nullable_columns(&self.ctx, name).await?;
+            }
             if let Some((table, locations)) = partitioned {
                 for location in &locations {
                     record_partitions(&self.ctx, &table, location, &self.partitions).await?;
@@ -409,4 +422,41 @@ pub(super) fn reads_only_information_schema(plan: &LogicalPlan) -> bool {
         Ok(TreeNodeRecursion::Continue)
     });
     scans > 0 && scans == information
+}
+
+/// Table `name` (an in-memory table just made) with every column nullable.
+async fn nullable_columns(
+    ctx: &SessionContext,
+    name: datafusion::common::TableReference,
+) -> Result<()> {
+    let table = ctx.table_provider(name.clone()).await?;
+    let Some(mem) = table.downcast_ref::<MemTable>() else {
+        return Ok(());
+    };
+    let schema = datafusion::catalog::TableProvider::schema(mem);
+    if schema.fields().iter().all(|f| f.is_nullable()) {
+        return Ok(());
+    }
+    let nullable = Arc::new(arrow::datatypes::Schema::new_with_metadata(
+        schema
+            .fields()
+            .iter()
+            .map(|f| f.as_ref().clone().with_nullable(true))
+            .collect::<Vec<_>>(),
+        schema.metadata().clone(),
+    ));
+    let mut partitions = Vec::with_capacity(mem.batches.len());
+    for partition in &mem.batches {
+        let batches = partition.read().await;
+        partitions.push(
+            batches
+                .iter()
+                .map(|b| RecordBatch::try_new(Arc::clone(&nullable), b.columns().to_vec()))
+                .collect::<std::result::Result<Vec<_>, _>>()?,
+        );
+    }
+    let replaced = MemTable::try_new(nullable, partitions)?;
+    ctx.deregister_table(name.clone())?;
+    ctx.register_table(name, Arc::new(replaced))?;
+    Ok(())
 }

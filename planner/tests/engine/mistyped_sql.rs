@@ -66,6 +66,30 @@ async fn mistyped_statements_are_refused_while_planned() {
         )
         .await
     );
+    // A table made from a query takes NULLs, whatever its source's columns
+    // (Trino's); a column declared NOT NULL refuses them.
+    engine
+        .sql("create table made as select n_nationkey as k, n_name as v from nation")
+        .await
+        .unwrap();
+    engine
+        .sql("insert into made values (100, null)")
+        .await
+        .unwrap();
+    assert_eq!(
+        squall_csv(&engine, "select count(*) as n, count(v) as c from made").await,
+        "n,c\n26,25\n"
+    );
+    engine
+        .sql("create table strict (a bigint not null)")
+        .await
+        .unwrap();
+    let err = engine
+        .sql("insert into strict values (null)")
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("non-nullable but contains null"), "{err}");
     // A row's fields are still read, by name and by position.
     assert_eq!(
         squall_csv(
