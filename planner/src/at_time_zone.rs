@@ -13,9 +13,7 @@ use std::ops::ControlFlow;
 
 use datafusion::error::{DataFusionError, Result};
 use datafusion::sql::parser::Statement;
-use datafusion::sql::sqlparser::ast::{
-    Expr, Ident, Query, SelectItem, SetExpr, Value, ValueWithSpan, VisitorMut,
-};
+use datafusion::sql::sqlparser::ast::{Expr, Query, Value, ValueWithSpan, VisitorMut};
 
 /// `statement` with its `AT TIME ZONE` read as Trino reads it.
 pub fn rewrite(statement: Statement) -> Result<Statement> {
@@ -41,18 +39,9 @@ impl VisitorMut for FromUtc {
     type Break = DataFusionError;
 
     fn pre_visit_query(&mut self, query: &mut Query) -> ControlFlow<DataFusionError> {
-        let SetExpr::Select(select) = query.body.as_mut() else {
-            return ControlFlow::Continue(());
-        };
-        for item in &mut select.projection {
-            if let SelectItem::UnnamedExpr(expr @ Expr::AtTimeZone { .. }) = item {
-                let alias = Ident::with_quote('"', expr.to_string());
-                *item = SelectItem::ExprWithAlias {
-                    expr: expr.clone(),
-                    alias,
-                };
-            }
-        }
+        crate::select_names::name_by_text(&mut query.body, |e| {
+            matches!(e, Expr::AtTimeZone { .. })
+        });
         ControlFlow::Continue(())
     }
 

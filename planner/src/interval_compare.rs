@@ -13,10 +13,12 @@
 
 use arrow::datatypes::DataType;
 use datafusion::common::config::ConfigOptions;
-use datafusion::common::tree_node::{Transformed, TreeNode, TreeNodeRecursion};
+use datafusion::common::tree_node::Transformed;
 use datafusion::error::{DataFusionError, Result};
 use datafusion::logical_expr::{BinaryExpr, Expr, ExprSchemable, LogicalPlan, Operator, cast};
 use datafusion::optimizer::AnalyzerRule;
+
+use crate::expr_rules::{check_exprs, transform_exprs};
 
 #[derive(Debug, Default)]
 pub struct IntervalComparisons;
@@ -27,36 +29,28 @@ fn is_interval(t: &DataType) -> bool {
 
 impl AnalyzerRule for IntervalComparisons {
     fn analyze(&self, plan: LogicalPlan, _config: &ConfigOptions) -> Result<LogicalPlan> {
-        plan.apply_with_subqueries(|node| {
-            let [input] = node.inputs()[..] else {
-                return Ok(TreeNodeRecursion::Continue);
-            };
-            let schema = input.schema();
-            node.apply_expressions(|e| {
-                e.apply(|e| {
-                    if let Expr::BinaryExpr(BinaryExpr { left, op, right }) = e
-                        && matches!(
-                            op,
-                            Operator::Eq
-                                | Operator::NotEq
-                                | Operator::Lt
-                                | Operator::LtEq
-                                | Operator::Gt
-                                | Operator::GtEq
-                        )
-                        && let (Ok(l), Ok(r)) = (left.get_type(schema), right.get_type(schema))
-                        && is_interval(&l) != is_interval(&r)
-                        && (l.is_numeric() || r.is_numeric())
-                    {
-                        return Err(DataFusionError::Plan(format!(
-                            "cannot compare {left} with {right}: one is an interval, the other \
-                             a number; compare with an interval (interval '20' day) or count \
-                             days with date_diff('day', a, b)"
-                        )));
-                    }
-                    Ok(TreeNodeRecursion::Continue)
-                })
-            })
+        check_exprs(&plan, |e, schema| {
+            if let Expr::BinaryExpr(BinaryExpr { left, op, right }) = e
+                && matches!(
+                    op,
+                    Operator::Eq
+                        | Operator::NotEq
+                        | Operator::Lt
+                        | Operator::LtEq
+                        | Operator::Gt
+                        | Operator::GtEq
+                )
+                && let (Ok(l), Ok(r)) = (left.get_type(schema), right.get_type(schema))
+                && is_interval(&l) != is_interval(&r)
+                && (l.is_numeric() || r.is_numeric())
+            {
+                return Err(DataFusionError::Plan(format!(
+                    "cannot compare {left} with {right}: one is an interval, the other \
+                     a number; compare with an interval (interval '20' day) or count \
+                     days with date_diff('day', a, b)"
+                )));
+            }
+            Ok(())
         })?;
         Ok(plan)
     }
@@ -73,31 +67,22 @@ pub struct DateDifferences;
 
 impl AnalyzerRule for DateDifferences {
     fn analyze(&self, plan: LogicalPlan, _config: &ConfigOptions) -> Result<LogicalPlan> {
-        plan.transform_up_with_subqueries(|node| {
-            let [input] = node.inputs()[..] else {
-                return Ok(Transformed::no(node));
-            };
-            let schema = std::sync::Arc::clone(input.schema());
-            node.map_expressions(|e| {
-                e.transform_up(|e| match e {
-                    Expr::BinaryExpr(BinaryExpr {
-                        left,
-                        op: Operator::Minus,
-                        right,
-                    }) if matches!(left.get_type(&schema), Ok(DataType::Date32))
-                        && matches!(right.get_type(&schema), Ok(DataType::Date32)) =>
-                    {
-                        Ok(Transformed::yes(Expr::BinaryExpr(BinaryExpr::new(
-                            Box::new(cast(*left, DataType::Int64)),
-                            Operator::Minus,
-                            Box::new(cast(*right, DataType::Int64)),
-                        ))))
-                    }
-                    e => Ok(Transformed::no(e)),
-                })
-            })
+        transform_exprs(plan, |e, schema| match e {
+            Expr::BinaryExpr(BinaryExpr {
+                left,
+                op: Operator::Minus,
+                right,
+            }) if matches!(left.get_type(schema), Ok(DataType::Date32))
+                && matches!(right.get_type(schema), Ok(DataType::Date32)) =>
+            {
+                Ok(Transformed::yes(Expr::BinaryExpr(BinaryExpr::new(
+                    Box::new(cast(*left, DataType::Int64)),
+                    Operator::Minus,
+                    Box::new(cast(*right, DataType::Int64)),
+                ))))
+            }
+            e => Ok(Transformed::no(e)),
         })
-        .map(|t| t.data)
     }
 
     fn name(&self) -> &str {

@@ -48,6 +48,7 @@ pub mod engine;
 pub mod error;
 pub mod exists_value;
 pub mod explain;
+pub mod expr_rules;
 pub mod information_schema;
 pub mod interval_compare;
 pub mod interval_times;

@@ -7,7 +7,7 @@
 
 use arrow::datatypes::DataType;
 use datafusion::common::config::ConfigOptions;
-use datafusion::common::tree_node::{Transformed, TreeNode};
+use datafusion::common::tree_node::Transformed;
 use datafusion::error::Result;
 use datafusion::logical_expr::expr::ScalarFunction;
 use datafusion::logical_expr::{Expr, ExprSchemable, LogicalPlan, cast};
@@ -18,44 +18,32 @@ pub struct MapKeyTypes;
 
 impl AnalyzerRule for MapKeyTypes {
     fn analyze(&self, plan: LogicalPlan, _config: &ConfigOptions) -> Result<LogicalPlan> {
-        plan.transform_up_with_subqueries(|node| {
-            let [input] = node.inputs()[..] else {
-                return Ok(Transformed::no(node));
-            };
-            let schema = std::sync::Arc::clone(input.schema());
-            node.map_expressions(|e| {
-                e.transform_up(|e| match e {
-                    Expr::ScalarFunction(mut f)
-                        if matches!(f.func.name(), "get_field" | "map_extract")
-                            && f.args.len() == 2 =>
-                    {
-                        let (Ok(DataType::Map(entries, _)), Ok(given)) =
-                            (f.args[0].get_type(&schema), f.args[1].get_type(&schema))
-                        else {
-                            return Ok(Transformed::no(Expr::ScalarFunction(f)));
-                        };
-                        let key = match entries.data_type() {
-                            DataType::Struct(fields) => {
-                                fields.first().map(|k| k.data_type().clone())
-                            }
-                            _ => None,
-                        };
-                        match key {
-                            Some(key) if key != given && is_string(&key) && is_string(&given) => {
-                                let k = f.args.pop().map(|k| cast(k, key));
-                                f.args.extend(k);
-                                Ok(Transformed::yes(Expr::ScalarFunction(
-                                    ScalarFunction::new_udf(f.func, f.args),
-                                )))
-                            }
-                            _ => Ok(Transformed::no(Expr::ScalarFunction(f))),
-                        }
+        crate::expr_rules::transform_exprs(plan, |e, schema| match e {
+            Expr::ScalarFunction(mut f)
+                if matches!(f.func.name(), "get_field" | "map_extract") && f.args.len() == 2 =>
+            {
+                let (Ok(DataType::Map(entries, _)), Ok(given)) =
+                    (f.args[0].get_type(schema), f.args[1].get_type(schema))
+                else {
+                    return Ok(Transformed::no(Expr::ScalarFunction(f)));
+                };
+                let key = match entries.data_type() {
+                    DataType::Struct(fields) => fields.first().map(|k| k.data_type().clone()),
+                    _ => None,
+                };
+                match key {
+                    Some(key) if key != given && is_string(&key) && is_string(&given) => {
+                        let k = f.args.pop().map(|k| cast(k, key));
+                        f.args.extend(k);
+                        Ok(Transformed::yes(Expr::ScalarFunction(
+                            ScalarFunction::new_udf(f.func, f.args),
+                        )))
                     }
-                    e => Ok(Transformed::no(e)),
-                })
-            })
+                    _ => Ok(Transformed::no(Expr::ScalarFunction(f))),
+                }
+            }
+            e => Ok(Transformed::no(e)),
         })
-        .map(|t| t.data)
     }
 
     fn name(&self) -> &str {

@@ -13,7 +13,6 @@
 
 use arrow::datatypes::DataType;
 use datafusion::common::config::ConfigOptions;
-use datafusion::common::tree_node::{TreeNode, TreeNodeRecursion};
 use datafusion::common::{DFSchema, ScalarValue};
 use datafusion::error::{DataFusionError, Result};
 use datafusion::functions::core::expr_fn::get_field;
@@ -78,23 +77,15 @@ pub struct FieldsOfRows;
 
 impl AnalyzerRule for FieldsOfRows {
     fn analyze(&self, plan: LogicalPlan, _config: &ConfigOptions) -> Result<LogicalPlan> {
-        plan.apply_with_subqueries(|node| {
-            let [input] = node.inputs()[..] else {
-                return Ok(TreeNodeRecursion::Continue);
-            };
-            let schema = input.schema();
-            node.apply_expressions(|e| {
-                e.apply(|e| {
-                    if let Expr::ScalarFunction(f) = e
-                        && f.func.name() == "get_field"
-                        && let [value, name, ..] = &f.args[..]
-                        && let Ok(of) = value.get_type(schema)
-                    {
-                        check_has_fields(value, &of, name)?;
-                    }
-                    Ok(TreeNodeRecursion::Continue)
-                })
-            })
+        crate::expr_rules::check_exprs(&plan, |e, schema| match e {
+            Expr::ScalarFunction(f) if f.func.name() == "get_field" => match &f.args[..] {
+                [value, name, ..] => match value.get_type(schema) {
+                    Ok(of) => check_has_fields(value, &of, name),
+                    Err(_) => Ok(()),
+                },
+                _ => Ok(()),
+            },
+            _ => Ok(()),
         })?;
         Ok(plan)
     }

@@ -38,17 +38,7 @@ impl VisitorMut for Distinct {
     fn pre_visit_query(&mut self, query: &mut Query) -> ControlFlow<DataFusionError> {
         // A scalar subquery selected unnamed keeps its text as its name,
         // whatever its own item is named below.
-        if let SetExpr::Select(select) = query.body.as_mut() {
-            for item in &mut select.projection {
-                if let SelectItem::UnnamedExpr(e @ Expr::Subquery(_)) = item {
-                    let alias = Ident::with_quote('"', e.to_string());
-                    *item = SelectItem::ExprWithAlias {
-                        expr: e.clone(),
-                        alias,
-                    };
-                }
-            }
-        }
+        name_by_text(&mut query.body, |e| matches!(e, Expr::Subquery(_)));
         distinct_names(&mut query.body, self.every);
         ControlFlow::Continue(())
     }
@@ -58,6 +48,25 @@ impl VisitorMut for Distinct {
             name_scalar_value(&mut query.body);
         }
         ControlFlow::Continue(())
+    }
+}
+
+/// Every unnamed item of a select list that `rewritten` picks, named by its
+/// text as written: a rewrite of it keeps its name.
+pub fn name_by_text(body: &mut SetExpr, rewritten: impl Fn(&Expr) -> bool) {
+    let SetExpr::Select(select) = body else {
+        return;
+    };
+    for item in &mut select.projection {
+        if let SelectItem::UnnamedExpr(e) = item
+            && rewritten(e)
+        {
+            let alias = Ident::with_quote('"', e.to_string());
+            *item = SelectItem::ExprWithAlias {
+                expr: e.clone(),
+                alias,
+            };
+        }
     }
 }
 

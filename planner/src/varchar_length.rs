@@ -12,7 +12,7 @@ use std::ops::ControlFlow;
 use datafusion::error::{DataFusionError, Result};
 use datafusion::sql::parser::Statement;
 use datafusion::sql::sqlparser::ast::{
-    CastKind, CharacterLength, DataType, Expr, Ident, Query, SelectItem, SetExpr, VisitorMut,
+    CastKind, CharacterLength, DataType, Expr, Query, VisitorMut,
 };
 use squall_core::trino_udfs::varchar_n::VARCHAR_N;
 
@@ -39,21 +39,10 @@ impl VisitorMut for Lengths {
     type Break = DataFusionError;
 
     fn pre_visit_query(&mut self, query: &mut Query) -> ControlFlow<DataFusionError> {
-        let SetExpr::Select(select) = query.body.as_mut() else {
-            return ControlFlow::Continue(());
-        };
-        for item in &mut select.projection {
-            if let SelectItem::UnnamedExpr(expr @ Expr::Cast { .. }) = item
-                && let Expr::Cast { data_type, .. } = expr
-                && length(data_type).is_some()
-            {
-                let alias = Ident::with_quote('"', expr.to_string());
-                *item = SelectItem::ExprWithAlias {
-                    expr: expr.clone(),
-                    alias,
-                };
-            }
-        }
+        crate::select_names::name_by_text(
+            &mut query.body,
+            |e| matches!(e, Expr::Cast { data_type, .. } if length(data_type).is_some()),
+        );
         ControlFlow::Continue(())
     }
 
