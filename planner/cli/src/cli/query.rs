@@ -205,7 +205,7 @@ pub(super) fn print_result(result: &QueryResult, format: Format) -> Result<()> {
             } else {
                 result.batches.clone()
             };
-            let table = arrow::util::pretty::pretty_format_batches(&batches)?;
+            let table = arrow::util::pretty::pretty_format_batches(&cut_cells(&batches)?)?;
             let _ = writeln!(out, "{table}");
         }
         Format::Csv => {
@@ -221,4 +221,93 @@ pub(super) fn print_result(result: &QueryResult, format: Format) -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// Longest cell the table format shows whole, in characters.
+const MAX_CELL_CHARS: usize = 1_000;
+
+/// `batches` as text, each cell longer than [`MAX_CELL_CHARS`] cut with a
+/// note of its length: the table's layout costs time quadratic in a cell's
+/// length (a 100-million-character value took minutes to print); the CSV
+/// and JSON formats keep every character.
+fn cut_cells(batches: &[RecordBatch]) -> Result<Vec<RecordBatch>> {
+    use arrow::array::{Array, StringArray};
+    use arrow::util::display::{ArrayFormatter, FormatOptions};
+    let options = FormatOptions::default();
+    batches
+        .iter()
+        .map(|batch| {
+            let schema = batch.schema();
+            let fields: Vec<arrow::datatypes::Field> = schema
+                .fields()
+                .iter()
+                .map(|f| {
+                    arrow::datatypes::Field::new(f.name(), arrow::datatypes::DataType::Utf8, true)
+                })
+                .collect();
+            let columns = batch
+                .columns()
+                .iter()
+                .map(|column| {
+                    let text = ArrayFormatter::try_new(column.as_ref(), &options)?;
+                    let cells: StringArray = (0..column.len())
+                        .map(|i| {
+                            column.is_valid(i).then(|| {
+                                let cell = text.value(i).to_string();
+                                match cell.char_indices().nth(MAX_CELL_CHARS) {
+                                    Some((end, _)) => format!(
+                                        "{}... ({} characters)",
+                                        &cell[..end],
+                                        cell.chars().count()
+                                    ),
+                                    None => cell,
+                                }
+                            })
+                        })
+                        .collect();
+                    Ok(std::sync::Arc::new(cells) as arrow::array::ArrayRef)
+                })
+                .collect::<std::result::Result<Vec<_>, arrow::error::ArrowError>>()?;
+            Ok(RecordBatch::try_new(
+                std::sync::Arc::new(arrow::datatypes::Schema::new(fields)),
+                columns,
+            )?)
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use arrow::array::{Array, Int64Array, StringArray};
+
+    #[test]
+    fn long_cells_are_cut_for_the_table_and_the_rest_kept() {
+        let long = "é".repeat(MAX_CELL_CHARS + 500);
+        let batch = RecordBatch::try_from_iter(vec![
+            (
+                "s",
+                std::sync::Arc::new(StringArray::from(vec![
+                    Some(long.as_str()),
+                    Some("a"),
+                    None,
+                ])) as arrow::array::ArrayRef,
+            ),
+            (
+                "n",
+                std::sync::Arc::new(Int64Array::from(vec![Some(1), None, Some(3)])) as _,
+            ),
+        ])
+        .unwrap();
+        let cut = cut_cells(&[batch]).unwrap();
+        let s = arrow::array::cast::as_string_array(cut[0].column(0));
+        assert_eq!(
+            s.value(0),
+            format!("{}... (1500 characters)", "é".repeat(MAX_CELL_CHARS))
+        );
+        assert_eq!(s.value(1), "a");
+        assert!(s.is_null(2));
+        let n = arrow::array::cast::as_string_array(cut[0].column(1));
+        assert_eq!((n.value(0), n.is_null(1), n.value(2)), ("1", true, "3"));
+    }
 }
