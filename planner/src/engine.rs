@@ -36,7 +36,8 @@ mod request_scope;
 use crate::error::PlannerError;
 use crate::explain;
 pub use config::{BROADCAST_MAX_BYTES, BROADCAST_MAX_ROWS, runtime_builder, session_config};
-use here::{reads_only_information_schema, show_as_query};
+use here::reads_only_information_schema;
+pub(crate) use here::show_as_query;
 use prepare::{Planner, stages};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -377,27 +378,9 @@ impl Engine {
                 if let Some(done) = dml::change_with_subquery(&ctx, &statement).await {
                     return done.map(Err);
                 }
-                let statement = show_as_query(&ctx, statement).await?;
-                let statement = crate::empty_select::check(statement)?;
-                let statement = crate::standard_sql::rewrite(statement)?;
-                let statement = crate::at_time_zone::rewrite(statement)?;
-                let statement = crate::table_sample::rewrite(statement)?;
-                let statement = crate::varchar_length::rewrite(statement)?;
-                let statement = crate::window_filter::rewrite(statement)?;
-                let statement = crate::like_escape::rewrite(statement)?;
-                let statement = crate::using_joins::rewrite(statement)?;
-                let statement = crate::lateral_unnest::rewrite(statement)?;
-                let statement = crate::select_names::rewrite(statement)?;
-                let statement = {
-                    let catalog = &state.config_options().catalog;
-                    crate::trino_functions::rewrite(
-                        statement,
-                        &identity,
-                        &catalog.default_catalog,
-                        &catalog.default_schema,
-                    )?
-                };
-                crate::replan::plan(&state, statement).await.map(Ok)
+                crate::replan::plan_as_trino(&ctx, &state, statement, &identity)
+                    .await
+                    .map(Ok)
             }
         })
         .await?;

@@ -65,6 +65,7 @@ pub mod paging;
 pub mod partitions;
 pub mod plan_check;
 pub mod profile;
+pub mod quoted_names;
 pub mod query_record;
 pub mod replan;
 pub mod result_stream;

@@ -20,7 +20,60 @@
 use datafusion::error::Result;
 use datafusion::execution::SessionState;
 use datafusion::logical_expr::LogicalPlan;
+use datafusion::prelude::SessionContext;
 use datafusion::sql::parser::Statement;
+
+use crate::trino_functions::SessionIdentity;
+
+/// `statement`'s plan as Trino would read it: SHOW statements squall
+/// answers as queries, Trino's SQL written as DataFusion's, then [`plan`];
+/// if that fails, once more with its quoted names in lowercase
+/// (`crate::quoted_names`), the first error standing if that fails too.
+pub async fn plan_as_trino(
+    ctx: &SessionContext,
+    state: &SessionState,
+    statement: Statement,
+    identity: &SessionIdentity,
+) -> Result<LogicalPlan> {
+    match rewritten_and_planned(ctx, state, statement.clone(), identity).await {
+        Err(e) => match crate::quoted_names::lowercased(&statement)? {
+            Some(lowered) => rewritten_and_planned(ctx, state, lowered, identity)
+                .await
+                .map_err(|_| e),
+            None => Err(e),
+        },
+        planned => planned,
+    }
+}
+
+/// `statement`'s plan: SHOW statements squall answers as queries, Trino's
+/// SQL written as DataFusion's, then DataFusion's plan.
+async fn rewritten_and_planned(
+    ctx: &SessionContext,
+    state: &SessionState,
+    statement: Statement,
+    identity: &SessionIdentity,
+) -> Result<LogicalPlan> {
+    let statement = crate::engine::show_as_query(ctx, statement).await?;
+    let statement = crate::empty_select::check(statement)?;
+    let statement = crate::standard_sql::rewrite(statement)?;
+    let statement = crate::at_time_zone::rewrite(statement)?;
+    let statement = crate::table_sample::rewrite(statement)?;
+    let statement = crate::varchar_length::rewrite(statement)?;
+    let statement = crate::window_filter::rewrite(statement)?;
+    let statement = crate::like_escape::rewrite(statement)?;
+    let statement = crate::using_joins::rewrite(statement)?;
+    let statement = crate::lateral_unnest::rewrite(statement)?;
+    let statement = crate::select_names::rewrite(statement)?;
+    let catalog = &state.config_options().catalog;
+    let statement = crate::trino_functions::rewrite(
+        statement,
+        identity,
+        &catalog.default_catalog,
+        &catalog.default_schema,
+    )?;
+    plan(state, statement).await
+}
 
 /// `statement`'s plan, planned again as above where DataFusion refused it.
 pub async fn plan(state: &SessionState, statement: Statement) -> Result<LogicalPlan> {

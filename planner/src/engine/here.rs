@@ -208,7 +208,7 @@ fn empty_result() -> Outcome {
 /// `Table`; `Column`, `Type`, `Extra`, `Comment`, Trino's type names), which
 /// Trino clients read; any other statement as it is. A schema squall does
 /// not have is its default schema, as in table names ([`crate::any_name`]).
-pub(super) async fn show_as_query(ctx: &SessionContext, statement: Statement) -> Result<Statement> {
+pub(crate) async fn show_as_query(ctx: &SessionContext, statement: Statement) -> Result<Statement> {
     use datafusion::sql::sqlparser::ast::{
         DescribeAlias, ShowCreateObject, ShowStatementFilter, ShowStatementFilterPosition,
         Statement as Sql,

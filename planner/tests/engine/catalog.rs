@@ -522,9 +522,21 @@ async fn columns_named_in_upper_case_are_read_by_lowercase_names() {
     for sql in [
         "select count(*) as n from lineitem where L_ORDERKEY < 100 and l_Quantity > 10",
         "select count(*) as n from lineitem where \"l_orderkey\" < 100 and l_quantity > 10",
+        // Quoted names match whatever their case, as in Trino.
+        "select count(*) as n from \"LineItem\" as \"Li\" \
+         where \"Li\".\"L_ORDERKEY\" < 100 and \"l_Quantity\" > 10",
     ] {
         assert_eq!(squall_csv(&engine, sql).await, expected, "{sql}");
     }
+    let unknown = engine
+        .sql("select \"L_NOPE\" from lineitem")
+        .await
+        .err()
+        .map(|e| e.to_string());
+    assert!(
+        unknown.as_deref().is_some_and(|e| e.contains("No field named \"L_NOPE\"")),
+        "{unknown:?}"
+    );
     let explained = squall_csv(
         &engine,
         "explain select count(*) from orders where o_orderkey < 10",
