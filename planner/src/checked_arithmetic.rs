@@ -7,14 +7,15 @@
 //! type is written as squall's checked function of the operator
 //! (`squall_core::trino_udfs::checked`), which fails the query with
 //! `NUMERIC_VALUE_OUT_OF_RANGE` naming the values; its column keeps the
-//! operator's name (`a + b`). Decimals, floats, dates and intervals are left
+//! operator's name (`a + b`); a unary minus is `0 - x` (the negation of the
+//! type's least value overflows). Decimals, floats, dates and intervals are left
 //! as they are. A constant operation folds while planning as before, or,
 //! when it overflows, fails when the query runs.
 
 use std::sync::Arc;
 
 use arrow::datatypes::DataType;
-use datafusion::common::DFSchema;
+use datafusion::common::{DFSchema, ScalarValue};
 use datafusion::common::config::ConfigOptions;
 use datafusion::common::tree_node::{Transformed, TreeNode};
 use datafusion::error::Result;
@@ -131,6 +132,21 @@ impl CheckedArithmetic {
                     Expr::BinaryExpr(BinaryExpr::new(Box::new(left), op, Box::new(right))),
                     t,
                 ))
+            }
+            // `-x` is `0 - x`: the negation of the type's least value overflows.
+            Expr::Negative(inner) => {
+                let (inner, t) = self.rewrite(*inner, schema, changed)?;
+                let t = t.or_else(|| inner.get_type(schema).ok());
+                let func = self.function(datafusion::logical_expr::Operator::Minus);
+                match (t, func) {
+                    (Some(t), Some(func)) if is_checked_type(&t) => {
+                        *changed = true;
+                        let zero = Expr::Literal(ScalarValue::new_zero(&t)?, None);
+                        let call = ScalarFunction::new_udf(Arc::clone(func), vec![zero, inner]);
+                        Ok((Expr::ScalarFunction(call), Some(t)))
+                    }
+                    (t, _) => Ok((Expr::Negative(Box::new(inner)), t)),
+                }
             }
             other => {
                 let out = other.map_children(|c| {

@@ -472,6 +472,14 @@ async fn integer_arithmetic_fails_on_overflow() {
             "bigint subtraction overflow",
         ),
         (
+            "select -(n_regionkey - 9223372036854775807 - 1) from nation",
+            "bigint subtraction overflow",
+        ),
+        (
+            "select sum(distinct l_orderkey * 100000000000000) from lineitem",
+            "bigint sum overflow",
+        ),
+        (
             "select sum(l_orderkey * l_orderkey * 10000000) from lineitem",
             "bigint sum overflow",
         ),
