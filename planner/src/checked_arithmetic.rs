@@ -15,9 +15,9 @@
 use std::sync::Arc;
 
 use arrow::datatypes::DataType;
-use datafusion::common::{DFSchema, ScalarValue};
 use datafusion::common::config::ConfigOptions;
 use datafusion::common::tree_node::{Transformed, TreeNode};
+use datafusion::common::{DFSchema, ScalarValue};
 use datafusion::error::Result;
 use datafusion::logical_expr::expr::ScalarFunction;
 use datafusion::logical_expr::expr_rewriter::NamePreserver;

@@ -25,9 +25,11 @@
 //! lineitem and 8 orders files. The layout depends on the scale factor only, never on the
 //! thread count. Each part is written to a hidden temporary name (`.part-NNNN.parquet.tmp`)
 //! and renamed into place when complete. [`generate`] first removes a stale `_SUCCESS` and any
-//! `part-*.parquet` / `.part-*.tmp` files of an earlier (possibly interrupted, possibly
-//! different-SF) run in the table folders, so an interrupted run is detected by
-//! [`is_complete`] and simply redone. Other files in `DIR` are left alone.
+//! `part-NNNN.parquet` / `.part-NNNN.parquet.tmp` files of an earlier (possibly interrupted,
+//! possibly different-SF) run in the table folders, so an interrupted run is detected by
+//! [`is_complete`] and simply redone. A table folder holding anything else (a user's own
+//! files, hive partitions) is refused before anything is touched ([`foreign`]); other files
+//! at `DIR`'s root are left alone.
 //!
 //! # Writer settings
 //!
@@ -149,6 +151,12 @@ pub enum GenError {
     InvalidScaleFactor(f64),
     #[error("invalid row group size 0: row_group_rows must be at least 1")]
     InvalidRowGroupRows,
+    #[error(
+        "{} was not written by squall tpch gen: generating into {} would mix the \
+         generated tables with the data there; choose an empty or new folder",
+        path.display(), out.display()
+    )]
+    NotGenerated { path: PathBuf, out: PathBuf },
     #[error("cannot create output directory {}: {source}", path.display())]
     OutDir {
         path: PathBuf,
@@ -266,6 +274,12 @@ fn generate_with(opts: &GenOptions, settings: &Settings) -> Result<GenSummary, G
     if opts.row_group_rows == 0 {
         return Err(GenError::InvalidRowGroupRows);
     }
+    if let Some(path) = foreign::first_foreign(&opts.out) {
+        return Err(GenError::NotGenerated {
+            path,
+            out: opts.out.clone(),
+        });
+    }
     let started = Instant::now();
 
     fs::create_dir_all(&opts.out).map_err(|source| GenError::OutDir {
@@ -367,31 +381,6 @@ fn progress_bar(opts: &GenOptions, total_rows: u64) -> ProgressBar {
 }
 
 /// Create the table folder and remove what an earlier run left in it.
-fn prepare_table_dir(table: Table, dir: &Path) -> Result<(), GenError> {
-    let create_err = |source| GenError::CreateDir {
-        table: table.name(),
-        path: dir.to_path_buf(),
-        source,
-    };
-    fs::create_dir_all(dir).map_err(create_err)?;
-    for entry in fs::read_dir(dir).map_err(create_err)? {
-        let entry = entry.map_err(create_err)?;
-        let name = entry.file_name();
-        let name = name.to_string_lossy();
-        let ours = (name.starts_with("part-") && name.ends_with(".parquet"))
-            || (name.starts_with(".part-") && name.ends_with(".tmp"));
-        if ours {
-            let path = entry.path();
-            fs::remove_file(&path).map_err(|source| GenError::Clean {
-                table: table.name(),
-                path,
-                source,
-            })?;
-        }
-    }
-    Ok(())
-}
-
 fn write_marker(out: &Path, sf: f64, summary: &GenSummary) -> Result<(), GenError> {
     let mut text = format!(
         "scale_factor={sf}\ngenerator=tpchgen-4.0\nrows={}\nbytes={}\n",
@@ -585,8 +574,11 @@ fn write_parquet(ctx: &WorkerCtx<'_>, unit: &Unit, tmp: &Path) -> Result<Option<
     Ok(Some(rows))
 }
 
+#[path = "gen/foreign.rs"]
+pub mod foreign;
 #[path = "gen/tables.rs"]
 mod tables;
+use foreign::prepare_table_dir;
 use tables::{Table, Unit, plan};
 
 #[cfg(test)]

@@ -534,7 +534,9 @@ async fn columns_named_in_upper_case_are_read_by_lowercase_names() {
         .err()
         .map(|e| e.to_string());
     assert!(
-        unknown.as_deref().is_some_and(|e| e.contains("No field named \"L_NOPE\"")),
+        unknown
+            .as_deref()
+            .is_some_and(|e| e.contains("No field named \"L_NOPE\"")),
         "{unknown:?}"
     );
     let explained = squall_csv(

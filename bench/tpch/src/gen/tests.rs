@@ -240,7 +240,18 @@ fn is_complete_semantics() {
     let lineitem = dir.path().join("lineitem");
     fs::write(lineitem.join("part-0007.parquet"), b"stale").unwrap();
     fs::write(lineitem.join(".part-0003.parquet.tmp"), b"partial").unwrap();
+    // A file the generator would not have written: refused, nothing touched.
     fs::write(lineitem.join("README"), b"not ours").unwrap();
+    let refused = generate(&opts(dir.path(), DEFAULT_ROW_GROUP_ROWS))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        refused.contains("README") && refused.contains("not written by squall tpch gen"),
+        "{refused}"
+    );
+    assert!(lineitem.join("part-0007.parquet").is_file());
+    assert!(marker.is_file());
+    fs::remove_file(lineitem.join("README")).unwrap();
     let summary = generate(&opts(dir.path(), DEFAULT_ROW_GROUP_ROWS)).unwrap();
     assert!(is_complete(dir.path()));
     assert_eq!(
@@ -252,7 +263,7 @@ fn is_complete_semantics() {
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
         .collect();
     names.sort();
-    assert_eq!(names, ["README", "part-0000.parquet"]);
+    assert_eq!(names, ["part-0000.parquet"]);
     assert!(region.join("part-0000.parquet").is_file());
 }
 
