@@ -5,8 +5,10 @@
 //! place, under the same name, in the engine and in the workers (a stage
 //! plan names its aggregates, and a worker decodes them with its own
 //! registry): for BIGINT (every integer type is summed as one) it adds
-//! with a check, grouped, ungrouped and over window frames; for every
-//! other type, and for `sum(DISTINCT ...)`, it is DataFusion's, unchanged.
+//! with a check, grouped, ungrouped and over window frames; for DOUBLE it
+//! carries a compensation, so the order of the values does not change the
+//! sum (`crate::float_sum`); for every other type, and for `sum(DISTINCT
+//! ...)`, it is DataFusion's, unchanged.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -26,6 +28,8 @@ use datafusion::logical_expr::{
 };
 use datafusion::prelude::SessionContext;
 use datafusion_functions_aggregate_common::aggregate::groups_accumulator::prim_op::PrimitiveGroupsAccumulator;
+
+use crate::float_sum;
 
 /// Register this `sum` with `ctx`, in place of DataFusion's.
 pub fn register(ctx: &SessionContext) {
@@ -53,6 +57,11 @@ struct CheckedSum {
 /// Whether the call sums BIGINTs with a check (DISTINCT sums are DataFusion's).
 fn checked(args: &AccumulatorArgs) -> bool {
     !args.is_distinct && args.return_field.data_type() == &DataType::Int64
+}
+
+/// Whether the call sums DOUBLEs with a compensation (`crate::float_sum`).
+fn compensated(is_distinct: bool, return_type: &DataType) -> bool {
+    !is_distinct && return_type == &DataType::Float64
 }
 
 impl AggregateUDFImpl for CheckedSum {
@@ -99,12 +108,17 @@ impl AggregateUDFImpl for CheckedSum {
     fn accumulator(&self, args: AccumulatorArgs) -> Result<Box<dyn Accumulator>> {
         if checked(&args) {
             Ok(Box::<SumAccumulator>::default())
+        } else if compensated(args.is_distinct, args.return_field.data_type()) {
+            Ok(Box::<float_sum::SumAccumulator>::default())
         } else {
             self.inner.accumulator(args)
         }
     }
 
     fn state_fields(&self, args: StateFieldsArgs) -> Result<Vec<FieldRef>> {
+        if compensated(args.is_distinct, args.return_field.data_type()) {
+            return Ok(float_sum::state_fields(&args));
+        }
         self.inner.state_fields(args)
     }
 
@@ -116,6 +130,9 @@ impl AggregateUDFImpl for CheckedSum {
         &self,
         args: AccumulatorArgs,
     ) -> Result<Box<dyn GroupsAccumulator>> {
+        if compensated(args.is_distinct, args.return_field.data_type()) {
+            return Ok(Box::new(float_sum::GroupSums::new()));
+        }
         if !checked(&args) {
             return self.inner.create_groups_accumulator(args);
         }
@@ -137,6 +154,8 @@ impl AggregateUDFImpl for CheckedSum {
     fn create_sliding_accumulator(&self, args: AccumulatorArgs) -> Result<Box<dyn Accumulator>> {
         if checked(&args) {
             Ok(Box::<SumAccumulator>::default())
+        } else if compensated(args.is_distinct, args.return_field.data_type()) {
+            Ok(Box::<float_sum::SumAccumulator>::default())
         } else {
             self.inner.create_sliding_accumulator(args)
         }

@@ -45,6 +45,7 @@ pub mod exchange;
 pub mod exec;
 pub mod executor;
 pub mod fault;
+pub mod float_sum;
 pub mod key_filter;
 pub mod memory;
 pub mod read_ahead;

@@ -61,6 +61,8 @@ pub fn session_config(settings: &[(String, String)]) -> Result<SessionConfig> {
         // them (`ORDER BY x DESC` put them first, PostgreSQL's rule): in
         // ORDER BY, windows' and aggregates' orders alike.
         opts.sql_parser.default_null_ordering = "nulls_last".to_string();
+        // `0.1` is a DECIMAL, as in Trino (`crate::decimal_literals`).
+        opts.sql_parser.parse_float_as_decimal = true;
         // A partitioned join costs squall a shuffle of BOTH sides through the
         // exchange; a broadcast (`CollectLeft`) join costs one read of the
         // small side per probe task and none of the big side, which then
@@ -110,6 +112,9 @@ pub fn session_state(
     analyzer
         .rules
         .insert(2, Arc::new(crate::interval_compare::IntervalComparisons));
+    analyzer
+        .rules
+        .insert(3, Arc::new(crate::decimal_literals::FloatsOverDecimals));
 
     *state.analyzer() = Some(analyzer);
     state.build()

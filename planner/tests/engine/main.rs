@@ -66,6 +66,8 @@
 //!   Trino's functions, and the session's `current_user`.
 //! - `catalog`: unreadable tables set aside, widened column types, tables of
 //!   many files, SHOW / information_schema / qualified names.
+//! - `literals`: decimal literals are DECIMALs and exponents DOUBLEs, as in
+//!   Trino; TPC-H on tables whose money is DOUBLE answers right.
 //! - `outer_joins`: the padded side is not constant; collected left joins.
 //! - `generated_rows`: `generate_series`, `range` and `WITH RECURSIVE`.
 //! - `partitions`: Hive-style partitioned tables (folder catalog and
@@ -97,6 +99,7 @@ mod faults;
 mod generated_rows;
 mod handoff;
 mod limits;
+mod literals;
 mod many_tasks;
 mod mistyped_sql;
 mod nested_data;

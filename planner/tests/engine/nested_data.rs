@@ -375,8 +375,8 @@ async fn more_trino_functions_answer_as_their_datafusion_forms() {
         ),
         (
             "select n_regionkey, map_agg(n_name, n_nationkey)['CHINA'] as china, \
-             sequence(date '2020-01-30', date '2020-02-02') as days, is_finite(min(n_nationkey) / 0.0) as f, \
-             is_infinite(1 / 0.0) as i, from_base64(to_base64(to_utf8('squall'))) = to_utf8('squall') as rt \
+             sequence(date '2020-01-30', date '2020-02-02') as days, is_finite(min(n_nationkey) / 0e0) as f, \
+             is_infinite(1 / 0e0) as i, from_base64(to_base64(to_utf8('squall'))) = to_utf8('squall') as rt \
              from nation group by 1 order by 1",
             "select n_regionkey, max(case when n_name = 'CHINA' then n_nationkey end) as china, \
              [date '2020-01-30', date '2020-01-31', date '2020-02-01', date '2020-02-02'] as days, \
@@ -437,7 +437,7 @@ async fn more_trino_functions_answer_as_their_datafusion_forms() {
             "select typeof(n_nationkey) as a, typeof(n_name) as b, typeof(1.5) as c, \
              typeof(array[n_regionkey]) as d, typeof(cast(n_nationkey as decimal(15, 2))) as e, \
              typeof(map(array['k'], array[n_name])) as f from nation limit 1",
-            "select 'bigint' as a, 'varchar' as b, 'double' as c, 'array(bigint)' as d, \
+            "select 'bigint' as a, 'varchar' as b, 'decimal(2,1)' as c, 'array(bigint)' as d, \
              'decimal(15,2)' as e, 'map(varchar, varchar)' as f",
         ),
         // Items DataFusion would name alike (a cast is named by what it

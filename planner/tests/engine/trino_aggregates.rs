@@ -85,7 +85,7 @@ async fn trino_statistics_top_n_reduce_and_hashes() {
         ),
         (
             "select reduce(array[1, 2, 3], row(0, 0), (s, x) -> row(s[1] + x, s[2] + 1), \
-             s -> s[1] * 1.0 / s[2]) as mean, r[2] as name from (select row(n_nationkey, n_name) \
+             s -> s[1] * 1e0 / s[2]) as mean, r[2] as name from (select row(n_nationkey, n_name) \
              as r from nation) where r[1] = 3",
             "mean,name\n2.0,CANADA\n",
         ),

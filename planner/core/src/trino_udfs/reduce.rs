@@ -2,7 +2,7 @@
 //! of each row's array from `initial`, then `finish` of the result. NULL for
 //! a NULL array; an empty array gives `finish(initial)`. The state takes the
 //! type `merge` answers (`reduce(a, 0, (s, x) -> s + x * 1.5, s -> s)` sums
-//! doubles), `initial` cast to it.
+//! decimals, at their widest precision), `initial` cast to it.
 //!
 //! Evaluated a position at a time over the batch: step `j` evaluates `merge`
 //! once, over the rows whose arrays have a `j`-th element (their states and
@@ -180,6 +180,15 @@ impl HigherOrderUDFImpl for Reduce {
     }
 }
 
+/// The state's field; a DECIMAL state at the widest precision of its
+/// scale, so `merge` of it answers its own type (`s + x * 1.5` widens a
+/// decimal's precision at each step).
 fn state_field(field: &FieldRef) -> FieldRef {
-    Arc::new(Field::new("s", field.data_type().clone(), true))
+    let t = match field.data_type() {
+        DataType::Decimal32(_, s) | DataType::Decimal64(_, s) | DataType::Decimal128(_, s) => {
+            DataType::Decimal128(38, *s)
+        }
+        other => other.clone(),
+    };
+    Arc::new(Field::new("s", t, true))
 }

@@ -1,0 +1,381 @@
+//! Literals with a decimal point are DECIMALs, as in Trino and DuckDB:
+//! `0.1 + 0.2 = 0.3` is true, and TPC-H's `l_discount BETWEEN 0.06 - 0.01
+//! AND 0.06 + 0.01` keeps the discounts of 0.07 on a table whose money is
+//! DOUBLE (read as DOUBLEs, `0.06 + 0.01` is 0.06999999999999999 and Q6
+//! answered 40% low).
+//!
+//! DataFusion reads such literals as decimals when asked
+//! (`datafusion.sql_parser.parse_float_as_decimal`, set by squall), but
+//! then makes the common type of a DOUBLE and a DECIMAL a DECIMAL(30,15),
+//! which no double past 10^15 fits (`coalesce(double_column, 0.0)` failed
+//! on 1e16). Trino's common type is the DOUBLE (a REAL with a REAL):
+//! [`FloatsOverDecimals`] casts the decimal operands of an operator,
+//! `BETWEEN`, `IN`, `CASE` and the functions that pick one of their
+//! arguments (`coalesce`, `greatest`, ...) to the float type of the others,
+//! and makes a VALUES column of both kinds the float type, before
+//! DataFusion's type coercion (a UNION of the two kinds is still a DECIMAL).
+//!
+//! A literal with an exponent (`1e5`, `2.5E-3`) is a DOUBLE, as in Trino:
+//! [`rewrite`] writes it as a cast of its text. An unnamed select item
+//! holding either kind is named by its text (`x * 1.5`), not by
+//! DataFusion's literal (`Decimal128(1.5,2,1)`).
+
+use std::ops::ControlFlow;
+
+use arrow::datatypes::DataType;
+use datafusion::common::config::ConfigOptions;
+use datafusion::common::tree_node::Transformed;
+use datafusion::error::{DataFusionError, Result};
+use datafusion::logical_expr::expr::{Case, InList, ScalarFunction};
+use datafusion::logical_expr::{
+    Between, BinaryExpr, Expr, ExprSchemable, LogicalPlan, Operator, cast,
+};
+use datafusion::optimizer::AnalyzerRule;
+use datafusion::sql::parser::Statement;
+use datafusion::sql::sqlparser::ast::{self as ast, Query, Value, Visit, Visitor, VisitorMut};
+
+use crate::expr_rules::transform_exprs;
+
+/// `statement` with exponent literals as DOUBLEs and unnamed select items
+/// holding a decimal or exponent literal named by their text.
+pub fn rewrite(statement: Statement) -> Result<Statement> {
+    crate::trino_sql::rewritten(statement, &mut Literals)
+}
+
+struct Literals;
+
+/// Whether `n`, a number's text, is read as a DECIMAL or DOUBLE.
+fn is_fractional(n: &str) -> bool {
+    n.contains(['.', 'e', 'E'])
+}
+
+fn is_exponent(n: &str) -> bool {
+    n.contains(['e', 'E'])
+}
+
+/// Whether `e` holds a number literal that is not an integer.
+fn has_fractional(e: &ast::Expr) -> bool {
+    struct Finder;
+    impl Visitor for Finder {
+        type Break = ();
+        fn pre_visit_value(&mut self, v: &ast::ValueWithSpan) -> ControlFlow<()> {
+            match &v.value {
+                Value::Number(n, _) if is_fractional(n) => ControlFlow::Break(()),
+                _ => ControlFlow::Continue(()),
+            }
+        }
+    }
+    e.visit(&mut Finder).is_break()
+}
+
+impl VisitorMut for Literals {
+    type Break = DataFusionError;
+
+    fn pre_visit_query(&mut self, query: &mut Query) -> ControlFlow<DataFusionError> {
+        crate::select_names::name_by_text(&mut query.body, has_fractional);
+        ControlFlow::Continue(())
+    }
+
+    fn post_visit_expr(&mut self, expr: &mut ast::Expr) -> ControlFlow<DataFusionError> {
+        if let ast::Expr::Value(v) = expr
+            && let Value::Number(n, _) = &v.value
+            && is_exponent(n)
+        {
+            let sql = format!("CAST('{n}' AS DOUBLE)");
+            match crate::trino_sql::expression(&sql, "an exponent literal as a DOUBLE") {
+                Ok(e) => *expr = e,
+                Err(e) => return ControlFlow::Break(e),
+            }
+        }
+        ControlFlow::Continue(())
+    }
+}
+
+fn is_decimal(t: &DataType) -> bool {
+    matches!(
+        t,
+        DataType::Decimal32(..)
+            | DataType::Decimal64(..)
+            | DataType::Decimal128(..)
+            | DataType::Decimal256(..)
+    )
+}
+
+/// The float type DECIMALs among `types` become: DOUBLE beside a DOUBLE,
+/// REAL beside REALs only; None without both kinds.
+fn float_of(types: &[Option<DataType>]) -> Option<DataType> {
+    let types: Vec<&DataType> = types.iter().flatten().collect();
+    if !types.iter().any(|t| is_decimal(t)) {
+        return None;
+    }
+    if types
+        .iter()
+        .any(|t| matches!(t, DataType::Float64 | DataType::Float16))
+    {
+        Some(DataType::Float64)
+    } else if types.iter().any(|t| matches!(t, DataType::Float32)) {
+        Some(DataType::Float32)
+    } else {
+        None
+    }
+}
+
+/// Whether `op`'s operands meet in one type: arithmetic and comparisons.
+fn meets_in_one_type(op: Operator) -> bool {
+    use Operator::*;
+    matches!(
+        op,
+        Plus | Minus
+            | Multiply
+            | Divide
+            | Modulo
+            | Eq
+            | NotEq
+            | Lt
+            | LtEq
+            | Gt
+            | GtEq
+            | IsDistinctFrom
+            | IsNotDistinctFrom
+    )
+}
+
+/// The functions whose arguments meet in one type (the value is one of
+/// them, or an array of them).
+const PEER_ARGUMENTS: &[&str] = &[
+    "coalesce",
+    "nullif",
+    "greatest",
+    "least",
+    "nvl",
+    "ifnull",
+    "nvl2",
+    "make_array",
+];
+
+/// Before type coercion: see the module docs.
+#[derive(Debug, Default)]
+pub struct FloatsOverDecimals;
+
+impl AnalyzerRule for FloatsOverDecimals {
+    fn analyze(&self, plan: LogicalPlan, _config: &ConfigOptions) -> Result<LogicalPlan> {
+        let plan = values_over_floats(plan)?;
+        transform_exprs(plan, |e, schema| {
+            let type_of = |e: &Expr| e.get_type(schema).ok();
+            // `exprs` cast to `float` where they are decimals.
+            let floats = |exprs: Vec<Expr>, float: &DataType| -> Vec<Expr> {
+                exprs
+                    .into_iter()
+                    .map(|e| match type_of(&e) {
+                        Some(t) if is_decimal(&t) => cast(e, float.clone()),
+                        _ => e,
+                    })
+                    .collect()
+            };
+            Ok(match e {
+                Expr::BinaryExpr(BinaryExpr { left, op, right }) if meets_in_one_type(op) => {
+                    let Some(float) = float_of(&[type_of(&left), type_of(&right)]) else {
+                        return Ok(Transformed::no(Expr::BinaryExpr(BinaryExpr {
+                            left,
+                            op,
+                            right,
+                        })));
+                    };
+                    let [l, r]: [Expr; 2] = floats(vec![*left, *right], &float)
+                        .try_into()
+                        .map_err(|_| DataFusionError::Internal("two operands".into()))?;
+                    Transformed::yes(Expr::BinaryExpr(BinaryExpr::new(
+                        Box::new(l),
+                        op,
+                        Box::new(r),
+                    )))
+                }
+                Expr::Between(b) => {
+                    let types = [type_of(&b.expr), type_of(&b.low), type_of(&b.high)];
+                    let Some(float) = float_of(&types) else {
+                        return Ok(Transformed::no(Expr::Between(b)));
+                    };
+                    let [x, low, high]: [Expr; 3] = floats(vec![*b.expr, *b.low, *b.high], &float)
+                        .try_into()
+                        .map_err(|_| DataFusionError::Internal("three operands".into()))?;
+                    Transformed::yes(Expr::Between(Between::new(
+                        Box::new(x),
+                        b.negated,
+                        Box::new(low),
+                        Box::new(high),
+                    )))
+                }
+                Expr::InList(InList {
+                    expr,
+                    list,
+                    negated,
+                }) => {
+                    let types: Vec<_> = std::iter::once(&*expr).chain(&list).map(type_of).collect();
+                    let Some(float) = float_of(&types) else {
+                        return Ok(Transformed::no(Expr::InList(InList {
+                            expr,
+                            list,
+                            negated,
+                        })));
+                    };
+                    let mut all = floats(std::iter::once(*expr).chain(list).collect(), &float);
+                    let x = all.remove(0);
+                    Transformed::yes(Expr::InList(InList::new(Box::new(x), all, negated)))
+                }
+                Expr::Case(case) => case_over_floats(case, &type_of, &floats)?,
+                Expr::ScalarFunction(f)
+                    if PEER_ARGUMENTS.contains(&f.func.name()) && f.args.len() > 1 =>
+                {
+                    let types: Vec<_> = f.args.iter().map(type_of).collect();
+                    match float_of(&types) {
+                        Some(float) => Transformed::yes(Expr::ScalarFunction(ScalarFunction {
+                            func: f.func,
+                            args: floats(f.args, &float),
+                        })),
+                        None => Transformed::no(Expr::ScalarFunction(f)),
+                    }
+                }
+                e => Transformed::no(e),
+            })
+        })
+    }
+
+    fn name(&self) -> &str {
+        "squall_floats_over_decimals"
+    }
+}
+
+/// `plan` with each VALUES column that DataFusion typed a DECIMAL though
+/// it holds floats (`VALUES (CAST(NULL AS DOUBLE)), (1.5)`) made the float
+/// type, its decimals cast; the plan's schemas are worked out again above
+/// such a list.
+fn values_over_floats(plan: LogicalPlan) -> Result<LogicalPlan> {
+    let mut changed = false;
+    let plan = plan
+        .transform_up_with_subqueries(|node| {
+            let LogicalPlan::Values(values) = node else {
+                return Ok(Transformed::no(node));
+            };
+            let empty = datafusion::common::DFSchema::empty();
+            let mut rows = values.values;
+            let mut fields = Vec::with_capacity(values.schema.fields().len());
+            let mut any = false;
+            for (j, (qualifier, field)) in values.schema.iter().enumerate() {
+                // DataFusion cast every value to the column's type: the
+                // value's own type is under that cast.
+                let own = |e: &Expr| match e {
+                    Expr::Cast(c) if c.field.data_type() == field.data_type() => {
+                        c.expr.as_ref().clone()
+                    }
+                    e => e.clone(),
+                };
+                let types: Vec<Option<DataType>> = rows
+                    .iter()
+                    .map(|r| own(&r[j]).get_type(&empty).ok())
+                    .collect();
+                let float = float_of(&types).filter(|_| is_decimal(field.data_type()));
+                let Some(float) = float else {
+                    fields.push((qualifier.cloned(), std::sync::Arc::clone(field)));
+                    continue;
+                };
+                any = true;
+                for row in rows.iter_mut() {
+                    row[j] = cast(own(&row[j]), float.clone());
+                }
+                let field = field.as_ref().clone().with_data_type(float);
+                fields.push((qualifier.cloned(), std::sync::Arc::new(field)));
+            }
+            if !any {
+                return Ok(Transformed::no(LogicalPlan::Values(
+                    datafusion::logical_expr::Values {
+                        schema: values.schema,
+                        values: rows,
+                    },
+                )));
+            }
+            changed = true;
+            let schema = datafusion::common::DFSchema::new_with_metadata(
+                fields,
+                values.schema.metadata().clone(),
+            )?;
+            Ok(Transformed::yes(LogicalPlan::Values(
+                datafusion::logical_expr::Values {
+                    schema: std::sync::Arc::new(schema),
+                    values: rows,
+                },
+            )))
+        })?
+        .data;
+    if !changed {
+        return Ok(plan);
+    }
+    plan.transform_up_with_subqueries(|node| node.recompute_schema().map(Transformed::yes))
+        .map(|t| t.data)
+}
+
+/// A CASE whose results (or whose operand and WHEN values) mix floats and
+/// decimals, with the decimals cast.
+fn case_over_floats(
+    case: Case,
+    type_of: &dyn Fn(&Expr) -> Option<DataType>,
+    floats: &dyn Fn(Vec<Expr>, &DataType) -> Vec<Expr>,
+) -> Result<Transformed<Expr>> {
+    let Case {
+        expr,
+        when_then_expr,
+        else_expr,
+    } = case;
+    let (whens, thens): (Vec<Expr>, Vec<Expr>) =
+        when_then_expr.into_iter().map(|(w, t)| (*w, *t)).unzip();
+    let mut changed = false;
+    let mut results: Vec<Expr> = thens.into_iter().chain(else_expr.map(|e| *e)).collect();
+    let has_else = results.len() > whens.len();
+    if let Some(float) = float_of(&results.iter().map(type_of).collect::<Vec<_>>()) {
+        results = floats(results, &float);
+        changed = true;
+    }
+    let (expr, whens) = match expr {
+        Some(operand) => {
+            let mut all: Vec<Expr> = std::iter::once(*operand).chain(whens).collect();
+            if let Some(float) = float_of(&all.iter().map(type_of).collect::<Vec<_>>()) {
+                all = floats(all, &float);
+                changed = true;
+            }
+            let operand = all.remove(0);
+            (Some(Box::new(operand)), all)
+        }
+        None => (None, whens),
+    };
+    let else_expr = if has_else {
+        results.pop().map(Box::new)
+    } else {
+        None
+    };
+    let case = Expr::Case(Case {
+        expr,
+        when_then_expr: whens
+            .into_iter()
+            .zip(results)
+            .map(|(w, t)| (Box::new(w), Box::new(t)))
+            .collect(),
+        else_expr,
+    });
+    Ok(Transformed::new_transformed(case, changed))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::rewrite;
+
+    #[test]
+    fn exponents_are_doubles_and_items_with_literals_keep_their_text() {
+        assert_eq!(
+            crate::trino_sql::rewritten_text(
+                "select 1e5, x * 1.5, 2, y, 1.5 as z from t where x > 2.5E-3",
+                rewrite
+            ),
+            "SELECT CAST('1e5' AS DOUBLE) AS \"1e5\", x * 1.5 AS \"x * 1.5\", 2, y, 1.5 AS z \
+             FROM t WHERE x > CAST('2.5E-3' AS DOUBLE)"
+        );
+    }
+}
