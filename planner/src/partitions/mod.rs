@@ -210,7 +210,10 @@ pub fn layout(
         for folder in folders {
             let (k, v) = folder.split_once('=').ok_or_else(|| {
                 bad(format!(
-                    "{} is in folder {folder:?}, which is not a key=value partition folder",
+                    "{} is in folder {folder:?}, which is not a key=value partition folder \
+                     (a table's files are read from its folder, or from key=value folders \
+                     such as year=2024/month=01 under it: name the folders so, or move the \
+                     files up)",
                     meta.location
                 ))
             })?;

@@ -198,9 +198,9 @@ async fn create_external_table_partitioned_by() {
     assert!(text.contains(" pruned), "), "{text}");
 }
 
-/// Files partitioned two ways in one table, or a Parquet file loose beside
-/// the partition folders, set the table aside: a query naming it fails
-/// naming the table and both files.
+/// Files partitioned two ways in one table, a Parquet file loose beside
+/// the partition folders, or files in folders that are not key=value, set
+/// the table aside: a query naming it fails naming the table and the files.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn inconsistent_partition_folders_are_refused_by_name() {
     let d = data().await;
@@ -229,6 +229,26 @@ async fn inconsistent_partition_folders_are_refused_by_name() {
     };
     assert!(
         err.contains("mixed") && err.contains("partitioned differently") && err.contains("(a)"),
+        "{err}"
+    );
+    // Files in folders that are not key=value (`2024/01/`): the table is
+    // set aside, the answer naming the folder and what to do.
+    let nested = dir.path().join("nested/2024/01");
+    std::fs::create_dir_all(&nested).unwrap();
+    std::fs::copy(&some_file, nested.join("z.parquet")).unwrap();
+    let engine = squall_planner::Engine::local(squall_planner::EngineOptions {
+        catalog: Some(dir.path().display().to_string()),
+        settings: vec![],
+    })
+    .await
+    .unwrap();
+    let err = match engine.sql("select count(*) from nested").await {
+        Ok(_) => panic!("a table in plain sub-folders answered"),
+        Err(e) => e.to_string(),
+    };
+    assert!(
+        err.contains("in folder \"2024\", which is not a key=value partition folder")
+            && err.contains("move the files up"),
         "{err}"
     );
 }
