@@ -12,8 +12,8 @@
 //! [`FloatsOverDecimals`] casts the decimal operands of an operator,
 //! `BETWEEN`, `IN`, `CASE` and the functions that pick one of their
 //! arguments (`coalesce`, `greatest`, ...) to the float type of the others,
-//! and makes a VALUES column of both kinds the float type, before
-//! DataFusion's type coercion (a UNION of the two kinds is still a DECIMAL).
+//! and makes a VALUES or UNION column of both kinds the float type, before
+//! DataFusion's type coercion.
 //!
 //! A literal with an exponent (`1e5`, `2.5E-3`) is a DOUBLE, as in Trino:
 //! [`rewrite`] writes it as a cast of its text. An unnamed select item
@@ -72,7 +72,7 @@ impl VisitorMut for Literals {
     type Break = DataFusionError;
 
     fn pre_visit_query(&mut self, query: &mut Query) -> ControlFlow<DataFusionError> {
-        crate::select_names::name_by_text(&mut query.body, has_fractional);
+        name_selects(&mut query.body);
         ControlFlow::Continue(())
     }
 
@@ -88,6 +88,18 @@ impl VisitorMut for Literals {
             }
         }
         ControlFlow::Continue(())
+    }
+}
+
+/// The unnamed items holding such literals in each SELECT of `body` (both
+/// sides of a UNION: the first names the columns) named by their text.
+fn name_selects(body: &mut ast::SetExpr) {
+    match body {
+        ast::SetExpr::SetOperation { left, right, .. } => {
+            name_selects(left);
+            name_selects(right);
+        }
+        body => crate::select_names::name_by_text(body, has_fractional),
     }
 }
 
@@ -253,8 +265,14 @@ fn values_over_floats(plan: LogicalPlan) -> Result<LogicalPlan> {
     let mut changed = false;
     let plan = plan
         .transform_up_with_subqueries(|node| {
-            let LogicalPlan::Values(values) = node else {
-                return Ok(Transformed::no(node));
+            let values = match node {
+                LogicalPlan::Values(values) => values,
+                LogicalPlan::Union(union) => {
+                    let out = union_over_floats(union)?;
+                    changed |= out.transformed;
+                    return Ok(out);
+                }
+                node => return Ok(Transformed::no(node)),
             };
             let empty = datafusion::common::DFSchema::empty();
             let mut rows = values.values;
@@ -311,6 +329,58 @@ fn values_over_floats(plan: LogicalPlan) -> Result<LogicalPlan> {
     }
     plan.transform_up_with_subqueries(|node| node.recompute_schema().map(Transformed::yes))
         .map(|t| t.data)
+}
+
+/// A UNION whose columns DataFusion typed DECIMAL though some of its inputs
+/// give floats: those columns are the float type, each input's decimals
+/// cast in a projection above it.
+fn union_over_floats(
+    union: datafusion::logical_expr::Union,
+) -> Result<Transformed<LogicalPlan>> {
+    use datafusion::logical_expr::LogicalPlanBuilder;
+    let fields = union.schema.fields();
+    let floats: Vec<Option<DataType>> = (0..fields.len())
+        .map(|j| {
+            let types: Vec<Option<DataType>> = union
+                .inputs
+                .iter()
+                .map(|input| Some(input.schema().field(j).data_type().clone()))
+                .collect();
+            float_of(&types).filter(|_| is_decimal(fields[j].data_type()))
+        })
+        .collect();
+    if floats.iter().all(Option::is_none) {
+        return Ok(Transformed::no(LogicalPlan::Union(union)));
+    }
+    let inputs = union
+        .inputs
+        .into_iter()
+        .map(|input| {
+            let exprs: Vec<Expr> = input
+                .schema()
+                .iter()
+                .zip(&floats)
+                .map(|((qualifier, field), float)| {
+                    let column = Expr::Column(datafusion::common::Column::from((
+                        qualifier,
+                        field.as_ref(),
+                    )));
+                    match float {
+                        Some(float) if is_decimal(field.data_type()) => {
+                            cast(column, float.clone()).alias(field.name())
+                        }
+                        _ => column,
+                    }
+                })
+                .collect();
+            LogicalPlanBuilder::from(input.as_ref().clone())
+                .project(exprs)?
+                .build()
+                .map(std::sync::Arc::new)
+        })
+        .collect::<Result<Vec<_>>>()?;
+    let union = datafusion::logical_expr::Union::try_new_with_loose_types(inputs)?;
+    Ok(Transformed::yes(LogicalPlan::Union(union)))
 }
 
 /// A CASE whose results (or whose operand and WHEN values) mix floats and

@@ -30,10 +30,21 @@ async fn literals_are_typed_as_trino_types_them() {
             "select typeof(f) as t, f from (values (cast(null as double)), (1.5)) v(f) order by f",
             "t,f\ndouble,1.5\ndouble,\n",
         ),
+        (
+            "select x, typeof(x) as t from (select 1.5 as x union all select cast(1e16 as double) \
+             union select 2.5) order by x",
+            "x,t\n1.5,double\n2.5,double\n1e16,double\n",
+        ),
         // Unnamed items holding such literals are named by their text.
         (
             "select n_nationkey * 1.5, 1e0 from nation where n_nationkey = 2",
             "n_nationkey * 1.5,1e0\n3.0,1.0\n",
+        ),
+        (
+            "select n_name, 1.5 from nation where n_nationkey = 1 \
+             union all select r_name, r_regionkey * 1e0 from region where r_regionkey = 0 \
+             order by 1",
+            "n_name,1.5\nAFRICA,0.0\nARGENTINA,1.5\n",
         ),
         // Over a table: the filter keeps exactly the decimals it names.
         (
