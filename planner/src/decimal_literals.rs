@@ -172,89 +172,127 @@ pub struct FloatsOverDecimals;
 impl AnalyzerRule for FloatsOverDecimals {
     fn analyze(&self, plan: LogicalPlan, _config: &ConfigOptions) -> Result<LogicalPlan> {
         let plan = values_over_floats(plan)?;
-        transform_exprs(plan, |e, schema| {
-            let type_of = |e: &Expr| e.get_type(schema).ok();
-            // `exprs` cast to `float` where they are decimals.
-            let floats = |exprs: Vec<Expr>, float: &DataType| -> Vec<Expr> {
-                exprs
-                    .into_iter()
-                    .map(|e| match type_of(&e) {
-                        Some(t) if is_decimal(&t) => cast(e, float.clone()),
-                        _ => e,
-                    })
-                    .collect()
-            };
-            Ok(match e {
-                Expr::BinaryExpr(BinaryExpr { left, op, right }) if meets_in_one_type(op) => {
-                    let Some(float) = float_of(&[type_of(&left), type_of(&right)]) else {
-                        return Ok(Transformed::no(Expr::BinaryExpr(BinaryExpr {
-                            left,
-                            op,
-                            right,
-                        })));
-                    };
-                    let [l, r]: [Expr; 2] = floats(vec![*left, *right], &float)
-                        .try_into()
-                        .map_err(|_| DataFusionError::Internal("two operands".into()))?;
-                    Transformed::yes(Expr::BinaryExpr(BinaryExpr::new(
-                        Box::new(l),
-                        op,
-                        Box::new(r),
-                    )))
-                }
-                Expr::Between(b) => {
-                    let types = [type_of(&b.expr), type_of(&b.low), type_of(&b.high)];
-                    let Some(float) = float_of(&types) else {
-                        return Ok(Transformed::no(Expr::Between(b)));
-                    };
-                    let [x, low, high]: [Expr; 3] = floats(vec![*b.expr, *b.low, *b.high], &float)
-                        .try_into()
-                        .map_err(|_| DataFusionError::Internal("three operands".into()))?;
-                    Transformed::yes(Expr::Between(Between::new(
-                        Box::new(x),
-                        b.negated,
-                        Box::new(low),
-                        Box::new(high),
-                    )))
-                }
-                Expr::InList(InList {
-                    expr,
-                    list,
-                    negated,
-                }) => {
-                    let types: Vec<_> = std::iter::once(&*expr).chain(&list).map(type_of).collect();
-                    let Some(float) = float_of(&types) else {
-                        return Ok(Transformed::no(Expr::InList(InList {
-                            expr,
-                            list,
-                            negated,
-                        })));
-                    };
-                    let mut all = floats(std::iter::once(*expr).chain(list).collect(), &float);
-                    let x = all.remove(0);
-                    Transformed::yes(Expr::InList(InList::new(Box::new(x), all, negated)))
-                }
-                Expr::Case(case) => case_over_floats(case, &type_of, &floats)?,
-                Expr::ScalarFunction(f)
-                    if PEER_ARGUMENTS.contains(&f.func.name()) && f.args.len() > 1 =>
-                {
-                    let types: Vec<_> = f.args.iter().map(type_of).collect();
-                    match float_of(&types) {
-                        Some(float) => Transformed::yes(Expr::ScalarFunction(ScalarFunction {
-                            func: f.func,
-                            args: floats(f.args, &float),
-                        })),
-                        None => Transformed::no(Expr::ScalarFunction(f)),
-                    }
-                }
-                e => Transformed::no(e),
-            })
-        })
+        let plan = joins_over_floats(plan)?;
+        transform_exprs(plan, over_floats)
     }
 
     fn name(&self) -> &str {
         "squall_floats_over_decimals"
     }
+}
+
+/// `e` with its decimal operands cast where they meet floats (see the
+/// module docs), its columns typed by `schema`.
+fn over_floats(e: Expr, schema: &datafusion::common::DFSchema) -> Result<Transformed<Expr>> {
+    let type_of = |e: &Expr| e.get_type(schema).ok();
+    // `exprs` cast to `float` where they are decimals.
+    let floats = |exprs: Vec<Expr>, float: &DataType| -> Vec<Expr> {
+        exprs
+            .into_iter()
+            .map(|e| match type_of(&e) {
+                Some(t) if is_decimal(&t) => cast(e, float.clone()),
+                _ => e,
+            })
+            .collect()
+    };
+    Ok(match e {
+        Expr::BinaryExpr(BinaryExpr { left, op, right }) if meets_in_one_type(op) => {
+            let Some(float) = float_of(&[type_of(&left), type_of(&right)]) else {
+                return Ok(Transformed::no(Expr::BinaryExpr(BinaryExpr {
+                    left,
+                    op,
+                    right,
+                })));
+            };
+            let [l, r]: [Expr; 2] = floats(vec![*left, *right], &float)
+                .try_into()
+                .map_err(|_| DataFusionError::Internal("two operands".into()))?;
+            Transformed::yes(Expr::BinaryExpr(BinaryExpr::new(
+                Box::new(l),
+                op,
+                Box::new(r),
+            )))
+        }
+        Expr::Between(b) => {
+            let types = [type_of(&b.expr), type_of(&b.low), type_of(&b.high)];
+            let Some(float) = float_of(&types) else {
+                return Ok(Transformed::no(Expr::Between(b)));
+            };
+            let [x, low, high]: [Expr; 3] = floats(vec![*b.expr, *b.low, *b.high], &float)
+                .try_into()
+                .map_err(|_| DataFusionError::Internal("three operands".into()))?;
+            Transformed::yes(Expr::Between(Between::new(
+                Box::new(x),
+                b.negated,
+                Box::new(low),
+                Box::new(high),
+            )))
+        }
+        Expr::InList(InList {
+            expr,
+            list,
+            negated,
+        }) => {
+            let types: Vec<_> = std::iter::once(&*expr).chain(&list).map(type_of).collect();
+            let Some(float) = float_of(&types) else {
+                return Ok(Transformed::no(Expr::InList(InList {
+                    expr,
+                    list,
+                    negated,
+                })));
+            };
+            let mut all = floats(std::iter::once(*expr).chain(list).collect(), &float);
+            let x = all.remove(0);
+            Transformed::yes(Expr::InList(InList::new(Box::new(x), all, negated)))
+        }
+        Expr::Case(case) => case_over_floats(case, &type_of, &floats)?,
+        Expr::ScalarFunction(f) if PEER_ARGUMENTS.contains(&f.func.name()) && f.args.len() > 1 => {
+            let types: Vec<_> = f.args.iter().map(type_of).collect();
+            match float_of(&types) {
+                Some(float) => Transformed::yes(Expr::ScalarFunction(ScalarFunction {
+                    func: f.func,
+                    args: floats(f.args, &float),
+                })),
+                None => Transformed::no(Expr::ScalarFunction(f)),
+            }
+        }
+        e => Transformed::no(e),
+    })
+}
+
+/// `plan` with each join's keys and condition over floats: a DECIMAL key
+/// beside a DOUBLE one, or compared with one in the condition, cast.
+fn joins_over_floats(plan: LogicalPlan) -> Result<LogicalPlan> {
+    use datafusion::common::tree_node::TreeNode;
+    plan.transform_up_with_subqueries(|node| {
+        let LogicalPlan::Join(mut join) = node else {
+            return Ok(Transformed::no(node));
+        };
+        let schema = join.left.schema().join(join.right.schema())?;
+        let mut changed = false;
+        for (left, right) in join.on.iter_mut() {
+            let types = [left.get_type(&schema).ok(), right.get_type(&schema).ok()];
+            let Some(float) = float_of(&types) else {
+                continue;
+            };
+            for (side, t) in [left, right].into_iter().zip(types) {
+                if t.as_ref().is_some_and(is_decimal) {
+                    *side = cast(side.clone(), float.clone());
+                    changed = true;
+                }
+            }
+        }
+        if let Some(filter) = join.filter.take() {
+            let filter = filter.transform_up(|e| over_floats(e, &schema))?;
+            changed |= filter.transformed;
+            join.filter = Some(filter.data);
+        }
+        Ok(Transformed::new_transformed(
+            LogicalPlan::Join(join),
+            changed,
+        ))
+    })
+    .map(|t| t.data)
 }
 
 /// `plan` with each VALUES column that DataFusion typed a DECIMAL though
@@ -334,9 +372,7 @@ fn values_over_floats(plan: LogicalPlan) -> Result<LogicalPlan> {
 /// A UNION whose columns DataFusion typed DECIMAL though some of its inputs
 /// give floats: those columns are the float type, each input's decimals
 /// cast in a projection above it.
-fn union_over_floats(
-    union: datafusion::logical_expr::Union,
-) -> Result<Transformed<LogicalPlan>> {
+fn union_over_floats(union: datafusion::logical_expr::Union) -> Result<Transformed<LogicalPlan>> {
     use datafusion::logical_expr::LogicalPlanBuilder;
     let fields = union.schema.fields();
     let floats: Vec<Option<DataType>> = (0..fields.len())

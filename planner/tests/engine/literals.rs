@@ -35,6 +35,11 @@ async fn literals_are_typed_as_trino_types_them() {
              union select 2.5) order by x",
             "x,t\n1.5,double\n2.5,double\n1e16,double\n",
         ),
+        (
+            "select count(*) as n from (values (cast(1e16 as double)), (1.5)) a(x) \
+             join (values (1.5), (2.5)) b(y) on a.x = b.y or a.x > b.y * 2",
+            "n\n3\n",
+        ),
         // Unnamed items holding such literals are named by their text.
         (
             "select n_nationkey * 1.5, 1e0 from nation where n_nationkey = 2",
