@@ -426,10 +426,12 @@ impl Engine {
             plan @ (LogicalPlan::Ddl(_) | LogicalPlan::Statement(_) | LogicalPlan::Dml(_)) => {
                 self.run_here(plan, cancel).await
             }
-            plan if reads_only_information_schema(&plan) => self.run_here(plan, cancel).await,
+            plan if reads_only_information_schema(&plan) => {
+                self.run_read_here(state, plan, cancel).await
+            }
             // Constants (`SELECT 1`, `VALUES`, `SELECT NULL UNION ALL ...`)
             // read nothing for a worker to share: answered here.
-            plan if here::reads_no_table(&plan) => self.run_here(plan, cancel).await,
+            plan if here::reads_no_table(&plan) => self.run_read_here(state, plan, cancel).await,
             plan => {
                 let (staged, out) = match self.run_plan(state, plan, options, query_id).await? {
                     (staged, QueryRun::Finished(out)) => (staged, out),

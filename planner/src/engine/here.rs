@@ -69,6 +69,25 @@ impl Engine {
 }
 
 impl Engine {
+    /// A query answered here (constants, the catalog's tables) in the
+    /// statement's `state`: its session's settings as the client set them
+    /// (`SHOW SESSION` and `information_schema.df_settings` showed the
+    /// engine's own).
+    pub(super) async fn run_read_here(
+        &self,
+        state: datafusion::execution::SessionState,
+        plan: LogicalPlan,
+        cancel: &tokio_util::sync::CancellationToken,
+    ) -> Result<Outcome> {
+        let ctx = SessionContext::new_with_state(state);
+        let (schema, batches) = on_cpu(cancel, async move {
+            let df = ctx.execute_logical_plan(plan).await?;
+            collect_paced(df).await
+        })
+        .await?;
+        Ok(Outcome::Finished(StreamedResult::memory(schema, batches)))
+    }
+
     /// `CREATE SCHEMA [IF NOT EXISTS] [catalog.]name`: a schema of its own,
     /// holding the tables and views created in it (dbt creates one per
     /// target). DataFusion's own would find every name existing: squall

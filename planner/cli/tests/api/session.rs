@@ -74,6 +74,18 @@ async fn session_properties_reach_the_query() {
     // Only for that request: the next one without it works again.
     let out = run_query(&server, sql, &[]).await;
     assert!(out.error().is_none(), "{}", out.last());
+    // SHOW SESSION shows the client's values beside the defaults (it
+    // showed the server's own).
+    let out = run_query(
+        &server,
+        "show session like 'squall.bloom.fpp'",
+        &[("X-Trino-Session", "squall.bloom.fpp=0.02")],
+    )
+    .await;
+    assert!(out.error().is_none(), "{}", out.last());
+    assert_eq!(out.rows.len(), 1, "{:?}", out.rows);
+    assert_eq!(out.rows[0][1], "0.02", "{:?}", out.rows);
+    assert_eq!(out.rows[0][2], "0.01", "{:?}", out.rows);
 
     let out = run_query(
         &server,
