@@ -484,36 +484,14 @@ async fn columns_named_in_upper_case_are_read_by_lowercase_names() {
     let data = sf001_small_groups();
     let upper = tempfile::tempdir().unwrap();
     let reference = single_node(&data.path).await;
-    for table in [
-        "customer", "lineitem", "nation", "orders", "part", "partsupp", "region", "supplier",
-    ] {
-        let schema = reference.table_provider(table).await.unwrap().schema();
-        let columns: Vec<String> = schema
-            .fields()
-            .iter()
-            .map(|f| format!("{0} AS \"{1}\"", f.name(), f.name().to_uppercase()))
-            .collect();
-        let sql = format!(
-            "COPY (SELECT {} FROM {table}) TO '{}/{table}/part-0.parquet' STORED AS PARQUET",
-            columns.join(", "),
-            upper.path().display()
-        );
-        reference.sql(&sql).await.unwrap().collect().await.unwrap();
-    }
+    write_tpch_as(&reference, upper.path(), |f| {
+        format!("{0} AS \"{1}\"", f.name(), f.name().to_uppercase())
+    })
+    .await;
     let engine = engine(upper.path(), &[("squall.scan.target_task_bytes", "100000")]).await;
     let schema = squall_csv(&engine, "select * from region limit 0").await;
     assert_eq!(schema.trim(), "r_regionkey,r_name,r_comment");
-    for q in 1..=22 {
-        let sql = squall_tpch::query(q).unwrap();
-        let expected = single_node_csv(&reference, sql).await;
-        let actual = squall_csv(&engine, sql).await;
-        assert_same(
-            &format!("q{q:02} on upper-case columns"),
-            &expected,
-            &actual,
-            sql,
-        );
-    }
+    assert_tpch_as_reference(&engine, &reference, "on upper-case columns").await;
     let expected = single_node_csv(
         &reference,
         "select count(*) as n from lineitem where l_orderkey < 100 and l_quantity > 10",

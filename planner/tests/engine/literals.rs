@@ -76,27 +76,13 @@ async fn tpch_on_money_as_double_answers_as_on_decimals() {
     let data = sf001_small_groups();
     let doubles = tempfile::tempdir().unwrap();
     let reference = single_node(&data.path).await;
-    for table in [
-        "customer", "lineitem", "nation", "orders", "part", "partsupp", "region", "supplier",
-    ] {
-        let schema = reference.table_provider(table).await.unwrap().schema();
-        let columns: Vec<String> = schema
-            .fields()
-            .iter()
-            .map(|f| match f.data_type() {
-                arrow::datatypes::DataType::Decimal128(..) => {
-                    format!("cast({0} as double) as {0}", f.name())
-                }
-                _ => f.name().clone(),
-            })
-            .collect();
-        let sql = format!(
-            "COPY (SELECT {} FROM {table}) TO '{}/{table}/part-0.parquet' STORED AS PARQUET",
-            columns.join(", "),
-            doubles.path().display()
-        );
-        reference.sql(&sql).await.unwrap().collect().await.unwrap();
-    }
+    write_tpch_as(&reference, doubles.path(), |f| match f.data_type() {
+        arrow::datatypes::DataType::Decimal128(..) => {
+            format!("cast({0} as double) as {0}", f.name())
+        }
+        _ => f.name().clone(),
+    })
+    .await;
     let engine = engine(
         doubles.path(),
         &[
@@ -105,10 +91,5 @@ async fn tpch_on_money_as_double_answers_as_on_decimals() {
         ],
     )
     .await;
-    for q in 1..=22 {
-        let sql = squall_tpch::query(q).unwrap();
-        let expected = single_node_csv(&reference, sql).await;
-        let actual = squall_csv(&engine, sql).await;
-        assert_same(&format!("q{q:02} on DOUBLE money"), &expected, &actual, sql);
-    }
+    assert_tpch_as_reference(&engine, &reference, "on DOUBLE money").await;
 }

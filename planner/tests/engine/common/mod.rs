@@ -176,3 +176,47 @@ pub const ASSORTED_SQL: &[&str] = &[
     "select l_shipmode, min(l_shipdate), max(l_commitdate) from lineitem group by l_shipmode order by l_shipmode",
     "select count(*) from orders cross join region",
 ];
+
+/// The eight TPC-H tables `reference` reads, written to `out` (one file a
+/// table) with each column selected as `column` writes it (`l_tax AS
+/// "L_TAX"`, `cast(l_tax as double) as l_tax`): the same rows in another
+/// layout.
+pub async fn write_tpch_as(
+    reference: &SessionContext,
+    out: &Path,
+    column: impl Fn(&arrow::datatypes::Field) -> String,
+) {
+    for table in [
+        "customer", "lineitem", "nation", "orders", "part", "partsupp", "region", "supplier",
+    ] {
+        let schema = reference
+            .table_provider(table)
+            .await
+            .expect("table")
+            .schema();
+        let columns: Vec<String> = schema.fields().iter().map(|f| column(f)).collect();
+        let sql = format!(
+            "COPY (SELECT {} FROM {table}) TO '{}/{table}/part-0.parquet' STORED AS PARQUET",
+            columns.join(", "),
+            out.display()
+        );
+        reference
+            .sql(&sql)
+            .await
+            .expect("copy plan")
+            .collect()
+            .await
+            .expect("copy");
+    }
+}
+
+/// The 22 queries answer on `engine` as on `reference`, within the TPC-H
+/// comparison's tolerances; `what` names the layout.
+pub async fn assert_tpch_as_reference(engine: &Engine, reference: &SessionContext, what: &str) {
+    for q in 1..=22 {
+        let sql = squall_tpch::query(q).expect("query");
+        let expected = single_node_csv(reference, sql).await;
+        let actual = squall_csv(engine, sql).await;
+        assert_same(&format!("q{q:02} {what}"), &expected, &actual, sql);
+    }
+}
