@@ -22,7 +22,8 @@
 //! | divide by zero | `DIVISION_BY_ZERO` (8) |
 //! | an integer `+`, `-`, `*` past its type's range (arithmetic overflow) | `NUMERIC_VALUE_OUT_OF_RANGE` (19) |
 //! | a scalar subquery's second row | `SUBQUERY_MULTIPLE_ROWS` (12) |
-//! | cast error (also a cast of JSON text that does not fit) | `INVALID_CAST_ARGUMENT` (9) |
+//! | cast error (also a cast of JSON text that does not fit, text read as a timestamp) | `INVALID_CAST_ARGUMENT` (9) |
+//! | operands no type holds both (DataFusion's "Failed to coerce types") | `TYPE_MISMATCH` (58) |
 //! | invalid input syntax (an unreadable literal), a field read of a value that is not a row, a NULL inserted into a NOT NULL column | `GENERIC_USER_ERROR` (0) |
 //! | cancelled | `USER_CANCELED` (3) |
 //! | exceeded the timeout (`squall.query.timeout_secs`) | `EXCEEDED_TIME_LIMIT` (131075, `INSUFFICIENT_RESOURCES`) |
@@ -93,6 +94,7 @@ pub const NOT_SUPPORTED: ErrorCode = user("NOT_SUPPORTED", 13);
 pub const INVALID_SESSION_PROPERTY: ErrorCode = user("INVALID_SESSION_PROPERTY", 14);
 pub const TABLE_NOT_FOUND: ErrorCode = user("TABLE_NOT_FOUND", 46);
 pub const COLUMN_NOT_FOUND: ErrorCode = user("COLUMN_NOT_FOUND", 47);
+pub const TYPE_MISMATCH: ErrorCode = user("TYPE_MISMATCH", 58);
 pub const GENERIC_INTERNAL_ERROR: ErrorCode = ErrorCode {
     name: "GENERIC_INTERNAL_ERROR",
     code: 65536,
@@ -217,9 +219,15 @@ fn classify_runtime_message(m: &str) -> ErrorCode {
         NUMERIC_VALUE_OUT_OF_RANGE
     } else if lower.contains("cast error")
         || lower.contains("cannot cast")
+        || lower.contains("error parsing timestamp from")
         || squall_core::trino_udfs::is_cast_error(m)
     {
+        // Text read as a date or timestamp beside one (`ts < 'FRANCE'`).
         INVALID_CAST_ARGUMENT
+    } else if lower.contains("failed to coerce types") {
+        // Operands no type holds both, found by DataFusion's type coercion
+        // as an internal error (`(a > 1) BETWEEN 1 AND 2`).
+        TYPE_MISMATCH
     } else if squall_core::trino_udfs::is_argument_error(m) {
         INVALID_FUNCTION_ARGUMENT
     } else if m.contains(squall_core::scalar_subquery::TOO_MANY_ROWS) {
@@ -328,6 +336,27 @@ mod tests {
             ),
         ] {
             let q = QueryError::from_datafusion(&DataFusionError::Execution(message.into()));
+            assert_eq!(q.code, code, "{message}");
+            assert_eq!(q.code.error_type, ErrorType::UserError);
+        }
+    }
+
+    #[test]
+    fn operands_of_no_common_type_and_unreadable_timestamps_are_user_errors() {
+        for (message, code) in [
+            (
+                "Internal error: Failed to coerce types Boolean and Int64 in BETWEEN expression.\n\
+                 This issue was likely caused by a bug in DataFusion's code.",
+                TYPE_MISMATCH,
+            ),
+            (
+                "Parser error: Error parsing timestamp from 'FRANCE': timestamp must contain \
+                 at least 10 characters",
+                INVALID_CAST_ARGUMENT,
+            ),
+        ] {
+            let e = DataFusionError::Internal(message.into());
+            let q = QueryError::from_datafusion(&e);
             assert_eq!(q.code, code, "{message}");
             assert_eq!(q.code.error_type, ErrorType::UserError);
         }
