@@ -113,6 +113,10 @@ fn is_decimal(t: &DataType) -> bool {
     )
 }
 
+fn is_text(t: &DataType) -> bool {
+    matches!(t, DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View)
+}
+
 /// The float type DECIMALs among `types` become: DOUBLE beside a DOUBLE,
 /// REAL beside REALs only; None without both kinds.
 fn float_of(types: &[Option<DataType>]) -> Option<DataType> {
@@ -195,7 +199,30 @@ fn over_floats(e: Expr, schema: &datafusion::common::DFSchema) -> Result<Transfo
             })
             .collect()
     };
+    let text_beside = |literal: &Expr, other: &Expr| {
+        matches!(literal, Expr::Literal(..))
+            && type_of(literal).as_ref().is_some_and(is_decimal)
+            && type_of(other).as_ref().is_some_and(is_text)
+    };
     Ok(match e {
+        // A decimal literal beside text (`code > 0.5` of a VARCHAR column)
+        // is a DOUBLE, as such literals were: DataFusion would read the
+        // text as the literal's own narrow DECIMAL, and '25' failed as
+        // DECIMAL(2,1).
+        Expr::BinaryExpr(BinaryExpr { left, op, right })
+            if meets_in_one_type(op)
+                && (text_beside(&left, &right) || text_beside(&right, &left)) =>
+        {
+            let double = |e: Expr| match type_of(&e) {
+                Some(t) if is_decimal(&t) => cast(e, DataType::Float64),
+                _ => e,
+            };
+            Transformed::yes(Expr::BinaryExpr(BinaryExpr::new(
+                Box::new(double(*left)),
+                op,
+                Box::new(double(*right)),
+            )))
+        }
         Expr::BinaryExpr(BinaryExpr { left, op, right }) if meets_in_one_type(op) => {
             let Some(float) = float_of(&[type_of(&left), type_of(&right)]) else {
                 return Ok(Transformed::no(Expr::BinaryExpr(BinaryExpr {

@@ -22,7 +22,7 @@
 //! | divide by zero | `DIVISION_BY_ZERO` (8) |
 //! | an integer `+`, `-`, `*` past its type's range (arithmetic overflow) | `NUMERIC_VALUE_OUT_OF_RANGE` (19) |
 //! | a scalar subquery's second row | `SUBQUERY_MULTIPLE_ROWS` (12) |
-//! | cast error (also a cast of JSON text that does not fit, text read as a timestamp) | `INVALID_CAST_ARGUMENT` (9) |
+//! | cast error (also a cast of JSON text that does not fit, text read as a timestamp, a value too large for its DECIMAL) | `INVALID_CAST_ARGUMENT` (9) |
 //! | operands no type holds both (DataFusion's "Failed to coerce types") | `TYPE_MISMATCH` (58) |
 //! | invalid input syntax (an unreadable literal), a field read of a value that is not a row, a NULL inserted into a NOT NULL column | `GENERIC_USER_ERROR` (0) |
 //! | cancelled | `USER_CANCELED` (3) |
@@ -220,6 +220,7 @@ fn classify_runtime_message(m: &str) -> ErrorCode {
     } else if lower.contains("cast error")
         || lower.contains("cannot cast")
         || lower.contains("error parsing timestamp from")
+        || lower.contains("too large to store in a decimal")
         || squall_core::trino_udfs::is_cast_error(m)
     {
         // Text read as a date or timestamp beside one (`ts < 'FRANCE'`).
@@ -352,6 +353,11 @@ mod tests {
             (
                 "Parser error: Error parsing timestamp from 'FRANCE': timestamp must contain \
                  at least 10 characters",
+                INVALID_CAST_ARGUMENT,
+            ),
+            (
+                "stage s1, task 0 failed after 1 attempt(s): Arrow error: Invalid argument \
+                 error: 25.00 is too large to store in a Decimal128 of precision 2. Max is 0.99",
                 INVALID_CAST_ARGUMENT,
             ),
         ] {

@@ -40,6 +40,17 @@ async fn literals_are_typed_as_trino_types_them() {
              join (values (1.5), (2.5)) b(y) on a.x = b.y or a.x > b.y * 2",
             "n\n3\n",
         ),
+        // Text beside a decimal literal is read as a DOUBLE, as before (as
+        // the literal's DECIMAL(3,1), '25' failed).
+        (
+            "select count(*) as n from customer where substring(c_phone, 1, 2) > 20.5",
+            &single_node_csv(
+                &single_node(&data.path).await,
+                "select count(*) as n from customer \
+                 where cast(substring(c_phone, 1, 2) as double) > 20.5",
+            )
+            .await,
+        ),
         // Unnamed items holding such literals are named by their text.
         (
             "select n_nationkey * 1.5, 1e0 from nation where n_nationkey = 2",

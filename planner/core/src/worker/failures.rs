@@ -56,6 +56,17 @@ pub(super) fn failure_kind(e: &SquallError) -> FailureKind {
             {
                 FailureKind::Data
             }
+            // A value cast to a DECIMAL too narrow for it (`'25' > 0.00`
+            // reads the text as DECIMAL(2,2)).
+            DataFusionError::ArrowError(e, _)
+                if matches!(
+                    e.as_ref(),
+                    arrow::error::ArrowError::InvalidArgumentError(m)
+                        if m.contains("too large to store in a Decimal")
+                ) =>
+            {
+                FailureKind::Data
+            }
             _ => FailureKind::Execution,
         },
         _ => FailureKind::Execution,
