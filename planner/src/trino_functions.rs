@@ -30,7 +30,7 @@
 //! | `to_milliseconds(x)` | an interval's milliseconds (of a difference of two dates: its days') |
 //! | `regexp_extract(s, p[, g])` | the match (or its group `g`) of `regexp_match` |
 //! | `is_nan(x)`, `truncate(x[, n])`, `from_iso8601_date(s)` | `isnan`, `trunc`, `CAST(s AS DATE)` |
-//! | `mod(a, b)`, `sign(x)`, `every(c)` (standard SQL too) | `a % b`, `signum`, `bool_and` |
+//! | `mod(a, b)`, `sign(x)`, `every(c)` (standard SQL too), `ceiling(x)` | `a % b`, `signum`, `bool_and`, `ceil` |
 //! | `date_format(t, f)`, `date_parse(s, f)` (MySQL's letters: `%i` minutes, `%s` seconds, `%M` month name) | `to_char`, `to_timestamp` with chrono's letters |
 //! | `approx_distinct(x)`, `cardinality(a)`, `row_number()`, `rank()`, `dense_rank()`, `ntile(n)` | DataFusion's, as BIGINT (not unsigned) |
 //! | `array_position(a, x)` | BIGINT, 0 when not there (DataFusion: NULL) |
@@ -254,6 +254,7 @@ fn rewritten(function: &mut Function) -> Result<Option<Expr>> {
         }
         ("approx_percentile", 2) => return rename(function, "approx_percentile_cont"),
         ("every", 1) => return rename(function, "bool_and"),
+        ("ceiling", 1) => return rename(function, "ceil"),
         ("bitwise_and_agg", 1) => return rename(function, "bit_and"),
         ("bitwise_or_agg", 1) => return rename(function, "bit_or"),
         ("bitwise_xor_agg", 1) => return rename(function, "bit_xor"),

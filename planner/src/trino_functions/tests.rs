@@ -27,6 +27,10 @@ fn trino_calls_become_datafusion_expressions() {
         add.contains("CAST(concat(CAST(3 * (n) AS VARCHAR), ' month') AS INTERVAL)"),
         "{add}"
     );
+    assert_eq!(
+        rewritten("select ceiling(x) as c from t"),
+        "SELECT ceil(x) AS c FROM t"
+    );
     // Not Trino's: kept.
     let kept = "SELECT date_part('year', d), myschema.year(d), upper(x) FROM t";
     assert_eq!(rewritten(kept), kept);
