@@ -11,6 +11,9 @@
 //! | `approx_distinct(x, e)` | `approx_distinct(x)` (about 0.8% standard error, whatever `e`) |
 //! | `set_agg(x)`, `set_union(a)` | `array_agg(DISTINCT x)`, the distinct elements of the group's arrays |
 //! | `with_timezone(t, zone)` | `t AT TIME ZONE zone` (DataFusion's reads a TIMESTAMP as the zone's local time, as `with_timezone` does) |
+//! | `at_timezone(t, zone)` | `(t AT TIME ZONE 'UTC') AT TIME ZONE zone` (the same instant, shown in the zone; a TIMESTAMP is read in the session's zone, UTC) |
+//! | `json_value(j, 'lax $.a')`, `json_query(j, p)`, `json_exists(j, p)` (SQL/JSON, a literal path in `lax` or `strict` mode) | `json_extract_scalar(j, '$.a')`, `json_extract(j, p)`, `json_extract(j, p) IS NOT NULL` |
+//! | `trim_array(a, n)` | `array_slice(a, 1, cardinality(a) - n)` |
 
 use datafusion::error::{DataFusionError, Result};
 use datafusion::sql::sqlparser::ast::{Expr, Value, ValueWithSpan};
@@ -71,6 +74,23 @@ pub(super) fn rewritten(name: &str, args: &[Expr]) -> Result<Option<String>> {
         ("set_agg", 1) => format!("array_agg(DISTINCT {})", a(0)),
         ("set_union", 1) => format!("array_distinct(flatten(array_agg({})))", a(0)),
         ("with_timezone", 2) => format!("{} AT TIME ZONE {}", a(0), args[1]),
+        ("at_timezone", 2) => format!("({} AT TIME ZONE 'UTC') AT TIME ZONE {}", a(0), args[1]),
+        ("json_value", 2) => format!(
+            "json_extract_scalar({}, {})",
+            a(0),
+            json_path(name, &args[1])?
+        ),
+        ("json_query", 2) => format!("json_extract({}, {})", a(0), json_path(name, &args[1])?),
+        ("json_exists", 2) => format!(
+            "(json_extract({}, {}) IS NOT NULL)",
+            a(0),
+            json_path(name, &args[1])?
+        ),
+        ("trim_array", 2) => format!(
+            "array_slice({x}, 1, CAST(cardinality({x}) AS BIGINT) - {})",
+            a(1),
+            x = a(0)
+        ),
         ("bitwise_and", 2) => format!("({} & {})", a(0), a(1)),
         ("bitwise_or", 2) => format!("({} | {})", a(0), a(1)),
         ("bitwise_xor", 2) => format!("({} ^ {})", a(0), a(1)),
@@ -79,6 +99,28 @@ pub(super) fn rewritten(name: &str, args: &[Expr]) -> Result<Option<String>> {
         ("bitwise_right_shift_arithmetic", 2) => format!("({} >> {})", a(0), a(1)),
         _ => return Ok(None),
     }))
+}
+
+/// An SQL/JSON path literal (`'lax $.a[0]'`, `'strict $.a'`) as the JSON
+/// path `json_extract` reads, quoted; the mode only says how a missing
+/// member fails, and a missing member is NULL here.
+fn json_path(name: &str, path: &Expr) -> Result<String> {
+    let Expr::Value(ValueWithSpan {
+        value: Value::SingleQuotedString(text),
+        ..
+    }) = path
+    else {
+        return Err(DataFusionError::Plan(format!(
+            "{name}: the JSON path must be a string constant, not {path}"
+        )));
+    };
+    let trimmed = text.trim_start();
+    let lower = trimmed.to_ascii_lowercase();
+    let bare = ["lax ", "strict "]
+        .iter()
+        .find(|mode| lower.starts_with(*mode))
+        .map_or(trimmed, |mode| &trimmed[mode.len()..]);
+    Ok(format!("'{}'", bare.trim().replace('\'', "''")))
 }
 
 /// `n` when it is a positive integer literal, else the error naming it.

@@ -259,6 +259,16 @@ async fn json_and_url_text_answers_as_trino() {
                 .to_string(),
             format!("s,l,not_scalar,m,first\n{ids},{},0,n99,{ids}\n", 2 * ROWS),
         ),
+        // SQL/JSON's functions, paths in lax or strict mode.
+        (
+            "select sum(cast(json_value(doc, 'lax $.user.id') as bigint)) as s, \
+             sum(json_array_length(json_query(doc, 'strict $.items'))) as l, \
+             count_if(json_exists(doc, 'lax $.items[1]')) as e, \
+             count_if(json_exists(doc, '$.nothing')) as n, \
+             max(cardinality(trim_array(array[1, 2, 3], 1))) as t from events"
+                .to_string(),
+            format!("s,l,e,n,t\n{ids},{},{ROWS},0,2\n", 2 * ROWS),
+        ),
         (
             "select url_extract_host(url) as h, count(*) as n from events group by 1 order by 1"
                 .to_string(),
@@ -372,6 +382,11 @@ async fn more_trino_functions_answer_as_their_datafusion_forms() {
              ascii(o_orderstatus) as cp, cast(levenshtein(o_orderpriority, '1-URGENT') as bigint) as d, \
              case o_orderstatus when 'F' then 'Rg==' when 'O' then 'Tw==' else 'UA==' end as b \
              from orders order by 1 limit 50",
+        ),
+        (
+            "select hour(at_timezone(timestamp '2020-01-01 12:00:00 UTC', 'America/New_York')) as h, \
+             ceiling(n_nationkey / 2e0) as c from nation where n_nationkey = 3",
+            "select 7 as h, 2.0 as c",
         ),
         (
             "select n_regionkey, map_agg(n_name, n_nationkey)['CHINA'] as china, \
