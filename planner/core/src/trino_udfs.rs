@@ -96,6 +96,8 @@ pub fn functions() -> Vec<ScalarUDF> {
         ("url_encode", 1, Text(url_parts::encode)),
         ("url_decode", 1, Text(url_parts::decode)),
         ("hamming_distance", 2, Int(hamming_distance)),
+        ("to_base", 2, Text(to_base)),
+        ("from_base", 2, Int(from_base)),
         // Any number of arguments.
         ("format", 0, Text(format::format)),
     ];
@@ -324,3 +326,53 @@ fn hamming_distance(args: &[Arg]) -> Result<Option<i64>> {
 
 #[cfg(test)]
 mod tests;
+
+/// A radix argument of `function`, 2 to 36.
+fn radix(function: &str, arg: &Arg) -> Result<u32> {
+    arg.text
+        .parse::<u32>()
+        .ok()
+        .filter(|r| (2..=36).contains(r))
+        .ok_or_else(|| {
+            refused(
+                function,
+                format!("radix must be between 2 and 36, not {}", arg.text),
+            )
+        })
+}
+
+/// Trino's `to_base(x, radix)`: `x` in base `radix`, lowercase digits.
+fn to_base(args: &[Arg]) -> Result<Option<String>> {
+    let radix = radix("to_base", &args[1])?;
+    let x: i64 = args[0]
+        .text
+        .parse()
+        .map_err(|_| refused("to_base", format!("not an integer: {}", args[0].text)))?;
+    let mut digits = Vec::new();
+    let mut n = x.unsigned_abs();
+    loop {
+        let d = (n % u64::from(radix)) as u32;
+        digits.push(char::from_digit(d, radix).unwrap_or('?'));
+        n /= u64::from(radix);
+        if n == 0 {
+            break;
+        }
+    }
+    if x < 0 {
+        digits.push('-');
+    }
+    Ok(Some(digits.into_iter().rev().collect()))
+}
+
+/// Trino's `from_base(s, radix)`: the BIGINT `s` writes in base `radix`.
+fn from_base(args: &[Arg]) -> Result<Option<i64>> {
+    let radix = radix("from_base", &args[1])?;
+    i64::from_str_radix(args[0].text, radix)
+        .map(Some)
+        .map_err(|_| {
+            refused(
+                "from_base",
+                format!("not a base-{radix} number: {}", args[0].text),
+            )
+        })
+}

@@ -133,9 +133,10 @@ async fn trino_statistics_top_n_reduce_and_hashes() {
             "select to_hex(xxhash64(to_utf8('a'))) as h, crc32(to_utf8('a')) as c, \
              split_to_map('a=1,b=2,', ',', '=')['b'] as m, \
              human_readable_seconds(56363463) as s, year_of_week(date '2021-01-01') as y, \
-             array_average(array[1.5, null, 2.5]) as v",
-            "h,c,m,s,y,v\nD24EC4F1A98C6E5B,3904355907,2,\
-             \"93 weeks, 1 day, 8 hours, 31 minutes, 3 seconds\",2020,2.0\n",
+             array_average(array[1.5, null, 2.5]) as v, to_hex(sha1(to_utf8('abc'))) as s1",
+            "h,c,m,s,y,v,s1\nD24EC4F1A98C6E5B,3904355907,2,\
+             \"93 weeks, 1 day, 8 hours, 31 minutes, 3 seconds\",2020,2.0,\
+             A9993E364706816ABA3E25717850C26C9CD0D89D\n",
         ),
     ] {
         assert_eq!(squall_csv(&engine, sql).await, csv, "{sql}");

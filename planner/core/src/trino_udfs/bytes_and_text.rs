@@ -1,5 +1,6 @@
-//! Trino's `xxhash64(b)` and `crc32(b)` of VARBINARY (the hash as 8 bytes,
-//! big-endian, as Trino gives it; the checksum as BIGINT),
+//! Trino's `xxhash64(b)`, `sha1(b)` and `crc32(b)` of VARBINARY (the hash
+//! as 8 bytes, big-endian, as Trino gives it; SHA-1's 20 bytes; the
+//! checksum as BIGINT),
 //! `split_to_map(s, entry_delimiter, key_value_delimiter)` (a map of text,
 //! refusing a repeated key or an entry without exactly one key-value
 //! delimiter, as Trino does) and `human_readable_seconds(x)`
@@ -26,6 +27,7 @@ use super::{Rows, refused};
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 enum Kind {
     XxHash64,
+    Sha1,
     Crc32,
     SplitToMap,
     HumanReadableSeconds,
@@ -35,6 +37,7 @@ enum Kind {
 pub(super) fn functions() -> Vec<ScalarUDF> {
     [
         (Kind::XxHash64, 1),
+        (Kind::Sha1, 1),
         (Kind::Crc32, 1),
         (Kind::SplitToMap, 3),
         (Kind::HumanReadableSeconds, 1),
@@ -71,6 +74,7 @@ impl ScalarUDFImpl for Function {
     fn name(&self) -> &str {
         match self.kind {
             Kind::XxHash64 => "xxhash64",
+            Kind::Sha1 => "sha1",
             Kind::Crc32 => "crc32",
             Kind::SplitToMap => "split_to_map",
             Kind::HumanReadableSeconds => "human_readable_seconds",
@@ -84,7 +88,7 @@ impl ScalarUDFImpl for Function {
 
     fn return_type(&self, _args: &[DataType]) -> Result<DataType> {
         Ok(match self.kind {
-            Kind::XxHash64 => DataType::Binary,
+            Kind::XxHash64 | Kind::Sha1 => DataType::Binary,
             Kind::Crc32 => DataType::Int64,
             Kind::SplitToMap => text_map(),
             Kind::HumanReadableSeconds | Kind::FormatNumber => DataType::Utf8,
@@ -105,10 +109,17 @@ impl ScalarUDFImpl for Function {
             })
         };
         let out: ArrayRef = match self.kind {
-            Kind::XxHash64 | Kind::Crc32 => {
+            Kind::XxHash64 | Kind::Sha1 | Kind::Crc32 => {
                 let bytes = arg(0, &DataType::Binary)?;
                 let bytes = bytes.as_binary::<i32>();
-                if self.kind == Kind::XxHash64 {
+                if self.kind == Kind::Sha1 {
+                    use sha1::Digest;
+                    let mut b = BinaryBuilder::with_capacity(rows, rows * 20);
+                    for v in bytes.iter() {
+                        b.append_option(v.map(|v| sha1::Sha1::digest(v)));
+                    }
+                    Arc::new(b.finish())
+                } else if self.kind == Kind::XxHash64 {
                     let mut b = BinaryBuilder::with_capacity(rows, rows * 8);
                     for v in bytes.iter() {
                         b.append_option(

@@ -151,6 +151,20 @@ async fn hamming_distance_counts_differing_characters() {
 }
 
 #[tokio::test]
+async fn numbers_in_other_bases() {
+    assert_eq!(
+        row("select to_base(255, 16), to_base(-10, 2), to_base(0, 36), from_base('ff', 16), \
+             from_base('-1010', 2), from_base('Z', 36), to_base(NULL, 2)")
+        .await,
+        ["ff", "-1010", "0", "255", "-10", "35", "NULL"]
+    );
+    let e = error("select to_base(1, 40)").await;
+    assert!(e.contains("to_base: radix must be between 2 and 36"), "{e}");
+    let e = error("select from_base('xyz', 10)").await;
+    assert!(e.contains("from_base: not a base-10 number: xyz"), "{e}");
+}
+
+#[tokio::test]
 async fn regexp_arrays_answer_as_trino() {
     assert_eq!(
         row("select regexp_extract_all('a1b22c333', '[0-9]+'), regexp_extract_all('a1b22', '([a-z])([0-9]+)', 2),
