@@ -116,7 +116,7 @@ impl ScalarUDFImpl for Function {
                     use sha1::Digest;
                     let mut b = BinaryBuilder::with_capacity(rows, rows * 20);
                     for v in bytes.iter() {
-                        b.append_option(v.map(|v| sha1::Sha1::digest(v)));
+                        b.append_option(v.map(sha1::Sha1::digest));
                     }
                     Arc::new(b.finish())
                 } else if self.kind == Kind::XxHash64 {
