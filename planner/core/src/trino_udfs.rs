@@ -22,6 +22,7 @@
 //! refuses text that is not JSON, naming the error. Casts between JSON
 //! text and arrays, maps and rows are [`json_cast`]'s.
 
+mod binary_length;
 mod by_type;
 mod bytes_and_text;
 pub mod checked;
@@ -119,6 +120,7 @@ pub fn functions() -> Vec<ScalarUDF> {
             map_first::from_entries(),
             iso8601::function(),
             varchar_n::function(),
+            binary_length::function(),
         ])
         .chain(regexp_arrays::functions())
         .chain(checked::functions())

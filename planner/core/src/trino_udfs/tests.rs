@@ -151,10 +151,22 @@ async fn hamming_distance_counts_differing_characters() {
 }
 
 #[tokio::test]
+async fn length_counts_bytes_of_binary_and_characters_of_text() {
+    assert_eq!(
+        row("select length(CAST('é' AS BYTEA)) a, length(decode('00ff', 'hex')) b, length('é') c, \
+             length(123) d, length(CAST(NULL AS BYTEA)) e")
+        .await,
+        ["2", "2", "1", "3", "NULL"]
+    );
+}
+
+#[tokio::test]
 async fn numbers_in_other_bases() {
     assert_eq!(
-        row("select to_base(255, 16), to_base(-10, 2), to_base(0, 36), from_base('ff', 16), \
-             from_base('-1010', 2), from_base('Z', 36), to_base(NULL, 2)")
+        row(
+            "select to_base(255, 16), to_base(-10, 2), to_base(0, 36), from_base('ff', 16), \
+             from_base('-1010', 2), from_base('Z', 36), to_base(NULL, 2)"
+        )
         .await,
         ["ff", "-1010", "0", "255", "-10", "35", "NULL"]
     );
