@@ -1,6 +1,7 @@
 //! `length(x)` of a VARBINARY counts its bytes, as Trino's does; of text,
 //! its characters, as DataFusion's `length` (`character_length`), which
-//! this function calls for everything but binary values. DataFusion's read
+//! this function calls for everything but binary values; a BIGINT, as in
+//! Trino. DataFusion's read
 //! a VARBINARY as text and failed on bytes that are not UTF-8
 //! (`length(from_hex('00ff'))`: "Encountered non UTF-8 data").
 
@@ -66,16 +67,23 @@ impl ScalarUDFImpl for Length {
             .collect())
     }
 
-    fn return_type(&self, arg_types: &[DataType]) -> Result<DataType> {
-        match arg_types {
-            [t] if is_binary(t) => Ok(DataType::Int64),
-            _ => self.text.return_type(arg_types),
-        }
+    fn return_type(&self, _arg_types: &[DataType]) -> Result<DataType> {
+        Ok(DataType::Int64)
     }
 
     fn invoke_with_args(&self, args: ScalarFunctionArgs) -> Result<ColumnarValue> {
         if !args.arg_fields.iter().any(|f| is_binary(f.data_type())) {
-            return self.text.invoke_with_args(args);
+            let mut text = args;
+            text.return_field = Arc::new(arrow::datatypes::Field::new(
+                "length",
+                self.text
+                    .return_type(&[text.arg_fields[0].data_type().clone()])?,
+                true,
+            ));
+            return match self.text.invoke_with_args(text)? {
+                ColumnarValue::Array(a) => Ok(ColumnarValue::Array(cast(&a, &DataType::Int64)?)),
+                ColumnarValue::Scalar(v) => Ok(ColumnarValue::Scalar(v.cast_to(&DataType::Int64)?)),
+            };
         }
         let call = Rows::of(&args);
         let bytes = cast(&args.args[0].to_array(call.count)?, &DataType::Binary)?;

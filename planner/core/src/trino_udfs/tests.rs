@@ -153,8 +153,10 @@ async fn hamming_distance_counts_differing_characters() {
 #[tokio::test]
 async fn length_counts_bytes_of_binary_and_characters_of_text() {
     assert_eq!(
-        row("select length(CAST('é' AS BYTEA)) a, length(decode('00ff', 'hex')) b, length('é') c, \
-             length(123) d, length(CAST(NULL AS BYTEA)) e")
+        row(
+            "select length(CAST('é' AS BYTEA)) a, length(decode('00ff', 'hex')) b, length('é') c, \
+             length(123) d, length(CAST(NULL AS BYTEA)) e"
+        )
         .await,
         ["2", "2", "1", "3", "NULL"]
     );
