@@ -7,7 +7,8 @@
 //! `(ts AT TIME ZONE 'UTC') AT TIME ZONE 'zone'`: the inner cast makes
 //! the instant (a TIMESTAMP read as UTC, a TIMESTAMP WITH TIME ZONE kept),
 //! the outer one shows it in `zone`. A select list's unnamed item keeps its
-//! name. `with_timezone` is rewritten later into DataFusion's meaning.
+//! name. Trino's `at_timezone(ts, 'zone')` is the same. `with_timezone` is
+//! rewritten later into DataFusion's meaning.
 
 use std::ops::ControlFlow;
 
@@ -35,17 +36,37 @@ fn is_instant(expr: &Expr) -> bool {
     }
 }
 
+/// The arguments of a call `at_timezone(ts, zone)`.
+fn at_timezone_call(expr: &Expr) -> Option<(Expr, Expr)> {
+    let Expr::Function(f) = expr else {
+        return None;
+    };
+    if crate::trino_functions::plain_name(&f.name).as_deref() != Some("at_timezone") {
+        return None;
+    }
+    let [timestamp, time_zone]: [Expr; 2] = crate::trino_functions::plain_args(&f.args)?
+        .try_into()
+        .ok()?;
+    Some((timestamp, time_zone))
+}
+
 impl VisitorMut for FromUtc {
     type Break = DataFusionError;
 
     fn pre_visit_query(&mut self, query: &mut Query) -> ControlFlow<DataFusionError> {
         crate::select_names::name_by_text(&mut query.body, |e| {
-            matches!(e, Expr::AtTimeZone { .. })
+            matches!(e, Expr::AtTimeZone { .. }) || at_timezone_call(e).is_some()
         });
         ControlFlow::Continue(())
     }
 
     fn post_visit_expr(&mut self, expr: &mut Expr) -> ControlFlow<DataFusionError> {
+        if let Some((timestamp, time_zone)) = at_timezone_call(expr) {
+            *expr = Expr::AtTimeZone {
+                timestamp: Box::new(timestamp),
+                time_zone: Box::new(time_zone),
+            };
+        }
         // `x AT TIME ZONE 'UTC'` is the instant already (a TIMESTAMP read
         // as UTC's local time is its UTC instant).
         if let Expr::AtTimeZone {

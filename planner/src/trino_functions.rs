@@ -480,7 +480,7 @@ fn set_args(function: &mut Function, args: &[String]) -> Result<()> {
 }
 
 /// The function's name, lower case, when it is one unqualified name.
-fn plain_name(name: &ObjectName) -> Option<String> {
+pub(crate) fn plain_name(name: &ObjectName) -> Option<String> {
     match name.0.as_slice() {
         [ObjectNamePart::Identifier(ident)] => Some(ident.value.to_ascii_lowercase()),
         _ => None,
@@ -488,7 +488,7 @@ fn plain_name(name: &ObjectName) -> Option<String> {
 }
 
 /// The arguments, when they are all plain expressions.
-fn plain_args(args: &FunctionArguments) -> Option<Vec<Expr>> {
+pub(crate) fn plain_args(args: &FunctionArguments) -> Option<Vec<Expr>> {
     let FunctionArguments::List(list) = args else {
         return None;
     };

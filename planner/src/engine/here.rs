@@ -49,12 +49,7 @@ impl Engine {
                 }
                 _ => None,
             };
-            let ctx = self.ctx.clone();
-            let (schema, batches) = on_cpu(cancel, async move {
-                let df = ctx.execute_logical_plan(plan).await?;
-                collect_paced(df).await
-            })
-            .await?;
+            let (schema, batches) = answer_here(self.ctx.clone(), plan, cancel).await?;
             if let Some(name) = made_from_query {
                 nullable_columns(&self.ctx, name).await?;
             }
@@ -80,11 +75,7 @@ impl Engine {
         cancel: &tokio_util::sync::CancellationToken,
     ) -> Result<Outcome> {
         let ctx = SessionContext::new_with_state(state);
-        let (schema, batches) = on_cpu(cancel, async move {
-            let df = ctx.execute_logical_plan(plan).await?;
-            collect_paced(df).await
-        })
-        .await?;
+        let (schema, batches) = answer_here(ctx, plan, cancel).await?;
         Ok(Outcome::Finished(StreamedResult::memory(schema, batches)))
     }
 
@@ -126,6 +117,19 @@ impl Engine {
         }
         Ok(empty_result())
     }
+}
+
+/// `plan` run in `ctx` on the CPU pool, its rows collected.
+async fn answer_here(
+    ctx: SessionContext,
+    plan: LogicalPlan,
+    cancel: &tokio_util::sync::CancellationToken,
+) -> Result<(SchemaRef, Vec<RecordBatch>)> {
+    on_cpu(cancel, async move {
+        let df = ctx.execute_logical_plan(plan).await?;
+        collect_paced(df).await
+    })
+    .await
 }
 
 /// A DataFrame's rows, its joins and unnests paced as a worker paces them

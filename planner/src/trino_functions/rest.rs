@@ -11,7 +11,6 @@
 //! | `approx_distinct(x, e)` | `approx_distinct(x)` (about 0.8% standard error, whatever `e`) |
 //! | `set_agg(x)`, `set_union(a)` | `array_agg(DISTINCT x)`, the distinct elements of the group's arrays |
 //! | `with_timezone(t, zone)` | `t AT TIME ZONE zone` (DataFusion's reads a TIMESTAMP as the zone's local time, as `with_timezone` does) |
-//! | `at_timezone(t, zone)` | `(t AT TIME ZONE 'UTC') AT TIME ZONE zone` (the same instant, shown in the zone; a TIMESTAMP is read in the session's zone, UTC) |
 //! | `json_value(j, 'lax $.a')`, `json_query(j, p)`, `json_exists(j, p)` (SQL/JSON, a literal path in `lax` or `strict` mode) | `json_extract_scalar(j, '$.a')`, `json_extract(j, p)`, `json_extract(j, p) IS NOT NULL` |
 //! | `trim_array(a, n)` | `array_slice(a, 1, cardinality(a) - n)` |
 
@@ -74,7 +73,6 @@ pub(super) fn rewritten(name: &str, args: &[Expr]) -> Result<Option<String>> {
         ("set_agg", 1) => format!("array_agg(DISTINCT {})", a(0)),
         ("set_union", 1) => format!("array_distinct(flatten(array_agg({})))", a(0)),
         ("with_timezone", 2) => format!("{} AT TIME ZONE {}", a(0), args[1]),
-        ("at_timezone", 2) => format!("({} AT TIME ZONE 'UTC') AT TIME ZONE {}", a(0), args[1]),
         ("json_value", 2) => format!(
             "json_extract_scalar({}, {})",
             a(0),
