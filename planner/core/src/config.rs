@@ -228,6 +228,11 @@ config_namespace! {
         /// fail the query with an error naming the stage and task. A session may
         /// lower it, never raise it.
         pub memory_limit_bytes: usize, default = 0
+        /// Runs of a recursive query's recursive part (`WITH RECURSIVE`) before
+        /// the query fails naming it (0 = no limit): a recursion that never
+        /// stops making rows ends with an error, not at the timeout. Trino's
+        /// `max_recursion_depth` is 10; PostgreSQL and DuckDB have none.
+        pub max_recursion_depth: usize, default = 10_000
         /// A query whose scans read at most this many bytes (the compressed
         /// column chunks it projects, after row-group pruning) runs as one
         /// task: its whole DataFusion plan, with

@@ -59,6 +59,7 @@ pub mod series_limit;
 pub mod task;
 pub mod text_compression;
 pub mod trino_udfs;
+pub mod value_limit;
 pub mod worker;
 
 pub use error::{Result, SquallError};

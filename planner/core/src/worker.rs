@@ -358,6 +358,7 @@ async fn execute(
     let ctx = SessionContext::new_with_config_rt(config, runtime);
     crate::scalar_subquery::register(&ctx);
     crate::series_limit::register(&ctx);
+    crate::value_limit::register(&ctx);
     crate::trino_udfs::register(&ctx);
     let task_ctx = ctx.task_ctx();
     // DataFusion's plan decoder panics on some malformed input: a panic
@@ -407,6 +408,8 @@ async fn execute(
     };
     // Joins and unnests yield often, so a stop takes effect at once (see exec::pace_plan).
     let input = pace_plan(input).map_err(|e| plan_failure(spec, e.into()))?;
+    let input = crate::exec::limit_recursion(input, squall.query.max_recursion_depth)
+        .map_err(|e| plan_failure(spec, e.into()))?;
     let writer = root.with_input(input).with_output(spec.output.clone());
 
     let crash = fault::happens(

@@ -231,6 +231,9 @@ fn classify_runtime_message(m: &str) -> ErrorCode {
         TYPE_MISMATCH
     } else if squall_core::trino_udfs::is_argument_error(m) {
         INVALID_FUNCTION_ARGUMENT
+    } else if m.contains(squall_core::exec::RECURSION_TOO_DEEP) {
+        // Trino's class for its `max_recursion_depth`.
+        NOT_SUPPORTED
     } else if m.contains(squall_core::scalar_subquery::TOO_MANY_ROWS) {
         SUBQUERY_MULTIPLE_ROWS
     } else if is_unknown_function(&lower) {
@@ -395,6 +398,10 @@ mod tests {
             "stage s1, task 0 failed after 1 attempt(s): Execution error: Scalar subquery returned more than one row (data)".into(),
         );
         assert_eq!(QueryError::from_datafusion(&e).code, SUBQUERY_MULTIPLE_ROWS);
+        let e = DataFusionError::Execution(
+            "stage s1, task 0 failed after 1 attempt(s): Execution error: recursion depth limit exceeded: the recursive query t still made rows after 10000 iterations (data)".into(),
+        );
+        assert_eq!(QueryError::from_datafusion(&e).code, NOT_SUPPORTED);
         let e = DataFusionError::Execution(
             "Parser error: Invalid input syntax for type interval: \"1-x YEAR\"".into(),
         );

@@ -128,6 +128,7 @@ pub fn extend_session(ctx: &SessionContext) -> Result<()> {
     use std::sync::Arc;
     squall_core::scalar_subquery::register(ctx);
     squall_core::series_limit::register(ctx);
+    squall_core::value_limit::register(ctx);
     squall_core::trino_udfs::register(ctx);
     crate::series::register(ctx);
     crate::type_of::register(ctx);

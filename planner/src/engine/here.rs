@@ -142,7 +142,11 @@ async fn answer_here(
 /// that type).
 pub(super) async fn collect_paced(df: DataFrame) -> Result<(SchemaRef, Vec<RecordBatch>)> {
     let task = Arc::new(df.task_ctx());
+    let depth = squall_core::config::SquallConfig::from_session(task.session_config())
+        .query
+        .max_recursion_depth;
     let plan = squall_core::exec::pace_plan(df.create_physical_plan().await?)?;
+    let plan = squall_core::exec::limit_recursion(plan, depth)?;
     let schema = plan.schema();
     Ok((
         schema,

@@ -2,7 +2,9 @@
 //! the coordinator function): the statement timeout stops the query's
 //! workers and cleans up; the per-query memory limit fails a query that
 //! cannot spill (naming the stage and task) and lets a sort spill and
-//! answer right; SQL cannot name locations outside the allowed roots.
+//! answer right; a recursion that does not end and a value larger than
+//! the memory left fail at once; SQL cannot name locations outside the
+//! allowed roots.
 
 use std::time::{Duration, Instant};
 
@@ -125,6 +127,71 @@ async fn a_sort_spills_under_the_memory_limit_and_answers_right() {
         limited_peak <= limit,
         "a task held {limited_peak} bytes, above the limit {limit}"
     );
+}
+
+/// A recursion that never stops making rows fails past
+/// `squall.query.max_recursion_depth`, and a function asked for values
+/// larger than the memory the process has left fails before building them:
+/// each at its first attempt (another recurses as deep, asks as much),
+/// naming why; a recursion within the limit answers, and so does the next
+/// statement.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn endless_recursions_and_oversized_values_fail_at_once() {
+    let data = sf001_small_groups();
+    let engine = engine(
+        &data.path,
+        &[
+            ("squall.process_memory_bytes", "268435456"),
+            ("squall.query.max_recursion_depth", "500"),
+        ],
+    )
+    .await;
+    for (sql, says, in_a_task) in [
+        (
+            "with recursive t(n) as (select 1 union all select n + 1 from t) select count(*) from t",
+            "the recursive query t still made rows after 500 iterations",
+            true,
+        ),
+        (
+            "with recursive t(k, d) as (select o_orderkey, 0 from orders where o_orderkey < 100 \
+             union all select k, d + 1 from t) select max(d) from t",
+            "squall.query.max_recursion_depth",
+            true,
+        ),
+        (
+            "select max(length(repeat(l_comment, 100000))) from lineitem",
+            "repeat(...) would build",
+            true,
+        ),
+        (
+            "select max(length(lpad(l_comment, 3000000, '-'))) from lineitem",
+            "lpad(...) would build",
+            true,
+        ),
+        // A constant, built as the statement is planned.
+        (
+            "select cardinality(array_repeat(1, 100000000))",
+            "array_repeat(...) would build",
+            false,
+        ),
+    ] {
+        let err = engine.sql(sql).await.unwrap_err().to_string();
+        assert!(err.contains(says), "{sql}: {err}");
+        if in_a_task {
+            assert!(err.contains("failed after 1 attempt(s)"), "{sql}: {err}");
+        }
+    }
+    let r = engine
+        .sql(
+            "with recursive t(n) as (select 1 union all select n + 1 from t where n < 500) \
+             select count(*) as c, sum(n) as s, max(length(repeat('ab', n))) as m from t",
+        )
+        .await
+        .unwrap();
+    let csv = squall_tpch::run::to_csv(&r.schema, &r.batches).unwrap();
+    assert!(csv.ends_with("500,125250,1000\n"), "{csv}");
+    assert_eq!(engine.open_queues(), 0);
+    assert_eq!(count_files(engine.exchange_root()), 0);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -9,7 +9,8 @@
 //! A read reports the [`BoundaryProperties`] of the node it replaced, so
 //! the operators above it keep what they were planned with. A worker also
 //! paces the joins and unnests of the plan it runs ([`pace_plan`]: [`PaceExec`],
-//! [`CountRowsExec`]) so that its task yields often; those nodes are never
+//! [`CountRowsExec`]) so that its task yields often, and limits the runs of
+//! its recursive queries ([`limit_recursion`]); those nodes are never
 //! planned or shipped.
 //!
 //! ```text
@@ -22,6 +23,7 @@ mod boundary;
 mod dynamic_filters;
 mod nullable_side;
 mod pacing;
+mod recursion_limit;
 mod shuffle_read;
 mod shuffle_write;
 
@@ -31,5 +33,6 @@ pub use nullable_side::{GuardNullableSides, NullableSideExec};
 pub use pacing::{
     CountRowsExec, PAIRS_PER_SLICE, PaceExec, YIELD_AFTER, pace_plan, pace_plan_with,
 };
+pub use recursion_limit::{RECURSION_TOO_DEEP, RecursionLimitExec, limit_recursion};
 pub use shuffle_read::{MAX_FETCHES_IN_FLIGHT, ReadMode, ShuffleReadExec, fetches_in_flight};
 pub use shuffle_write::ShuffleWriteExec;

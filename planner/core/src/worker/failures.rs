@@ -34,6 +34,7 @@ pub(super) fn failure_kind(e: &SquallError) -> FailureKind {
             DataFusionError::NotImplemented(_) => FailureKind::Plan,
             DataFusionError::Execution(m)
                 if m.starts_with(crate::scalar_subquery::TOO_MANY_ROWS)
+                    || m.starts_with(crate::exec::RECURSION_TOO_DEEP)
                     || crate::trino_udfs::is_argument_error(m) =>
             {
                 FailureKind::Data
