@@ -124,7 +124,11 @@ impl ScalarUDFImpl for ReservedOutput {
     }
 
     fn invoke_with_args(&self, args: ScalarFunctionArgs) -> Result<ColumnarValue> {
-        let rows = if args.args.iter().all(|a| matches!(a, ColumnarValue::Scalar(_))) {
+        let rows = if args
+            .args
+            .iter()
+            .all(|a| matches!(a, ColumnarValue::Scalar(_)))
+        {
             1
         } else {
             args.number_rows
@@ -252,7 +256,11 @@ fn output_bytes(growth: Growth, args: &[ColumnarValue], rows: usize) -> Result<u
                     a.and_then(|a| a.text(row))
                         .map_or(1, |(bytes, chars)| bytes.div_ceil(chars.max(1)))
                 };
-                let fill = if args.len() > 2 { width(args.get(2)) } else { 1 };
+                let fill = if args.len() > 2 {
+                    width(args.get(2))
+                } else {
+                    1
+                };
                 n * width(args.first()).max(fill).max(1) as u128
             }
             Growth::ArrayRepeat => n * (args[0].value_bytes(row) as u128 + 8),
@@ -314,10 +322,22 @@ mod tests {
         for (sql, answer) in [
             ("select length(repeat('ab', 1000000)) n", "2000000"),
             ("select length(lpad('x', 1000000, 'é')) n", "1000000"),
-            ("select cardinality(array_repeat('abc', 100000)) n", "100000"),
-            ("select cardinality(array_resize([1, 2], 100000, 7)) n", "100000"),
-            ("select max(length(repeat(s, 1000))) n from (values ('abc'), ('de')) t(s)", "3000"),
-            ("select repeat(s, n) is null n from (values ('a', null)) t(s, n)", "true"),
+            (
+                "select cardinality(array_repeat('abc', 100000)) n",
+                "100000",
+            ),
+            (
+                "select cardinality(array_resize([1, 2], 100000, 7)) n",
+                "100000",
+            ),
+            (
+                "select max(length(repeat(s, 1000))) n from (values ('abc'), ('de')) t(s)",
+                "3000",
+            ),
+            (
+                "select repeat(s, n) is null n from (values ('a', null)) t(s, n)",
+                "true",
+            ),
         ] {
             let out = run(&ctx, sql).await.unwrap();
             assert!(out.contains(&format!("| {answer}")), "{sql}: {out}");
@@ -329,12 +349,31 @@ mod tests {
         let text = |s: &str| ColumnarValue::Scalar(ScalarValue::Utf8(Some(s.into())));
         let int = |n: i64| ColumnarValue::Scalar(ScalarValue::Int64(Some(n)));
         let rows = |a: ArrayRef| ColumnarValue::Array(a);
-        assert_eq!(output_bytes(Growth::Repeat, &[text("abc"), int(10)], 1).unwrap(), 30);
-        assert_eq!(output_bytes(Growth::Repeat, &[text("abc"), int(-1)], 1).unwrap(), 0);
-        assert_eq!(output_bytes(Growth::Pad, &[text("x"), int(10), text("é")], 1).unwrap(), 20);
-        let texts = Arc::new(arrow::array::StringArray::from(vec![Some("ab"), None, Some("c")]));
-        assert_eq!(output_bytes(Growth::Repeat, &[rows(texts), int(4)], 3).unwrap(), 12);
+        assert_eq!(
+            output_bytes(Growth::Repeat, &[text("abc"), int(10)], 1).unwrap(),
+            30
+        );
+        assert_eq!(
+            output_bytes(Growth::Repeat, &[text("abc"), int(-1)], 1).unwrap(),
+            0
+        );
+        assert_eq!(
+            output_bytes(Growth::Pad, &[text("x"), int(10), text("é")], 1).unwrap(),
+            20
+        );
+        let texts = Arc::new(arrow::array::StringArray::from(vec![
+            Some("ab"),
+            None,
+            Some("c"),
+        ]));
+        assert_eq!(
+            output_bytes(Growth::Repeat, &[rows(texts), int(4)], 3).unwrap(),
+            12
+        );
         let counts = Arc::new(arrow::array::Int64Array::from(vec![Some(2), Some(3), None]));
-        assert_eq!(output_bytes(Growth::Repeat, &[text("xy"), rows(counts)], 3).unwrap(), 10);
+        assert_eq!(
+            output_bytes(Growth::Repeat, &[text("xy"), rows(counts)], 3).unwrap(),
+            10
+        );
     }
 }

@@ -78,9 +78,14 @@ enum Command {
         /// by who made them, retries) and its modelled AWS cost here, as JSON.
         #[arg(long)]
         profile: Option<PathBuf>,
-        /// The SQL text (may start with a `--` comment).
-        #[arg(allow_hyphen_values = true)]
-        sql: String,
+        /// Read the SQL from this file (`-`: standard input) instead of the
+        /// argument, for statements longer than a command line holds.
+        #[arg(long, short = 'f', conflicts_with = "sql")]
+        file: Option<PathBuf>,
+        /// The SQL text (may start with a `--` comment); `-` reads it from
+        /// standard input.
+        #[arg(allow_hyphen_values = true, required_unless_present = "file")]
+        sql: Option<String>,
     },
     /// TPC-H data and runs.
     Tpch {
@@ -433,8 +438,12 @@ async fn run(cli: Cli) -> std::result::Result<ExitCode, ServerError> {
             format,
             config,
             profile,
+            file,
             sql,
-        } => Ok(query::query(catalog, &backend, format, config, profile, &sql).await?),
+        } => {
+            let sql = query::sql_text(file, sql)?;
+            Ok(query::query(catalog, &backend, format, config, profile, &sql).await?)
+        }
         Command::Cost => Ok(query::cost()?),
         Command::Config => Ok(query::config()?),
         Command::Tpch { command } => Ok(tpch::tpch_command(command).await?),

@@ -17,6 +17,32 @@ use super::{CANCEL_GRACE, EXIT_INTERRUPTED, Format};
 
 /// `squall query`: runs `sql` on `backend`; Ctrl-C cancels the query, waits
 /// for its tasks to stop and its exchange objects to go, and exits 130.
+/// The statement text: the argument, or the file `--file` names, or
+/// standard input for `-` (either way).
+pub(super) fn sql_text(file: Option<std::path::PathBuf>, sql: Option<String>) -> Result<String> {
+    let from_stdin = |what: &str| {
+        let mut text = String::new();
+        std::io::Read::read_to_string(&mut std::io::stdin(), &mut text).map_err(|e| {
+            DataFusionError::Configuration(format!("cannot read the SQL from {what}: {e}"))
+        })?;
+        Ok(text)
+    };
+    match (file, sql) {
+        (Some(path), _) if path.as_os_str() == "-" => from_stdin("standard input"),
+        (Some(path), _) => std::fs::read_to_string(&path).map_err(|e| {
+            DataFusionError::Configuration(format!(
+                "cannot read the SQL file {}: {e}",
+                path.display()
+            ))
+        }),
+        (None, Some(sql)) if sql == "-" => from_stdin("standard input"),
+        (None, Some(sql)) => Ok(sql),
+        (None, None) => Err(DataFusionError::Configuration(
+            "no SQL: give it as the argument, or --file PATH (- for standard input)".into(),
+        )),
+    }
+}
+
 pub(super) async fn query(
     catalog: Option<String>,
     backend: &str,

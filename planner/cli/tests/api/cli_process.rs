@@ -1,6 +1,8 @@
 //! The `squall` binary as a process: Ctrl-C (SIGINT) during `squall query`
 //! cancels the query, removes its exchange objects and exits 130; `squall
-//! serve` at info level logs neither the token nor the SQL's literals.
+//! serve` at info level logs neither the token nor the SQL's literals;
+//! `squall query` reads a statement longer than a command line holds from
+//! a file or standard input.
 
 use std::io::{BufRead, BufReader, Read};
 use std::process::{Command, Stdio};
@@ -151,4 +153,71 @@ async fn info_logs_carry_no_token_and_no_literals() {
     assert!(logs.contains("query failed"), "{logs}");
     assert!(!logs.contains(secret), "a literal reached the log:\n{logs}");
     assert!(!logs.contains(token), "the token reached the log:\n{logs}");
+}
+
+#[test]
+fn a_statement_longer_than_a_command_line_is_read_from_a_file_or_stdin() {
+    use std::io::Write;
+    // 100,000 keys: about 600 kB, past Linux's 128 kB for one argument.
+    let keys: Vec<String> = (1..=100_000).map(|k| k.to_string()).collect();
+    let sql = format!(
+        "select count(*) as n from orders where o_orderkey in ({})",
+        keys.join(",")
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("long.sql");
+    std::fs::write(&file, &sql).unwrap();
+    let run = |args: &[&str], stdin: Option<&str>| {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_squall"))
+            .args([
+                "query",
+                "--format",
+                "csv",
+                "--catalog",
+                &catalog().to_string_lossy(),
+            ])
+            .args(args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("run squall query");
+        let mut input = child.stdin.take().unwrap();
+        if let Some(text) = stdin {
+            input.write_all(text.as_bytes()).unwrap();
+        }
+        drop(input);
+        child.wait_with_output().unwrap()
+    };
+    // The keys listed are those up to 100,000.
+    let whole = String::from_utf8(
+        run(
+            &["select count(*) as n from orders where o_orderkey <= 100000"],
+            None,
+        )
+        .stdout,
+    )
+    .unwrap();
+    assert!(whole.starts_with("n\n") && whole.len() > 3, "{whole}");
+    for (args, stdin) in [
+        (vec!["--file", file.to_str().unwrap()], None),
+        (vec!["-f", "-"], Some(sql.as_str())),
+        (vec!["-"], Some(sql.as_str())),
+    ] {
+        let out = run(&args, stdin);
+        assert!(
+            out.status.success(),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert_eq!(String::from_utf8(out.stdout).unwrap(), whole, "{args:?}");
+    }
+    let missing = dir.path().join("missing.sql");
+    let out = run(&["--file", missing.to_str().unwrap()], None);
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("cannot read the SQL file") && stderr.contains("missing.sql"),
+        "{stderr}"
+    );
 }

@@ -72,7 +72,11 @@ pub struct RecursionLimitExec {
 
 impl DisplayAs for RecursionLimitExec {
     fn fmt_as(&self, _t: DisplayFormatType, f: &mut fmt::Formatter) -> fmt::Result {
-        write!(f, "RecursionLimitExec: {} runs of {}", self.max_depth, self.name)
+        write!(
+            f,
+            "RecursionLimitExec: {} runs of {}",
+            self.max_depth, self.name
+        )
     }
 }
 
