@@ -76,14 +76,17 @@ pub(super) async fn query(
         },
         ..RunOptions::default()
     };
-    // Table output needs every row (column widths); CSV and JSON are
-    // written as the batches are read, so a result larger than memory
+    // Every format is written as the batches are read (a table in blocks
+    // of rows, each aligned on its own), so a result larger than memory
     // prints. Ctrl-C stops the printing too.
     let run = async {
         let result = engine.sql_stream(sql, &options).await?;
         let profiled = result.profile.clone();
         match format {
-            Format::Table => print_result(&result.collect().await?, format)?,
+            Format::Table if is_plan(&result.schema) => {
+                print_result(&result.collect().await?, format)?
+            }
+            Format::Table => print_table_streamed(result).await?,
             Format::Csv | Format::Json => print_streamed(result, format).await?,
         }
         if let Some(path) = &profile {
@@ -171,6 +174,59 @@ async fn print_streamed(result: StreamedResult, format: Format) -> Result<()> {
     Ok(())
 }
 
+/// Rows the table format aligns together: the widths of a block are its
+/// own, so a block is all the table output holds in memory.
+const TABLE_BLOCK_ROWS: usize = 10_000;
+
+/// The table format written a block of rows at a time: the first block
+/// with the header, each later one as rows under the last (its columns as
+/// wide as its own cells need).
+async fn print_table_streamed(result: StreamedResult) -> Result<()> {
+    use futures::StreamExt;
+    let mut out = std::io::BufWriter::with_capacity(1 << 20, std::io::stdout().lock());
+    let mut batches = result.batches.into_stream();
+    let mut block: Vec<RecordBatch> = Vec::new();
+    let mut rows = 0;
+    let mut first = true;
+    let mut write_block = |block: &mut Vec<RecordBatch>, first: &mut bool| -> Result<()> {
+        let table = arrow::util::pretty::pretty_format_batches(&cut_cells(block)?)?.to_string();
+        block.clear();
+        // Later blocks drop their top border, header and rule: the rows
+        // continue the table above.
+        let text = if std::mem::take(first) {
+            table.as_str()
+        } else {
+            table.splitn(4, '\n').nth(3).unwrap_or_default()
+        };
+        let _ = writeln!(out, "{text}");
+        Ok(())
+    };
+    while let Some(batch) = batches.next().await {
+        let batch = batch?;
+        rows += batch.num_rows();
+        block.push(batch);
+        if rows >= TABLE_BLOCK_ROWS {
+            write_block(&mut block, &mut first)?;
+            rows = 0;
+        }
+    }
+    if first || !block.is_empty() {
+        if block.is_empty() {
+            block.push(RecordBatch::new_empty(result.schema.clone()));
+        }
+        write_block(&mut block, &mut first)?;
+    }
+    let _ = out.flush();
+    Ok(())
+}
+
+/// Whether a result is an EXPLAIN's (plan_type, plan), printed as text.
+fn is_plan(schema: &arrow::datatypes::Schema) -> bool {
+    schema.fields().len() == 2
+        && schema.field(0).name() == "plan_type"
+        && schema.field(1).name() == "plan"
+}
+
 /// `squall cost`: one JSON object of cost inputs per stdin line, one JSON
 /// cost breakdown per stdout line.
 pub(super) fn cost() -> Result<ExitCode> {
@@ -211,10 +267,7 @@ pub(super) fn config() -> Result<ExitCode> {
 pub(super) fn print_result(result: &QueryResult, format: Format) -> Result<()> {
     let mut out = std::io::stdout().lock();
     // EXPLAIN output is text: print it as such.
-    let is_plan = result.schema.fields().len() == 2
-        && result.schema.field(0).name() == "plan_type"
-        && result.schema.field(1).name() == "plan";
-    if is_plan && matches!(format, Format::Table) {
+    if is_plan(&result.schema) && matches!(format, Format::Table) {
         for batch in &result.batches {
             let kinds = arrow::array::cast::as_string_array(batch.column(0));
             let texts = arrow::array::cast::as_string_array(batch.column(1));
