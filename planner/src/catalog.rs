@@ -19,6 +19,7 @@ use std::sync::Arc;
 use futures::FutureExt;
 
 use datafusion::catalog::{SchemaProvider, TableProvider};
+use datafusion::common::TableReference;
 use datafusion::datasource::listing::{ListingTable, ListingTableConfig, ListingTableUrl};
 use datafusion::error::{DataFusionError, Result};
 use datafusion::execution::object_store::ObjectStoreUrl;
@@ -49,13 +50,25 @@ pub async fn register_catalog_with(
         })
     })?;
     let (mut tables, mut unreadable, mut not_tables) = (Vec::new(), Vec::new(), Vec::new());
+    // Table folders and single Parquet files, with the names SQL gives them.
+    let mut found = Vec::new();
     for entry in entries {
         let entry = entry.map_err(|e| catalog_error(&dir.display().to_string(), e))?;
         let path = entry.path();
-        let name = entry.file_name().to_string_lossy().to_string();
-        if name.starts_with('.') || name.starts_with('_') {
+        let file = entry.file_name().to_string_lossy().to_string();
+        if file.starts_with('.') || file.starts_with('_') {
             continue;
         }
+        let table = match file.strip_suffix(".parquet") {
+            _ if path.is_dir() => file,
+            Some(stem) => stem.to_string(),
+            None => continue,
+        };
+        found.push((path, table));
+    }
+    found.sort();
+    let names = sql_names(&found.iter().map(|(_, t)| t.clone()).collect::<Vec<_>>());
+    for ((path, _), name) in found.into_iter().zip(names) {
         if path.is_dir() {
             let url = format!("{}/", path.display());
             let registered = match object_store::path::Path::from_filesystem_path(&path) {
@@ -67,10 +80,11 @@ pub async fn register_catalog_with(
                 Ok(Some(why)) => not_tables.push((name, why)),
                 Err(e) => unreadable.push((name, message(&e))),
             }
-        } else if let Some(stem) = name.strip_suffix(".parquet") {
+        } else if path.extension().is_some_and(|e| e == "parquet") {
+            let stem = name.as_str();
             let location = path.display().to_string();
             match ctx
-                .register_parquet(stem, &location, ParquetReadOptions::default())
+                .register_parquet(bare(stem), &location, ParquetReadOptions::default())
                 .await
             {
                 Ok(()) => {
@@ -300,9 +314,9 @@ pub(super) fn present(
 ) -> Result<()> {
     if !layout.columns.is_empty() {
         registry.record(store_url.as_str(), root.as_ref(), layout.partitions);
-        if let Some(listing) = ctx.deregister_table(name)? {
+        if let Some(listing) = ctx.deregister_table(bare(name))? {
             ctx.register_table(
-                name,
+                bare(name),
                 Arc::new(HiveFolderValues::new(listing, &layout.columns)),
             )?;
         }
@@ -313,12 +327,12 @@ pub(super) fn present(
 /// The table `name` with its columns presented in lowercase, if its files
 /// name them in mixed case (see [`crate::any_case`]).
 pub fn present_lowercase(ctx: &SessionContext, name: &str) -> Result<()> {
-    let Some(table) = ctx.deregister_table(name)? else {
+    let Some(table) = ctx.deregister_table(bare(name))? else {
         return Ok(());
     };
     match crate::any_case::LowercaseColumns::wrap(Arc::clone(&table)) {
-        Some(lowercase) => ctx.register_table(name, Arc::new(lowercase))?,
-        None => ctx.register_table(name, table)?,
+        Some(lowercase) => ctx.register_table(bare(name), Arc::new(lowercase))?,
+        None => ctx.register_table(bare(name), table)?,
     };
     Ok(())
 }
@@ -337,7 +351,7 @@ async fn drop_file_columns_named_like_partitions(
     if columns.is_empty() {
         return Ok(());
     }
-    let schema = ctx.table_provider(name).await?.schema();
+    let schema = ctx.table_provider(bare(name)).await?.schema();
     let file_fields = schema.fields().len().saturating_sub(columns.len());
     let is_partition = |n: &str| columns.iter().any(|(c, _)| c == n);
     let fields: Vec<_> = schema.fields()[..file_fields]
@@ -353,7 +367,7 @@ async fn drop_file_columns_named_like_partitions(
         "the files hold columns named like the table's partition folders; the folders' values are read"
     );
     let file_schema = arrow::datatypes::Schema::new(fields);
-    ctx.deregister_table(name)?;
+    ctx.deregister_table(bare(name))?;
     let options = ParquetReadOptions::default()
         .table_partition_cols(columns.to_vec())
         .schema(&file_schema);
@@ -376,7 +390,7 @@ pub async fn register_files(
         ..options
     };
     let listing = options.to_listing_options(&ctx.copied_config(), ctx.copied_table_options());
-    let table_path = data.listing_url(url)?.with_table_ref(name.into());
+    let table_path = data.listing_url(url)?.with_table_ref(bare(name));
     let schema = match options.schema {
         Some(s) => Arc::new(s.clone()),
         None => listing.infer_schema(&ctx.state(), &table_path).await?,
@@ -386,8 +400,33 @@ pub async fn register_files(
         .with_schema(schema);
     let table = ListingTable::try_new(config)?
         .with_cache(ctx.runtime_env().cache_manager.get_file_statistic_cache());
-    ctx.register_table(name, Arc::new(table))?;
+    ctx.register_table(bare(name), Arc::new(table))?;
     Ok(())
+}
+
+/// The table `name` exactly as written: a folder named `events.v2` is the
+/// table `"events.v2"`, not `v2` of a schema `events` (DataFusion reads a
+/// name given as text as SQL).
+pub fn bare(name: &str) -> TableReference {
+    TableReference::bare(name.to_string())
+}
+
+/// The SQL names of a catalog's table folders (or files): each in
+/// lowercase, as Trino, Hive and Athena present tables, unless two would
+/// collide once lowercased (`Orders` and `orders`), which keep their names
+/// as they are.
+pub fn sql_names(folders: &[String]) -> Vec<String> {
+    let mut seen = std::collections::HashMap::<String, usize>::new();
+    for f in folders {
+        *seen.entry(f.to_lowercase()).or_default() += 1;
+    }
+    folders
+        .iter()
+        .map(|f| {
+            let lower = f.to_lowercase();
+            if seen[&lower] > 1 { f.clone() } else { lower }
+        })
+        .collect()
 }
 
 /// Whether the listed object `meta` begins with Parquet's magic bytes (one
@@ -500,13 +539,16 @@ async fn register_object_store_catalog(
         .await
         .map_err(|e| catalog_error(&format!("s3://{rest}"), format!("cannot list: {e}")))?;
     let (mut tables, mut unreadable, mut not_tables) = (Vec::new(), Vec::new(), Vec::new());
-    for table_prefix in listing.common_prefixes {
-        let Some(name) = table_prefix.filename().map(str::to_string) else {
-            continue;
-        };
-        if name.starts_with('.') || name.starts_with('_') {
-            continue;
-        }
+    let found: Vec<(object_store::path::Path, String)> = listing
+        .common_prefixes
+        .into_iter()
+        .filter_map(|p| {
+            let folder = p.filename()?.to_string();
+            (!folder.starts_with('.') && !folder.starts_with('_')).then_some((p, folder))
+        })
+        .collect();
+    let names = sql_names(&found.iter().map(|(_, f)| f.clone()).collect::<Vec<_>>());
+    for ((table_prefix, _), name) in found.into_iter().zip(names) {
         let table_url = format!("s3://{bucket}/{table_prefix}/");
         match register_table(ctx, &name, &table_url, &url, &table_prefix, registry).await {
             Ok(None) => tables.push(name),

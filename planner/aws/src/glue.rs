@@ -118,7 +118,7 @@ pub async fn register_glue_catalog(
                 url.prefix().as_ref(),
                 provider.partitions(),
             );
-            ctx.register_table(name, Arc::new(provider))?;
+            ctx.register_table(squall_planner::catalog::bare(name), Arc::new(provider))?;
         }
         // Glue's names are lowercase; the files' may not be.
         present_lowercase(ctx, name)?;

@@ -152,14 +152,14 @@ pub async fn register(
                 .file_extension(extension)
                 .file_compression_type(compression)
                 .table_partition_cols(partitions);
-            ctx.register_csv(name, url, options).await
+            ctx.register_csv(super::bare(name), url, options).await
         }
         TextFormat::Json => {
             let options = JsonReadOptions::default()
                 .file_extension(extension)
                 .file_compression_type(compression)
                 .table_partition_cols(partitions);
-            ctx.register_json(name, url, options).await
+            ctx.register_json(super::bare(name), url, options).await
         }
     }
 }

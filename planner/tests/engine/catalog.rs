@@ -524,3 +524,41 @@ async fn columns_named_in_upper_case_are_read_by_lowercase_names() {
     .await;
     assert!(explained.contains("O_ORDERKEY"), "{explained}");
 }
+
+/// Tables are named by their folders (or files) in lowercase, as Trino,
+/// Hive and Athena present them, whatever the folder holds: a dot
+/// (`events.v2` was the table `v2` of a schema `events`), spaces and
+/// dashes, capitals. Two folders that differ only by case keep their names.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tables_are_named_by_their_folders_in_lowercase() {
+    let nation = a_nation_file();
+    let dir = tempfile::tempdir().unwrap();
+    for folder in ["events.v2", "My Events-2024", "Orders", "orders", "Ünï"] {
+        let table = dir.path().join(folder);
+        std::fs::create_dir_all(&table).unwrap();
+        std::fs::copy(&nation, table.join("a.parquet")).unwrap();
+    }
+    std::fs::copy(&nation, dir.path().join("Orders").join("b.parquet")).unwrap();
+    std::fs::copy(&nation, dir.path().join("Single File.parquet")).unwrap();
+    let engine = engine(dir.path(), &[]).await;
+    assert_eq!(
+        squall_csv(&engine, "show tables").await,
+        "Table\nOrders\nevents.v2\nmy events-2024\norders\nsingle file\nünï\n"
+    );
+    for (sql, rows) in [
+        ("select count(*) from \"events.v2\"", 25),
+        ("select count(*) from \"My Events-2024\"", 25),
+        ("select count(*) from \"my events-2024\"", 25),
+        ("select count(*) from squall.public.\"MY EVENTS-2024\"", 25),
+        ("select count(*) from \"Single File\"", 25),
+        ("select count(*) from ünï", 25),
+        ("select count(*) from orders", 25),
+        ("select count(*) from \"Orders\"", 50),
+    ] {
+        assert_eq!(
+            squall_csv(&engine, sql).await,
+            format!("count(*)\n{rows}\n"),
+            "{sql}"
+        );
+    }
+}
