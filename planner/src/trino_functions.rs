@@ -419,7 +419,10 @@ fn rewritten(function: &mut Function) -> Result<Option<Expr>> {
                 values.join(", ")
             )
         }
-        ("cardinality", 1) => format!("CAST(cardinality({}) AS BIGINT)", a(0)),
+        // The array's own elements, not those of the arrays it holds.
+        ("cardinality", 1) => {
+            return rename(function, squall_core::trino_udfs::cardinality::CARDINALITY);
+        }
         // 0 when the element is not there (DataFusion: NULL).
         ("array_position", 2) => format!(
             "CASE WHEN {a} IS NULL THEN NULL ELSE CAST(coalesce(array_position({a}, {x}), 0) AS BIGINT) END",

@@ -22,11 +22,15 @@
 //! refuses text that is not JSON, naming the error. Casts between JSON
 //! text and arrays, maps and rows are [`json_cast`]'s.
 
+mod array_pieces;
 mod binary_length;
 mod by_type;
 mod bytes_and_text;
+pub mod cardinality;
 pub mod checked;
 mod checksum;
+mod codes;
+mod distributions;
 mod format;
 mod histogram;
 mod iso8601;
@@ -44,7 +48,9 @@ pub mod varchar_n;
 
 use std::sync::Arc;
 
-use arrow::array::{Array, ArrayRef, BooleanBuilder, Int64Builder, StringArray, StringBuilder};
+use arrow::array::{
+    Array, ArrayRef, BooleanBuilder, Float64Builder, Int64Builder, StringArray, StringBuilder,
+};
 use arrow::compute::cast;
 use arrow::datatypes::DataType;
 use datafusion::error::{DataFusionError, Result};
@@ -99,6 +105,31 @@ pub fn functions() -> Vec<ScalarUDF> {
         ("hamming_distance", 2, Int(hamming_distance)),
         ("to_base", 2, Text(to_base)),
         ("from_base", 2, Int(from_base)),
+        ("soundex", 1, Text(codes::soundex)),
+        ("luhn_check", 1, Bool(codes::luhn_check)),
+        ("bit_count", 2, Int(codes::bit_count)),
+        ("normal_cdf", 3, Float(distributions::normal_cdf)),
+        (
+            "inverse_normal_cdf",
+            3,
+            Float(distributions::inverse_normal_cdf),
+        ),
+        ("beta_cdf", 3, Float(distributions::beta_cdf)),
+        (
+            "inverse_beta_cdf",
+            3,
+            Float(distributions::inverse_beta_cdf),
+        ),
+        (
+            "wilson_interval_lower",
+            3,
+            Float(distributions::wilson_interval_lower),
+        ),
+        (
+            "wilson_interval_upper",
+            3,
+            Float(distributions::wilson_interval_upper),
+        ),
         // Any number of arguments.
         ("format", 0, Text(format::format)),
     ];
@@ -121,8 +152,10 @@ pub fn functions() -> Vec<ScalarUDF> {
             iso8601::function(),
             varchar_n::function(),
             binary_length::function(),
+            cardinality::function(),
         ])
         .chain(regexp_arrays::functions())
+        .chain(array_pieces::functions())
         .chain(checked::functions())
         .chain(bytes_and_text::functions())
         .collect()
@@ -142,6 +175,7 @@ enum Kernel {
     Text(fn(&[Arg]) -> Result<Option<String>>),
     Int(fn(&[Arg]) -> Result<Option<i64>>),
     Bool(fn(&[Arg]) -> Result<Option<bool>>),
+    Float(fn(&[Arg]) -> Result<Option<f64>>),
 }
 
 /// A function of this module; its name says which (two are equal when
@@ -181,6 +215,7 @@ impl ScalarUDFImpl for RowWise {
             Kernel::Text(_) => DataType::Utf8,
             Kernel::Int(_) => DataType::Int64,
             Kernel::Bool(_) => DataType::Boolean,
+            Kernel::Float(_) => DataType::Float64,
         })
     }
 
@@ -243,6 +278,13 @@ impl ScalarUDFImpl for RowWise {
             }
             Kernel::Bool(f) => {
                 let mut b = BooleanBuilder::with_capacity(rows);
+                for row in 0..rows {
+                    b.append_option(row_args(row).map(|a| f(&a)).transpose()?.flatten());
+                }
+                Arc::new(b.finish())
+            }
+            Kernel::Float(f) => {
+                let mut b = Float64Builder::with_capacity(rows);
                 for row in 0..rows {
                     b.append_option(row_args(row).map(|a| f(&a)).transpose()?.flatten());
                 }

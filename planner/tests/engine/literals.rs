@@ -104,3 +104,62 @@ async fn tpch_on_money_as_double_answers_as_on_decimals() {
     .await;
     assert_tpch_as_reference(&engine, &reference, "on DOUBLE money").await;
 }
+
+/// Where a DOUBLE meets a decimal literal inside an aggregate (its FILTER,
+/// its argument), a grouping or a window, the expression keeps its name:
+/// `count(*) FILTER (WHERE d > 0.5)` failed with "No field named", the cast
+/// renaming the aggregate's column under the projection that read it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn floats_meet_decimals_inside_aggregates_and_windows() {
+    let data = sf001_small_groups();
+    let engine = engine(&data.path, &[("squall.scan.target_task_bytes", "50000")]).await;
+    let reference = single_node(&data.path).await;
+    let double = "(select o_orderstatus as s, cast(o_totalprice as double) as d, o_orderkey as k from orders)";
+    let squall = squall_csv(
+        &engine,
+        &format!(
+            "select s, count(*) filter (where d > 100000.5) as a, count(*) filter (where d > 100000.5), \
+             sum(d * 0.5) as h, max(d) filter (where d < 2e5) as m \
+             from {double} group by s having max(d * 1.5) > 10.5 order by s"
+        ),
+    )
+    .await;
+    let expected = single_node_csv(
+        &reference,
+        &format!(
+            "select s, count(*) filter (where d > 100000.5e0) as a, \
+             count(*) filter (where d > 100000.5e0) as \"count(*) FILTER (WHERE d > 100000.5)\", \
+             sum(d * 0.5e0) as h, max(d) filter (where d < 2e5) as m \
+             from {double} group by s having max(d * 1.5e0) > 10.5e0 order by s"
+        ),
+    )
+    .await;
+    assert_same(
+        "aggregates",
+        &expected,
+        &squall,
+        "FILTER over a DOUBLE and a decimal",
+    );
+    let squall = squall_csv(
+        &engine,
+        &format!(
+            "select k, sum(d * 0.5) over (partition by s order by k rows 2 preceding) as w, \
+             d > 1000.5 as big from {double} where k < 200 order by k"
+        ),
+    )
+    .await;
+    let expected = single_node_csv(
+        &reference,
+        &format!(
+            "select k, sum(d * 0.5e0) over (partition by s order by k rows 2 preceding) as w, \
+             d > 1000.5e0 as big from {double} where k < 200 order by k"
+        ),
+    )
+    .await;
+    assert_same(
+        "windows",
+        &expected,
+        &squall,
+        "a window over a DOUBLE and a decimal",
+    );
+}

@@ -116,6 +116,7 @@ mod text_tables;
 mod tpch;
 mod tree;
 mod trino_aggregates;
+mod trino_math;
 mod trino_sql;
 mod two_level;
 mod windows;

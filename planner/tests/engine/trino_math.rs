@@ -1,0 +1,117 @@
+//! Trino's statistical, code and array functions squall adds (the normal
+//! and beta distributions, Wilson's interval, `soundex`, `luhn_check`,
+//! `bit_count`, `ngrams`, `combinations`, `shuffle`) and Trino's
+//! `cardinality`, staged over many tasks, against values computed by
+//! single-node DataFusion from the functions' definitions.
+
+use crate::common::*;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn distributions_codes_and_pieces_of_arrays_as_trino_computes_them() {
+    let data = sf001_small_groups();
+    let engine = engine(&data.path, &[("squall.scan.target_task_bytes", "50000")]).await;
+    let reference = single_node(&data.path).await;
+    // The normal cdf per row against its definition through the logistic
+    // bound (|Phi(x) - 1/(1 + e^(-1.702x))| < 0.0095), and its inverse back.
+    let answer = squall_csv(
+        &engine,
+        "select count(*) filter (where abs(normal_cdf(150000, 80000, o_totalprice) \
+             - 1 / (1 + exp(-1.702 * (o_totalprice - 150000) / 80000))) > 0.0095) as far, \
+         count(*) filter (where abs(inverse_normal_cdf(150000, 80000, \
+             normal_cdf(150000, 80000, o_totalprice)) - cast(o_totalprice as double)) > 1e-6) as back, \
+         count(*) as n from orders",
+    )
+    .await;
+    assert_eq!(answer, "far,back,n\n0,0,15000\n");
+    // Beta(2, 3) has a closed form; Beta(1, 1) is the identity.
+    let beta = "select o_orderkey % 100 / 100.0 as x from orders where o_orderkey % 100 <> 0";
+    assert_eq!(
+        squall_csv(
+            &engine,
+            &format!(
+                "select count(*) filter (where abs(beta_cdf(2, 3, x) \
+                 - (6 * x * x - 8 * x * x * x + 3 * x * x * x * x)) > 1e-12 \
+                 or abs(beta_cdf(1, 1, x) - x) > 1e-12 \
+                 or abs(inverse_beta_cdf(2, 3, beta_cdf(2, 3, x)) - x) > 1e-9) as bad, \
+                 count(*) > 0 as some from ({beta})"
+            )
+        )
+        .await,
+        "bad,some\n0,true\n"
+    );
+    // Wilson's interval of each status's share of orders at 95%.
+    let wilson = squall_csv(
+        &engine,
+        "select o_orderstatus, round(wilson_interval_lower(count(*), 15000, 1.96), 9) as lo, \
+         round(wilson_interval_upper(count(*), 15000, 1.96), 9) as hi \
+         from orders group by 1 order by 1",
+    )
+    .await;
+    let expected = single_node_csv(
+        &reference,
+        "select o_orderstatus, \
+         round((p + 1.96 * 1.96 / 30000 - 1.96 * sqrt(p * (1 - p) / 15000 + 1.96 * 1.96 / 900000000)) \
+           / (1 + 1.96 * 1.96 / 15000), 9) as lo, \
+         round((p + 1.96 * 1.96 / 30000 + 1.96 * sqrt(p * (1 - p) / 15000 + 1.96 * 1.96 / 900000000)) \
+           / (1 + 1.96 * 1.96 / 15000), 9) as hi \
+         from (select o_orderstatus, count(*) / 15000.0 as p from orders group by 1) order by 1",
+    )
+    .await;
+    assert_same("wilson", &expected, &wilson, "wilson_interval_lower/upper");
+    // Codes: soundex of the clerks, Luhn of the order keys, bits of keys.
+    assert_eq!(
+        squall_csv(
+            &engine,
+            "select count(distinct soundex(o_clerk)) as s, \
+             count(*) filter (where luhn_check(cast(o_orderkey as varchar))) as l, \
+             sum(bit_count(o_orderkey, 64)) = sum(bit_count(o_orderkey, 32)) as b, \
+             soundex('Robert') as r, bit_count(-7, 8) as m from orders"
+        )
+        .await
+        .lines()
+        .nth(1)
+        .map(|l| l.split(',').skip(2).collect::<Vec<_>>().join(",")),
+        Some("true,R163,6".to_string())
+    );
+    // The keys whose Luhn sum is a multiple of 10 (digits doubled from the
+    // second last, less 9 past 9), against the same sum in SQL.
+    let luhn = |key: &str| {
+        let digits: Vec<String> = (0..6)
+            .map(|i| {
+                let d = format!("({key} / {} % 10)", 10_i64.pow(i));
+                if i % 2 == 1 {
+                    format!("(case when {d} * 2 > 9 then {d} * 2 - 9 else {d} * 2 end)")
+                } else {
+                    d
+                }
+            })
+            .collect();
+        format!("({}) % 10 = 0", digits.join(" + "))
+    };
+    assert_eq!(
+        squall_csv(
+            &engine,
+            "select count(*) as l from orders where luhn_check(cast(o_orderkey as varchar))"
+        )
+        .await,
+        single_node_csv(
+            &reference,
+            &format!(
+                "select count(*) as l from orders where {}",
+                luhn("o_orderkey")
+            )
+        )
+        .await
+    );
+    // Pieces of each customer's orders: counts by their formulas.
+    let pieces = squall_csv(
+        &engine,
+        "select count(*) filter (where cardinality(ngrams(a, 2)) <> greatest(n - 1, 1)) as ng, \
+         count(*) filter (where cardinality(combinations(a, 2)) <> n * (n - 1) / 2) as co, \
+         count(*) filter (where array_sort(shuffle(a)) <> array_sort(a)) as sh, \
+         count(*) filter (where cardinality(array[a, a]) <> 2) as ca \
+         from (select o_custkey, array_agg(o_orderkey) as a, count(*) as n from orders group by 1)",
+    )
+    .await;
+    assert_eq!(pieces, "ng,co,sh,ca\n0,0,0,0\n");
+}
