@@ -37,30 +37,33 @@ use datafusion::sql::sqlparser::ast::{self as ast, Query, Value, Visit, Visitor,
 use crate::expr_rules::transform_exprs;
 
 /// `statement` with exponent literals as DOUBLEs and unnamed select items
-/// holding a decimal or exponent literal named by their text.
+/// holding a literal named by their text.
 pub fn rewrite(statement: Statement) -> Result<Statement> {
     crate::trino_sql::rewritten(statement, &mut Literals)
 }
 
 struct Literals;
 
-/// Whether `n`, a number's text, is read as a DECIMAL or DOUBLE.
-fn is_fractional(n: &str) -> bool {
-    n.contains(['.', 'e', 'E'])
-}
-
 fn is_exponent(n: &str) -> bool {
     n.contains(['e', 'E'])
 }
 
-/// Whether `e` holds a number literal that is not an integer.
-fn has_fractional(e: &ast::Expr) -> bool {
+/// Whether `e` holds a literal: DataFusion names such an item by the
+/// literal's value and type (`Int64(1) + Int64(1)`, `Utf8("a")`,
+/// `IntervalMonthDayNano("IntervalMonthDayNano { months: 0, days: 1, ...
+/// }")`, and a decimal literal by the type it has before this rule casts
+/// it), so such an item is named by its text (`1 + 1`, `'a'`, `INTERVAL
+/// '1' DAY`), as DuckDB and PostgreSQL name it.
+fn has_literal(e: &ast::Expr) -> bool {
     struct Finder;
     impl Visitor for Finder {
         type Break = ();
-        fn pre_visit_value(&mut self, v: &ast::ValueWithSpan) -> ControlFlow<()> {
-            match &v.value {
-                Value::Number(n, _) if is_fractional(n) => ControlFlow::Break(()),
+        fn pre_visit_value(&mut self, _: &ast::ValueWithSpan) -> ControlFlow<()> {
+            ControlFlow::Break(())
+        }
+        fn pre_visit_expr(&mut self, e: &ast::Expr) -> ControlFlow<()> {
+            match e {
+                ast::Expr::TypedString { .. } | ast::Expr::Interval(_) => ControlFlow::Break(()),
                 _ => ControlFlow::Continue(()),
             }
         }
@@ -99,7 +102,7 @@ fn name_selects(body: &mut ast::SetExpr) {
             name_selects(left);
             name_selects(right);
         }
-        body => crate::select_names::name_by_text(body, has_fractional),
+        body => crate::select_names::name_by_text(body, has_literal),
     }
 }
 
@@ -507,7 +510,7 @@ mod tests {
                 "select 1e5, x * 1.5, 2, y, 1.5 as z from t where x > 2.5E-3",
                 rewrite
             ),
-            "SELECT CAST('1e5' AS DOUBLE) AS \"1e5\", x * 1.5 AS \"x * 1.5\", 2, y, 1.5 AS z \
+            "SELECT CAST('1e5' AS DOUBLE) AS \"1e5\", x * 1.5 AS \"x * 1.5\", 2 AS \"2\", y, 1.5 AS z \
              FROM t WHERE x > CAST('2.5E-3' AS DOUBLE)"
         );
     }

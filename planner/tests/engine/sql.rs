@@ -505,12 +505,12 @@ async fn integer_arithmetic_fails_on_overflow() {
     }
     let reference = single_node(&data.path).await;
     for sql in [
-        "select n_nationkey * 3 - n_regionkey + 1, n_nationkey * n_regionkey as p \
+        "select n_nationkey * 3 - n_regionkey + 1 as a, n_nationkey * n_regionkey as p \
          from nation order by 1",
-        "select sum(l_orderkey * l_linenumber - 1), sum(l_quantity * 2) from lineitem",
+        "select sum(l_orderkey * l_linenumber - 1) as a, sum(l_quantity * 2) as b from lineitem",
         "select 9223372036854775806 + 1 as m, cast(2147483646 as integer) + cast(1 as integer) as i",
         "select l_returnflag, sum(l_orderkey), sum(distinct l_linenumber), \
-         sum(l_linenumber) filter (where l_orderkey > 100), sum(cast(l_linenumber as smallint)) \
+         sum(l_linenumber) filter (where l_orderkey > 100) as f, sum(cast(l_linenumber as smallint)) \
          from lineitem group by 1 order by 1",
         "select l_orderkey, sum(l_linenumber) over (order by l_orderkey, l_linenumber \
          rows between 2 preceding and current row) as s from lineitem order by l_orderkey, s limit 20",
