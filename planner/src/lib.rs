@@ -85,6 +85,7 @@ pub mod task_settings;
 pub mod temp_dirs;
 pub mod trino_dialect;
 pub mod trino_functions;
+pub mod trino_session;
 pub mod trino_sql;
 pub mod trino_types;
 pub mod trino_values;

@@ -91,12 +91,16 @@ pub fn apply_session_settings(
         .iter()
         .map(|k| (k.to_string(), limit_value(config, k)))
         .collect();
-    for (k, v) in settings {
-        check_session_setting(k)?;
+    for (name, value) in settings {
+        // Trino's own properties as squall's settings, or left out.
+        let Some((k, v)) = crate::trino_session::as_setting(name, value)? else {
+            continue;
+        };
+        check_session_setting(&k)?;
         config
             .options_mut()
-            .set(k, v)
-            .map_err(|e| setting_error(k, v, e))?;
+            .set(&k, &v)
+            .map_err(|e| setting_error(&k, &v, e))?;
     }
     for (key, engine_value) in engine {
         let session_value = limit_value(config, &key);

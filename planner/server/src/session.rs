@@ -209,12 +209,16 @@ pub fn answer_session_statement(
 ) -> Result<(&'static str, SessionUpdate), DataFusionError> {
     match statement {
         SessionStatement::Set { name, value } => {
-            squall_planner::limits::check_session_setting(&name)?;
-            let mut config = config.clone();
-            config
-                .options_mut()
-                .set(&name, &value)
-                .map_err(|e| DataFusionError::Configuration(format!("{name} = {value}: {e}")))?;
+            // Trino's own properties are checked as the settings they are
+            // read as (`squall_planner::trino_session`), and kept as named.
+            if let Some((key, setting)) = squall_planner::trino_session::as_setting(&name, &value)?
+            {
+                squall_planner::limits::check_session_setting(&key)?;
+                let mut config = config.clone();
+                config.options_mut().set(&key, &setting).map_err(|e| {
+                    DataFusionError::Configuration(format!("{name} = {value}: {e}"))
+                })?;
+            }
             let update = SessionUpdate {
                 set: vec![(name, value)],
                 ..SessionUpdate::default()

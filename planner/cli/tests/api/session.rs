@@ -95,3 +95,48 @@ async fn session_properties_reach_the_query() {
     .await;
     assert_trino_error(out.last(), "INVALID_SESSION_PROPERTY", "USER_ERROR");
 }
+
+/// Trino's own session properties, as Trino clients and BI tools send
+/// them: its limits are read as squall's (a recursion past
+/// `max_recursion_depth` fails), its optimizer's and connectors' knobs are
+/// left out (they failed every statement), and a name no one knows is
+/// still refused, in a header and in SET SESSION alike.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn trino_session_properties_are_read_or_left_out() {
+    let server = start(ApiAuth::None).await;
+    let recursion = "with recursive t(n) as (select 1 union all select n + 1 from t where n < 8) \
+                     select count(*) from t";
+    let out = run_query(
+        &server,
+        recursion,
+        &[(
+            "X-Trino-Session",
+            "query_max_run_time=1h,join_distribution_type=BROADCAST,hive.parquet_use_column_names=true",
+        )],
+    )
+    .await;
+    assert!(out.error().is_none(), "{}", out.last());
+    assert_eq!(out.rows, vec![serde_json::json!([8])]);
+    let out = run_query(
+        &server,
+        recursion,
+        &[("X-Trino-Session", "max_recursion_depth=3")],
+    )
+    .await;
+    assert_trino_error(out.last(), "NOT_SUPPORTED", "USER_ERROR");
+    assert!(
+        out.last()["error"]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("after 3 iterations")),
+        "{}",
+        out.last()
+    );
+    for header in ["query_max_run_time=soon", "no_such_property=1"] {
+        let out = run_query(&server, "select 1", &[("X-Trino-Session", header)]).await;
+        assert_trino_error(out.last(), "INVALID_SESSION_PROPERTY", "USER_ERROR");
+    }
+    let out = run_query(&server, "SET SESSION query_max_memory = '1GB'", &[]).await;
+    assert!(out.error().is_none(), "{}", out.last());
+    let out = run_query(&server, "SET SESSION no_such_property = 1", &[]).await;
+    assert_trino_error(out.last(), "INVALID_SESSION_PROPERTY", "USER_ERROR");
+}
