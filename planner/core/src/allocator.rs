@@ -175,39 +175,65 @@ pub fn release_free_memory() -> bool {
 mod tests {
     use super::*;
 
+    /// The figures are the process's, and other tests of this binary
+    /// allocate and free beside this one: a scenario another thread's
+    /// allocations blur is run again (up to eight times, half a second
+    /// apart); one clean run of it must pass.
     #[test]
     fn freed_memory_goes_back_to_the_system() {
+        let mut failures = Vec::new();
+        for _ in 0..8 {
+            match freed_and_released() {
+                Ok(()) => return,
+                Err(why) => failures.push(why),
+            }
+            // Past the other tests' burst of allocations.
+            std::thread::sleep(std::time::Duration::from_millis(500));
+        }
+        panic!("every attempt failed: {failures:#?}");
+    }
+
+    fn freed_and_released() -> Result<(), String> {
         // Many mid-sized blocks (below glibc's mmap threshold, so they live
-        // in an arena), all freed: resident memory stays until released.
-        // One block allocated after them stays live, so the arena's top
-        // cannot shrink on its own.
-        let blocks: Vec<Vec<u8>> = (0..4096).map(|i| vec![i as u8; 64 << 10]).collect();
-        let fence = vec![1u8; 1 << 10];
+        // in an arena), each followed by a small block that stays live: the
+        // freed ones are holes no arena can give back on its own (a
+        // thread's arena is heaps of 64 MiB that shrink from their tops,
+        // and the main arena's top shrinks likewise), until released.
+        let mut blocks = Vec::with_capacity(4096);
+        let mut fences = Vec::with_capacity(4096);
+        for i in 0..4096 {
+            blocks.push(vec![i as u8; 64 << 10]);
+            fences.push(vec![1u8; 64]);
+        }
         let held = resident_kb();
         let free_before = free_bytes();
         drop(blocks);
-        if let (Some(before), Some(after)) = (free_before, free_bytes()) {
-            assert!(
-                after >= before + (128 << 20),
+        if let (Some(before), Some(after)) = (free_before, free_bytes())
+            && after < before + (128 << 20)
+        {
+            return Err(format!(
                 "the allocator counts the 256 MiB freed as free: {before} then {after} bytes"
-            );
+            ));
         }
         let resident_free = resident_free_bytes();
         release_free_memory();
         let after = resident_kb();
-        if let (Some(before), Some(after)) = (resident_free, resident_free_bytes()) {
-            assert!(
-                before >= 128 << 20 && after + (100 << 20) < before,
+        if let (Some(before), Some(after)) = (resident_free, resident_free_bytes())
+            && !(before >= 128 << 20 && after + (100 << 20) < before)
+        {
+            return Err(format!(
                 "resident free bytes: {before} with 256 MiB freed, {after} once released"
-            );
+            ));
         }
-        assert_eq!(fence.len(), 1 << 10);
-        if let (Some(held), Some(after)) = (held, after) {
-            assert!(
-                after + 100_000 < held,
+        assert_eq!(fences.len(), 4096);
+        if let (Some(held), Some(after)) = (held, after)
+            && after + 100_000 >= held
+        {
+            return Err(format!(
                 "resident {held} kB with 256 MiB live, {after} kB after freeing and releasing"
-            );
+            ));
         }
+        Ok(())
     }
 
     #[test]
