@@ -46,6 +46,7 @@ pub mod exec;
 pub mod executor;
 pub mod fault;
 pub mod float_sum;
+pub mod guarded_udf;
 pub mod key_filter;
 pub mod memory;
 pub mod read_ahead;

@@ -20,14 +20,10 @@
 use arrow::array::{Array, ArrayRef, AsArray};
 use arrow::compute::cast;
 use arrow::datatypes::{
-    DataType, Date32Type, FieldRef, Int64Type, IntervalMonthDayNanoType, TimeUnit,
-    TimestampNanosecondType,
+    DataType, Date32Type, Int64Type, IntervalMonthDayNanoType, TimeUnit, TimestampNanosecondType,
 };
 use datafusion::error::{DataFusionError, Result};
-use datafusion::logical_expr::{
-    ColumnarValue, Documentation, ReturnFieldArgs, ScalarFunctionArgs, ScalarUDF, ScalarUDFImpl,
-    Signature,
-};
+use datafusion::logical_expr::{ColumnarValue, ScalarFunctionArgs};
 use datafusion::prelude::SessionContext;
 
 /// Most elements one array of `range` / `generate_series` may hold (80 MB
@@ -39,66 +35,31 @@ const NANOS_PER_DAY: i128 = 86_400_000_000_000;
 /// Put the ceiling on the session's `range` and `generate_series`.
 pub fn register(ctx: &SessionContext) {
     for name in ["range", "generate_series"] {
-        if let Some(inner) = ctx.state().scalar_functions().get(name) {
-            if inner.inner().downcast_ref::<SeriesCeiling>().is_some() {
-                continue;
-            }
-            let inclusive = name == "generate_series";
-            ctx.register_udf(ScalarUDF::new_from_impl(SeriesCeiling {
-                inner: inner.as_ref().clone(),
-                inclusive,
-            }));
-        }
+        crate::guarded_udf::wrap(ctx, name, || SeriesCeiling {
+            inclusive: name == "generate_series",
+        });
     }
 }
 
 #[derive(Debug, PartialEq, Eq, Hash)]
 struct SeriesCeiling {
-    inner: ScalarUDF,
     /// `generate_series` includes its stop value, `range` does not.
     inclusive: bool,
 }
 
-impl ScalarUDFImpl for SeriesCeiling {
-    fn name(&self) -> &str {
-        self.inner.name()
-    }
+impl crate::guarded_udf::BeforeCall for SeriesCeiling {
+    type Held = ();
 
-    fn aliases(&self) -> &[String] {
-        self.inner.aliases()
-    }
-
-    fn signature(&self) -> &Signature {
-        self.inner.signature()
-    }
-
-    fn return_type(&self, arg_types: &[DataType]) -> Result<DataType> {
-        self.inner.return_type(arg_types)
-    }
-
-    fn return_field_from_args(&self, args: ReturnFieldArgs) -> Result<FieldRef> {
-        self.inner.return_field_from_args(args)
-    }
-
-    fn coerce_types(&self, arg_types: &[DataType]) -> Result<Vec<DataType>> {
-        self.inner.coerce_types(arg_types)
-    }
-
-    fn documentation(&self) -> Option<&Documentation> {
-        self.inner.documentation()
-    }
-
-    fn invoke_with_args(&self, args: ScalarFunctionArgs) -> Result<ColumnarValue> {
+    fn before(&self, name: &str, args: &ScalarFunctionArgs) -> Result<()> {
         let elements = longest_series(&args.args, args.number_rows, self.inclusive)?;
         if elements > MAX_SERIES_ELEMENTS {
-            let name = self.inner.name();
             return Err(DataFusionError::Execution(format!(
                 "{name}(...) would build an array of {elements} elements, more than the \
                  {MAX_SERIES_ELEMENTS} squall builds as one value; a series this long is a \
                  table, whose rows stream: SELECT * FROM {name}(start, stop[, step])"
             )));
         }
-        self.inner.inner().invoke_with_args(args)
+        Ok(())
     }
 }
 

@@ -21,14 +21,11 @@ use std::hash::{Hash, Hasher};
 use std::sync::Arc;
 
 use arrow::array::{Array, ArrayRef, AsArray};
-use arrow::datatypes::{DataType, FieldRef, Int64Type};
+use arrow::datatypes::{DataType, Int64Type};
 use datafusion::common::ScalarValue;
 use datafusion::error::{DataFusionError, Result};
-use datafusion::execution::memory_pool::{MemoryConsumer, MemoryPool};
-use datafusion::logical_expr::{
-    ColumnarValue, Documentation, ReturnFieldArgs, ScalarFunctionArgs, ScalarUDF, ScalarUDFImpl,
-    Signature,
-};
+use datafusion::execution::memory_pool::{MemoryConsumer, MemoryPool, MemoryReservation};
+use datafusion::logical_expr::{ColumnarValue, ScalarFunctionArgs};
 use datafusion::prelude::SessionContext;
 
 /// How a function's output size follows from its arguments.
@@ -55,33 +52,24 @@ const WRAPPED: [(&str, Growth); 5] = [
 /// Wrap the session's amplifying functions so each call reserves its
 /// output's bytes from the session's memory pool first.
 pub fn register(ctx: &SessionContext) {
-    let pool = Arc::clone(&ctx.runtime_env().memory_pool);
+    let pool = &ctx.runtime_env().memory_pool;
     for (name, growth) in WRAPPED {
-        if let Some(inner) = ctx.state().scalar_functions().get(name) {
-            if inner.inner().downcast_ref::<ReservedOutput>().is_some() {
-                continue;
-            }
-            ctx.register_udf(ScalarUDF::new_from_impl(ReservedOutput {
-                inner: inner.as_ref().clone(),
-                growth,
-                pool: Arc::clone(&pool),
-            }));
-        }
+        crate::guarded_udf::wrap(ctx, name, || ReservedOutput {
+            growth,
+            pool: Arc::clone(pool),
+        });
     }
 }
 
 #[derive(Debug)]
 struct ReservedOutput {
-    inner: ScalarUDF,
     growth: Growth,
     pool: Arc<dyn MemoryPool>,
 }
 
 impl PartialEq for ReservedOutput {
     fn eq(&self, other: &Self) -> bool {
-        self.inner == other.inner
-            && self.growth == other.growth
-            && Arc::ptr_eq(&self.pool, &other.pool)
+        self.growth == other.growth && Arc::ptr_eq(&self.pool, &other.pool)
     }
 }
 
@@ -89,41 +77,14 @@ impl Eq for ReservedOutput {}
 
 impl Hash for ReservedOutput {
     fn hash<H: Hasher>(&self, state: &mut H) {
-        self.inner.hash(state);
         self.growth.hash(state);
     }
 }
 
-impl ScalarUDFImpl for ReservedOutput {
-    fn name(&self) -> &str {
-        self.inner.name()
-    }
+impl crate::guarded_udf::BeforeCall for ReservedOutput {
+    type Held = MemoryReservation;
 
-    fn aliases(&self) -> &[String] {
-        self.inner.aliases()
-    }
-
-    fn signature(&self) -> &Signature {
-        self.inner.signature()
-    }
-
-    fn return_type(&self, arg_types: &[DataType]) -> Result<DataType> {
-        self.inner.return_type(arg_types)
-    }
-
-    fn return_field_from_args(&self, args: ReturnFieldArgs) -> Result<FieldRef> {
-        self.inner.return_field_from_args(args)
-    }
-
-    fn coerce_types(&self, arg_types: &[DataType]) -> Result<Vec<DataType>> {
-        self.inner.coerce_types(arg_types)
-    }
-
-    fn documentation(&self) -> Option<&Documentation> {
-        self.inner.documentation()
-    }
-
-    fn invoke_with_args(&self, args: ScalarFunctionArgs) -> Result<ColumnarValue> {
+    fn before(&self, name: &str, args: &ScalarFunctionArgs) -> Result<MemoryReservation> {
         let rows = if args
             .args
             .iter()
@@ -134,7 +95,6 @@ impl ScalarUDFImpl for ReservedOutput {
             args.number_rows
         };
         let bytes = output_bytes(self.growth, &args.args, rows)?;
-        let name = self.inner.name();
         let reservation = MemoryConsumer::new(format!("{name}(...)")).register(&self.pool);
         let wanted = usize::try_from(bytes).unwrap_or(usize::MAX);
         if let Err(e) = reservation.try_grow(wanted) {
@@ -147,9 +107,7 @@ impl ScalarUDFImpl for ReservedOutput {
                  than the memory the query may still reserve: {limit}"
             )));
         }
-        let out = self.inner.inner().invoke_with_args(args);
-        drop(reservation);
-        out
+        Ok(reservation)
     }
 }
 
