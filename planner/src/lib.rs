@@ -76,6 +76,7 @@ pub mod scalar_subquery;
 pub mod schema_merge;
 pub mod select_names;
 pub mod series;
+pub mod set_stars;
 pub mod show_session;
 pub mod split;
 pub mod stages;

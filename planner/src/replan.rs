@@ -56,6 +56,7 @@ async fn rewritten_and_planned(
 ) -> Result<LogicalPlan> {
     let statement = crate::engine::show_as_query(ctx, statement).await?;
     let statement = crate::empty_select::check(statement)?;
+    let statement = crate::set_stars::expand(state, statement).await?;
     let statement = crate::standard_sql::rewrite(statement)?;
     let statement = crate::at_time_zone::rewrite(statement)?;
     let statement = crate::table_sample::rewrite(statement)?;
