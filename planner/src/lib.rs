@@ -78,6 +78,7 @@ pub mod select_names;
 pub mod series;
 pub mod set_stars;
 pub mod show_session;
+pub mod sort_keys;
 pub mod split;
 pub mod stages;
 pub mod standard_sql;

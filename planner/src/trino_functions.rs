@@ -39,7 +39,6 @@
 //! | `regexp_replace(s, p[, r])`, `replace(s, x)` | every match replaced (`'g'`), `replace(s, x, '')` |
 //! | `greatest(...)`, `least(...)` | NULL when a value is NULL (DataFusion's skip NULLs) |
 //! | `variance(x)`, `geometric_mean(x)` | `var_samp(x)`, `exp(avg(ln(x)))` |
-//! | `map_agg(k, v)` | `squall_map_first(array_agg(k), array_agg(v))` over the rows whose key is not NULL: a key given twice keeps its first value, as Trino's |
 //! | `element_at(a, i)`, `element_at(m, k)` | `a[i]` (from the end when negative), `m[k]`: the element or value, not a list |
 //! | `transform(a, x -> e)`, `filter(a, x -> p)`, `any_match`, `all_match`, `none_match`, `zip(a, b, ...)` | `array_transform`, `array_filter`, `array_any_match` (`all_match`: none fails), `arrays_zip`; lambdas parse in squall's dialect ([`crate::trino_dialect`]) |
 //! | `contains(a, x)`, `sequence(a, b[, step])` | `array_has`, `generate_series` (dates step a day unless told) |
@@ -292,16 +291,6 @@ fn rewritten(function: &mut Function) -> Result<Option<Expr>> {
         // client reads as decimal(20,0)).
         ("approx_distinct", 1) if plain => format!("CAST(approx_distinct({}) AS BIGINT)", a(0)),
         ("geometric_mean", 1) if plain => format!("exp(avg(ln({})))", a(0)),
-        // Rows whose key is NULL are left out, as Trino leaves them; the
-        // two lists are built from the same rows in the same order, and a
-        // key given twice keeps its first value (map_first).
-        ("map_agg", 2) if plain => format!(
-            "{}(array_agg({k}) FILTER (WHERE {k} IS NOT NULL), \
-             array_agg({v}) FILTER (WHERE {k} IS NOT NULL))",
-            squall_core::trino_udfs::map_first::MAP_FIRST,
-            k = a(0),
-            v = a(1)
-        ),
         _ if !plain => return Ok(None),
         ("if", 2) => format!("CASE WHEN {} THEN {} END", a(0), a(1)),
         ("if", 3) => format!("CASE WHEN {} THEN {} ELSE {} END", a(0), a(1), a(2)),

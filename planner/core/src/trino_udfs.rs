@@ -38,6 +38,7 @@ mod json;
 pub mod json_cast;
 pub mod map_first;
 mod moments;
+pub mod multimap;
 mod reduce;
 mod regexp_arrays;
 pub mod sort_by;
@@ -156,6 +157,7 @@ pub fn functions() -> Vec<ScalarUDF> {
         ])
         .chain(regexp_arrays::functions())
         .chain(array_pieces::functions())
+        .chain(multimap::functions())
         .chain(checked::functions())
         .chain(bytes_and_text::functions())
         .collect()

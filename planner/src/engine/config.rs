@@ -117,6 +117,15 @@ pub fn session_state(
         .insert(3, Arc::new(crate::decimal_literals::FloatsOverDecimals));
 
     *state.analyzer() = Some(analyzer);
+    // Sort keys a functional dependency seems to determine are kept
+    // (`crate::sort_keys`).
+    let mut optimizer = datafusion::optimizer::Optimizer::new();
+    for rule in optimizer.rules.iter_mut() {
+        if rule.name() == crate::sort_keys::REPLACES {
+            *rule = Arc::new(crate::sort_keys::DuplicatedExprs);
+        }
+    }
+    *state.optimizer() = Some(optimizer);
     state.build()
 }
 

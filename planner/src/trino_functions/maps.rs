@@ -7,6 +7,9 @@
 //! | `transform_keys(m, (k, v) -> e)` | `map(array_transform(map_entries(m), kv -> e), map_values(m))` (a key made twice is refused) |
 //! | `map_filter(m, (k, v) -> p)` | `map_from_entries(array_filter(map_entries(m), kv -> p))` |
 //! | `map_concat(m1, m2, ...)` | the union of the maps, a key's value from the last map holding it (`squall_map_first` over the maps' entries, last map first) |
+//! | `map_agg(k, v)` | `squall_map_first(array_agg(k), array_agg(v))` over the rows whose key is not NULL: a key given twice keeps its first value, as Trino's |
+//! | `multimap_agg(k, v)` | `squall_multimap(array_agg(k), array_agg(v))` over the same rows: each key's values in the order they came |
+//! | `map_union(m)` | `squall_map_first` over the group's maps' keys and values: a key's value from the first map holding it (Trino's picks any) |
 //! | `zip_with(a, b, (x, y) -> e)` | `array_transform(arrays_zip(a, b), xy -> e)` (the shorter array padded with NULLs, as Trino pads it) |
 //!
 //! A lambda's parameters become fields of the one parameter DataFusion's
@@ -61,6 +64,33 @@ pub(super) fn rewritten(name: &str, args: &[Expr]) -> Result<Option<String>> {
                 values.join(", ")
             )
         }
+        // Rows whose key is NULL are left out, as Trino leaves them; the
+        // two lists are built from the same rows in the same order, and a
+        // key given twice keeps its first value (map_first).
+        // Aggregates, as one call of their own (no FILTER, OVER, ...).
+        ("map_agg", 2) => format!(
+            "{}(array_agg({k}) FILTER (WHERE {k} IS NOT NULL), \
+             array_agg({v}) FILTER (WHERE {k} IS NOT NULL))",
+            squall_core::trino_udfs::map_first::MAP_FIRST,
+            k = a(0),
+            v = a(1)
+        ),
+        // Every value of each key, the same rows' keys and values.
+        ("multimap_agg", 2) => format!(
+            "{}(array_agg({k}) FILTER (WHERE {k} IS NOT NULL), \
+             array_agg({v}) FILTER (WHERE {k} IS NOT NULL))",
+            squall_core::trino_udfs::multimap::MULTIMAP,
+            k = a(0),
+            v = a(1)
+        ),
+        // The union of a group's maps, a key's value from the first map
+        // holding it (Trino's picks any).
+        ("map_union", 1) => format!(
+            "{}(flatten(array_agg(map_keys({m})) FILTER (WHERE {m} IS NOT NULL)), \
+             flatten(array_agg(map_values({m})) FILTER (WHERE {m} IS NOT NULL)))",
+            squall_core::trino_udfs::map_first::MAP_FIRST,
+            m = a(0)
+        ),
         _ => return Ok(None),
     }))
 }

@@ -115,3 +115,61 @@ async fn distributions_codes_and_pieces_of_arrays_as_trino_computes_them() {
     .await;
     assert_eq!(pieces, "ng,co,sh,ca\n0,0,0,0\n");
 }
+
+/// `multimap_agg`, `multimap_from_entries` and `map_union`, staged (each
+/// group's rows over several tasks), against the same maps built from
+/// `array_agg` by single-node DataFusion.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn maps_of_every_value_and_unions_of_maps() {
+    let data = sf001_small_groups();
+    let engine = engine(&data.path, &[("squall.scan.target_task_bytes", "50000")]).await;
+    let reference = single_node(&data.path).await;
+    // Each status's priorities, each with its orders' count and key sum,
+    // in order: the sort by `p` after the unnest was dropped, as if the
+    // group's key still determined it (`sort_keys`).
+    let squall = squall_csv(
+        &engine,
+        "select s, p, cardinality(vs) as n, cast(array_sum(vs) as bigint) as t from ( \
+         select o_orderstatus as s, multimap_agg(o_orderpriority, o_orderkey) as m \
+         from orders group by 1) cross join unnest(m) as u(p, vs) order by 1, 2",
+    )
+    .await;
+    let expected = single_node_csv(
+        &reference,
+        "select o_orderstatus as s, o_orderpriority as p, count(*) as n, sum(o_orderkey) as t \
+         from orders group by 1, 2 order by 1, 2",
+    )
+    .await;
+    assert_eq!(
+        squall.lines().skip(1).collect::<Vec<_>>(),
+        expected.lines().skip(1).collect::<Vec<_>>()
+    );
+    let unnested = squall_csv(
+        &engine,
+        "select s, unnest(a) as p from (select o_orderstatus as s, \
+         array_agg(distinct o_orderpriority) as a from orders group by 1) order by 1, 2",
+    )
+    .await;
+    let expected = single_node_csv(
+        &reference,
+        "select distinct o_orderstatus as s, o_orderpriority as p from orders order by 1, 2",
+    )
+    .await;
+    assert_eq!(unnested, expected);
+    assert_eq!(
+        squall_csv(
+            &engine,
+            "select multimap_from_entries(array[row('a', 1), row('b', 2), row('a', 3)]) as m, \
+             cardinality(map_union(x)) as u, map_union(x)['y'] as y from (values \
+             (map(array['x', 'y'], array[1, 2])), (map(array['y', 'z'], array[3, 4])), (null)) t(x)"
+        )
+        .await,
+        "m,u,y\n\"{a: [1, 3], b: [2]}\",3,2\n"
+    );
+    let e = engine
+        .sql("select multimap_from_entries(array[row(cast(null as varchar), 1)])")
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("map key cannot be null"), "{e}");
+}

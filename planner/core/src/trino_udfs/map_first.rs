@@ -33,7 +33,7 @@ struct MapFirst {
 }
 
 /// The element type of a list type.
-fn element(t: &DataType) -> Result<DataType> {
+pub(super) fn element(t: &DataType) -> Result<DataType> {
     match t {
         DataType::List(f) | DataType::LargeList(f) => Ok(f.data_type().clone()),
         DataType::Null => Ok(DataType::Null),
@@ -45,7 +45,7 @@ fn element(t: &DataType) -> Result<DataType> {
 
 /// An argument's `rows` values as a list array of 32-bit offsets (a large
 /// list is cast).
-fn as_list(arg: &ColumnarValue, rows: usize) -> Result<ArrayRef> {
+pub(super) fn as_list(arg: &ColumnarValue, rows: usize) -> Result<ArrayRef> {
     let array = arg.to_array(rows)?;
     match array.data_type() {
         DataType::LargeList(f) => Ok(arrow::compute::cast(
@@ -56,7 +56,7 @@ fn as_list(arg: &ColumnarValue, rows: usize) -> Result<ArrayRef> {
     }
 }
 
-fn entries(key: DataType, value: DataType) -> Fields {
+pub(super) fn entries(key: DataType, value: DataType) -> Fields {
     Fields::from(vec![
         Field::new("key", key, false),
         Field::new("value", value, true),
