@@ -4,13 +4,19 @@
 //! DataFusion compares them as they are and fails at run time ("Invalid
 //! comparison operation: Utf8 == Utf8View"); this rule casts the key to the
 //! map's key type when both are strings (`map_agg(name, n)['CHINA']`).
+//! And `m[k]` (`element_at(m, k)`) of a key that is not a constant, a
+//! column or an expression of the row, which DataFusion's `get_field`
+//! refuses ("requires all field_name arguments to be scalars", after four
+//! attempts of the task): the first of `map_extract(m, k)`, NULL where the
+//! map has no such key, as Trino's `element_at`.
 
 use arrow::datatypes::DataType;
 use datafusion::common::config::ConfigOptions;
 use datafusion::common::tree_node::Transformed;
 use datafusion::error::Result;
+use datafusion::functions_nested::expr_fn::{array_element, map_extract};
 use datafusion::logical_expr::expr::ScalarFunction;
-use datafusion::logical_expr::{Expr, ExprSchemable, LogicalPlan, cast};
+use datafusion::logical_expr::{Expr, ExprSchemable, LogicalPlan, cast, lit};
 use datafusion::optimizer::AnalyzerRule;
 
 #[derive(Debug, Default)]
@@ -31,16 +37,34 @@ impl AnalyzerRule for MapKeyTypes {
                     DataType::Struct(fields) => fields.first().map(|k| k.data_type().clone()),
                     _ => None,
                 };
-                match key {
-                    Some(key) if key != given && is_string(&key) && is_string(&given) => {
-                        let k = f.args.pop().map(|k| cast(k, key));
-                        f.args.extend(k);
-                        Ok(Transformed::yes(Expr::ScalarFunction(
-                            ScalarFunction::new_udf(f.func, f.args),
-                        )))
-                    }
-                    _ => Ok(Transformed::no(Expr::ScalarFunction(f))),
+                let recast = matches!(&key, Some(key) if *key != given && is_string(key) && is_string(&given));
+                let by_value =
+                    f.func.name() == "get_field" && !matches!(f.args[1], Expr::Literal(..));
+                if !recast && !by_value {
+                    return Ok(Transformed::no(Expr::ScalarFunction(f)));
                 }
+                if let (true, Some(key)) = (recast, key) {
+                    let k = f.args.pop().map(|k| cast(k, key));
+                    f.args.extend(k);
+                }
+                if by_value {
+                    // `m[k]` of a key per row: its value in the map
+                    // (`get_field` takes a constant name only).
+                    let mut args = f.args.into_iter();
+                    let (m, k) = (args.next(), args.next());
+                    if let (Some(m), Some(k)) = (m, k) {
+                        return Ok(Transformed::yes(array_element(
+                            map_extract(m, k),
+                            lit(1_i64),
+                        )));
+                    }
+                    return Err(datafusion::error::DataFusionError::Internal(
+                        "a map lookup of two arguments".into(),
+                    ));
+                }
+                Ok(Transformed::yes(Expr::ScalarFunction(
+                    ScalarFunction::new_udf(f.func, f.args),
+                )))
             }
             e => Ok(Transformed::no(e)),
         })

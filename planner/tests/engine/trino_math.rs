@@ -144,6 +144,18 @@ async fn maps_of_every_value_and_unions_of_maps() {
         squall.lines().skip(1).collect::<Vec<_>>(),
         expected.lines().skip(1).collect::<Vec<_>>()
     );
+    // A map looked up by a key of each row (`get_field` takes constants).
+    let looked_up = squall_csv(
+        &engine,
+        "select s, p, cardinality(m[p]) as n, cast(array_sum(element_at(m, p)) as bigint) as t \
+         from (select o_orderstatus as s, multimap_agg(o_orderpriority, o_orderkey) as m \
+         from orders group by 1) cross join unnest(map_keys(m)) as u(p) order by 1, 2",
+    )
+    .await;
+    assert_eq!(
+        looked_up.lines().skip(1).collect::<Vec<_>>(),
+        expected.lines().skip(1).collect::<Vec<_>>()
+    );
     let unnested = squall_csv(
         &engine,
         "select s, unnest(a) as p from (select o_orderstatus as s, \
