@@ -7,6 +7,7 @@
 //! | `max(x, n)`, `min(x, n)` | the same of `(x, x, n)` |
 //! | `year_of_week(x)`, `yow(x)` | the ISO week's year: the year, less one in a January day of the last week of the year before, plus one in a December day of week 1 |
 //! | `array_average(a)` | `array_avg(a)` (NULL elements left out) |
+//! | `array_sum(a)` | `reduce(a, 0, (s, x) -> s + coalesce(x, 0), s -> s)`: BIGINT of integers, 0 when no element is there |
 //! | `approx_percentile(x, w, p)`, `approx_percentile(x, w, ARRAY[...])` | `approx_percentile_cont_with_weight(x, w, p)`, an array of them |
 //! | `approx_distinct(x, e)` | `approx_distinct(x)` (about 0.8% standard error, whatever `e`) |
 //! | `set_agg(x)`, `set_union(a)` | `array_agg(DISTINCT x)`, the distinct elements of the group's arrays |
@@ -45,6 +46,12 @@ pub(super) fn rewritten(name: &str, args: &[Expr]) -> Result<Option<String>> {
             x = format!("CAST({} AS DATE)", a(0))
         ),
         ("array_average", 1) => format!("array_avg({})", a(0)),
+        // A BIGINT of integers (DataFusion's is a DOUBLE), 0 of an empty
+        // array or one of NULLs (DataFusion's: NULL), overflow checked.
+        ("array_sum", 1) => format!(
+            "reduce({}, 0, (squall_s, squall_x) -> squall_s + coalesce(squall_x, 0), squall_s -> squall_s)",
+            a(0)
+        ),
         // Weighted percentiles, one or an array of them.
         ("approx_percentile", 3) => match &args[2] {
             Expr::Array(ps) => {

@@ -114,6 +114,18 @@ async fn distributions_codes_and_pieces_of_arrays_as_trino_computes_them() {
     )
     .await;
     assert_eq!(pieces, "ng,co,sh,ca\n0,0,0,0\n");
+    // array_sum as Trino's: a BIGINT of integers, 0 with no element.
+    assert_eq!(
+        squall_csv(
+            &engine,
+            "select count(*) filter (where array_sum(a) <> t) as bad, \
+             typeof(max(array_sum(a))) as y, array_sum(array[]) as e, \
+             array_sum(array[null, 2]) as n from (select array_agg(o_orderkey) as a, \
+             sum(o_orderkey) as t from orders group by o_custkey)"
+        )
+        .await,
+        "bad,y,e,n\n0,bigint,0,2\n"
+    );
 }
 
 /// `multimap_agg`, `multimap_from_entries` and `map_union`, staged (each
