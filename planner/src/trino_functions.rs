@@ -41,7 +41,7 @@
 //! | `variance(x)`, `geometric_mean(x)` | `var_samp(x)`, `exp(avg(ln(x)))` |
 //! | `element_at(a, i)`, `element_at(m, k)` | `a[i]` (from the end when negative), `m[k]`: the element or value, not a list |
 //! | `transform(a, x -> e)`, `filter(a, x -> p)`, `any_match`, `all_match`, `none_match`, `zip(a, b, ...)` | `array_transform`, `array_filter`, `array_any_match` (`all_match`: none fails), `arrays_zip`; lambdas parse in squall's dialect ([`crate::trino_dialect`]) |
-//! | `contains(a, x)`, `sequence(a, b[, step])` | `array_has`, `generate_series` (dates step a day unless told) |
+//! | `sequence(a, b[, step])` | `generate_series` (dates step a day unless told) |
 //! | `e()`, `nan()`, `infinity()`, `is_finite(x)`, `is_infinite(x)`, `width_bucket(x, lo, hi, n)` | constants and comparisons with infinity; the bucket as a `CASE` |
 //! | `codepoint(s)`, `levenshtein_distance(a, b)`, `to_base64(b)`, `from_base64(s)` | `ascii`, `levenshtein` as BIGINT, `encode`/`decode` (base64 padded as Trino pads it) |
 //! | `try(e)` | `e` with its casts as `TRY_CAST` and its divisions by zero NULL (other errors still fail) |
@@ -418,7 +418,6 @@ fn rewritten(function: &mut Function) -> Result<Option<Expr>> {
             a = a(0),
             x = a(1)
         ),
-        ("contains", 2) => format!("array_has({}, {})", a(0), a(1)),
         // A series of dates steps a day unless told otherwise.
         ("sequence", 2) if args.iter().any(is_date_or_time) => {
             format!("generate_series({}, {}, INTERVAL '1' DAY)", a(0), a(1))

@@ -7,6 +7,8 @@
 //! | `max(x, n)`, `min(x, n)` | the same of `(x, x, n)` |
 //! | `year_of_week(x)`, `yow(x)` | the ISO week's year: the year, less one in a January day of the last week of the year before, plus one in a December day of week 1 |
 //! | `array_average(a)` | `array_avg(a)` (NULL elements left out) |
+//! | `array_max(a)`, `array_min(a)` | DataFusion's, NULL when an element is NULL |
+//! | `contains(a, x)` | `array_has(a, x)`, NULL (not FALSE) when `x` is not there but `x` or an element is NULL |
 //! | `array_sum(a)` | `reduce(a, 0, (s, x) -> s + coalesce(x, 0), s -> s)`: BIGINT of integers, 0 when no element is there |
 //! | `approx_percentile(x, w, p)`, `approx_percentile(x, w, ARRAY[...])` | `approx_percentile_cont_with_weight(x, w, p)`, an array of them |
 //! | `approx_distinct(x, e)` | `approx_distinct(x)` (about 0.8% standard error, whatever `e`) |
@@ -46,6 +48,20 @@ pub(super) fn rewritten(name: &str, args: &[Expr]) -> Result<Option<String>> {
             x = format!("CAST({} AS DATE)", a(0))
         ),
         ("array_average", 1) => format!("array_avg({})", a(0)),
+        // NULL where an element is NULL, as Trino's (DataFusion's skip it).
+        ("array_max" | "array_min", 1) => format!(
+            "CASE WHEN cardinality(array_filter({a}, squall_e -> squall_e IS NULL)) = 0 \
+             THEN {name}({a}) END",
+            a = a(0)
+        ),
+        // NULL where the element is not found but a NULL might be it.
+        ("contains", 2) => format!(
+            "CASE WHEN {a} IS NULL THEN NULL WHEN array_has({a}, {x}) THEN TRUE \
+             WHEN {x} IS NULL OR cardinality(array_filter({a}, squall_e -> squall_e IS NULL)) > 0 \
+             THEN NULL ELSE FALSE END",
+            a = a(0),
+            x = a(1)
+        ),
         // A BIGINT of integers (DataFusion's is a DOUBLE), 0 of an empty
         // array or one of NULLs (DataFusion's: NULL), overflow checked.
         ("array_sum", 1) => format!(

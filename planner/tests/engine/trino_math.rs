@@ -126,6 +126,17 @@ async fn distributions_codes_and_pieces_of_arrays_as_trino_computes_them() {
         .await,
         "bad,y,e,n\n0,bigint,0,2\n"
     );
+    // NULL elements as Trino reads them: an unknown maximum, a maybe.
+    assert_eq!(
+        squall_csv(
+            &engine,
+            "select array_max(array[1, null, 3]) is null as m, array_min(array[2, 1]) as n, \
+             contains(array[1, null], 2) is null as c, contains(array[1, null], 1) as d, \
+             contains(array[1, 2], 3) as e"
+        )
+        .await,
+        "m,n,c,d,e\ntrue,1,true,true,false\n"
+    );
 }
 
 /// `multimap_agg`, `multimap_from_entries` and `map_union`, staged (each
