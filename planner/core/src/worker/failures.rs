@@ -32,6 +32,10 @@ pub(super) fn failure_kind(e: &SquallError) -> FailureKind {
             // A feature DataFusion lacks (`count(DISTINCT a, b)`), found as
             // the plan runs: it is missing again in any attempt.
             DataFusionError::NotImplemented(_) => FailureKind::Plan,
+            // A plan DataFusion finds wrong only as it runs (a schema that
+            // does not line up, a field of a value that is not a
+            // constant): the same plan is wrong in any attempt.
+            DataFusionError::Plan(_) | DataFusionError::SchemaError(..) => FailureKind::Plan,
             DataFusionError::Execution(m)
                 if m.starts_with(crate::scalar_subquery::TOO_MANY_ROWS)
                     || m.starts_with(crate::exec::RECURSION_TOO_DEEP)

@@ -237,6 +237,11 @@ fn internal_errors_and_plan_failures_are_not_retryable_kinds() {
         crate::scalar_subquery::TOO_MANY_ROWS.into(),
     ));
     assert_eq!(failure_kind(&rows), FailureKind::Data);
+    let plan = SquallError::DataFusion(DataFusionError::Context(
+        "executing".into(),
+        Box::new(DataFusionError::Plan("a plan found wrong as it runs".into())),
+    ));
+    assert_eq!(failure_kind(&plan), FailureKind::Plan);
     // Values the SQL cannot compute fail the same way every attempt.
     for e in [
         arrow::error::ArrowError::DivideByZero,
