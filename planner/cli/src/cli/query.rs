@@ -20,21 +20,22 @@ use super::{CANCEL_GRACE, EXIT_INTERRUPTED, Format};
 /// The statement text: the argument, or the file `--file` names, or
 /// standard input for `-` (either way).
 pub(super) fn sql_text(file: Option<std::path::PathBuf>, sql: Option<String>) -> Result<String> {
+    let unread = |what: String, e: std::io::Error| {
+        DataFusionError::IoError(std::io::Error::new(
+            e.kind(),
+            format!("cannot read the SQL {what}: {e}"),
+        ))
+    };
     let from_stdin = |what: &str| {
         let mut text = String::new();
-        std::io::Read::read_to_string(&mut std::io::stdin(), &mut text).map_err(|e| {
-            DataFusionError::Configuration(format!("cannot read the SQL from {what}: {e}"))
-        })?;
+        std::io::Read::read_to_string(&mut std::io::stdin(), &mut text)
+            .map_err(|e| unread(format!("from {what}"), e))?;
         Ok(text)
     };
     match (file, sql) {
         (Some(path), _) if path.as_os_str() == "-" => from_stdin("standard input"),
-        (Some(path), _) => std::fs::read_to_string(&path).map_err(|e| {
-            DataFusionError::Configuration(format!(
-                "cannot read the SQL file {}: {e}",
-                path.display()
-            ))
-        }),
+        (Some(path), _) => std::fs::read_to_string(&path)
+            .map_err(|e| unread(format!("file {}", path.display()), e)),
         (None, Some(sql)) if sql == "-" => from_stdin("standard input"),
         (None, Some(sql)) => Ok(sql),
         (None, None) => Err(DataFusionError::Configuration(

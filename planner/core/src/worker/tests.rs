@@ -239,7 +239,9 @@ fn internal_errors_and_plan_failures_are_not_retryable_kinds() {
     assert_eq!(failure_kind(&rows), FailureKind::Data);
     let plan = SquallError::DataFusion(DataFusionError::Context(
         "executing".into(),
-        Box::new(DataFusionError::Plan("a plan found wrong as it runs".into())),
+        Box::new(DataFusionError::Plan(
+            "a plan found wrong as it runs".into(),
+        )),
     ));
     assert_eq!(failure_kind(&plan), FailureKind::Plan);
     // Values the SQL cannot compute fail the same way every attempt.
