@@ -31,6 +31,7 @@ pub mod checked;
 mod checksum;
 mod codes;
 mod distributions;
+mod duration;
 mod format;
 mod histogram;
 mod iso8601;
@@ -154,6 +155,7 @@ pub fn functions() -> Vec<ScalarUDF> {
             varchar_n::function(),
             binary_length::function(),
             cardinality::function(),
+            duration::function(),
         ])
         .chain(regexp_arrays::functions())
         .chain(array_pieces::functions())

@@ -126,6 +126,17 @@ async fn distributions_codes_and_pieces_of_arrays_as_trino_computes_them() {
         .await,
         "bad,y,e,n\n0,bigint,0,2\n"
     );
+    // parse_duration: a DURATION of milliseconds, rounded as Trino's.
+    assert_eq!(
+        squall_csv(
+            &engine,
+            "select max(cast(o_orderdate as timestamp) + parse_duration('36h')) \
+             = timestamp '1998-08-03 12:00:00' as d, \
+             parse_duration('42.8ms') = parse_duration('43ms') as r from orders"
+        )
+        .await,
+        "d,r\ntrue,true\n"
+    );
     // NULL elements as Trino reads them: an unknown maximum, a maybe.
     assert_eq!(
         squall_csv(
