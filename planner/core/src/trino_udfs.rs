@@ -47,6 +47,7 @@ pub mod top_n;
 pub mod unnest_part;
 mod url_parts;
 pub mod varchar_n;
+mod zone_offset;
 
 use std::sync::Arc;
 
@@ -160,6 +161,7 @@ pub fn functions() -> Vec<ScalarUDF> {
         .chain(regexp_arrays::functions())
         .chain(array_pieces::functions())
         .chain(multimap::functions())
+        .chain(zone_offset::functions())
         .chain(checked::functions())
         .chain(bytes_and_text::functions())
         .collect()

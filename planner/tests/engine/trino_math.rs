@@ -137,6 +137,18 @@ async fn distributions_codes_and_pieces_of_arrays_as_trino_computes_them() {
         .await,
         "d,r\ntrue,true\n"
     );
+    // A zone's offset at the instant: summer and winter in New York.
+    assert_eq!(
+        squall_csv(
+            &engine,
+            "select timezone_hour(at_timezone(timestamp '2020-06-01 12:00:00', 'America/New_York')) as s, \
+             timezone_hour(at_timezone(timestamp '2020-01-01 12:00:00', 'America/New_York')) as w, \
+             timezone_minute(at_timezone(timestamp '2020-06-01 12:00:00', 'Asia/Kolkata')) as k, \
+             timezone_hour(timestamp '2020-01-01 00:00:00') as u"
+        )
+        .await,
+        "s,w,k,u\n-4,-5,30,0\n"
+    );
     // NULL elements as Trino reads them: an unknown maximum, a maybe.
     assert_eq!(
         squall_csv(
