@@ -1,6 +1,6 @@
 //! Functions whose values can be far larger than their arguments (`repeat`,
-//! `lpad`, `rpad`, `array_repeat`, `array_resize`) reserve the bytes they
-//! are about to build from the memory pool first.
+//! `lpad`, `rpad`, `array_repeat`, `array_resize`, `replace`) reserve the
+//! bytes they are about to build from the memory pool first.
 //!
 //! DataFusion builds a function's output outside any pool: `select
 //! cardinality(array_repeat(1, 500000000))` took 7.9 GB and
@@ -39,10 +39,13 @@ enum Growth {
     ArrayRepeat,
     /// `array_resize(array, n[, element])`: n elements.
     ArrayResize,
+    /// `replace(text, from, to)`: each `from` (as many as fit) become `to`.
+    Replace,
 }
 
-const WRAPPED: [(&str, Growth); 5] = [
+const WRAPPED: [(&str, Growth); 6] = [
     ("repeat", Growth::Repeat),
+    ("replace", Growth::Replace),
     ("lpad", Growth::Pad),
     ("rpad", Growth::Pad),
     ("array_repeat", Growth::ArrayRepeat),
@@ -202,6 +205,21 @@ fn output_bytes(growth: Growth, args: &[ColumnarValue], rows: usize) -> Result<u
     };
     let mut total: u128 = 0;
     for row in 0..rows {
+        if growth == Growth::Replace {
+            // Only a `to` longer than `from` makes the text longer.
+            let bytes = |i: usize| {
+                args.get(i)
+                    .and_then(|a| a.text(row))
+                    .map(|(b, _)| b as u128)
+            };
+            if let (Some(text), Some(from), Some(to)) = (bytes(0), bytes(1), bytes(2))
+                && from > 0
+                && to > from
+            {
+                total += text + text / from * (to - from);
+            }
+            continue;
+        }
         let n = count(row);
         if n == 0 {
             continue;
@@ -227,6 +245,7 @@ fn output_bytes(growth: Growth, args: &[ColumnarValue], rows: usize) -> Result<u
                 let fill = args.get(2).map_or(0, |a| a.value_bytes(row));
                 n * (element.max(fill) as u128 + 8)
             }
+            Growth::Replace => 0,
         };
     }
     Ok(total)
@@ -270,6 +289,7 @@ mod tests {
             "select cardinality(array_repeat(1, 10000000))",
             "select cardinality(array_resize([1, 2], 10000000))",
             "select max(length(repeat(s, 20000000))) from (values ('abc'), ('de')) t(s)",
+            "select length(replace(repeat('a', 1000000), 'a', repeat('b', 100)))",
         ] {
             let e = run(&ctx, sql).await.expect_err(sql).to_string();
             assert!(
@@ -333,5 +353,17 @@ mod tests {
             output_bytes(Growth::Repeat, &[text("xy"), rows(counts)], 3).unwrap(),
             10
         );
+        // 4 of "ab" in 8 bytes, each 2 bytes longer; a shorter `to` adds none.
+        let replace = |from: &str, to: &str| {
+            output_bytes(
+                Growth::Replace,
+                &[text("abababab"), text(from), text(to)],
+                1,
+            )
+            .unwrap()
+        };
+        assert_eq!(replace("ab", "abcd"), 16);
+        assert_eq!(replace("ab", "a"), 0);
+        assert_eq!(replace("", "xyz"), 0);
     }
 }
