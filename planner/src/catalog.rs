@@ -7,7 +7,12 @@
 //! (a file that is not Parquet, files whose schemas conflict) is set aside:
 //! queries naming it fail saying why, the others answer.
 
+mod names;
 mod text_tables;
+mod unreadable;
+
+pub use names::{bare, sql_names};
+use unreadable::set_aside;
 
 use crate::error::PlannerError;
 use crate::partitions::{
@@ -18,8 +23,6 @@ use std::sync::Arc;
 
 use futures::FutureExt;
 
-use datafusion::catalog::{SchemaProvider, TableProvider};
-use datafusion::common::TableReference;
 use datafusion::datasource::listing::{ListingTable, ListingTableConfig, ListingTableUrl};
 use datafusion::error::{DataFusionError, Result};
 use datafusion::execution::object_store::ObjectStoreUrl;
@@ -102,94 +105,12 @@ pub async fn register_catalog_with(
     Ok(tables)
 }
 
-/// Tables the catalog could not read: each stays out of the session, and a
-/// query naming one fails with why (the table, its location, the file),
-/// while the catalog's other tables answer. A catalog is often many
-/// tables written by many jobs; one bad file must not take them all down.
-/// Folders that hold no Parquet file (`not_tables`) are not tables, and
-/// not worth a warning, but a query naming one is told why.
-fn set_aside(
-    ctx: &SessionContext,
-    unreadable: Vec<(String, String)>,
-    not_tables: Vec<(String, String)>,
-) -> Result<()> {
-    if unreadable.is_empty() && not_tables.is_empty() {
-        return Ok(());
-    }
-    for (table, why) in &unreadable {
-        tracing::warn!(table, %why, "a table of the catalog cannot be read; queries naming it fail");
-    }
-    for (folder, why) in &not_tables {
-        tracing::debug!(folder, %why, "a folder of the catalog is not a table");
-    }
-    let unreadable = unreadable.into_iter().chain(not_tables);
-    let options = ctx.state().config_options().catalog.clone();
-    let catalog = ctx
-        .catalog(&options.default_catalog)
-        .ok_or_else(|| DataFusionError::Internal("no default catalog".into()))?;
-    let inner = catalog
-        .schema(&options.default_schema)
-        .ok_or_else(|| DataFusionError::Internal("no default schema".into()))?;
-    catalog.register_schema(
-        &options.default_schema,
-        Arc::new(WithUnreadable {
-            inner,
-            unreadable: unreadable.into_iter().collect(),
-        }),
-    )?;
-    Ok(())
-}
-
 /// An error's message without DataFusion's prefix (it is raised again as
 /// a planning error).
 pub(super) fn message(e: &DataFusionError) -> String {
     match e {
         DataFusionError::Plan(m) => m.clone(),
         other => other.to_string(),
-    }
-}
-
-/// The session's schema, and the catalog's tables that could not be read.
-#[derive(Debug)]
-struct WithUnreadable {
-    inner: Arc<dyn SchemaProvider>,
-    /// Table name to the error reading it.
-    unreadable: std::collections::HashMap<String, String>,
-}
-
-#[async_trait::async_trait]
-impl SchemaProvider for WithUnreadable {
-    fn owner_name(&self) -> Option<&str> {
-        self.inner.owner_name()
-    }
-
-    fn table_names(&self) -> Vec<String> {
-        self.inner.table_names()
-    }
-
-    async fn table(&self, name: &str) -> Result<Option<Arc<dyn TableProvider>>> {
-        if let Some(why) = self.unreadable.get(name)
-            && !self.inner.table_exist(name)
-        {
-            return Err(DataFusionError::Plan(why.clone()));
-        }
-        self.inner.table(name).await
-    }
-
-    fn register_table(
-        &self,
-        name: String,
-        table: Arc<dyn TableProvider>,
-    ) -> Result<Option<Arc<dyn TableProvider>>> {
-        self.inner.register_table(name, table)
-    }
-
-    fn deregister_table(&self, name: &str) -> Result<Option<Arc<dyn TableProvider>>> {
-        self.inner.deregister_table(name)
-    }
-
-    fn table_exist(&self, name: &str) -> bool {
-        self.inner.table_exist(name)
     }
 }
 
@@ -402,31 +323,6 @@ pub async fn register_files(
         .with_cache(ctx.runtime_env().cache_manager.get_file_statistic_cache());
     ctx.register_table(bare(name), Arc::new(table))?;
     Ok(())
-}
-
-/// The table `name` exactly as written: a folder named `events.v2` is the
-/// table `"events.v2"`, not `v2` of a schema `events` (DataFusion reads a
-/// name given as text as SQL).
-pub fn bare(name: &str) -> TableReference {
-    TableReference::bare(name.to_string())
-}
-
-/// The SQL names of a catalog's table folders (or files): each in
-/// lowercase, as Trino, Hive and Athena present tables, unless two would
-/// collide once lowercased (`Orders` and `orders`), which keep their names
-/// as they are.
-pub fn sql_names(folders: &[String]) -> Vec<String> {
-    let mut seen = std::collections::HashMap::<String, usize>::new();
-    for f in folders {
-        *seen.entry(f.to_lowercase()).or_default() += 1;
-    }
-    folders
-        .iter()
-        .map(|f| {
-            let lower = f.to_lowercase();
-            if seen[&lower] > 1 { f.clone() } else { lower }
-        })
-        .collect()
 }
 
 /// Whether the listed object `meta` begins with Parquet's magic bytes (one
