@@ -16,9 +16,7 @@ use std::ops::ControlFlow;
 use datafusion::error::{DataFusionError, Result};
 use datafusion::execution::SessionState;
 use datafusion::sql::parser::{DFParser, Statement};
-use datafusion::sql::sqlparser::ast::{
-    Cte, Query, SelectItem, SetExpr, SetOperator, SetQuantifier, VisitorMut, With,
-};
+use datafusion::sql::sqlparser::ast::{Cte, Query, SelectItem, SetExpr, VisitorMut, With};
 
 use crate::trino_dialect::TrinoDialect;
 
@@ -91,13 +89,7 @@ impl Sides {
         };
         self.visit_sides(left, with);
         self.visit_sides(right, with);
-        if !matches!(
-            (&op, &set_quantifier),
-            (
-                SetOperator::Except | SetOperator::Intersect,
-                SetQuantifier::All
-            )
-        ) {
+        if !crate::standard_sql::counts_copies(op, set_quantifier) {
             return;
         }
         for side in [left, right] {

@@ -381,10 +381,26 @@ fn quantified(expr: &Expr) -> Option<(String, String, Query, bool)> {
     ))
 }
 
+/// Whether a set operation is `EXCEPT ALL` or `INTERSECT ALL`, which
+/// count each row's copies.
+pub(crate) fn counts_copies(
+    op: &datafusion::sql::sqlparser::ast::SetOperator,
+    quantifier: &datafusion::sql::sqlparser::ast::SetQuantifier,
+) -> bool {
+    use datafusion::sql::sqlparser::ast::{SetOperator, SetQuantifier};
+    matches!(
+        (op, quantifier),
+        (
+            SetOperator::Except | SetOperator::Intersect,
+            SetQuantifier::All
+        )
+    )
+}
+
 /// `EXCEPT ALL` and `INTERSECT ALL` in `body` (and its set operations)
 /// as set operations over rows numbered within their copies.
 fn counted_copies(body: &mut SetExpr) -> Result<(), DataFusionError> {
-    use datafusion::sql::sqlparser::ast::{SelectItem, SetOperator, SetQuantifier};
+    use datafusion::sql::sqlparser::ast::SelectItem;
     let SetExpr::SetOperation {
         left,
         op,
@@ -396,10 +412,9 @@ fn counted_copies(body: &mut SetExpr) -> Result<(), DataFusionError> {
     };
     counted_copies(left)?;
     counted_copies(right)?;
-    let (SetOperator::Except | SetOperator::Intersect, SetQuantifier::All) = (&op, &set_quantifier)
-    else {
+    if !counts_copies(op, set_quantifier) {
         return Ok(());
-    };
+    }
     let (Some(n), Some(m)) = (columns_of(left), columns_of(right)) else {
         return Err(DataFusionError::NotImplemented(format!(
             "{op} ALL of a side whose columns squall cannot count (a `*`): name the columns"

@@ -134,13 +134,12 @@ impl Arg<'_> {
         }
     }
 
-    /// Bytes and characters of a text argument at `row`.
-    fn text(&self, row: usize) -> Option<(usize, usize)> {
-        let measure = |s: &str| (s.len(), s.chars().count());
+    /// `f` of a text argument at `row`.
+    fn with_text<T>(&self, row: usize, f: impl Fn(&str) -> T) -> Option<T> {
         match self.0 {
             ColumnarValue::Scalar(s) => match s {
                 ScalarValue::Utf8(v) | ScalarValue::LargeUtf8(v) | ScalarValue::Utf8View(v) => {
-                    v.as_deref().map(measure)
+                    v.as_deref().map(f)
                 }
                 _ => None,
             },
@@ -149,13 +148,24 @@ impl Arg<'_> {
                     return None;
                 }
                 match a.data_type() {
-                    DataType::Utf8 => Some(measure(a.as_string::<i32>().value(row))),
-                    DataType::LargeUtf8 => Some(measure(a.as_string::<i64>().value(row))),
-                    DataType::Utf8View => Some(measure(a.as_string_view().value(row))),
+                    DataType::Utf8 => Some(f(a.as_string::<i32>().value(row))),
+                    DataType::LargeUtf8 => Some(f(a.as_string::<i64>().value(row))),
+                    DataType::Utf8View => Some(f(a.as_string_view().value(row))),
                     _ => None,
                 }
             }
         }
+    }
+
+    /// Bytes of a text argument at `row`.
+    fn bytes(&self, row: usize) -> Option<usize> {
+        self.with_text(row, str::len)
+    }
+
+    /// Bytes and characters of a text argument at `row` (the characters
+    /// cost a pass over the text: only where they are needed).
+    fn text(&self, row: usize) -> Option<(usize, usize)> {
+        self.with_text(row, |s| (s.len(), s.chars().count()))
     }
 
     /// Bytes one value at `row` takes (its buffers' share, at least 1).
@@ -203,15 +213,24 @@ fn output_bytes(growth: Growth, args: &[ColumnarValue], rows: usize) -> Result<u
             .and_then(|a| a.count(row))
             .map_or(0, |n| n.max(0) as u128)
     };
+    // A `replace` of constants that cannot lengthen the text (most of
+    // them) costs no pass over the rows.
+    if growth == Growth::Replace
+        && let [_, from, to] = &args[..]
+        && matches!(
+            (from.0, to.0),
+            (ColumnarValue::Scalar(_), ColumnarValue::Scalar(_))
+        )
+        && let (Some(from), Some(to)) = (from.bytes(0), to.bytes(0))
+        && (from == 0 || to <= from)
+    {
+        return Ok(0);
+    }
     let mut total: u128 = 0;
     for row in 0..rows {
         if growth == Growth::Replace {
             // Only a `to` longer than `from` makes the text longer.
-            let bytes = |i: usize| {
-                args.get(i)
-                    .and_then(|a| a.text(row))
-                    .map(|(b, _)| b as u128)
-            };
+            let bytes = |i: usize| args.get(i).and_then(|a| a.bytes(row)).map(|b| b as u128);
             if let (Some(text), Some(from), Some(to)) = (bytes(0), bytes(1), bytes(2))
                 && from > 0
                 && to > from
@@ -225,7 +244,7 @@ fn output_bytes(growth: Growth, args: &[ColumnarValue], rows: usize) -> Result<u
             continue;
         }
         total += match growth {
-            Growth::Repeat => args[0].text(row).map_or(0, |(bytes, _)| bytes as u128 * n),
+            Growth::Repeat => args[0].bytes(row).map_or(0, |bytes| bytes as u128 * n),
             Growth::Pad => {
                 // n characters, each as wide as the widest of text and fill.
                 let width = |a: Option<&Arg>| {

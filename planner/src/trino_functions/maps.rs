@@ -64,22 +64,19 @@ pub(super) fn rewritten(name: &str, args: &[Expr]) -> Result<Option<String>> {
                 values.join(", ")
             )
         }
-        // Rows whose key is NULL are left out, as Trino leaves them; the
-        // two lists are built from the same rows in the same order, and a
-        // key given twice keeps its first value (map_first).
         // Aggregates, as one call of their own (no FILTER, OVER, ...).
-        ("map_agg", 2) => format!(
+        // Rows whose key is NULL are left out, as Trino leaves them; the
+        // two lists are built from the same rows in the same order: a key
+        // given twice keeps its first value (map_first), or all of them
+        // in order (multimap).
+        ("map_agg" | "multimap_agg", 2) => format!(
             "{}(array_agg({k}) FILTER (WHERE {k} IS NOT NULL), \
              array_agg({v}) FILTER (WHERE {k} IS NOT NULL))",
-            squall_core::trino_udfs::map_first::MAP_FIRST,
-            k = a(0),
-            v = a(1)
-        ),
-        // Every value of each key, the same rows' keys and values.
-        ("multimap_agg", 2) => format!(
-            "{}(array_agg({k}) FILTER (WHERE {k} IS NOT NULL), \
-             array_agg({v}) FILTER (WHERE {k} IS NOT NULL))",
-            squall_core::trino_udfs::multimap::MULTIMAP,
+            if name == "map_agg" {
+                squall_core::trino_udfs::map_first::MAP_FIRST
+            } else {
+                squall_core::trino_udfs::multimap::MULTIMAP
+            },
             k = a(0),
             v = a(1)
         ),
