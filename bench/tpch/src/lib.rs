@@ -23,6 +23,7 @@ pub mod compare;
 pub mod datagen;
 pub mod driver;
 pub mod run;
+pub mod scratch;
 
 macro_rules! queries {
     ($($n:literal),*) => {

@@ -16,18 +16,14 @@ use crate::common::{
 };
 
 struct Partitioned {
-    _dir: tempfile::TempDir,
     catalog: PathBuf,
 }
 
 /// `catalog/orders_p` (by o_year, o_orderpriority; row groups of 500 rows)
 /// and `catalog/lineitem`, written by DataFusion from the SF 0.01 tables.
 async fn make() -> Partitioned {
-    let dir = tempfile::Builder::new()
-        .prefix("squall-partitioned-")
-        .tempdir()
-        .unwrap();
-    let catalog = dir.path().join("catalog");
+    let dir = squall_tpch::scratch::process_dir("squall-partitioned-").unwrap();
+    let catalog = dir.join("catalog");
     let source = single_node(&sf001_small_groups().path).await;
     for sql in [
         format!(
@@ -43,7 +39,7 @@ async fn make() -> Partitioned {
     ] {
         source.sql(&sql).await.unwrap().collect().await.unwrap();
     }
-    Partitioned { _dir: dir, catalog }
+    Partitioned { catalog }
 }
 
 async fn data() -> &'static Partitioned {

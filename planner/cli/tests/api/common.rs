@@ -15,23 +15,19 @@ use tokio::sync::oneshot;
 /// TPC-H SF 0.01 (2,000-row row groups), generated once per test binary.
 pub fn catalog() -> &'static PathBuf {
     struct Data {
-        _dir: tempfile::TempDir,
         path: PathBuf,
     }
     static D: OnceLock<Data> = OnceLock::new();
     static LOCK: Mutex<()> = Mutex::new(());
     let _g = LOCK.lock();
     &D.get_or_init(|| {
-        let dir = tempfile::Builder::new()
-            .prefix("squall-api-")
-            .tempdir()
-            .expect("tempdir");
-        let path = dir.path().join("sf0.01");
+        let dir = squall_tpch::scratch::process_dir("squall-api-").expect("tempdir");
+        let path = dir.join("sf0.01");
         let mut opts = GenOptions::new(0.01, &path);
         opts.row_group_rows = 2_000;
         opts.progress = false;
         generate(&opts).expect("generate TPC-H");
-        Data { _dir: dir, path }
+        Data { path }
     })
     .path
 }

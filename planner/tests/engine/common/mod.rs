@@ -11,23 +11,20 @@ use squall_tpch::compare::compare_csv;
 use squall_tpch::datagen::{GenOptions, generate};
 use squall_tpch::run::to_csv;
 
-/// A generated data set that lives as long as the test binary.
+/// A generated data set that lives as long as the test binary (in a
+/// process directory: the next run removes it).
 pub struct DataSet {
-    _dir: tempfile::TempDir,
     pub path: PathBuf,
 }
 
 fn make(sf: f64, row_group_rows: usize) -> DataSet {
-    let dir = tempfile::Builder::new()
-        .prefix("squall-tpch-")
-        .tempdir()
-        .expect("tempdir");
-    let path = dir.path().join(format!("sf{sf}"));
+    let dir = squall_tpch::scratch::process_dir("squall-tpch-").expect("tempdir");
+    let path = dir.join(format!("sf{sf}"));
     let mut opts = GenOptions::new(sf, &path);
     opts.row_group_rows = row_group_rows;
     opts.progress = false;
     generate(&opts).expect("generate TPC-H");
-    DataSet { _dir: dir, path }
+    DataSet { path }
 }
 
 /// TPC-H SF 0.1 with the default row-group size.
