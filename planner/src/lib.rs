@@ -96,6 +96,7 @@ pub mod type_of;
 mod using_joins;
 pub mod varchar_length;
 pub mod window_filter;
+mod with_ties;
 
 pub use coordinator::QueryProgress;
 pub use engine::{

@@ -11,7 +11,8 @@
 //! [`squall_core::scalar_subquery`], which yields the one value (NULL for
 //! none) and fails the query on a second row with DataFusion's message.
 //! Subqueries that are already one row (TPC-H's q11, q15, q22) are left as
-//! they are, so their plans do not change.
+//! they are, so their plans do not change; so are those of at most one row
+//! whose value DataFusion knows may be NULL ([`nullable_or_one_row`]).
 
 use std::sync::Arc;
 
@@ -33,7 +34,8 @@ impl AnalyzerRule for OneRowSubqueries {
                 e.transform_up(|e| match e {
                     Expr::ScalarSubquery(sq)
                         if sq.outer_ref_columns.is_empty()
-                            && sq.subquery.max_rows().is_none_or(|rows| rows > 1) =>
+                            && (sq.subquery.max_rows().is_none_or(|rows| rows > 1)
+                                || !nullable_or_one_row(&sq.subquery)) =>
                     {
                         Ok(Transformed::yes(Expr::ScalarSubquery(checked(sq)?)))
                     }
@@ -46,6 +48,29 @@ impl AnalyzerRule for OneRowSubqueries {
 
     fn name(&self) -> &str {
         "squall_one_row_subqueries"
+    }
+}
+
+/// Whether the value of a subquery planned as `plan` is NULL when it has no
+/// row as DataFusion reads it (its column nullable), or it always has a
+/// row (an aggregate without grouping, a constant). DataFusion takes a
+/// scalar subquery to be NULL only where its column may be, and simplified
+/// `coalesce((SELECT k FROM t ORDER BY k LIMIT 1), 0)` to its subquery and
+/// `(SELECT 5 WHERE false) IS NULL` to false: such a subquery is wrapped as
+/// one that may have more rows, whose value is nullable.
+fn nullable_or_one_row(plan: &LogicalPlan) -> bool {
+    plan.schema().field(0).is_nullable() || at_least_one_row(plan)
+}
+
+fn at_least_one_row(plan: &LogicalPlan) -> bool {
+    match plan {
+        LogicalPlan::Aggregate(a) => a.group_expr.is_empty(),
+        LogicalPlan::EmptyRelation(e) => e.produce_one_row,
+        LogicalPlan::Values(v) => !v.values.is_empty(),
+        LogicalPlan::Projection(p) => at_least_one_row(&p.input),
+        LogicalPlan::SubqueryAlias(a) => at_least_one_row(&a.input),
+        LogicalPlan::Sort(s) => at_least_one_row(&s.input),
+        _ => false,
     }
 }
 

@@ -36,9 +36,9 @@ impl VisitorMut for Distinct {
     type Break = DataFusionError;
 
     fn pre_visit_query(&mut self, query: &mut Query) -> ControlFlow<DataFusionError> {
-        // A scalar subquery selected unnamed keeps its text as its name,
-        // whatever its own item is named below.
-        name_by_text(&mut query.body, |e| matches!(e, Expr::Subquery(_)));
+        // An item holding a scalar subquery keeps its text as its name,
+        // whatever the subquery's own item is named below.
+        name_by_text(&mut query.body, holds_subquery);
         distinct_names(&mut query.body, self.every);
         ControlFlow::Continue(())
     }
@@ -68,6 +68,15 @@ pub fn name_by_text(body: &mut SetExpr, rewritten: impl Fn(&Expr) -> bool) {
             };
         }
     }
+}
+
+/// Whether `e` is or holds a scalar subquery.
+fn holds_subquery(e: &Expr) -> bool {
+    datafusion::sql::sqlparser::ast::visit_expressions(e, |x| match x {
+        Expr::Subquery(_) => ControlFlow::Break(()),
+        _ => ControlFlow::Continue(()),
+    })
+    .is_break()
 }
 
 /// The value of a scalar subquery named apart from the query around it.

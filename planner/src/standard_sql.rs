@@ -468,16 +468,26 @@ fn counted_copies(body: &mut SetExpr) -> Result<(), DataFusionError> {
     Ok(())
 }
 
-/// `FETCH FIRST n ROWS ONLY` as `LIMIT n` (WITH TIES and PERCENT are named
-/// as not supported).
+/// `FETCH FIRST n ROWS ONLY` as `LIMIT n`, and `FETCH FIRST n ROWS WITH
+/// TIES` as `LIMIT squall_with_ties(n)`, which an analyzer rule plans
+/// (`with_ties.rs`); PERCENT is named as not supported.
 fn fetch_as_limit(query: &mut Query) -> Result<(), DataFusionError> {
     use datafusion::sql::sqlparser::ast::LimitClause;
     let Some(fetch) = query.fetch.take() else {
         return Ok(());
     };
-    if fetch.with_ties || fetch.percent {
+    if fetch.percent {
         return Err(DataFusionError::NotImplemented(format!(
-            "{fetch}: squall takes FETCH FIRST n ROWS ONLY (or LIMIT n), not WITH TIES or PERCENT"
+            "{fetch}: squall takes FETCH FIRST n ROWS (or LIMIT n), not a PERCENT of the rows"
+        )));
+    }
+    let ordered = query.order_by.as_ref().is_some_and(|o| match &o.kind {
+        datafusion::sql::sqlparser::ast::OrderByKind::Expressions(e) => !e.is_empty(),
+        datafusion::sql::sqlparser::ast::OrderByKind::All(_) => true,
+    });
+    if fetch.with_ties && !ordered {
+        return Err(DataFusionError::Plan(format!(
+            "{fetch} needs an ORDER BY: the rows it adds are those tied with the last on its keys"
         )));
     }
     let quantity = fetch.quantity.unwrap_or_else(|| {
@@ -485,6 +495,11 @@ fn fetch_as_limit(query: &mut Query) -> Result<(), DataFusionError> {
             datafusion::sql::sqlparser::ast::Value::Number("1".into(), false).into(),
         ))
     });
+    let quantity = if fetch.with_ties {
+        parse(&format!("{}({quantity})", crate::with_ties::WITH_TIES))?
+    } else {
+        quantity
+    };
     match &mut query.limit_clause {
         None => {
             query.limit_clause = Some(LimitClause::LimitOffset {

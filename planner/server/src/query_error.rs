@@ -215,7 +215,10 @@ fn classify_runtime_message(m: &str) -> ErrorCode {
         USER_CANCELED
     } else if lower.contains("divide by zero") || lower.contains("division by zero") {
         DIVISION_BY_ZERO
-    } else if lower.contains("arithmetic overflow") {
+    } else if lower.contains("arithmetic overflow")
+        || (lower.contains("compute error") && lower.contains("overflow"))
+    {
+        // Arrow's kernels word theirs "Int64Array overflow on abs(...)".
         NUMERIC_VALUE_OUT_OF_RANGE
     } else if lower.contains("cast error")
         || lower.contains("cannot cast")
@@ -389,6 +392,13 @@ mod tests {
                 "bigint addition overflow: 9223372036854775807 + 1".into(),
             )),
             None,
+        );
+        assert_eq!(
+            QueryError::from_datafusion(&e).code,
+            NUMERIC_VALUE_OUT_OF_RANGE
+        );
+        let e = DataFusionError::Execution(
+            "stage s1, task 0 failed after 1 attempt(s): Compute error: Int64Array overflow on abs(-9223372036854775808) (data)".into(),
         );
         assert_eq!(
             QueryError::from_datafusion(&e).code,

@@ -144,6 +144,8 @@ pub fn extend_session(ctx: &SessionContext) -> Result<()> {
     crate::any_name::register(ctx);
     crate::information_schema::register(ctx)?;
     ctx.add_analyzer_rule(Arc::new(crate::ordered_subqueries::OrderedSubqueries));
+    // After the rule above, so the sort keys it computes are columns.
+    crate::with_ties::register(ctx);
     ctx.add_analyzer_rule(Arc::new(crate::exists_value::ExistsAsValues));
     ctx.add_analyzer_rule(Arc::new(crate::lateral_unnest::LateralUnnest));
     ctx.add_analyzer_rule(Arc::new(crate::map_keys::MapKeyTypes));

@@ -2,7 +2,7 @@
 //!
 //! | Trino | as |
 //! |---|---|
-//! | `bitwise_and`, `_or`, `_xor`, `_not`, `_left_shift`, `_right_shift_arithmetic` | `&`, `\|`, `^`, `^ -1`, `<<`, `>>` |
+//! | `bitwise_and`, `_or`, `_xor`, `_not`, `_left_shift`, `_right_shift`, `_right_shift_arithmetic` | `&`, `\|`, `^`, `^ -1`, `<<` (0 from 64 places), `>>` masked, `>>` |
 //! | `max_by(x, y, n)`, `min_by(x, y, n)` | squall's aggregate keeping a group's `n` best rows (`squall_core::trino_udfs::top_n`) |
 //! | `max(x, n)`, `min(x, n)` | the same of `(x, x, n)` |
 //! | `year_of_week(x)`, `yow(x)` | the ISO week's year: the year, less one in a January day of the last week of the year before, plus one in a December day of week 1 |
@@ -116,8 +116,27 @@ pub(super) fn rewritten(name: &str, args: &[Expr]) -> Result<Option<String>> {
         ("bitwise_or", 2) => format!("({} | {})", a(0), a(1)),
         ("bitwise_xor", 2) => format!("({} ^ {})", a(0), a(1)),
         ("bitwise_not", 1) => format!("({} ^ -1)", a(0)),
-        ("bitwise_left_shift", 2) => format!("({} << {})", a(0), a(1)),
-        ("bitwise_right_shift_arithmetic", 2) => format!("({} >> {})", a(0), a(1)),
+        // Trino's shifts of a BIGINT: 64 places or more shift every bit
+        // out (Rust's, and so DataFusion's, take the count modulo 64); the
+        // logical right shift fills with zeros (a mask of the 64 - s low
+        // bits).
+        ("bitwise_left_shift", 2) => format!(
+            "(CASE WHEN {s} >= 64 THEN 0 ELSE CAST({x} AS BIGINT) << {s} END)",
+            x = a(0),
+            s = a(1)
+        ),
+        ("bitwise_right_shift", 2) => format!(
+            "(CASE WHEN {s} = 0 THEN CAST({x} AS BIGINT) WHEN {s} >= 64 THEN 0 \
+             ELSE (CAST({x} AS BIGINT) >> {s}) & ((-1 << (64 - {s})) ^ -1) END)",
+            x = a(0),
+            s = a(1)
+        ),
+        ("bitwise_right_shift_arithmetic", 2) => format!(
+            "(CASE WHEN {s} >= 64 THEN CASE WHEN {x} < 0 THEN -1 ELSE 0 END \
+             ELSE CAST({x} AS BIGINT) >> {s} END)",
+            x = a(0),
+            s = a(1)
+        ),
         _ => return Ok(None),
     }))
 }

@@ -231,3 +231,37 @@ async fn maps_of_every_value_and_unions_of_maps() {
         .to_string();
     assert!(e.contains("map key cannot be null"), "{e}");
 }
+
+/// Trino's shifts of a BIGINT: the logical right shift fills with zeros,
+/// and 64 places or more shift every bit out (Rust's shifts take the count
+/// modulo 64).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bigint_shifts_as_trino_shifts() {
+    let data = sf001_small_groups();
+    let engine = engine(&data.path, &[("squall.scan.target_task_bytes", "50000")]).await;
+    assert_eq!(
+        squall_csv(
+            &engine,
+            "select bitwise_right_shift(8, 3) as a, bitwise_right_shift(-1, 60) as b, \
+             bitwise_right_shift(-8, 1) as c, bitwise_right_shift(-1, 0) as d, \
+             bitwise_right_shift(5, 64) as e, bitwise_left_shift(1, 64) as f, \
+             bitwise_left_shift(3, 62) as g, bitwise_right_shift_arithmetic(-8, 1) as h, \
+             bitwise_right_shift_arithmetic(-8, 99) as i"
+        )
+        .await,
+        "a,b,c,d,e,f,g,h,i\n1,15,9223372036854775804,-1,0,0,-4611686018427387904,-4,-1\n"
+    );
+    // Per row: a negative key shifted right by one is 2^63 - key / 2 (even
+    // keys), and a shift right then left by s clears the s low bits.
+    assert_eq!(
+        squall_csv(
+            &engine,
+            "select count(*) filter (where bitwise_right_shift(-2 * o_orderkey, 1) \
+                 <> 9223372036854775807 - o_orderkey + 1) as negative, \
+             count(*) filter (where bitwise_left_shift(bitwise_right_shift(o_orderkey, 3), 3) \
+                 <> o_orderkey - o_orderkey % 8) as cleared, count(*) as n from orders"
+        )
+        .await,
+        "negative,cleared,n\n0,0,15000\n"
+    );
+}

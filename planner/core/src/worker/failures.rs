@@ -53,6 +53,9 @@ pub(super) fn failure_kind(e: &SquallError) -> FailureKind {
                     e.as_ref(),
                     arrow::error::ArrowError::DivideByZero
                         | arrow::error::ArrowError::ArithmeticOverflow(_)
+                        // A kernel refusing its values (`abs` of the
+                        // smallest BIGINT, a negative square root).
+                        | arrow::error::ArrowError::ComputeError(_)
                         | arrow::error::ArrowError::CastError(_)
                         | arrow::error::ArrowError::ParseError(_)
                         | arrow::error::ArrowError::CsvError(_)

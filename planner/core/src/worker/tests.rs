@@ -249,6 +249,9 @@ fn internal_errors_and_plan_failures_are_not_retryable_kinds() {
         arrow::error::ArrowError::DivideByZero,
         arrow::error::ArrowError::ArithmeticOverflow("i64".into()),
         arrow::error::ArrowError::CastError("'x' to Int32".into()),
+        arrow::error::ArrowError::ComputeError(
+            "Int64Array overflow on abs(-9223372036854775808)".into(),
+        ),
         arrow::error::ArrowError::InvalidArgumentError(
             "25.00 is too large to store in a Decimal128 of precision 2. Max is 0.99".into(),
         ),

@@ -1,0 +1,175 @@
+//! Scalar subqueries: at most one row, NULL for none, and correlated ones
+//! that are not aggregates, staged and as one task, against single-node
+//! DataFusion.
+
+use crate::common::*;
+
+/// A scalar subquery returns at most one row, as SQL requires: a second row
+/// fails the query with DataFusion's own message (squall plans the subquery
+/// as a join, which would otherwise repeat the outer rows), staged and as
+/// one task; no row is NULL (of a column never NULL too); one row is the
+/// value; subqueries already one row by their plan (aggregates) or at most
+/// one of a nullable value (`LIMIT 1`) are planned as before.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn scalar_subqueries_return_at_most_one_row() {
+    let data = sf001_small_groups();
+    let staged = engine(&data.path, &[("squall.scan.target_task_bytes", "100000")]).await;
+    let one_task = engine(
+        &data.path,
+        &[("squall.query.single_task_bytes", "1000000000000")],
+    )
+    .await;
+    let reference = single_node(&data.path).await;
+    for (name, e) in [("staged", &staged), ("one task", &one_task)] {
+        for sql in [
+            "select count(*) from customer where c_acctbal > \
+             (select c_acctbal from customer where c_custkey < 5)",
+            "select c_custkey, (select n_name from nation where n_regionkey = 1) from customer \
+             where c_custkey < 3",
+            // Nested: the inner subquery has 5 rows.
+            "select count(*) from orders where o_custkey = \
+             (select max(c_custkey) from customer where c_nationkey = \
+               (select n_nationkey from nation where n_regionkey = 2))",
+        ] {
+            let err = match e.sql(sql).await {
+                Ok(r) => panic!(
+                    "{name}: {sql}: {} rows instead of an error",
+                    r.batches.len()
+                ),
+                Err(err) => err.to_string(),
+            };
+            assert!(
+                err.contains("Scalar subquery returned more than one row"),
+                "{name}: {sql}: {err}"
+            );
+            // Never retried: the same rows fail again.
+            assert!(!err.contains("4 attempt"), "{name}: {sql}: {err}");
+        }
+        for sql in [
+            "select count(*), sum(c_acctbal) from customer where c_acctbal > \
+             (select c_acctbal from customer where c_custkey = 5)",
+            "select count(*) from customer where c_acctbal > \
+             (select c_acctbal from customer where c_custkey < 0)",
+            "select (select n_name from nation where n_nationkey = 7)",
+            "select count(*) from orders where o_custkey = \
+             (select max(c_custkey) from customer where c_nationkey = \
+               (select n_nationkey from nation where n_name = 'GERMANY'))",
+            "select count(*) from customer where c_acctbal > \
+             (select c_acctbal from customer order by c_acctbal desc limit 1 offset 9)",
+        ] {
+            let expected = single_node_csv(&reference, sql).await;
+            let actual = squall_csv(e, sql).await;
+            assert_same(&format!("{name}: {sql}"), &expected, &actual, sql);
+        }
+        // No row is NULL (single-node DataFusion 55 answers `false` here:
+        // its own scalar-subquery node loses the NULL).
+        let sql = "select (select c_acctbal from customer where c_custkey < 0) is null as none";
+        assert_eq!(squall_csv(e, sql).await.trim(), "none\ntrue", "{name}");
+        // Nor where at most one row of a column never NULL comes back: an
+        // empty LIMIT 1 is NULL too (DataFusion simplified it out as
+        // never NULL); a subquery always of one row stays as it is.
+        let sql = "select (select c_custkey from customer order by 1 limit 1 offset 99999) \
+                   is null as none, coalesce((select 5 where false), 7) as seven, \
+                   coalesce((select c_name from customer order by 1 limit 1), 'x') as first, \
+                   coalesce((select count(*) from nation), 3) as n";
+        assert_eq!(
+            squall_csv(e, sql).await.trim(),
+            "none,seven,first,n\ntrue,7,Customer#000000001,25",
+            "{name}"
+        );
+        // An unnamed item holding a subquery is named by its text (it was
+        // named by the rewritten subquery's, `__squall_value` and all).
+        let sql = "select (select 5 where false) is null, coalesce((select 1), 0) + 1";
+        assert_eq!(
+            squall_csv(e, sql).await.lines().next(),
+            Some("(SELECT 5 WHERE false) IS NULL,\"coalesce((SELECT 1), 0) + 1\""),
+            "{name}"
+        );
+    }
+    // One row by the plan's own shape: no check added (TPC-H's scalar
+    // subqueries are aggregates), nor to at most one row of a nullable
+    // value; at most one row of a value never NULL gets the check, whose
+    // value is NULL for no row.
+    for (sql, checked) in [
+        (squall_tpch::query(22).unwrap(), false),
+        (
+            "select count(*) from customer where c_acctbal > (select avg(c_acctbal) from customer)",
+            false,
+        ),
+        (
+            "select count(*) from customer where c_acctbal > \
+             (select nullif(c_acctbal, 0) from customer limit 1)",
+            false,
+        ),
+        (
+            "select count(*) from customer where c_acctbal > (select c_acctbal from customer limit 1)",
+            true,
+        ),
+        (
+            "select count(*) from customer where c_acctbal > (select c_acctbal from customer where c_custkey = 5)",
+            true,
+        ),
+    ] {
+        let r = staged.sql(&format!("explain {sql}")).await.unwrap();
+        let text = squall_tpch::run::to_csv(&r.schema, &r.batches).unwrap();
+        assert_eq!(
+            text.contains("squall_scalar_subquery"),
+            checked,
+            "{sql}\n{text}"
+        );
+    }
+    assert_eq!(
+        count_files(staged.exchange_root()),
+        0,
+        "objects left behind"
+    );
+}
+
+/// A correlated scalar subquery that is not an aggregate (a lookup, or the
+/// first row of each with `ORDER BY ... LIMIT 1`), which DataFusion plans
+/// only as an aggregate: answers as the join it means, staged and as one
+/// task, and fails the query where it finds two rows; NULLs sort last.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn correlated_scalar_subqueries_answer_without_an_aggregate() {
+    let data = sf001_small_groups();
+    let reference = single_node(&data.path).await;
+    let pairs = [
+        (
+            "select n_name, (select r_name from region where r_regionkey = n_regionkey) as r \
+             from nation order by 1",
+            "select n_name, r_name as r from nation join region on r_regionkey = n_regionkey order by 1",
+        ),
+        (
+            "select c_custkey, (select o_orderkey from orders where o_custkey = c_custkey \
+             order by o_totalprice desc, o_orderkey limit 1) as top from customer where c_custkey < 200 \
+             order by 2 desc, 1",
+            "select c_custkey, o_orderkey as top from customer left join (select o_custkey, o_orderkey, \
+             row_number() over (partition by o_custkey order by o_totalprice desc, o_orderkey) as rn \
+             from orders) on o_custkey = c_custkey and rn = 1 where c_custkey < 200 \
+             order by 2 desc nulls last, 1",
+        ),
+        (
+            "select count(*) as n from orders where o_totalprice > \
+             (select c_acctbal * 20 from customer where c_custkey = o_custkey)",
+            "select count(*) as n from orders join customer on c_custkey = o_custkey \
+             where o_totalprice > c_acctbal * 20",
+        ),
+    ];
+    for single in ["0", "1000000000000"] {
+        let e = engine(&data.path, &[("squall.query.single_task_bytes", single)]).await;
+        let setting = format!("single_task_bytes={single}");
+        assert_pairs(&e, &reference, &pairs, &setting).await;
+        let sql = "select n1.n_name, (select n2.n_name from nation n2 \
+                   where n2.n_regionkey = n1.n_regionkey) from nation n1";
+        let err = e
+            .sql(sql)
+            .await
+            .err()
+            .map(|e| e.to_string())
+            .unwrap_or_default();
+        assert!(
+            err.contains("Scalar subquery returned more than one row"),
+            "{setting}: {err}"
+        );
+    }
+}
