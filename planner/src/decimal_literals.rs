@@ -80,6 +80,22 @@ impl VisitorMut for Literals {
     }
 
     fn post_visit_expr(&mut self, expr: &mut ast::Expr) -> ControlFlow<DataFusionError> {
+        if let ast::Expr::TypedString(t) = expr
+            && matches!(
+                t.data_type,
+                ast::DataType::Decimal(ast::ExactNumberInfo::None)
+                    | ast::DataType::Dec(ast::ExactNumberInfo::None)
+                    | ast::DataType::Numeric(ast::ExactNumberInfo::None)
+            )
+            && let Some(text) = t.value.value.clone().into_string()
+            && let Some((precision, scale)) = decimal_digits(&text)
+        {
+            let sql = format!("CAST('{}' AS DECIMAL({precision}, {scale}))", text.trim());
+            match crate::trino_sql::expression(&sql, "a DECIMAL literal") {
+                Ok(e) => *expr = e,
+                Err(e) => return ControlFlow::Break(e),
+            }
+        }
         if let ast::Expr::Value(v) = expr
             && let Value::Number(n, _) = &v.value
             && is_exponent(n)
@@ -92,6 +108,26 @@ impl VisitorMut for Literals {
         }
         ControlFlow::Continue(())
     }
+}
+
+/// The precision and scale of a `DECIMAL 'text'` literal, as Trino types
+/// it: its digits (leading zeros left out, at least one) and those after
+/// its point (`DECIMAL '-001.250'` is DECIMAL(4,3), `DECIMAL '.5'`
+/// DECIMAL(1,1)); DataFusion made every such literal a DECIMAL(38,10), so
+/// a Trino client's decimal parameter came back as `1.2500000000`. `None`
+/// for text that is not such a number (the cast then names it) or has more
+/// than 38 digits.
+fn decimal_digits(text: &str) -> Option<(usize, usize)> {
+    let t = text.trim();
+    let t = t.strip_prefix(['+', '-']).unwrap_or(t);
+    let (whole, fraction) = t.split_once('.').unwrap_or((t, ""));
+    let digits = |s: &str| s.bytes().all(|b| b.is_ascii_digit());
+    if !digits(whole) || !digits(fraction) || whole.len() + fraction.len() == 0 {
+        return None;
+    }
+    let whole = whole.trim_start_matches('0').len();
+    let precision = (whole + fraction.len()).max(1);
+    (precision <= 38).then_some((precision, fraction.len()))
 }
 
 /// The unnamed items holding such literals in each SELECT of `body` (both
@@ -512,6 +548,23 @@ mod tests {
             ),
             "SELECT CAST('1e5' AS DOUBLE) AS \"1e5\", x * 1.5 AS \"x * 1.5\", 2 AS \"2\", y, 1.5 AS z \
              FROM t WHERE x > CAST('2.5E-3' AS DOUBLE)"
+        );
+    }
+
+    #[test]
+    fn decimal_literals_are_typed_by_their_digits() {
+        use super::decimal_digits;
+        assert_eq!(decimal_digits("1.25"), Some((3, 2)));
+        assert_eq!(decimal_digits(" -001.250 "), Some((4, 3)));
+        assert_eq!(decimal_digits(".5"), Some((1, 1)));
+        assert_eq!(decimal_digits("0"), Some((1, 0)));
+        assert_eq!(decimal_digits("+7."), Some((1, 0)));
+        assert_eq!(decimal_digits("1e3"), None);
+        assert_eq!(decimal_digits("."), None);
+        assert_eq!(decimal_digits(&"9".repeat(39)), None);
+        assert_eq!(
+            crate::trino_sql::rewritten_text("select x from t where x > DECIMAL '12.50'", rewrite),
+            "SELECT x FROM t WHERE x > CAST('12.50' AS DECIMAL(4,2))"
         );
     }
 }

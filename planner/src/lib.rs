@@ -36,6 +36,7 @@
 pub mod any_case;
 pub mod any_name;
 pub mod at_time_zone;
+mod bare_values;
 pub mod backend;
 pub mod catalog;
 pub mod checked_arithmetic;

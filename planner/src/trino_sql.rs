@@ -66,7 +66,8 @@ pub fn expression(sql: &str, what: &str) -> Result<datafusion::sql::sqlparser::a
 
 /// `sql` as squall's parser reads it: without Trino's view `SECURITY`
 /// clause, with Trino's types in casts written as the parser's
-/// ([`trino_types`]) and `SHOW SESSION` as its query
+/// ([`trino_types`]), the bare items of `VALUES 1, 2` as rows
+/// ([`crate::bare_values`]) and `SHOW SESSION` as its query
 /// ([`crate::show_session`]); as it is when it has none of them (or does
 /// not tokenize: the parser then says why).
 pub fn prepare(sql: &str) -> Cow<'_, str> {
@@ -76,6 +77,10 @@ pub fn prepare(sql: &str) -> Cow<'_, str> {
     };
     let sql = match without_explain_options(&sql) {
         Some(plain) => Cow::Owned(plain),
+        None => sql,
+    };
+    let sql = match crate::bare_values::rows_in_parentheses(&sql) {
+        Some(rows) => Cow::Owned(rows),
         None => sql,
     };
     match crate::show_session::rewrite(&sql) {

@@ -449,3 +449,31 @@ async fn tablesample_keeps_about_its_percentage() {
         assert!(err.contains(says), "{sql}: {err}");
     }
 }
+
+/// Trino's `VALUES 1, 2` (rows of one value written without parentheses),
+/// which the parser refused, and its `DECIMAL 'text'` literal typed by its
+/// digits, which was a DECIMAL(38,10) (a Trino client's decimal parameter
+/// came back as `1.2500000000`).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bare_values_and_decimal_literals_as_trino_reads_them() {
+    let data = sf001_small_groups();
+    let engine = engine(&data.path, &[]).await;
+    for (sql, csv) in [
+        (
+            "select x, typeof(x) as t from (values 2, 1) as t(x) order by x",
+            "x,t\n1,bigint\n2,bigint\n",
+        ),
+        (
+            "select count(*) as n from nation where n_name in \
+             (select * from (values 'FRANCE', 'PERU', upper('chile')))",
+            "n\n2\n",
+        ),
+        (
+            "select typeof(decimal '1.25') as a, decimal '-001.250' as b, \
+             typeof(o_totalprice * decimal '1.1') as c from orders limit 1",
+            "a,b,c\n\"decimal(3,2)\",-1.250,\"decimal(18,3)\"\n",
+        ),
+    ] {
+        assert_eq!(squall_csv(&engine, sql).await, csv, "{sql}");
+    }
+}
