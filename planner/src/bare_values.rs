@@ -125,7 +125,10 @@ mod tests {
     #[test]
     fn bare_items_become_rows() {
         let cases = [
-            ("select * from (values 1, 2, 3) as t(x)", Some("select * from (values (1), (2), (3)) as t(x)")),
+            (
+                "select * from (values 1, 2, 3) as t(x)",
+                Some("select * from (values (1), (2), (3)) as t(x)"),
+            ),
             ("values 1, 'a'", Some("values (1), ('a')")),
             ("values (1, 'a'), (2, 'b')", None),
             ("values (1) + 2, (3)", Some("values ((1) + 2), (3)")),

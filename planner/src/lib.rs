@@ -36,8 +36,8 @@
 pub mod any_case;
 pub mod any_name;
 pub mod at_time_zone;
-mod bare_values;
 pub mod backend;
+mod bare_values;
 pub mod catalog;
 pub mod checked_arithmetic;
 pub mod coordinator;
@@ -77,6 +77,7 @@ pub mod scalar_subquery;
 pub mod schema_merge;
 pub mod select_names;
 pub mod series;
+mod session_schema;
 pub mod set_stars;
 pub mod show_session;
 pub mod sort_keys;

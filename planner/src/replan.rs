@@ -68,6 +68,15 @@ async fn rewritten_and_planned(
     let statement = crate::select_names::rewrite(statement)?;
     let statement = crate::decimal_literals::rewrite(statement)?;
     let catalog = &state.config_options().catalog;
+    let existing = ctx
+        .catalog(&catalog.default_catalog)
+        .map(|c| c.schema_names())
+        .unwrap_or_default();
+    let statement = crate::session_schema::rewrite(
+        statement,
+        &catalog.default_schema,
+        crate::session_schema::renamed(identity.schema.as_deref(), &existing),
+    )?;
     let statement = crate::trino_functions::rewrite(
         statement,
         identity,

@@ -103,25 +103,26 @@ impl VisitorMut for Sampled {
         let alias = outer.map(|n| format!(" AS {n}")).unwrap_or_default();
         let sql =
             format!("SELECT * FROM (SELECT * FROM {factor} WHERE random() * 100 < ({p})){alias}");
-        match sampled_factor(&sql) {
-            Ok(sampled) => {
+        match factor_of(&sql) {
+            Some(sampled) => {
                 *factor = sampled;
                 ControlFlow::Continue(())
             }
-            Err(e) => ControlFlow::Break(e),
+            None => ControlFlow::Break(refused(format!("cannot read {sql}"))),
         }
     }
 }
 
-/// The one table factor of the query `sql`.
-fn sampled_factor(sql: &str) -> Result<TableFactor> {
-    let statements = Parser::parse_sql(&GenericDialect {}, sql)
-        .map_err(|e| refused(format!("cannot read {sql}: {e}")))?;
+/// The one table factor of the query `sql` (squall's own text, in the
+/// generic dialect: `SELECT * REPLACE (...)` too); `None` if it does not
+/// parse as one.
+pub(crate) fn factor_of(sql: &str) -> Option<TableFactor> {
+    let statements = Parser::parse_sql(&GenericDialect {}, sql).ok()?;
     if let Some(datafusion::sql::sqlparser::ast::Statement::Query(query)) = statements.first()
         && let SetExpr::Select(select) = query.body.as_ref()
         && let Some(from) = select.from.first()
     {
-        return Ok(from.relation.clone());
+        return Some(from.relation.clone());
     }
-    Err(refused(format!("cannot read {sql}")))
+    None
 }

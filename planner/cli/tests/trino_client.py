@@ -352,6 +352,23 @@ def run_checks(binary, catalog, host, port):
         check([tuple(r) for r in counted] == [(r, 5) for r in range(5)], f"sqlalchemy rows {counted}")
     finally:
         engine.dispose()
+    # Connected with a schema the catalog does not have (any name finds its
+    # tables), the catalog's description lists them under that name too:
+    # reflection found no table.
+    engine = sqlalchemy.create_engine(f"trino://test@{host}:{port}/squall/default")
+    try:
+        inspector = sqlalchemy.inspect(engine)
+        schemas = set(inspector.get_schema_names())
+        check({"default", "public"} <= schemas, f"sqlalchemy schemas of schema default {schemas}")
+        tables = set(inspector.get_table_names())
+        check({"lineitem", "nation", "orders"} <= tables, f"sqlalchemy tables of schema default {tables}")
+        columns = [c["name"] for c in inspector.get_columns("nation")]
+        check(columns == ["n_nationkey", "n_name", "n_regionkey", "n_comment"], f"columns {columns}")
+        with engine.connect() as c:
+            shown = {r[0] for r in c.execute(sqlalchemy.text("show tables")).fetchall()}
+        check(shown == tables, f"show tables of schema default {shown}")
+    finally:
+        engine.dispose()
     print("sqlalchemy: ok")
 
     # SET SESSION comes back as a session property of the client.
