@@ -39,7 +39,9 @@ impl VisitorMut for Distinct {
         // An item holding a scalar subquery keeps its text as its name,
         // whatever the subquery's own item is named below.
         name_by_text(&mut query.body, holds_subquery);
+        name_trino_casts(&mut query.body);
         distinct_names(&mut query.body, self.every);
+        distinct_aliases(&mut query.body);
         ControlFlow::Continue(())
     }
 
@@ -70,6 +72,83 @@ pub fn name_by_text(body: &mut SetExpr, rewritten: impl Fn(&Expr) -> bool) {
     }
 }
 
+/// Every unnamed item holding a cast to an array, map, row or JSON, which
+/// squall's parser reads as `squall_json_cast(x, 'arrow type', try)` and
+/// `squall_to_json(x)` (`crate::trino_sql`), named by the casts as Trino
+/// writes them (`CAST(x AS row(a integer, b varchar))`), not by those calls.
+fn name_trino_casts(body: &mut SetExpr) {
+    use datafusion::sql::sqlparser::ast::{
+        CastKind, DataType as SqlType, FunctionArg, FunctionArgExpr, FunctionArguments, ObjectName,
+        visit_expressions_mut,
+    };
+    use squall_core::trino_udfs::json_cast::{JSON_CAST, TO_JSON};
+    let SetExpr::Select(select) = body else {
+        return;
+    };
+    // The cast a call stands for, if it is one of them.
+    let cast_of = |e: &Expr| -> Option<Expr> {
+        let Expr::Function(f) = e else { return None };
+        let name = f.name.to_string().to_ascii_lowercase();
+        let FunctionArguments::List(list) = &f.args else {
+            return None;
+        };
+        let args: Vec<&Expr> = list
+            .args
+            .iter()
+            .filter_map(|a| match a {
+                FunctionArg::Unnamed(FunctionArgExpr::Expr(e)) => Some(e),
+                _ => None,
+            })
+            .collect();
+        let (value, type_name, kind) = match (name.as_str(), args.as_slice()) {
+            (n, [x]) if n == TO_JSON => ((*x).clone(), "JSON".to_string(), CastKind::Cast),
+            (n, [x, Expr::Value(t), Expr::Value(try_)]) if n == JSON_CAST => {
+                let arrow: arrow::datatypes::DataType =
+                    t.value.clone().into_string()?.parse().ok()?;
+                let kind = match try_.value.to_string().as_str() {
+                    "true" => CastKind::TryCast,
+                    _ => CastKind::Cast,
+                };
+                let trino = crate::trino_types::trino_type(&arrow).display_name();
+                ((*x).clone(), trino, kind)
+            }
+            _ => return None,
+        };
+        Some(Expr::Cast {
+            kind,
+            expr: Box::new(value),
+            data_type: SqlType::Custom(ObjectName::from(vec![Ident::new(type_name)]), vec![]),
+            array: false,
+            format: None,
+        })
+    };
+    for item in &mut select.projection {
+        let SelectItem::UnnamedExpr(e) = item else {
+            continue;
+        };
+        // A field of the row (`CAST(... AS row(k bigint)).k`) is named by
+        // the field, as Trino names it (`crate::row_fields`).
+        if matches!(e, Expr::CompoundFieldAccess { .. }) {
+            continue;
+        }
+        let mut named = e.clone();
+        let mut found = false;
+        let _ = visit_expressions_mut(&mut named, |x| {
+            if let Some(cast) = cast_of(x) {
+                *x = cast;
+                found = true;
+            }
+            ControlFlow::<()>::Continue(())
+        });
+        if found {
+            *item = SelectItem::ExprWithAlias {
+                expr: e.clone(),
+                alias: Ident::with_quote('"', named.to_string()),
+            };
+        }
+    }
+}
+
 /// Whether `e` is or holds a scalar subquery.
 fn holds_subquery(e: &Expr) -> bool {
     datafusion::sql::sqlparser::ast::visit_expressions(e, |x| match x {
@@ -92,6 +171,53 @@ fn name_scalar_value(body: &mut SetExpr) {
             expr: value.clone(),
             alias: Ident::new("__squall_value"),
         };
+    }
+}
+
+/// Items named alike by their aliases (`SELECT 1 AS x, 2 AS x`, which
+/// Trino answers; or two items of the same text named by it, `SELECT
+/// (SELECT 1), (SELECT 1)`): each later one's alias gets `_2`, `_3`, ...
+/// (not taken by another item).
+fn distinct_aliases(body: &mut SetExpr) {
+    let select = match body {
+        SetExpr::Select(select) => select,
+        SetExpr::SetOperation { left, right, .. } => {
+            distinct_aliases(left);
+            distinct_aliases(right);
+            return;
+        }
+        _ => return,
+    };
+    let aliases = |select: &datafusion::sql::sqlparser::ast::Select| -> Vec<String> {
+        select
+            .projection
+            .iter()
+            .filter_map(|item| match item {
+                SelectItem::ExprWithAlias { alias, .. } => Some(alias.value.to_lowercase()),
+                _ => None,
+            })
+            .collect()
+    };
+    let all = aliases(select);
+    if all.iter().collect::<HashSet<_>>().len() == all.len() {
+        return;
+    }
+    let mut taken: HashSet<String> = all.into_iter().collect();
+    let mut seen: HashSet<String> = HashSet::new();
+    for item in &mut select.projection {
+        let SelectItem::ExprWithAlias { alias, .. } = item else {
+            continue;
+        };
+        if seen.insert(alias.value.to_lowercase()) {
+            continue;
+        }
+        let renamed = (2..)
+            .map(|n| format!("{}_{n}", alias.value))
+            .find(|a| !taken.contains(&a.to_lowercase()))
+            .unwrap_or_default();
+        taken.insert(renamed.to_lowercase());
+        seen.insert(renamed.to_lowercase());
+        *alias = Ident::with_quote('"', renamed);
     }
 }
 
@@ -217,6 +343,27 @@ mod tests {
         );
         let kept = "SELECT a, b, c AS a FROM t UNION ALL SELECT x, y, z FROM u";
         assert_eq!(rewritten(kept), kept);
+        assert_eq!(
+            rewritten("select 1 as x, 2 as X, 3 as x_2, (select 4), (select 4) from t"),
+            "SELECT 1 AS x, 2 AS \"X_3\", 3 AS x_2, (SELECT 4 AS __squall_value) AS \"(SELECT 4)\", \
+             (SELECT 4 AS __squall_value) AS \"(SELECT 4)_2\" FROM t"
+        );
+    }
+
+    #[test]
+    fn casts_to_nested_types_are_named_as_written() {
+        assert_eq!(
+            rewritten(
+                "select cast(r as row(x int, y varchar)), try_cast(j as array(bigint)), \
+                 cast(m as json) as named, cardinality(cast(a as array(int))) from t"
+            ),
+            "SELECT squall_json_cast(r, 'Struct(\"x\": Int32, \"y\": Utf8)', false) \
+             AS \"CAST(r AS row(x integer, y varchar))\", \
+             squall_json_cast(j, 'List(Int64)', true) AS \"TRY_CAST(j AS array(bigint))\", \
+             squall_to_json(m) AS named, \
+             cardinality(squall_json_cast(a, 'List(Int32)', false)) \
+             AS \"cardinality(CAST(a AS array(integer)))\" FROM t"
+        );
     }
 
     #[tokio::test]
