@@ -9,10 +9,13 @@
 //! (`information_schema.tables WHERE table_schema = 'default'`: SQLAlchemy's
 //! `get_table_names`, so pandas and Superset) found none, and reflecting a
 //! table failed with "no such table". Where the session's schema is not one
-//! the catalog has, a statement reading the catalog's description
-//! (information_schema's tables, `system.jdbc`'s and `system.metadata`'s)
-//! finds the default schema's rows under both names, as both names find its
-//! tables (`SHOW SCHEMAS` lists both).
+//! the catalog has, a statement reading the catalog's tables, columns and
+//! views (information_schema's, `system.jdbc.tables`,
+//! `system.metadata.table_comments`) finds the default schema's rows under
+//! both names, as both names find its tables. The lists of schemas
+//! (`SHOW SCHEMAS`, `information_schema.schemata`) do not list the
+//! session's: a tool that creates its schema when it is not listed (dbt)
+//! still creates it, and its tables then go there.
 
 use std::ops::ControlFlow;
 
@@ -55,8 +58,7 @@ struct Renamed {
 fn schema_column(schema: &str, table: &str) -> Option<&'static str> {
     match (schema, table) {
         ("information_schema", "tables" | "columns" | "views") => Some("table_schema"),
-        ("information_schema", "schemata") => Some("schema_name"),
-        ("jdbc", "schemas" | "tables") => Some("table_schem"),
+        ("jdbc", "tables") => Some("table_schem"),
         ("metadata", "table_comments" | "materialized_views") => Some("schema_name"),
         _ => None,
     }

@@ -201,11 +201,12 @@ async fn run_task(
         }
     };
     if let Err(e) = &result {
-        // An execution error's text can quote data values (a failed cast, a
-        // bad literal): it goes to the coordinator, and to the log only at
-        // debug level. The other kinds name squall's own conditions.
+        // An execution or data error's text can quote data values (a
+        // failed cast, a bad literal): it goes to the coordinator, and to
+        // the log only at debug level. The other kinds name squall's own
+        // conditions.
         let kind = failure_kind(e);
-        if kind == FailureKind::Execution {
+        if matches!(kind, FailureKind::Execution | FailureKind::Data) {
             tracing::info!(error_kind = %kind, "task failed");
             tracing::debug!(error = %e, "task failed");
         } else {

@@ -89,3 +89,34 @@ async fn undecodable_payloads_fail_the_query_naming_stage_and_task() {
     assert_eq!(count_files(engine.exchange_root()), 0);
     assert_eq!(engine.open_queues(), 0);
 }
+
+/// A function refusing the values it meets (`make_date` of month 13, `chr`
+/// of a negative code, `split_part` of field 0) fails the query at the
+/// first attempt: the same rows fail every attempt, and each attempt was
+/// another invocation of every task of the stage.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn values_a_function_refuses_are_not_retried() {
+    let data = sf001_small_groups();
+    let engine = engine(&data.path, &[("squall.scan.target_task_bytes", "100000")]).await;
+    for (sql, says) in [
+        (
+            "select max(make_date(2020, l_linenumber + 12, 1)) from lineitem",
+            "out of range",
+        ),
+        (
+            "select max(chr(-l_linenumber)) from lineitem",
+            "invalid Unicode",
+        ),
+        (
+            "select max(split_part(l_comment, ' ', 0)) from lineitem",
+            "zero",
+        ),
+    ] {
+        let err = engine.sql(sql).await.unwrap_err().to_string();
+        assert!(
+            err.contains("1 attempt") && err.contains(says),
+            "{sql}: {err}"
+        );
+    }
+    assert_eq!(count_files(engine.exchange_root()), 0);
+}

@@ -36,13 +36,14 @@ pub(super) fn failure_kind(e: &SquallError) -> FailureKind {
             // does not line up, a field of a value that is not a
             // constant): the same plan is wrong in any attempt.
             DataFusionError::Plan(_) | DataFusionError::SchemaError(..) => FailureKind::Plan,
-            DataFusionError::Execution(m)
-                if m.starts_with(crate::scalar_subquery::TOO_MANY_ROWS)
-                    || m.starts_with(crate::exec::RECURSION_TOO_DEEP)
-                    || crate::trino_udfs::is_argument_error(m) =>
-            {
-                FailureKind::Data
-            }
+            // A function refusing its arguments (`make_date` of month 13,
+            // `chr` of a negative code, a text `date_parse` cannot read, a
+            // second row of a scalar subquery): DataFusion's and squall's
+            // functions raise execution errors over the rows they are given,
+            // which the same rows raise again. squall's own requests fail
+            // otherwise (`External`, `ObjectStore`, `IoError`); an execution
+            // error that reads as a failed request is retried.
+            DataFusionError::Execution(m) if !reads_as_a_request(m) => FailureKind::Data,
             // A value the SQL cannot compute (a division by zero, an
             // overflow, a string that is not a number): the same rows fail
             // again.
@@ -79,6 +80,28 @@ pub(super) fn failure_kind(e: &SquallError) -> FailureKind {
         },
         _ => FailureKind::Execution,
     }
+}
+
+/// Whether an execution error's message reads as a request that failed
+/// (which another attempt may not meet) rather than a value.
+fn reads_as_a_request(message: &str) -> bool {
+    let lower = message.to_ascii_lowercase();
+    [
+        "timed out",
+        "timeout",
+        "connection",
+        "broken pipe",
+        "temporarily",
+        "unavailable",
+        "throttl",
+        "slow down",
+        "slowdown",
+        "too many requests",
+        "i/o error",
+        "io error",
+    ]
+    .iter()
+    .any(|w| lower.contains(w))
 }
 
 /// The files the scans of `plan` read, in order.

@@ -237,6 +237,21 @@ fn internal_errors_and_plan_failures_are_not_retryable_kinds() {
         crate::scalar_subquery::TOO_MANY_ROWS.into(),
     ));
     assert_eq!(failure_kind(&rows), FailureKind::Data);
+    // A function refusing its arguments fails the same way every attempt;
+    // a message of a failed request may not.
+    for (message, kind) in [
+        ("Month value '13' is out of range", FailureKind::Data),
+        ("invalid Unicode scalar value: -1", FailureKind::Data),
+        ("field position must not be zero", FailureKind::Data),
+        ("request timed out after 30s", FailureKind::Execution),
+        ("connection reset by peer", FailureKind::Execution),
+    ] {
+        let e = SquallError::DataFusion(DataFusionError::Context(
+            "executing".into(),
+            Box::new(DataFusionError::Execution(message.into())),
+        ));
+        assert_eq!(failure_kind(&e), kind, "{message}");
+    }
     let plan = SquallError::DataFusion(DataFusionError::Context(
         "executing".into(),
         Box::new(DataFusionError::Plan(
