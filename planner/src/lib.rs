@@ -98,6 +98,7 @@ pub mod type_of;
 mod using_joins;
 pub mod varchar_length;
 pub mod window_filter;
+mod window_names;
 mod with_ties;
 
 pub use coordinator::QueryProgress;

@@ -61,6 +61,7 @@ async fn rewritten_and_planned(
     let statement = crate::at_time_zone::rewrite(statement)?;
     let statement = crate::table_sample::rewrite(statement)?;
     let statement = crate::varchar_length::rewrite(statement)?;
+    let statement = crate::window_names::rewrite(statement)?;
     let statement = crate::window_filter::rewrite(statement)?;
     let statement = crate::like_escape::rewrite(statement)?;
     let statement = crate::using_joins::rewrite(statement)?;

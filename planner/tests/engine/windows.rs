@@ -215,3 +215,40 @@ async fn filtered_window_aggregates_count_only_their_rows() {
         "{err}"
     );
 }
+
+/// A named window refined in `OVER (w ...)` or referred to as `OVER (w)`
+/// is that window (DataFusion dropped it: `sum(n) OVER (w)` summed the
+/// whole table), staged, against the same windows written out, which
+/// single-node DataFusion answers.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn named_windows_refined_in_over_keep_their_partitions() {
+    let data = sf001_small_groups();
+    let engine = engine(&data.path, &[("squall.scan.target_task_bytes", "100000")]).await;
+    let reference = single_node(&data.path).await;
+    let named = "select l_orderkey, l_linenumber, sum(l_quantity) over (w) as s, \
+                 last_value(l_linenumber) over (w rows between current row and unbounded following) as lv, \
+                 count(*) over (v order by l_linenumber) as c, rank() over w as r \
+                 from lineitem where l_orderkey < 200 \
+                 window w as (partition by l_orderkey order by l_linenumber), v as (partition by l_orderkey) \
+                 order by 1, 2";
+    let written = "select l_orderkey, l_linenumber, \
+                   sum(l_quantity) over (partition by l_orderkey order by l_linenumber) as s, \
+                   last_value(l_linenumber) over (partition by l_orderkey order by l_linenumber \
+                     rows between current row and unbounded following) as lv, \
+                   count(*) over (partition by l_orderkey order by l_linenumber) as c, \
+                   rank() over (partition by l_orderkey order by l_linenumber) as r \
+                   from lineitem where l_orderkey < 200 order by 1, 2";
+    let expected = single_node_csv(&reference, written).await;
+    assert_same(
+        "named windows",
+        &expected,
+        &squall_csv(&engine, named).await,
+        named,
+    );
+    let e = engine
+        .sql("select sum(n_nationkey) over (w order by n_name) from nation window w as (order by n_regionkey)")
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("already has an ORDER BY"), "{e}");
+}
