@@ -5,6 +5,7 @@ use super::*;
 use crate::plan_check::LOST_PROPERTIES;
 use crate::split::ScanUnits;
 use crate::stages::{Stage, estimated_rows};
+use datafusion::error::DataFusionError;
 use datafusion::physical_plan::ExecutionPlan;
 use datafusion::physical_plan::aggregates::AggregateExec;
 use squall_core::exchange::Compression;
@@ -38,7 +39,10 @@ async fn stages_and_plan_at(
 ) -> Result<(StagedPlan, SessionState, Arc<dyn ExecutionPlan>)> {
     let squall = SquallConfig::from_session(state.config());
     state.config_mut().options_mut().execution.target_partitions = partitions;
-    let physical = state.create_physical_plan(plan).await?;
+    let physical = state
+        .create_physical_plan(plan)
+        .await
+        .map_err(undecorrelated)?;
     let mut staged = match split_stages(Arc::clone(&physical), partitions) {
         Ok(staged) => staged,
         // A plan some of whose operators rely on what an exchange does not
@@ -59,6 +63,37 @@ async fn stages_and_plan_at(
 const UNCUT: &str = "an order it relies on does not survive an exchange";
 
 /// Whether `staged` is a plan that could not be cut ([`UNCUT`]).
+/// DataFusion's refusal of a subquery its optimizer could not turn into a
+/// join ("Physical plan does not support logical expression
+/// OuterReferenceColumn(...)"), said as what it is and what to write
+/// instead; any other error as it is.
+pub(crate) fn undecorrelated(e: DataFusionError) -> DataFusionError {
+    let message = e.to_string();
+    if !message.contains("Physical plan does not support logical expression") {
+        return e;
+    }
+    let what = [
+        "OuterReferenceColumn",
+        "ScalarSubquery",
+        "Exists",
+        "InSubquery",
+    ]
+    .into_iter()
+    .find(|w| message.contains(w));
+    match what {
+        Some(_) => DataFusionError::NotImplemented(
+            "a correlated subquery squall cannot plan as a join: a subquery (or LATERAL) that \
+             refers to the outer query is planned as a join on equalities with the outer \
+             query's columns, and one correlated by another comparison, or with ORDER BY and \
+             LIMIT inside, is not supported; write it as a join, or rank the rows with a \
+             window function (row_number() OVER (PARTITION BY ... ORDER BY ...)) and keep \
+             the first"
+                .into(),
+        ),
+        None => e,
+    }
+}
+
 fn uncut(staged: &StagedPlan) -> bool {
     matches!(
         staged.stages.as_slice(),
@@ -275,7 +310,9 @@ impl Planner {
                 physical
             } else {
                 state.config_mut().options_mut().execution.target_partitions = partitions;
-                Box::pin(state.create_physical_plan(plan)).await?
+                Box::pin(state.create_physical_plan(plan))
+                    .await
+                    .map_err(undecorrelated)?
             };
             let reason = if limit == u64::MAX {
                 "one process"

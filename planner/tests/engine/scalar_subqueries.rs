@@ -173,3 +173,32 @@ async fn correlated_scalar_subqueries_answer_without_an_aggregate() {
         );
     }
 }
+
+/// A correlated subquery DataFusion cannot turn into a join (correlated by
+/// a comparison other than equality with ORDER BY and LIMIT, a LATERAL top
+/// row) fails saying so and what to write instead, not with DataFusion's
+/// "Physical plan does not support logical expression
+/// OuterReferenceColumn(...)"; staged and as one task.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn subqueries_that_cannot_be_joins_say_so() {
+    let data = sf001_small_groups();
+    for settings in [
+        &[][..],
+        &[("squall.query.single_task_bytes", "1000000000000")][..],
+    ] {
+        let engine = engine(&data.path, settings).await;
+        for sql in [
+            "select n1.n_name, (select n_name from nation n2 where n2.n_nationkey > n1.n_nationkey \
+             order by n_nationkey limit 1) from nation n1",
+            "select n1.n_name, n2.n_name from nation n1 cross join lateral (select n_name from \
+             nation n2 where n2.n_regionkey = n1.n_regionkey order by n_nationkey limit 1) n2",
+        ] {
+            let e = engine.sql(sql).await.unwrap_err().to_string();
+            assert!(
+                e.contains("correlated subquery squall cannot plan as a join")
+                    && e.contains("row_number()"),
+                "{sql}: {e}"
+            );
+        }
+    }
+}
