@@ -202,3 +202,48 @@ async fn subqueries_that_cannot_be_joins_say_so() {
         }
     }
 }
+
+/// `x op ALL|ANY (subquery)` of a correlated subquery (the order that tops
+/// its customer's): the subquery's rows are asked directly (DataFusion
+/// decorrelated no outer column inside the derived table squall wrote, and
+/// failed with "No field named __correlated_sq_1..."), staged, against the
+/// same questions as joins and `NOT EXISTS`, which single-node DataFusion
+/// answers.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn correlated_quantified_comparisons_answer() {
+    let data = sf001_small_groups();
+    let engine = engine(&data.path, &[("squall.scan.target_task_bytes", "100000")]).await;
+    let reference = single_node(&data.path).await;
+    let tops = "(select o_custkey as k, max(o_totalprice) as m from orders group by 1) t";
+    for (sql, same) in [
+        (
+            "select count(*) as n from orders o where o.o_totalprice > all (select o2.o_totalprice \
+             from orders o2 where o2.o_custkey = o.o_custkey and o2.o_orderkey <> o.o_orderkey)"
+                .to_string(),
+            "select count(*) as n from orders o where not exists (select 1 from orders o2 \
+             where o2.o_custkey = o.o_custkey and o2.o_orderkey <> o.o_orderkey \
+             and o2.o_totalprice >= o.o_totalprice)"
+                .to_string(),
+        ),
+        (
+            // Unqualified: the outer column must not be read as the
+            // subquery's own column of the same name.
+            "select count(*) as n from orders o where o_totalprice < any \
+             (select o2.o_totalprice from orders o2 where o2.o_custkey = o.o_custkey)"
+                .to_string(),
+            format!("select count(*) as n from orders o join {tops} on t.k = o.o_custkey where o.o_totalprice < t.m"),
+        ),
+        (
+            "select o_orderkey, o.o_totalprice >= all (select o2.o_totalprice from orders o2 \
+             where o2.o_custkey = o.o_custkey) as top from orders o where o_custkey < 50 order by 1"
+                .to_string(),
+            format!(
+                "select o_orderkey, o.o_totalprice >= t.m as top from orders o join {tops} \
+                 on t.k = o.o_custkey where o_custkey < 50 order by 1"
+            ),
+        ),
+    ] {
+        let expected = single_node_csv(&reference, &same).await;
+        assert_same("quantified", &expected, &squall_csv(&engine, &sql).await, &sql);
+    }
+}
