@@ -390,10 +390,9 @@ impl Engine {
         };
         self.roots.check_plan(&plan)?;
         if let LogicalPlan::Statement(datafusion::logical_expr::Statement::SetVariable(set)) = &plan
+            && let Some((key, _)) = crate::trino_session::as_setting(&set.variable, &set.value)?
         {
-            if let Some((key, _)) = crate::trino_session::as_setting(&set.variable, &set.value)? {
-                check_session_setting(&key)?;
-            }
+            check_session_setting(&key)?;
         }
         match plan {
             LogicalPlan::Explain(explain) => {

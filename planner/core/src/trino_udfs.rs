@@ -42,6 +42,7 @@ mod moments;
 pub mod multimap;
 mod reduce;
 mod regexp_arrays;
+mod regexp_position;
 pub mod sort_by;
 pub mod top_n;
 pub mod unnest_part;
@@ -157,6 +158,7 @@ pub fn functions() -> Vec<ScalarUDF> {
             binary_length::function(),
             cardinality::function(),
             duration::function(),
+            regexp_position::function(),
         ])
         .chain(regexp_arrays::functions())
         .chain(array_pieces::functions())

@@ -265,3 +265,33 @@ async fn bigint_shifts_as_trino_shifts() {
         "negative,cleared,n\n0,0,15000\n"
     );
 }
+
+/// Trino's `regexp_position`, staged, against `strpos` where the pattern
+/// is a plain word (the first match is the first occurrence).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn regexp_position_finds_what_strpos_finds() {
+    let data = sf001_small_groups();
+    let engine = engine(&data.path, &[("squall.scan.target_task_bytes", "50000")]).await;
+    assert_eq!(
+        squall_csv(
+            &engine,
+            "select count(*) filter (where regexp_position(o_comment, 'the') \
+                 <> case when strpos(o_comment, 'the') = 0 then -1 else strpos(o_comment, 'the') end) as first, \
+             count(*) filter (where regexp_position(o_comment, 'e', strpos(o_comment, 'e') + 1) \
+                 not in (-1) and regexp_position(o_comment, 'e', 1, 2) \
+                 <> regexp_position(o_comment, 'e', strpos(o_comment, 'e') + 1)) as second, \
+             count(*) as n from orders"
+        )
+        .await,
+        "first,second,n\n0,0,15000\n"
+    );
+    let e = engine
+        .sql("select regexp_position('abc', 'b', 0)")
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("regexp_position") && e.contains("1 or more"),
+        "{e}"
+    );
+}

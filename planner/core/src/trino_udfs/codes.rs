@@ -70,7 +70,7 @@ pub(super) fn luhn_check(args: &[Arg]) -> Result<Option<bool>> {
             }
         })
         .sum();
-    Ok(Some(sum % 10 == 0))
+    Ok(Some(sum.is_multiple_of(10)))
 }
 
 /// `bit_count(x, bits)`: the bits set in `x` written in two's complement
