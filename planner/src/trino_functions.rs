@@ -47,6 +47,7 @@
 //! | `try(e)` | `e` with its casts as `TRY_CAST` and its divisions by zero NULL (other errors still fail) |
 //! | `from_iso8601_timestamp(s)`, `current_timezone()`, `date(x)` | `to_timestamp(s)`, `'UTC'`, `CAST(x AS DATE)` |
 //! | `format_datetime(t, f)`, `parse_datetime(s, f)` (Java's letters: `yyyy-MM-dd HH:mm:ss.SSS`, `EEE`, `'text'`) | `to_char`, `to_timestamp` with chrono's letters |
+//! | `to_char(x, f)`, `to_date(s, f)`, `to_timestamp(s, f)` (Teradata's formats: `yyyy-mm-dd hh24:mi:ss`; [`teradata`]) | the same with chrono's letters |
 //! | `to_hex(b)`, `from_hex(s)` | `upper(encode(b, 'hex'))`, `decode(s, 'hex')` |
 //! | `current_user`, `current_catalog`, `current_schema`, `localtimestamp`, `localtime` | the session's user, catalog and schema; `now()` without its zone |
 //!
@@ -63,6 +64,7 @@ use std::ops::ControlFlow;
 mod dates;
 mod maps;
 mod rest;
+mod teradata;
 
 use datafusion::error::{DataFusionError, Result};
 use datafusion::sql::parser::Statement;
@@ -447,7 +449,10 @@ fn rewritten(function: &mut Function) -> Result<Option<Expr>> {
             b = a(0)
         ),
         ("from_base64", 1) => format!("decode({}, 'base64')", a(0)),
-        _ => match maps::rewritten(&name, &args)?.or(rest::rewritten(&name, &args)?) {
+        _ => match maps::rewritten(&name, &args)?
+            .or(rest::rewritten(&name, &args)?)
+            .or(teradata::rewritten(&name, &args)?)
+        {
             Some(sql) => sql,
             None => return Ok(None),
         },

@@ -295,3 +295,30 @@ async fn regexp_position_finds_what_strpos_finds() {
         "{e}"
     );
 }
+
+/// Trino's Teradata `to_char`, `to_date` and `to_timestamp` read Teradata's
+/// formats (DataFusion's functions of those names read chrono's, and
+/// `to_char(d, 'yyyy-mm-dd')` was the text `yyyy-mm-dd`), staged, against
+/// DataFusion's own functions given chrono's formats.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn teradata_date_formats_read_as_trino_reads_them() {
+    let data = sf001_small_groups();
+    let engine = engine(&data.path, &[("squall.scan.target_task_bytes", "50000")]).await;
+    let reference = single_node(&data.path).await;
+    let sql = "select o_orderkey, to_char(o_orderdate, 'yyyy/mm/dd') as t, \
+               to_date(to_char(o_orderdate, 'dd.mm.yyyy'), 'dd.mm.yyyy') as d \
+               from orders where o_orderkey < 100 order by 1";
+    let expected = single_node_csv(
+        &reference,
+        "select o_orderkey, to_char(o_orderdate, '%Y/%m/%d') as t, o_orderdate as d \
+         from orders where o_orderkey < 100 order by 1",
+    )
+    .await;
+    assert_same("teradata", &expected, &squall_csv(&engine, sql).await, sql);
+    let e = engine
+        .sql("select to_char(date '2020-01-02', 'Month dd')")
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("not a Teradata date format"), "{e}");
+}
