@@ -138,6 +138,12 @@ async fn trino_statistics_top_n_reduce_and_hashes() {
              \"93 weeks, 1 day, 8 hours, 31 minutes, 3 seconds\",2020,2.0,\
              A9993E364706816ABA3E25717850C26C9CD0D89D\n",
         ),
+        (
+            "select array_join(split_to_multimap('a=1,b=2,a=3,', ',', '=')['a'], '+') as a, \
+             cardinality(split_to_multimap('a=1,b=2,a=3', ',', '=')) as n, \
+             cardinality(split_to_multimap('', ',', '=')) as e",
+            "a,n,e\n1+3,2,0\n",
+        ),
     ] {
         assert_eq!(squall_csv(&engine, sql).await, csv, "{sql}");
     }
@@ -147,6 +153,10 @@ async fn trino_statistics_top_n_reduce_and_hashes() {
             "duplicate keys (a)",
         ),
         ("select split_to_map('a', ',', '=')", "exactly once"),
+        (
+            "select split_to_multimap('a=1,b', ',', '=')",
+            "split_to_multimap: the key-value delimiter must appear exactly once",
+        ),
         (
             "select approx_most_frequent(n_nationkey, n_regionkey, 10) from nation",
             "positive integer constant",

@@ -3,7 +3,8 @@
 //! checksum as BIGINT),
 //! `split_to_map(s, entry_delimiter, key_value_delimiter)` (a map of text,
 //! refusing a repeated key or an entry without exactly one key-value
-//! delimiter, as Trino does) and `human_readable_seconds(x)`
+//! delimiter, as Trino does), `split_to_multimap` (the same, each key's
+//! values in an array, in the order met) and `human_readable_seconds(x)`
 //! (`1 hour, 2 minutes, 42 seconds`, in weeks, days, hours, minutes and
 //! seconds, rounded to the second) and `format_number(x)` (`123K`, `1.23M`:
 //! three significant digits and a unit, as Trino writes it). NULL in, NULL
@@ -30,6 +31,7 @@ enum Kind {
     Sha1,
     Crc32,
     SplitToMap,
+    SplitToMultimap,
     HumanReadableSeconds,
     FormatNumber,
 }
@@ -40,6 +42,7 @@ pub(super) fn functions() -> Vec<ScalarUDF> {
         (Kind::Sha1, 1),
         (Kind::Crc32, 1),
         (Kind::SplitToMap, 3),
+        (Kind::SplitToMultimap, 3),
         (Kind::HumanReadableSeconds, 1),
         (Kind::FormatNumber, 1),
     ]
@@ -70,6 +73,22 @@ fn text_map() -> DataType {
     )
 }
 
+/// `map(varchar, array(varchar))`, as the multimap functions build it.
+fn text_multimap() -> DataType {
+    let entries = Fields::from(vec![
+        Field::new("keys", DataType::Utf8, false),
+        Field::new(
+            "values",
+            DataType::List(Arc::new(Field::new("item", DataType::Utf8, true))),
+            true,
+        ),
+    ]);
+    DataType::Map(
+        Arc::new(Field::new("entries", DataType::Struct(entries), false)),
+        false,
+    )
+}
+
 impl ScalarUDFImpl for Function {
     fn name(&self) -> &str {
         match self.kind {
@@ -77,6 +96,7 @@ impl ScalarUDFImpl for Function {
             Kind::Sha1 => "sha1",
             Kind::Crc32 => "crc32",
             Kind::SplitToMap => "split_to_map",
+            Kind::SplitToMultimap => "split_to_multimap",
             Kind::HumanReadableSeconds => "human_readable_seconds",
             Kind::FormatNumber => "format_number",
         }
@@ -91,6 +111,7 @@ impl ScalarUDFImpl for Function {
             Kind::XxHash64 | Kind::Sha1 => DataType::Binary,
             Kind::Crc32 => DataType::Int64,
             Kind::SplitToMap => text_map(),
+            Kind::SplitToMultimap => text_multimap(),
             Kind::HumanReadableSeconds | Kind::FormatNumber => DataType::Utf8,
         })
     }
@@ -172,6 +193,58 @@ impl ScalarUDFImpl for Function {
                 }
                 Arc::new(b.finish())
             }
+            Kind::SplitToMultimap => {
+                let [s, entry, kv] = [0, 1, 2].map(|i| arg(i, &DataType::Utf8));
+                let (s, entry, kv) = (s?, entry?, kv?);
+                let (s, entry, kv) = (
+                    s.as_string::<i32>(),
+                    entry.as_string::<i32>(),
+                    kv.as_string::<i32>(),
+                );
+                let mut b = MapBuilder::new(
+                    Some(arrow::array::MapFieldNames {
+                        entry: "entries".into(),
+                        key: "keys".into(),
+                        value: "values".into(),
+                    }),
+                    StringBuilder::new(),
+                    arrow::array::ListBuilder::new(StringBuilder::new()),
+                );
+                for row in 0..rows {
+                    if s.is_null(row) || entry.is_null(row) || kv.is_null(row) {
+                        b.append(false)?;
+                        continue;
+                    }
+                    // Each key once, in the order first met, with its values
+                    // in the order met.
+                    let pairs = entries(
+                        "split_to_multimap",
+                        s.value(row),
+                        entry.value(row),
+                        kv.value(row),
+                    )?;
+                    let mut keys: Vec<&str> = Vec::new();
+                    let mut values: Vec<Vec<&str>> = Vec::new();
+                    for (k, v) in pairs {
+                        match keys.iter().position(|x| *x == k) {
+                            Some(i) => values[i].push(v),
+                            None => {
+                                keys.push(k);
+                                values.push(vec![v]);
+                            }
+                        }
+                    }
+                    for (k, vs) in keys.into_iter().zip(values) {
+                        b.keys().append_value(k);
+                        for v in vs {
+                            b.values().values().append_value(v);
+                        }
+                        b.values().append(true);
+                    }
+                    b.append(true)?;
+                }
+                Arc::new(b.finish())
+            }
         };
         call.answer(out)
     }
@@ -185,40 +258,51 @@ fn split_to_map(
     b: &mut MapBuilder<StringBuilder, StringBuilder>,
 ) -> Result<()> {
     const NAME: &str = "split_to_map";
+    let mut seen = HashSet::new();
+    for (k, v) in entries(NAME, s, entry, kv)? {
+        if !seen.insert(k) {
+            return Err(refused(
+                NAME,
+                format!("duplicate keys ({k}) are not allowed"),
+            ));
+        }
+        b.keys().append_value(k);
+        b.values().append_value(v);
+    }
+    b.append(true).map_err(DataFusionError::from)
+}
+
+/// The key-value pairs of `s`, its entries split by `entry` and each by
+/// `kv` (exactly once), for the function `name`.
+fn entries<'a>(name: &str, s: &'a str, entry: &str, kv: &str) -> Result<Vec<(&'a str, &'a str)>> {
     if entry.is_empty() || kv.is_empty() {
-        return Err(refused(NAME, "the delimiters must not be empty"));
+        return Err(refused(name, "the delimiters must not be empty"));
     }
     if entry == kv {
         return Err(refused(
-            NAME,
+            name,
             "the entry and key-value delimiters must differ",
         ));
     }
-    let mut seen = HashSet::new();
     // A trailing entry delimiter ends the last entry; it adds none.
     let s = s.strip_suffix(entry).unwrap_or(s);
-    if !s.is_empty() {
-        for e in s.split(entry) {
+    if s.is_empty() {
+        return Ok(Vec::new());
+    }
+    s.split(entry)
+        .map(|e| {
             let mut parts = e.split(kv);
-            let (Some(k), Some(v), None) = (parts.next(), parts.next(), parts.next()) else {
-                return Err(refused(
-                    NAME,
+            match (parts.next(), parts.next(), parts.next()) {
+                (Some(k), Some(v), None) => Ok((k, v)),
+                _ => Err(refused(
+                    name,
                     format!(
                         "the key-value delimiter must appear exactly once in each entry; bad entry: '{e}'"
                     ),
-                ));
-            };
-            if !seen.insert(k) {
-                return Err(refused(
-                    NAME,
-                    format!("duplicate keys ({k}) are not allowed"),
-                ));
+                )),
             }
-            b.keys().append_value(k);
-            b.values().append_value(v);
-        }
-    }
-    b.append(true).map_err(DataFusionError::from)
+        })
+        .collect()
 }
 
 /// Trino's `human_readable_seconds`, of a finite number of seconds.
