@@ -43,6 +43,7 @@ pub mod checked_arithmetic;
 pub mod coordinator;
 pub mod correlated_scalar;
 pub mod cost;
+pub mod decimal_division;
 pub mod decimal_literals;
 pub mod deep_topk;
 pub mod empty_select;

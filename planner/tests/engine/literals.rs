@@ -163,3 +163,33 @@ async fn floats_meet_decimals_inside_aggregates_and_windows() {
         "a window over a DOUBLE and a decimal",
     );
 }
+
+/// A DECIMAL divided by a DECIMAL rounds its last digit (DataFusion
+/// truncated: `2.0 / 3` was `0.66666`), staged: every quotient is within
+/// half a unit of its last place of the exact one, and strictly within it
+/// where truncation would not be.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn decimal_quotients_round_their_last_digit() {
+    let data = sf001_small_groups();
+    let engine = engine(&data.path, &[("squall.scan.target_task_bytes", "100000")]).await;
+    assert_eq!(
+        squall_csv(
+            &engine,
+            "select 2.0 / 3 as a, -2.0 / 3 as b, 1.0 / 8 as c, 10.00 / 4 as d"
+        )
+        .await,
+        "a,b,c,d\n0.66667,-0.66667,0.12500,2.500000\n"
+    );
+    // o_totalprice / 3 is a DECIMAL(19,6): |q * 3 - x| <= 1.5e-6, and
+    // truncation would leave q * 3 below x by up to 3e-6.
+    assert_eq!(
+        squall_csv(
+            &engine,
+            "select count(*) filter (where abs(o_totalprice / 3 * 3 - o_totalprice) > 0.0000015) as far, \
+             count(*) filter (where o_totalprice / 3 * 3 > o_totalprice) > 0 as up, \
+             typeof(max(o_totalprice / 3)) = 'decimal(19,6)' as t from orders"
+        )
+        .await,
+        "far,up,t\n0,true,true\n"
+    );
+}
