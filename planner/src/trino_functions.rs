@@ -344,7 +344,13 @@ fn rewritten(function: &mut Function) -> Result<Option<Expr>> {
         // Trino's (MySQL's) format letters, as chrono's: `%i` minutes,
         // `%s` seconds, `%M` the month's name (chrono's `%M` is minutes).
         ("date_format", 2) => format!("to_char({}, {})", a(0), chrono_format(&args[1])?),
-        ("date_parse", 2) => format!("to_timestamp({}, {})", a(0), chrono_format(&args[1])?),
+        // A TIMESTAMP without a zone, as Trino's (`to_timestamp` gives the
+        // session's zone).
+        ("date_parse", 2) => format!(
+            "CAST(to_timestamp({}, {}) AS TIMESTAMP)",
+            a(0),
+            chrono_format(&args[1])?
+        ),
         ("format_datetime", 2) => format!(
             "to_char({}, {})",
             a(0),

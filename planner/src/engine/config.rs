@@ -53,6 +53,11 @@ pub fn session_config(settings: &[(String, String)]) -> Result<SessionConfig> {
         // (crate::information_schema); DataFusion's would shadow it. Queries
         // reading only it run here (see `reads_only_information_schema`).
         opts.catalog.information_schema = false;
+        // `TIMESTAMP WITH TIME ZONE` (a cast, a column type) is a timestamp
+        // with a zone, UTC unless it says otherwise, as Trino's session
+        // zone is UTC here: DataFusion's default (none) made it a
+        // timestamp without a zone, which clients read as a local time.
+        opts.execution.time_zone = Some("UTC".to_string());
         // The catalog clients see (SHOW CATALOGS, information_schema's
         // table_catalog, error messages) is squall's, the name Trino
         // clients connect with; any other qualifier resolves to it too.

@@ -26,11 +26,13 @@ pub(super) fn rewritten(name: &str, args: &[Expr]) -> Result<Option<String>> {
         return Ok(None);
     }
     let chrono = chrono_format(name, format)?;
-    Ok(Some(format!(
-        "{name}(({}), '{}')",
-        args[0],
-        chrono.replace('\'', "''")
-    )))
+    let call = format!("{name}(({}), '{}')", args[0], chrono.replace('\'', "''"));
+    // Trino's `to_timestamp` is a TIMESTAMP without a zone (DataFusion's
+    // has the session's).
+    Ok(Some(match name {
+        "to_timestamp" => format!("CAST({call} AS TIMESTAMP)"),
+        _ => call,
+    }))
 }
 
 /// A Teradata format as chrono's: `yyyy`, `yy`, `mm`, `dd`, `hh24`, `hh`,

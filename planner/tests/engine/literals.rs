@@ -193,3 +193,27 @@ async fn decimal_quotients_round_their_last_digit() {
         "far,up,t\n0,true,true\n"
     );
 }
+
+/// `TIMESTAMP WITH TIME ZONE` keeps a zone (UTC, the session's, unless the
+/// value says another): it was a timestamp without one, which clients read
+/// as a local time; Trino's functions without a zone (`date_parse`, the
+/// Teradata `to_timestamp`) stay without.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn timestamps_with_time_zone_keep_a_zone() {
+    let data = sf001_small_groups();
+    let engine = engine(&data.path, &[]).await;
+    assert_eq!(
+        squall_csv(
+            &engine,
+            "select typeof(cast('2020-01-01 10:00:00 America/New_York' as timestamp with time zone)) as a, \
+             cast('2020-01-01 10:00:00 America/New_York' as timestamp with time zone) \
+               = timestamp '2020-01-01 15:00:00 UTC' as b, \
+             typeof(date_parse('2020-03-04', '%Y-%m-%d')) as c, \
+             typeof(to_timestamp('2020-03-04', 'yyyy-mm-dd')) as d, \
+             typeof(current_timestamp) as e"
+        )
+        .await,
+        "a,b,c,d,e\ntimestamp(9) with time zone,true,timestamp(9),timestamp(9),\
+         timestamp(9) with time zone\n"
+    );
+}
