@@ -11,8 +11,10 @@
 //!   `CAST(-2.5 AS INTEGER)` -3. DataFusion truncated (2, -2), silently. The
 //!   value is rounded before the cast.
 //! - A TIMESTAMP cast to VARCHAR is `2020-01-01 10:00:00.000` in Trino (a
-//!   space, and as many decimals as its precision: 3, 6 or 9); DataFusion
-//!   wrote `2020-01-01T10:00:00`, which compares unequal as text.
+//!   space, and as many decimals as its precision: 3, 6 or 9), one with a
+//!   zone the time in that zone and the zone's name (`... 10:00:00.000
+//!   America/New_York`); DataFusion wrote `2020-01-01T10:00:00` (and
+//!   `...T15:00:00Z`), which compares unequal as text.
 
 use std::sync::Arc;
 
@@ -119,7 +121,7 @@ fn timestamp_text(
     expr: &Expr,
     to: &DataType,
     schema: &datafusion::common::DFSchema,
-) -> Option<&'static str> {
+) -> Option<String> {
     use arrow::datatypes::TimeUnit;
     if !matches!(
         to,
@@ -127,15 +129,22 @@ fn timestamp_text(
     ) {
         return None;
     }
-    match expr.get_type(schema).ok()? {
-        DataType::Timestamp(unit, None) => Some(match unit {
-            TimeUnit::Second => "%Y-%m-%d %H:%M:%S",
-            TimeUnit::Millisecond => "%Y-%m-%d %H:%M:%S%.3f",
-            TimeUnit::Microsecond => "%Y-%m-%d %H:%M:%S%.6f",
-            TimeUnit::Nanosecond => "%Y-%m-%d %H:%M:%S%.9f",
-        }),
-        _ => None,
-    }
+    let DataType::Timestamp(unit, zone) = expr.get_type(schema).ok()? else {
+        return None;
+    };
+    let time = match unit {
+        TimeUnit::Second => "%Y-%m-%d %H:%M:%S",
+        TimeUnit::Millisecond => "%Y-%m-%d %H:%M:%S%.3f",
+        TimeUnit::Microsecond => "%Y-%m-%d %H:%M:%S%.6f",
+        TimeUnit::Nanosecond => "%Y-%m-%d %H:%M:%S%.9f",
+    };
+    // With a zone: the time in that zone, then the zone's name
+    // (`2020-01-01 10:00:00.000 America/New_York`), as Trino writes it.
+    Some(match zone {
+        None => time.to_string(),
+        Some(zone) if !zone.contains('%') => format!("{time} {zone}"),
+        Some(_) => return None,
+    })
 }
 
 /// `round(expr)`: halves away from zero, for floats and decimals alike.

@@ -210,10 +210,11 @@ async fn timestamps_with_time_zone_keep_a_zone() {
                = timestamp '2020-01-01 15:00:00 UTC' as b, \
              typeof(date_parse('2020-03-04', '%Y-%m-%d')) as c, \
              typeof(to_timestamp('2020-03-04', 'yyyy-mm-dd')) as d, \
-             typeof(current_timestamp) as e"
+             typeof(current_timestamp) as e, \
+             cast(timestamp '2020-01-01 10:00:00' at time zone 'America/New_York' as varchar) as f"
         )
         .await,
-        "a,b,c,d,e\ntimestamp(9) with time zone,true,timestamp(9),timestamp(9),\
-         timestamp(9) with time zone\n"
+        "a,b,c,d,e,f\ntimestamp(9) with time zone,true,timestamp(9),timestamp(9),\
+         timestamp(9) with time zone,2020-01-01 05:00:00.000000000 America/New_York\n"
     );
 }
