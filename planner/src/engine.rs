@@ -381,6 +381,7 @@ impl Engine {
                 crate::replan::plan_as_trino(&ctx, &state, statement, &identity)
                     .await
                     .map(Ok)
+                    .map_err(crate::signature_errors::plain)
             }
         })
         .await?;

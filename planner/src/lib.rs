@@ -81,6 +81,7 @@ pub mod series;
 mod session_schema;
 pub mod set_stars;
 pub mod show_session;
+mod signature_errors;
 pub mod sort_keys;
 pub mod split;
 pub mod stages;
