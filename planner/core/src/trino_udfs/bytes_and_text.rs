@@ -14,7 +14,8 @@ use std::collections::HashSet;
 use std::sync::Arc;
 
 use arrow::array::{
-    Array, ArrayRef, AsArray, BinaryBuilder, Int64Builder, MapBuilder, StringBuilder,
+    Array, ArrayBuilder, ArrayRef, AsArray, BinaryBuilder, Int64Builder, ListBuilder, MapBuilder,
+    StringBuilder,
 };
 use arrow::compute::cast;
 use arrow::datatypes::{DataType, Field, Fields, Float64Type};
@@ -167,7 +168,7 @@ impl ScalarUDFImpl for Function {
                 }
                 Arc::new(b.finish())
             }
-            Kind::SplitToMap => {
+            Kind::SplitToMap | Kind::SplitToMultimap => {
                 let [s, entry, kv] = [0, 1, 2].map(|i| arg(i, &DataType::Utf8));
                 let (s, entry, kv) = (s?, entry?, kv?);
                 let (s, entry, kv) = (
@@ -175,79 +176,77 @@ impl ScalarUDFImpl for Function {
                     entry.as_string::<i32>(),
                     kv.as_string::<i32>(),
                 );
-                let mut b = MapBuilder::new(
-                    Some(arrow::array::MapFieldNames {
-                        entry: "entries".into(),
-                        key: "keys".into(),
-                        value: "values".into(),
-                    }),
-                    StringBuilder::new(),
-                    StringBuilder::new(),
-                );
-                for row in 0..rows {
-                    if s.is_null(row) || entry.is_null(row) || kv.is_null(row) {
-                        b.append(false)?;
-                        continue;
-                    }
-                    split_to_map(s.value(row), entry.value(row), kv.value(row), &mut b)?;
-                }
-                Arc::new(b.finish())
-            }
-            Kind::SplitToMultimap => {
-                let [s, entry, kv] = [0, 1, 2].map(|i| arg(i, &DataType::Utf8));
-                let (s, entry, kv) = (s?, entry?, kv?);
-                let (s, entry, kv) = (
-                    s.as_string::<i32>(),
-                    entry.as_string::<i32>(),
-                    kv.as_string::<i32>(),
-                );
-                let mut b = MapBuilder::new(
-                    Some(arrow::array::MapFieldNames {
-                        entry: "entries".into(),
-                        key: "keys".into(),
-                        value: "values".into(),
-                    }),
-                    StringBuilder::new(),
-                    arrow::array::ListBuilder::new(StringBuilder::new()),
-                );
-                for row in 0..rows {
-                    if s.is_null(row) || entry.is_null(row) || kv.is_null(row) {
-                        b.append(false)?;
-                        continue;
-                    }
-                    // Each key once, in the order first met, with its values
-                    // in the order met.
-                    let pairs = entries(
-                        "split_to_multimap",
-                        s.value(row),
-                        entry.value(row),
-                        kv.value(row),
-                    )?;
-                    let mut keys: Vec<&str> = Vec::new();
-                    let mut values: Vec<Vec<&str>> = Vec::new();
-                    for (k, v) in pairs {
-                        match keys.iter().position(|x| *x == k) {
-                            Some(i) => values[i].push(v),
-                            None => {
-                                keys.push(k);
-                                values.push(vec![v]);
-                            }
+                // A row's three texts; `None` where one is NULL.
+                let texts = |row: usize| {
+                    (!s.is_null(row) && !entry.is_null(row) && !kv.is_null(row))
+                        .then(|| (s.value(row), entry.value(row), kv.value(row)))
+                };
+                if self.kind == Kind::SplitToMap {
+                    let mut b = map_builder(StringBuilder::new());
+                    for row in 0..rows {
+                        match texts(row) {
+                            Some((s, e, kv)) => split_to_map(s, e, kv, &mut b)?,
+                            None => b.append(false)?,
                         }
                     }
-                    for (k, vs) in keys.into_iter().zip(values) {
-                        b.keys().append_value(k);
-                        for v in vs {
-                            b.values().values().append_value(v);
+                    Arc::new(b.finish())
+                } else {
+                    let mut b = map_builder(ListBuilder::new(StringBuilder::new()));
+                    for row in 0..rows {
+                        match texts(row) {
+                            Some((s, e, kv)) => split_to_multimap(s, e, kv, &mut b)?,
+                            None => b.append(false)?,
                         }
-                        b.values().append(true);
                     }
-                    b.append(true)?;
+                    Arc::new(b.finish())
                 }
-                Arc::new(b.finish())
             }
         };
         call.answer(out)
     }
+}
+
+/// A builder of maps of text keys, its fields named as the map types of
+/// these functions name them.
+fn map_builder<V: ArrayBuilder>(values: V) -> MapBuilder<StringBuilder, V> {
+    MapBuilder::new(
+        Some(arrow::array::MapFieldNames {
+            entry: "entries".into(),
+            key: "keys".into(),
+            value: "values".into(),
+        }),
+        StringBuilder::new(),
+        values,
+    )
+}
+
+/// One row of `split_to_multimap`: each key once, in the order first met,
+/// with its values in the order met.
+fn split_to_multimap(
+    s: &str,
+    entry: &str,
+    kv: &str,
+    b: &mut MapBuilder<StringBuilder, ListBuilder<StringBuilder>>,
+) -> Result<()> {
+    let mut keys: Vec<&str> = Vec::new();
+    let mut values: Vec<Vec<&str>> = Vec::new();
+    for (k, v) in entries("split_to_multimap", s, entry, kv)? {
+        match keys.iter().position(|x| *x == k) {
+            Some(i) => values[i].push(v),
+            None => {
+                keys.push(k);
+                values.push(vec![v]);
+            }
+        }
+    }
+    for (k, vs) in keys.into_iter().zip(values) {
+        b.keys().append_value(k);
+        for v in vs {
+            b.values().values().append_value(v);
+        }
+        b.values().append(true);
+    }
+    b.append(true).map_err(DataFusionError::from)
 }
 
 /// One row of `split_to_map`.
