@@ -165,39 +165,7 @@ impl Rewriter {
             Expr::Nested(inner) => self.conjuncts(inner),
             _ if quantified(expr).is_some() => {
                 if let Some((x, op, subquery, all)) = quantified(expr) {
-                    if let Some((select, c)) = flat(&subquery).filter(|(s, _)| stays_outer(&x, s)) {
-                        // The subquery's own rows, its correlation beside the
-                        // comparison: DataFusion decorrelates no outer
-                        // column inside a derived table.
-                        let test = if all {
-                            format!("NOT (({x}) {op} ({c})) OR ({c}) IS NULL OR ({x}) IS NULL")
-                        } else {
-                            format!("({x}) {op} ({c})")
-                        };
-                        let inner = with_select(select, "1", Some(&test))?;
-                        let exists = if all { "NOT EXISTS" } else { "EXISTS" };
-                        *expr = parse(&format!("{exists} ({inner})"))?;
-                        return Ok(());
-                    }
-                    if flat(&subquery).is_some() {
-                        // `x` would be read inside the subquery's rows (an
-                        // unqualified column it also has): its three values
-                        // from aggregates of the subquery, outside it.
-                        *expr = self.quantified_value(&x, &op, &subquery, all)?;
-                        return Ok(());
-                    }
-                    let table = self.single_column(&subquery)?;
-                    let c = format!("{}.c", self.last_name());
-                    *expr = if all {
-                        parse(&format!(
-                            "NOT EXISTS (SELECT 1 FROM {table} WHERE NOT (({x}) {op} {c}) \
-                             OR {c} IS NULL OR ({x}) IS NULL)"
-                        ))?
-                    } else {
-                        parse(&format!(
-                            "EXISTS (SELECT 1 FROM {table} WHERE ({x}) {op} {c})"
-                        ))?
-                    };
+                    *expr = self.quantified_conjunct(&x, &op, &subquery, all)?;
                 }
                 Ok(())
             }
@@ -224,93 +192,6 @@ impl Rewriter {
             }
             _ => Ok(()),
         }
-    }
-
-    /// `x op ANY|ALL (q)` where it may be NULL: TRUE, FALSE or NULL as SQL
-    /// says (ANY: TRUE when a comparison is, else NULL when one is NULL;
-    /// ALL: FALSE when a comparison is, else NULL when one is NULL).
-    /// `x op ANY|ALL (q)` where it may be NULL (a select list, under OR or
-    /// NOT): its three values from aggregates of the subquery, which need
-    /// no outer column (DataFusion decorrelates no comparison but equality
-    /// inside a value): the subquery's rows `n`, its NULLs `nn`, its least
-    /// and greatest values, which decide every comparison but equality;
-    /// `= ANY` is `IN`, `<> ALL` is `NOT IN`. Over no row ANY is FALSE and
-    /// ALL TRUE, whatever `x`.
-    fn quantified_value(
-        &mut self,
-        x: &str,
-        op: &str,
-        subquery: &Query,
-        all: bool,
-    ) -> Result<Expr, DataFusionError> {
-        match (op, all) {
-            ("=", false) => return parse(&format!("({x}) IN ({subquery})")),
-            ("<>", true) => return parse(&format!("({x}) NOT IN ({subquery})")),
-            _ => {}
-        }
-        let flat = flat(subquery);
-        let mut of = |aggregate: &str| -> Result<String, DataFusionError> {
-            if let Some((select, c)) = &flat {
-                let value = aggregate.replace("{c}", &format!("({c})"));
-                return Ok(format!("({})", with_select(select.clone(), &value, None)?));
-            }
-            let table = self.single_column(subquery)?;
-            let c = format!("{}.c", self.last_name());
-            Ok(format!(
-                "(SELECT {} FROM {table})",
-                aggregate.replace("{c}", &c)
-            ))
-        };
-        let (n, nulls) = (of("count(*)")?, of("count(*) - count({c})")?);
-        let (least, greatest) = (of("min({c})")?, of("max({c})")?);
-        // What decides it by a non-NULL value: for ANY a value passing the
-        // comparison (the least for > and >=, the greatest for < and <=,
-        // any other for <>); for ALL one failing it (the greatest for > and
-        // >=, the least for < and <=, any other for =).
-        // (Each aggregate is named once: each is a join. A NULL one, of a
-        // subquery of NULLs, leaves the condition NULL, not TRUE.)
-        let passes = |v: &str| format!("({x}) {op} {v}");
-        let fails = |v: &str| format!("NOT (({x}) {op} {v})");
-        let other = format!("({least} <> ({x}) OR {greatest} <> ({x}))");
-        let decided = match (op, all) {
-            (">" | ">=", false) => passes(&least),
-            ("<" | "<=", false) => passes(&greatest),
-            (">" | ">=", true) => fails(&greatest),
-            ("<" | "<=", true) => fails(&least),
-            ("<>", false) | ("=", true) => other,
-            _ => {
-                return Err(DataFusionError::NotImplemented(format!(
-                    "{x} {op} {} (subquery): squall compares with ANY or ALL by =, <>, <, <=, >, >=",
-                    if all { "ALL" } else { "ANY" }
-                )));
-            }
-        };
-        let (empty, hit, miss) = if all {
-            ("TRUE", "FALSE", "TRUE")
-        } else {
-            ("FALSE", "TRUE", "FALSE")
-        };
-        parse(&format!(
-            "CASE WHEN {n} = 0 THEN {empty} WHEN ({x}) IS NULL THEN CAST(NULL AS BOOLEAN) \
-             WHEN {decided} THEN {hit} WHEN {nulls} > 0 THEN CAST(NULL AS BOOLEAN) ELSE {miss} END"
-        ))
-    }
-
-    /// `(subquery) AS __squall_row_inN (c)`, the subquery of one column.
-    fn single_column(&mut self, subquery: &Query) -> Result<String, DataFusionError> {
-        if let Some(columns) = columns_of(&subquery.body)
-            && columns != 1
-        {
-            return Err(DataFusionError::Plan(format!(
-                "a comparison with ANY or ALL of a subquery of {columns} columns (it takes one): ({subquery})"
-            )));
-        }
-        self.named += 1;
-        Ok(format!("({subquery}) AS {} (c)", self.last_name()))
-    }
-
-    fn last_name(&self) -> String {
-        format!("__squall_row_in{}", self.named)
     }
 
     fn three_valued(
@@ -377,130 +258,6 @@ impl Rewriter {
             .collect::<Vec<_>>()
             .join(" AND ")
     }
-}
-
-/// `x op ANY (q)` / `x op ALL (q)` of a subquery: x's SQL, the operator,
-/// the subquery, whether ALL.
-fn quantified(expr: &Expr) -> Option<(String, String, Query, bool)> {
-    let (left, op, right, all) = match expr {
-        Expr::AnyOp {
-            left,
-            compare_op,
-            right,
-            ..
-        } => (left, compare_op, right, false),
-        Expr::AllOp {
-            left,
-            compare_op,
-            right,
-        } => (left, compare_op, right, true),
-        _ => return None,
-    };
-    let Expr::Subquery(query) = right.as_ref() else {
-        return None;
-    };
-    Some((
-        left.to_string(),
-        op.to_string(),
-        query.as_ref().clone(),
-        all,
-    ))
-}
-
-/// A subquery of one plain SELECT of one value over its FROM and WHERE (no
-/// grouping, aggregate, function, DISTINCT, LIMIT or WITH): its SELECT and
-/// the value's text, to be asked for other values over the same rows.
-/// `None` for any other subquery.
-fn flat(subquery: &Query) -> Option<(datafusion::sql::sqlparser::ast::Select, String)> {
-    use datafusion::sql::sqlparser::ast::{GroupByExpr, SelectItem};
-    if subquery.with.is_some() || subquery.limit_clause.is_some() || subquery.fetch.is_some() {
-        return None;
-    }
-    let SetExpr::Select(select) = subquery.body.as_ref() else {
-        return None;
-    };
-    let value = match select.projection.as_slice() {
-        [SelectItem::UnnamedExpr(e)] | [SelectItem::ExprWithAlias { expr: e, .. }] => e,
-        _ => return None,
-    };
-    let plain = select.distinct.is_none()
-        && matches!(&select.group_by, GroupByExpr::Expressions(g, m) if g.is_empty() && m.is_empty())
-        && select.having.is_none()
-        && select.qualify.is_none()
-        && select.named_window.is_empty()
-        && select.top.is_none()
-        && select.into.is_none()
-        && select.lateral_views.is_empty()
-        && !select.from.is_empty();
-    // A function may be an aggregate (then the subquery is one row).
-    let calls = datafusion::sql::sqlparser::ast::visit_expressions(value, |e| match e {
-        Expr::Function(_) | Expr::Subquery(_) => std::ops::ControlFlow::Break(()),
-        _ => std::ops::ControlFlow::Continue(()),
-    })
-    .is_break();
-    (plain && !calls).then(|| (select.as_ref().clone(), value.to_string()))
-}
-
-/// Whether the columns of `x` (a comparison's outer side, as text) name
-/// the same columns when read inside `select`: each qualified by a name
-/// none of `select`'s tables has. An unqualified column could be one of
-/// theirs.
-fn stays_outer(x: &str, select: &datafusion::sql::sqlparser::ast::Select) -> bool {
-    use datafusion::sql::sqlparser::ast::TableFactor;
-    use std::ops::ControlFlow;
-    let Ok(x) = parse(x) else {
-        return false;
-    };
-    let mut inner: Vec<String> = Vec::new();
-    let mut name = |factor: &TableFactor| match factor {
-        TableFactor::Table { name, alias, .. } => inner.push(match alias {
-            Some(a) => a.name.value.to_lowercase(),
-            None => name
-                .0
-                .last()
-                .map(|p| p.to_string().to_lowercase())
-                .unwrap_or_default(),
-        }),
-        other => {
-            if let TableFactor::Derived { alias: Some(a), .. } = other {
-                inner.push(a.name.value.to_lowercase());
-            }
-        }
-    };
-    for table in &select.from {
-        name(&table.relation);
-        for join in &table.joins {
-            name(&join.relation);
-        }
-    }
-    !datafusion::sql::sqlparser::ast::visit_expressions(&x, |e| match e {
-        Expr::Identifier(_) | Expr::Subquery(_) => ControlFlow::Break(()),
-        Expr::CompoundIdentifier(parts)
-            if parts.len() < 2 || inner.contains(&parts[parts.len() - 2].value.to_lowercase()) =>
-        {
-            ControlFlow::Break(())
-        }
-        _ => ControlFlow::Continue(()),
-    })
-    .is_break()
-}
-
-/// `select` asking for `value` instead of its own, its WHERE and `test`
-/// both holding.
-fn with_select(
-    mut select: datafusion::sql::sqlparser::ast::Select,
-    value: &str,
-    test: Option<&str>,
-) -> Result<datafusion::sql::sqlparser::ast::Select, DataFusionError> {
-    use datafusion::sql::sqlparser::ast::SelectItem;
-    select.projection = vec![SelectItem::UnnamedExpr(parse(value)?)];
-    if let Some(test) = test {
-        select.selection = Some(match select.selection.take() {
-            Some(w) => parse(&format!("({w}) AND ({test})"))?,
-            None => parse(test)?,
-        });
-    }
-    Ok(select)
 }
 
 /// Whether a set operation is `EXCEPT ALL` or `INTERSECT ALL`, which
@@ -665,6 +422,9 @@ fn columns_of(body: &SetExpr) -> Option<usize> {
 fn parse(sql: &str) -> Result<Expr, DataFusionError> {
     crate::trino_sql::expression(sql, "writing a subquery comparison as EXISTS")
 }
+
+mod quantified;
+use quantified::quantified;
 
 #[cfg(test)]
 mod tests {
