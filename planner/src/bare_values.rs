@@ -13,7 +13,11 @@ use datafusion::sql::sqlparser::tokenizer::{Token, Tokenizer};
 /// `sql` with every bare item of its VALUES lists in parentheses; `None`
 /// when it has none (or does not tokenize: the parser then says why).
 pub fn rows_in_parentheses(sql: &str) -> Option<String> {
-    if !sql.to_ascii_lowercase().contains("values") {
+    if !sql
+        .as_bytes()
+        .windows(6)
+        .any(|w| w.eq_ignore_ascii_case(b"values"))
+    {
         return None;
     }
     let tokens = Tokenizer::new(&GenericDialect {}, sql).tokenize().ok()?;

@@ -128,7 +128,9 @@ fn name_trino_casts(body: &mut SetExpr) {
         };
         // A field of the row (`CAST(... AS row(k bigint)).k`) is named by
         // the field, as Trino names it (`crate::row_fields`).
-        if matches!(e, Expr::CompoundFieldAccess { .. }) {
+        if matches!(e, Expr::CompoundFieldAccess { .. })
+            || !crate::trino_sql::holds(e, |x| cast_of(x).is_some())
+        {
             continue;
         }
         let mut named = e.clone();
@@ -151,11 +153,7 @@ fn name_trino_casts(body: &mut SetExpr) {
 
 /// Whether `e` is or holds a scalar subquery.
 fn holds_subquery(e: &Expr) -> bool {
-    datafusion::sql::sqlparser::ast::visit_expressions(e, |x| match x {
-        Expr::Subquery(_) => ControlFlow::Break(()),
-        _ => ControlFlow::Continue(()),
-    })
-    .is_break()
+    crate::trino_sql::holds(e, |x| matches!(x, Expr::Subquery(_)))
 }
 
 /// The value of a scalar subquery named apart from the query around it.

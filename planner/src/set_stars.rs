@@ -78,43 +78,33 @@ struct Sides {
 
 impl Sides {
     fn visit_sides(&mut self, body: &mut SetExpr, with: &str) {
-        let SetExpr::SetOperation {
-            left,
-            op,
-            set_quantifier,
-            right,
-        } = body
-        else {
-            return;
-        };
-        self.visit_sides(left, with);
-        self.visit_sides(right, with);
-        if !crate::standard_sql::counts_copies(op, set_quantifier) {
-            return;
-        }
-        for side in [left, right] {
-            let SetExpr::Select(select) = side.as_mut() else {
-                continue;
-            };
-            let only_stars = !select.projection.is_empty()
-                && select.projection.iter().all(|item| {
-                    matches!(
-                        item,
-                        SelectItem::Wildcard(_) | SelectItem::QualifiedWildcard(..)
-                    )
-                });
-            if !only_stars {
-                continue;
-            }
-            match &mut self.columns {
-                None => self.texts.push(format!("{with}{select}")),
-                Some(columns) => {
-                    if let Some(Some(items)) = columns.pop_front() {
-                        select.projection = items;
+        // Never fails: the sides are only read or given their columns.
+        let _ = crate::standard_sql::each_counting_copies(body, &mut |_, left, right| {
+            for side in [left, right] {
+                let SetExpr::Select(select) = side else {
+                    continue;
+                };
+                let only_stars = !select.projection.is_empty()
+                    && select.projection.iter().all(|item| {
+                        matches!(
+                            item,
+                            SelectItem::Wildcard(_) | SelectItem::QualifiedWildcard(..)
+                        )
+                    });
+                if !only_stars {
+                    continue;
+                }
+                match &mut self.columns {
+                    None => self.texts.push(format!("{with}{select}")),
+                    Some(columns) => {
+                        if let Some(Some(items)) = columns.pop_front() {
+                            select.projection = items;
+                        }
                     }
                 }
             }
-        }
+            Ok(None)
+        });
     }
 }
 

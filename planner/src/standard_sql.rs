@@ -86,8 +86,8 @@ impl VisitorMut for Rewriter {
         if let Err(e) = crate::interval_times::rewrite(expr) {
             return ControlFlow::Break(e);
         }
-        if let Some((x, op, subquery, all)) = quantified(expr) {
-            match self.quantified_value(&x, &op, &subquery, all) {
+        if let Some(q) = quantified(expr) {
+            match self.quantified_value(&q) {
                 Ok(value) => *expr = value,
                 Err(e) => return ControlFlow::Break(e),
             }
@@ -163,9 +163,9 @@ impl Rewriter {
                 self.conjuncts(right)
             }
             Expr::Nested(inner) => self.conjuncts(inner),
-            _ if quantified(expr).is_some() => {
-                if let Some((x, op, subquery, all)) = quantified(expr) {
-                    *expr = self.quantified_conjunct(&x, &op, &subquery, all)?;
+            Expr::AnyOp { .. } | Expr::AllOp { .. } => {
+                if let Some(q) = quantified(expr) {
+                    *expr = self.quantified_conjunct(&q)?;
                 }
                 Ok(())
             }
@@ -260,26 +260,23 @@ impl Rewriter {
     }
 }
 
-/// Whether a set operation is `EXCEPT ALL` or `INTERSECT ALL`, which
-/// count each row's copies.
-pub(crate) fn counts_copies(
-    op: &datafusion::sql::sqlparser::ast::SetOperator,
-    quantifier: &datafusion::sql::sqlparser::ast::SetQuantifier,
-) -> bool {
-    use datafusion::sql::sqlparser::ast::{SetOperator, SetQuantifier};
-    matches!(
-        (op, quantifier),
-        (
-            SetOperator::Except | SetOperator::Intersect,
-            SetQuantifier::All
-        )
-    )
-}
+/// What [`each_counting_copies`] does with each operation: its operator
+/// and sides in, what replaces it (if anything) out.
+pub(crate) type CountingCopies<'a> = dyn FnMut(
+        &datafusion::sql::sqlparser::ast::SetOperator,
+        &mut SetExpr,
+        &mut SetExpr,
+    ) -> Result<Option<SetExpr>, DataFusionError>
+    + 'a;
 
-/// `EXCEPT ALL` and `INTERSECT ALL` in `body` (and its set operations)
-/// as set operations over rows numbered within their copies.
-fn counted_copies(body: &mut SetExpr) -> Result<(), DataFusionError> {
-    use datafusion::sql::sqlparser::ast::SelectItem;
+/// Each `EXCEPT ALL` and `INTERSECT ALL` of `body` (its set operations
+/// inner first), which count each row's copies: `visit(op, left, right)`,
+/// whose answer (`Some`) replaces the operation.
+pub(crate) fn each_counting_copies(
+    body: &mut SetExpr,
+    visit: &mut CountingCopies<'_>,
+) -> Result<(), DataFusionError> {
+    use datafusion::sql::sqlparser::ast::{SetOperator, SetQuantifier};
     let SetExpr::SetOperation {
         left,
         op,
@@ -289,11 +286,36 @@ fn counted_copies(body: &mut SetExpr) -> Result<(), DataFusionError> {
     else {
         return Ok(());
     };
-    counted_copies(left)?;
-    counted_copies(right)?;
-    if !counts_copies(op, set_quantifier) {
-        return Ok(());
+    each_counting_copies(left, visit)?;
+    each_counting_copies(right, visit)?;
+    let counts = matches!(
+        (&*op, &*set_quantifier),
+        (
+            SetOperator::Except | SetOperator::Intersect,
+            SetQuantifier::All
+        )
+    );
+    if counts && let Some(written) = visit(op, left, right)? {
+        *body = written;
     }
+    Ok(())
+}
+
+/// `EXCEPT ALL` and `INTERSECT ALL` in `body` (and its set operations)
+/// as set operations over rows numbered within their copies.
+fn counted_copies(body: &mut SetExpr) -> Result<(), DataFusionError> {
+    each_counting_copies(body, &mut |op, left, right| {
+        counted(op, left, right).map(Some)
+    })
+}
+
+/// `left op ALL right` over rows numbered within their copies.
+fn counted(
+    op: &datafusion::sql::sqlparser::ast::SetOperator,
+    left: &SetExpr,
+    right: &SetExpr,
+) -> Result<SetExpr, DataFusionError> {
+    use datafusion::sql::sqlparser::ast::SelectItem;
     let (Some(n), Some(m)) = (columns_of(left), columns_of(right)) else {
         return Err(DataFusionError::NotImplemented(format!(
             "{op} ALL of a side whose columns squall cannot count (a `*`): name the columns"
@@ -305,7 +327,7 @@ fn counted_copies(body: &mut SetExpr) -> Result<(), DataFusionError> {
         )));
     }
     // The left side's names, as the result's.
-    let names: Vec<String> = match left.as_ref() {
+    let names: Vec<String> = match left {
         SetExpr::Select(select) => select
             .projection
             .iter()
@@ -343,8 +365,7 @@ fn counted_copies(body: &mut SetExpr) -> Result<(), DataFusionError> {
         .try_with_sql(&sql)
         .and_then(|mut p| p.parse_query())
         .map_err(|e| DataFusionError::Internal(format!("writing {op} ALL: {e}: {sql}")))?;
-    *body = SetExpr::Query(query);
-    Ok(())
+    Ok(SetExpr::Query(query))
 }
 
 /// `FETCH FIRST n ROWS ONLY` as `LIMIT n`, and `FETCH FIRST n ROWS WITH

@@ -54,6 +54,21 @@ pub(crate) fn rewritten_text(sql: &str, rewrite: fn(Statement) -> Result<Stateme
     rewrite(statement).unwrap().to_string()
 }
 
+/// Whether `e` or any expression within it is one `found` picks.
+pub fn holds(
+    e: &datafusion::sql::sqlparser::ast::Expr,
+    found: impl Fn(&datafusion::sql::sqlparser::ast::Expr) -> bool,
+) -> bool {
+    datafusion::sql::sqlparser::ast::visit_expressions(e, |x| {
+        if found(x) {
+            std::ops::ControlFlow::Break(())
+        } else {
+            std::ops::ControlFlow::Continue(())
+        }
+    })
+    .is_break()
+}
+
 /// An SQL expression squall wrote (`what` names the rewrite, for the
 /// internal error a mistake of squall's would be).
 pub fn expression(sql: &str, what: &str) -> Result<datafusion::sql::sqlparser::ast::Expr> {

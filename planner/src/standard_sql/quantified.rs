@@ -10,13 +10,14 @@ use super::{Rewriter, columns_of, parse};
 impl Rewriter {
     /// `x op ANY|ALL (subquery)`, a conjunct: `EXISTS` (ANY) or `NOT
     /// EXISTS` (ALL) of the subquery's rows that decide it.
-    pub(super) fn quantified_conjunct(
-        &mut self,
-        x: &str,
-        op: &str,
-        subquery: &Query,
-        all: bool,
-    ) -> Result<Expr, DataFusionError> {
+    pub(super) fn quantified_conjunct(&mut self, q: &Quantified) -> Result<Expr, DataFusionError> {
+        let Quantified {
+            x,
+            op,
+            subquery,
+            all,
+        } = q;
+        let (x, op, all) = (x.as_str(), op.as_str(), *all);
         if let Some((select, c)) = flat(subquery).filter(|(s, _)| stays_outer(x, s)) {
             // The subquery's own rows, its correlation beside the
             // comparison: DataFusion decorrelates no outer
@@ -34,7 +35,7 @@ impl Rewriter {
             // `x` would be read inside the subquery's rows (an
             // unqualified column it also has): its three values
             // from aggregates of the subquery, outside it.
-            return self.quantified_value(x, op, subquery, all);
+            return self.quantified_value(q);
         }
         let table = self.single_column(subquery)?;
         let c = format!("{}.c", self.last_name());
@@ -60,13 +61,14 @@ impl Rewriter {
     /// and greatest values, which decide every comparison but equality;
     /// `= ANY` is `IN`, `<> ALL` is `NOT IN`. Over no row ANY is FALSE and
     /// ALL TRUE, whatever `x`.
-    pub(super) fn quantified_value(
-        &mut self,
-        x: &str,
-        op: &str,
-        subquery: &Query,
-        all: bool,
-    ) -> Result<Expr, DataFusionError> {
+    pub(super) fn quantified_value(&mut self, q: &Quantified) -> Result<Expr, DataFusionError> {
+        let Quantified {
+            x,
+            op,
+            subquery,
+            all,
+        } = q;
+        let (x, op, all) = (x.as_str(), op.as_str(), *all);
         match (op, all) {
             ("=", false) => return parse(&format!("({x}) IN ({subquery})")),
             ("<>", true) => return parse(&format!("({x}) NOT IN ({subquery})")),
@@ -140,7 +142,15 @@ impl Rewriter {
 
 /// `x op ANY (q)` / `x op ALL (q)` of a subquery: x's SQL, the operator,
 /// the subquery, whether ALL.
-pub(super) fn quantified(expr: &Expr) -> Option<(String, String, Query, bool)> {
+/// `x op ANY|ALL (subquery)`, its parts as text (the subquery as it is).
+pub(super) struct Quantified {
+    x: String,
+    op: String,
+    subquery: Query,
+    all: bool,
+}
+
+pub(super) fn quantified(expr: &Expr) -> Option<Quantified> {
     let (left, op, right, all) = match expr {
         Expr::AnyOp {
             left,
@@ -158,12 +168,12 @@ pub(super) fn quantified(expr: &Expr) -> Option<(String, String, Query, bool)> {
     let Expr::Subquery(query) = right.as_ref() else {
         return None;
     };
-    Some((
-        left.to_string(),
-        op.to_string(),
-        query.as_ref().clone(),
+    Some(Quantified {
+        x: left.to_string(),
+        op: op.to_string(),
+        subquery: query.as_ref().clone(),
         all,
-    ))
+    })
 }
 
 /// A subquery of one plain SELECT of one value over its FROM and WHERE (no
@@ -192,11 +202,9 @@ fn flat(subquery: &Query) -> Option<(datafusion::sql::sqlparser::ast::Select, St
         && select.lateral_views.is_empty()
         && !select.from.is_empty();
     // A function may be an aggregate (then the subquery is one row).
-    let calls = datafusion::sql::sqlparser::ast::visit_expressions(value, |e| match e {
-        Expr::Function(_) | Expr::Subquery(_) => std::ops::ControlFlow::Break(()),
-        _ => std::ops::ControlFlow::Continue(()),
-    })
-    .is_break();
+    let calls = crate::trino_sql::holds(value, |e| {
+        matches!(e, Expr::Function(_) | Expr::Subquery(_))
+    });
     (plain && !calls).then(|| (select.as_ref().clone(), value.to_string()))
 }
 
@@ -206,7 +214,6 @@ fn flat(subquery: &Query) -> Option<(datafusion::sql::sqlparser::ast::Select, St
 /// theirs.
 fn stays_outer(x: &str, select: &datafusion::sql::sqlparser::ast::Select) -> bool {
     use datafusion::sql::sqlparser::ast::TableFactor;
-    use std::ops::ControlFlow;
     let Ok(x) = parse(x) else {
         return false;
     };
@@ -232,16 +239,13 @@ fn stays_outer(x: &str, select: &datafusion::sql::sqlparser::ast::Select) -> boo
             name(&join.relation);
         }
     }
-    !datafusion::sql::sqlparser::ast::visit_expressions(&x, |e| match e {
-        Expr::Identifier(_) | Expr::Subquery(_) => ControlFlow::Break(()),
-        Expr::CompoundIdentifier(parts)
-            if parts.len() < 2 || inner.contains(&parts[parts.len() - 2].value.to_lowercase()) =>
-        {
-            ControlFlow::Break(())
+    !crate::trino_sql::holds(&x, |e| match e {
+        Expr::Identifier(_) | Expr::Subquery(_) => true,
+        Expr::CompoundIdentifier(parts) => {
+            parts.len() < 2 || inner.contains(&parts[parts.len() - 2].value.to_lowercase())
         }
-        _ => ControlFlow::Continue(()),
+        _ => false,
     })
-    .is_break()
 }
 
 /// `select` asking for `value` instead of its own, its WHERE and `test`
