@@ -8,23 +8,27 @@
 //! (`squall_core::trino_udfs::checked`), which fails the query with
 //! `NUMERIC_VALUE_OUT_OF_RANGE` naming the values; its column keeps the
 //! operator's name (`a + b`); a unary minus is `0 - x` (the negation of the
-//! type's least value overflows). Decimals, floats, dates and intervals are left
-//! as they are. A constant operation folds while planning as before, or,
+//! type's least value overflows). A DECIMAL operation whose type DataFusion
+//! caps at 38 digits (`DECIMAL(38, s) + 1`, products of wide decimals) is
+//! wrapped in a check of its digits (`squall_decimal_fits`): Arrow fails only
+//! past 128 bits, so such results could pass 38 digits, which no client reads
+//! back right. Floats, dates and intervals are left as they are. A constant operation folds while planning as before, or,
 //! when it overflows, fails when the query runs.
 
 use std::sync::Arc;
 
-use arrow::datatypes::DataType;
+use arrow::datatypes::{DECIMAL128_MAX_PRECISION, DataType};
 use datafusion::common::config::ConfigOptions;
 use datafusion::common::tree_node::{Transformed, TreeNode};
 use datafusion::common::{DFSchema, ScalarValue};
 use datafusion::error::Result;
+use datafusion::logical_expr::Operator;
 use datafusion::logical_expr::expr::ScalarFunction;
 use datafusion::logical_expr::expr_rewriter::NamePreserver;
 use datafusion::logical_expr::type_coercion::binary::BinaryTypeCoercer;
 use datafusion::logical_expr::{BinaryExpr, Expr, ExprSchemable, LogicalPlan, ScalarUDF};
 use datafusion::optimizer::AnalyzerRule;
-use squall_core::trino_udfs::checked::{is_checked_type, name_of};
+use squall_core::trino_udfs::checked::{DECIMAL_FITS, is_checked_type, name_of};
 
 /// Add the rule to `ctx`'s analyzer, after its type coercion.
 pub fn register(ctx: &datafusion::prelude::SessionContext) -> Result<()> {
@@ -37,6 +41,7 @@ pub fn register(ctx: &datafusion::prelude::SessionContext) -> Result<()> {
 #[derive(Debug)]
 pub struct CheckedArithmetic {
     functions: Vec<Arc<ScalarUDF>>,
+    decimal_fits: Arc<ScalarUDF>,
 }
 
 impl CheckedArithmetic {
@@ -56,7 +61,19 @@ impl CheckedArithmetic {
             })
         })
         .collect::<Result<_>>()?;
-        Ok(Self { functions })
+        let decimal_fits = state
+            .scalar_functions()
+            .get(DECIMAL_FITS)
+            .cloned()
+            .ok_or_else(|| {
+                datafusion::error::DataFusionError::Internal(format!(
+                    "{DECIMAL_FITS} is not registered"
+                ))
+            })?;
+        Ok(Self {
+            functions,
+            decimal_fits,
+        })
     }
 
     fn function(&self, op: datafusion::logical_expr::Operator) -> Option<&Arc<ScalarUDF>> {
@@ -128,10 +145,22 @@ impl CheckedArithmetic {
                     return Ok((Expr::ScalarFunction(call), Some(lt)));
                 }
                 let t = BinaryTypeCoercer::new(&lt, &op, &rt).get_result_type().ok();
-                Ok((
-                    Expr::BinaryExpr(BinaryExpr::new(Box::new(left), op, Box::new(right))),
-                    t,
-                ))
+                let e = Expr::BinaryExpr(BinaryExpr::new(Box::new(left), op, Box::new(right)));
+                if let Some(DataType::Decimal128(DECIMAL128_MAX_PRECISION, _)) = t
+                    && matches!(
+                        op,
+                        Operator::Plus
+                            | Operator::Minus
+                            | Operator::Multiply
+                            | Operator::Divide
+                            | Operator::Modulo
+                    )
+                {
+                    *changed = true;
+                    let call = ScalarFunction::new_udf(Arc::clone(&self.decimal_fits), vec![e]);
+                    return Ok((Expr::ScalarFunction(call), t));
+                }
+                Ok((e, t))
             }
             // `-x` is `0 - x`: the negation of the type's least value overflows.
             Expr::Negative(inner) => {

@@ -5,7 +5,11 @@
 //! place, under the same name, in the engine and in the workers (a stage
 //! plan names its aggregates, and a worker decodes them with its own
 //! registry): for BIGINT (every integer type is summed as one) it adds
-//! with a check, grouped, ungrouped and over window frames; for DOUBLE it
+//! with a check, grouped, ungrouped and over window frames; for DECIMAL it
+//! adds with a check and fails where the sum has more digits than its type
+//! (Trino's `Decimal overflow`: DataFusion's wrapped past 128 bits, so two
+//! sums of 38 nines answered a negative number, and answered sums of more
+//! than 38 digits no client could read); for DOUBLE it
 //! carries a compensation, so the order of the values does not change the
 //! sum (`crate::float_sum`); for every other type, and for `sum(DISTINCT
 //! ...)`, it is DataFusion's, unchanged.
@@ -14,7 +18,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use arrow::array::{Array, ArrayRef, AsArray, BooleanArray};
-use arrow::datatypes::{DataType, FieldRef, Int64Type};
+use arrow::datatypes::{DataType, Decimal128Type, DecimalType, FieldRef, Int64Type};
 use arrow::error::ArrowError;
 use datafusion::common::ScalarValue;
 use datafusion::error::{DataFusionError, Result};
@@ -47,6 +51,25 @@ fn overflow() -> DataFusionError {
         )),
         None,
     )
+}
+
+/// The error of a DECIMAL sum with more digits than its type holds.
+fn decimal_overflow(precision: u8) -> DataFusionError {
+    DataFusionError::ArrowError(
+        Box::new(ArrowError::ArithmeticOverflow(format!(
+            "decimal sum overflow: a sum has more than the {precision} digits of its type \
+             (NUMERIC_VALUE_OUT_OF_RANGE; sum a cast to DOUBLE for more)"
+        ))),
+        None,
+    )
+}
+
+/// The precision and scale of a DECIMAL sum added with a check.
+fn decimal(is_distinct: bool, return_type: &DataType) -> Option<(u8, i8)> {
+    match return_type {
+        DataType::Decimal128(p, s) if !is_distinct => Some((*p, *s)),
+        _ => None,
+    }
 }
 
 #[derive(Debug, Default, PartialEq, Eq, Hash)]
@@ -108,6 +131,8 @@ impl AggregateUDFImpl for CheckedSum {
     fn accumulator(&self, args: AccumulatorArgs) -> Result<Box<dyn Accumulator>> {
         if checked(&args) {
             Ok(Box::<SumAccumulator>::default())
+        } else if let Some((p, s)) = decimal(args.is_distinct, args.return_field.data_type()) {
+            Ok(Box::new(DecimalSum::new(p, s)))
         } else if compensated(args.is_distinct, args.return_field.data_type()) {
             Ok(Box::<float_sum::SumAccumulator>::default())
         } else {
@@ -133,11 +158,25 @@ impl AggregateUDFImpl for CheckedSum {
         if compensated(args.is_distinct, args.return_field.data_type()) {
             return Ok(Box::new(float_sum::GroupSums::new()));
         }
+        let overflowed = Arc::new(AtomicBool::new(false));
+        let flag = Arc::clone(&overflowed);
+        if let Some((p, s)) = decimal(args.is_distinct, args.return_field.data_type()) {
+            let inner = PrimitiveGroupsAccumulator::<Decimal128Type, _>::new(
+                &DataType::Decimal128(p, s),
+                move |x: &mut i128, y: i128| match x.checked_add(y) {
+                    Some(v) => *x = v,
+                    None => flag.store(true, Ordering::Relaxed),
+                },
+            );
+            return Ok(Box::new(GroupSums {
+                inner: Box::new(inner),
+                overflowed,
+                precision: Some(p),
+            }));
+        }
         if !checked(&args) {
             return self.inner.create_groups_accumulator(args);
         }
-        let overflowed = Arc::new(AtomicBool::new(false));
-        let flag = Arc::clone(&overflowed);
         let inner = PrimitiveGroupsAccumulator::<Int64Type, _>::new(
             &DataType::Int64,
             move |x: &mut i64, y: i64| match x.checked_add(y) {
@@ -148,12 +187,15 @@ impl AggregateUDFImpl for CheckedSum {
         Ok(Box::new(GroupSums {
             inner: Box::new(inner),
             overflowed,
+            precision: None,
         }))
     }
 
     fn create_sliding_accumulator(&self, args: AccumulatorArgs) -> Result<Box<dyn Accumulator>> {
         if checked(&args) {
             Ok(Box::<SumAccumulator>::default())
+        } else if let Some((p, s)) = decimal(args.is_distinct, args.return_field.data_type()) {
+            Ok(Box::new(DecimalSum::new(p, s)))
         } else if compensated(args.is_distinct, args.return_field.data_type()) {
             Ok(Box::<float_sum::SumAccumulator>::default())
         } else {
@@ -198,11 +240,14 @@ impl AggregateUDFImpl for CheckedSum {
     }
 }
 
-/// DataFusion's grouped sum of BIGINTs, adding with a check: an overflow
-/// is noted by the add and reported after the batch.
+/// DataFusion's grouped sum of BIGINTs or DECIMALs, adding with a check:
+/// an overflow is noted by the add and reported after the batch; a DECIMAL
+/// sum's digits are checked against its precision as it is emitted.
 struct GroupSums {
     inner: Box<dyn GroupsAccumulator>,
     overflowed: Arc<AtomicBool>,
+    /// A DECIMAL sum's precision.
+    precision: Option<u8>,
 }
 
 impl std::fmt::Debug for GroupSums {
@@ -213,10 +258,10 @@ impl std::fmt::Debug for GroupSums {
 
 impl GroupSums {
     fn check(&self) -> Result<()> {
-        if self.overflowed.load(Ordering::Relaxed) {
-            Err(overflow())
-        } else {
-            Ok(())
+        match (self.overflowed.load(Ordering::Relaxed), self.precision) {
+            (false, _) => Ok(()),
+            (true, None) => Err(overflow()),
+            (true, Some(p)) => Err(decimal_overflow(p)),
         }
     }
 }
@@ -236,7 +281,17 @@ impl GroupsAccumulator for GroupSums {
 
     fn evaluate(&mut self, emit_to: EmitTo) -> Result<ArrayRef> {
         self.check()?;
-        self.inner.evaluate(emit_to)
+        let sums = self.inner.evaluate(emit_to)?;
+        if let Some(p) = self.precision
+            && let Some(sums) = sums.as_primitive_opt::<Decimal128Type>()
+            && sums
+                .iter()
+                .flatten()
+                .any(|v| !Decimal128Type::is_valid_decimal_precision(v, p))
+        {
+            return Err(decimal_overflow(p));
+        }
+        Ok(sums)
     }
 
     fn state(&mut self, emit_to: EmitTo) -> Result<Vec<ArrayRef>> {
@@ -329,6 +384,94 @@ impl Accumulator for SumAccumulator {
     }
 
     fn evaluate(&mut self) -> Result<ScalarValue> {
+        Ok(self.value())
+    }
+
+    fn size(&self) -> usize {
+        size_of_val(self)
+    }
+}
+
+/// An ungrouped (or window frame's) sum of DECIMALs: NULL until a value
+/// comes, then their sum, added with a check and checked against the
+/// type's digits when it is read (a frame's sum may pass them and come
+/// back as values leave it).
+#[derive(Debug)]
+struct DecimalSum {
+    sum: i128,
+    count: u64,
+    precision: u8,
+    scale: i8,
+}
+
+impl DecimalSum {
+    fn new(precision: u8, scale: i8) -> Self {
+        Self {
+            sum: 0,
+            count: 0,
+            precision,
+            scale,
+        }
+    }
+
+    fn add(&mut self, values: &ArrayRef, sign: i64) -> Result<()> {
+        let values = values.as_primitive_opt::<Decimal128Type>().ok_or_else(|| {
+            DataFusionError::Internal(format!(
+                "sum: DECIMAL values expected, not {}",
+                values.data_type()
+            ))
+        })?;
+        for v in values.iter().flatten() {
+            let v = if sign < 0 {
+                self.sum.checked_sub(v)
+            } else {
+                self.sum.checked_add(v)
+            };
+            self.sum = v.ok_or_else(|| decimal_overflow(self.precision))?;
+        }
+        let n = (values.len() - values.null_count()) as u64;
+        self.count = if sign < 0 {
+            self.count.saturating_sub(n)
+        } else {
+            self.count + n
+        };
+        Ok(())
+    }
+
+    fn value(&self) -> ScalarValue {
+        ScalarValue::Decimal128(
+            (self.count > 0).then_some(self.sum),
+            self.precision,
+            self.scale,
+        )
+    }
+}
+
+impl Accumulator for DecimalSum {
+    fn update_batch(&mut self, values: &[ArrayRef]) -> Result<()> {
+        self.add(&values[0], 1)
+    }
+
+    fn merge_batch(&mut self, states: &[ArrayRef]) -> Result<()> {
+        self.add(&states[0], 1)
+    }
+
+    fn retract_batch(&mut self, values: &[ArrayRef]) -> Result<()> {
+        self.add(&values[0], -1)
+    }
+
+    fn supports_retract_batch(&self) -> bool {
+        true
+    }
+
+    fn state(&mut self) -> Result<Vec<ScalarValue>> {
+        Ok(vec![self.value()])
+    }
+
+    fn evaluate(&mut self) -> Result<ScalarValue> {
+        if self.count > 0 && !Decimal128Type::is_valid_decimal_precision(self.sum, self.precision) {
+            return Err(decimal_overflow(self.precision));
+        }
         Ok(self.value())
     }
 

@@ -6,12 +6,19 @@
 //! one of these functions; each computes with Arrow's checked kernels and
 //! names its column as the operator would (`a + b`), so names, plans'
 //! texts and clients' headers stay as they were.
+//!
+//! DECIMAL arithmetic whose type DataFusion caps at 38 digits is checked
+//! after the operator, by [`DECIMAL_FITS`]: Arrow's kernels fail only past
+//! 128 bits, so `DECIMAL(38)` nines `+ 1` answered a 39-digit value that
+//! clients read as 38 digits (Trino fails it: `Decimal overflow`).
 
 use std::fmt::Write as _;
 use std::sync::Arc;
 
-use arrow::datatypes::{DataType, Field, FieldRef};
+use arrow::array::AsArray;
+use arrow::datatypes::{DataType, Decimal128Type, DecimalType, Field, FieldRef};
 use arrow::error::ArrowError;
+use datafusion::common::ScalarValue;
 use datafusion::error::{DataFusionError, Result};
 use datafusion::logical_expr::{
     ColumnarValue, Expr, Operator, ReturnFieldArgs, ScalarFunctionArgs, ScalarUDF, ScalarUDFImpl,
@@ -19,7 +26,7 @@ use datafusion::logical_expr::{
 };
 use datafusion::physical_expr_common::datum::apply;
 
-/// The functions, one per operator.
+/// The functions, one per operator, and the DECIMAL check.
 pub(super) fn functions() -> Vec<ScalarUDF> {
     [Operator::Plus, Operator::Minus, Operator::Multiply]
         .into_iter()
@@ -29,7 +36,94 @@ pub(super) fn functions() -> Vec<ScalarUDF> {
                 signature: Signature::any(2, Volatility::Immutable),
             })
         })
+        .chain([ScalarUDF::new_from_impl(DecimalFits {
+            signature: Signature::any(1, Volatility::Immutable),
+        })])
         .collect()
+}
+
+/// The name of the function that fails on a DECIMAL value with more
+/// digits than its type's precision and otherwise is its argument.
+pub const DECIMAL_FITS: &str = "squall_decimal_fits";
+
+#[derive(Debug, PartialEq, Eq, Hash)]
+struct DecimalFits {
+    signature: Signature,
+}
+
+impl ScalarUDFImpl for DecimalFits {
+    fn name(&self) -> &str {
+        DECIMAL_FITS
+    }
+
+    fn signature(&self) -> &Signature {
+        &self.signature
+    }
+
+    fn return_type(&self, args: &[DataType]) -> Result<DataType> {
+        match args {
+            [t @ DataType::Decimal128(..)] => Ok(t.clone()),
+            _ => Err(DataFusionError::Plan(format!(
+                "{DECIMAL_FITS}: one DECIMAL expected, not {args:?}"
+            ))),
+        }
+    }
+
+    fn return_field_from_args(&self, args: ReturnFieldArgs) -> Result<FieldRef> {
+        let [field] = args.arg_fields else {
+            return Err(DataFusionError::Plan(format!(
+                "{DECIMAL_FITS}: one argument expected"
+            )));
+        };
+        let t = self.return_type(&[field.data_type().clone()])?;
+        Ok(Arc::new(Field::new(self.name(), t, field.is_nullable())))
+    }
+
+    /// As its argument names its column.
+    fn schema_name(&self, args: &[Expr]) -> Result<String> {
+        match args {
+            [a] => Ok(a.schema_name().to_string()),
+            _ => Ok(self.name().to_string()),
+        }
+    }
+
+    fn invoke_with_args(&self, args: ScalarFunctionArgs) -> Result<ColumnarValue> {
+        let [value] = args.args.as_slice() else {
+            return Err(DataFusionError::Internal(format!(
+                "{DECIMAL_FITS}: one argument expected"
+            )));
+        };
+        let DataType::Decimal128(precision, scale) = value.data_type() else {
+            return Err(DataFusionError::Internal(format!(
+                "{DECIMAL_FITS}: a DECIMAL expected, not {}",
+                value.data_type()
+            )));
+        };
+        let too_long = match value {
+            ColumnarValue::Scalar(ScalarValue::Decimal128(Some(v), ..)) => {
+                (!Decimal128Type::is_valid_decimal_precision(*v, precision)).then_some(*v)
+            }
+            ColumnarValue::Scalar(_) => None,
+            ColumnarValue::Array(a) => a
+                .as_primitive::<Decimal128Type>()
+                .iter()
+                .flatten()
+                .find(|v| !Decimal128Type::is_valid_decimal_precision(*v, precision)),
+        };
+        match too_long {
+            None => Ok(value.clone()),
+            // An arithmetic overflow: a data error the task does not retry.
+            Some(v) => Err(DataFusionError::ArrowError(
+                Box::new(ArrowError::ArithmeticOverflow(format!(
+                    "decimal overflow: {} has more than the {precision} digits of \
+                     DECIMAL({precision}, {scale}) (NUMERIC_VALUE_OUT_OF_RANGE; \
+                     cast to DOUBLE for more)",
+                    Decimal128Type::format_decimal(v, 40, scale)
+                ))),
+                None,
+            )),
+        }
+    }
 }
 
 /// The name of the function computing `op` with an overflow check, if it
