@@ -397,6 +397,13 @@ async fn more_trino_functions_answer_as_their_datafusion_forms() {
              [date '2020-01-30', date '2020-01-31', date '2020-02-01', date '2020-02-02'] as days, \
              false as f, true as i, true as rt from nation group by 1 order by 1",
         ),
+        // Whole random numbers in their bounds, each value drawn.
+        (
+            "select min(random(10)) >= 0 and max(random(10)) < 10 as a, \
+             min(rand(5, 8)) >= 5 and max(rand(5, 8)) < 8 as b, count(distinct random(3)) as c, \
+             typeof(random(10)) as t from lineitem",
+            "select true as a, true as b, 3 as c, 'bigint' as t",
+        ),
         // Two columns named alike (later ones numbered); Java's date patterns.
         (
             "select n_name, n_name, count(*), count(*), \
