@@ -66,6 +66,7 @@ mod dates;
 mod maps;
 mod rest;
 mod teradata;
+mod try_errors;
 
 use datafusion::error::{DataFusionError, Result};
 use datafusion::sql::parser::Statement;
@@ -363,7 +364,7 @@ fn rewritten(function: &mut Function) -> Result<Option<Expr>> {
             joda_format(&args[1], "parse_datetime")?
         ),
         ("date", 1) => format!("CAST({} AS DATE)", a(0)),
-        ("try", 1) => return Ok(Some(without_errors(args[0].clone()))),
+        ("try", 1) => return Ok(Some(try_errors::without_errors(args[0].clone()))),
         ("to_hex", 1) => format!("upper(encode({}, 'hex'))", a(0)),
         ("from_hex", 1) => format!("decode({}, 'hex')", a(0)),
         ("is_nan", 1) => format!("isnan({})", a(0)),
@@ -532,38 +533,6 @@ fn from_the_end(string: &Expr, start: &Expr, length: Option<&Expr>) -> String {
 /// A literal position of 1 or more (a string's start as both count it).
 fn is_position(expr: &Expr) -> bool {
     matches!(expr, Expr::Value(ValueWithSpan { value: Value::Number(n, _), .. }) if n.parse::<i64>().is_ok_and(|p| p >= 1))
-}
-
-/// Trino's `try(e)`: `e` with the errors squall can foresee turned into
-/// NULL: its casts as `TRY_CAST`, its divisions and remainders by zero
-/// (`x / NULLIF(y, 0)`). Other errors still fail the query.
-fn without_errors(mut expr: Expr) -> Expr {
-    use datafusion::sql::sqlparser::ast::{BinaryOperator, CastKind};
-    struct Lenient;
-    impl VisitorMut for Lenient {
-        type Break = ();
-        fn post_visit_expr(&mut self, e: &mut Expr) -> ControlFlow<()> {
-            match e {
-                Expr::Cast { kind, .. } if *kind != CastKind::TryCast => *kind = CastKind::TryCast,
-                Expr::BinaryOp {
-                    op: BinaryOperator::Divide | BinaryOperator::Modulo,
-                    right,
-                    ..
-                } => {
-                    let divisor = std::mem::replace(right.as_mut(), Expr::value(Value::Null));
-                    if let Ok(nullif) = parse(&format!("NULLIF({divisor}, 0)")) {
-                        **right = nullif;
-                    } else {
-                        **right = divisor;
-                    }
-                }
-                _ => {}
-            }
-            ControlFlow::Continue(())
-        }
-    }
-    let _ = expr.visit(&mut Lenient);
-    Expr::Nested(Box::new(expr))
 }
 
 /// The functions whose value is JSON (Trino's `json` type).
