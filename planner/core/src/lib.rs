@@ -52,6 +52,7 @@ pub mod memory;
 pub mod read_ahead;
 pub mod recovery;
 pub mod requests;
+pub mod rounded_avg;
 pub mod scalar_subquery;
 pub mod scan;
 pub mod seams;

@@ -63,14 +63,16 @@ use datafusion::logical_expr::{
 };
 use datafusion::prelude::SessionContext;
 
-/// Register the functions with `ctx`, and `sum` that fails on overflow
-/// ([`crate::checked_sum`]).
+/// Register the functions with `ctx`, `sum` that fails on overflow
+/// ([`crate::checked_sum`]) and `avg` of DECIMALs that rounds its last
+/// digit ([`crate::rounded_avg`]).
 pub fn register(ctx: &SessionContext) {
     for udf in functions() {
         ctx.register_udf(udf);
     }
     by_type::register(ctx);
     crate::checked_sum::register(ctx);
+    crate::rounded_avg::register(ctx);
     ctx.register_udaf(histogram::function());
     ctx.register_udaf(histogram::most_frequent());
     ctx.register_udaf(checksum::function());

@@ -194,6 +194,60 @@ async fn decimal_quotients_round_their_last_digit() {
     );
 }
 
+/// `avg` of a DECIMAL rounds its last digit, half away from zero
+/// (DataFusion truncated: the average of order 1's quantities was
+/// 24.166666), staged, grouped, ungrouped, DISTINCT and over a window
+/// frame: as the exact average rounded to the type's six decimals.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn decimal_averages_round_their_last_digit() {
+    let data = sf001_small_groups();
+    let engine = engine(&data.path, &[("squall.scan.target_task_bytes", "100000")]).await;
+    let reference = single_node(&data.path).await;
+    // Quantities are whole and an order has at most 7 lines: no average
+    // falls on a tie at the seventh decimal, which a DOUBLE rounds alike.
+    let exact = |sum: &str, n: &str| {
+        format!("cast(round(cast({sum} as double) / {n}, 6) as decimal(19, 6))")
+    };
+    for (sql, expected) in [
+        (
+            "select l_orderkey, avg(l_quantity) as a, avg(-l_quantity) as n, \
+             avg(distinct l_quantity) as d from lineitem where l_orderkey < 500 group by 1 order by 1"
+                .to_string(),
+            format!(
+                "select l_orderkey, {} as a, {} as n, {} as d from lineitem where l_orderkey < 500 \
+                 group by 1 order by 1",
+                exact("sum(l_quantity)", "count(l_quantity)"),
+                exact("-sum(l_quantity)", "count(l_quantity)"),
+                exact("sum(distinct l_quantity)", "count(distinct l_quantity)"),
+            ),
+        ),
+        (
+            "select avg(l_quantity) as a from lineitem where l_orderkey = 1".to_string(),
+            format!(
+                "select {} as a from lineitem where l_orderkey = 1",
+                exact("sum(l_quantity)", "count(*)")
+            ),
+        ),
+        (
+            "select l_orderkey, l_linenumber, avg(l_quantity) over (partition by l_orderkey \
+             order by l_linenumber rows between 2 preceding and current row) as w \
+             from lineitem where l_orderkey < 200 order by 1, 2"
+                .to_string(),
+            format!(
+                "select l_orderkey, l_linenumber, {} as w from lineitem where l_orderkey < 200 order by 1, 2",
+                exact(
+                    "sum(l_quantity) over (partition by l_orderkey order by l_linenumber rows between 2 preceding and current row)",
+                    "count(*) over (partition by l_orderkey order by l_linenumber rows between 2 preceding and current row)"
+                )
+            ),
+        ),
+    ] {
+        let want = single_node_csv(&reference, &expected).await;
+        // Exactly: a tolerance would pass truncation.
+        assert_eq!(squall_csv(&engine, &sql).await, want, "{sql}");
+    }
+}
+
 /// `TIMESTAMP WITH TIME ZONE` keeps a zone (UTC, the session's, unless the
 /// value says another): it was a timestamp without one, which clients read
 /// as a local time; Trino's functions without a zone (`date_parse`, the
