@@ -52,6 +52,7 @@ pub mod error;
 pub mod exists_value;
 pub mod explain;
 pub mod expr_rules;
+mod ignore_nulls;
 pub mod information_schema;
 pub mod interval_compare;
 pub mod interval_times;

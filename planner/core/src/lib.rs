@@ -62,6 +62,7 @@ pub mod task;
 pub mod text_compression;
 pub mod trino_udfs;
 pub mod value_limit;
+pub mod window_flags;
 pub mod worker;
 
 pub use error::{Result, SquallError};

@@ -73,6 +73,7 @@ pub fn register(ctx: &SessionContext) {
     by_type::register(ctx);
     crate::checked_sum::register(ctx);
     crate::rounded_avg::register(ctx);
+    crate::window_flags::register(ctx);
     ctx.register_udaf(histogram::function());
     ctx.register_udaf(histogram::most_frequent());
     ctx.register_udaf(checksum::function());

@@ -252,3 +252,44 @@ async fn named_windows_refined_in_over_keep_their_partitions() {
         .to_string();
     assert!(e.contains("already has an ORDER BY"), "{e}");
 }
+
+/// `IGNORE NULLS` of `lag`, `lead`, `first_value`, `last_value` and
+/// `nth_value` ignores NULLs in tasks too, and their windows computed in
+/// reverse (to share a sort with a window ordered the other way) keep their
+/// direction: DataFusion drops both from a stage plan's protobuf, so tasks
+/// respected NULLs (`lag(x) IGNORE NULLS` was NULL after every NULL) and
+/// `lag` beside a descending window answered `lead`'s values. Staged, as
+/// single-node DataFusion answers; under the names written.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn window_functions_keep_ignore_nulls_and_direction_in_tasks() {
+    let data = sf001_small_groups();
+    let engine = engine(&data.path, &[("squall.scan.target_task_bytes", "100000")]).await;
+    let reference = single_node(&data.path).await;
+    let x = "case when l_linenumber % 3 = 0 then l_partkey end";
+    let w = "partition by l_orderkey order by l_linenumber";
+    let sql = format!(
+        "select l_orderkey, l_linenumber, lag({x}) ignore nulls over ({w}) as lg, \
+         lead({x}, 1, -1) ignore nulls over ({w}) as ld, \
+         first_value({x}) ignore nulls over ({w} rows between unbounded preceding and unbounded following) as fv, \
+         last_value({x}) ignore nulls over ({w} rows between unbounded preceding and current row) as lv, \
+         last_value({x}) ignore nulls over (partition by l_orderkey order by l_linenumber desc) as rv, \
+         nth_value({x}, 2) ignore nulls over ({w}) as nv, lag({x}) over ({w}) as kept, \
+         lead(l_partkey, 2) over ({w}) as ld2, nth_value(l_partkey, 2) over ({w}) as nv2 \
+         from lineitem where l_orderkey < 2000 order by 1, 2"
+    );
+    let expected = single_node_csv(&reference, &sql).await;
+    let staged = squall_csv(&engine, &sql).await;
+    assert_eq!(staged, expected, "{sql}");
+    // Each column has rows where ignoring NULLs answers otherwise.
+    let respected = single_node_csv(&reference, &sql.replace(" ignore nulls", "")).await;
+    assert_ne!(staged, respected);
+    let named = squall_csv(
+        &engine,
+        "select lag(n_name) ignore nulls over (order by n_nationkey) from nation limit 1",
+    )
+    .await;
+    assert!(
+        named.starts_with("lag(nation.n_name) IGNORE NULLS"),
+        "{named}"
+    );
+}
