@@ -531,3 +531,33 @@ async fn bare_values_and_decimal_literals_as_trino_reads_them() {
         assert_eq!(squall_csv(&engine, sql).await, csv, "{sql}");
     }
 }
+
+/// `ORDER BY n` of an unnamed expression of aggregates (DataFusion refused
+/// `max(x) - min(x) ... ORDER BY 1`: "Column in ORDER BY must be in GROUP
+/// BY"), staged, as the same query ordering by the item named; under
+/// DISTINCT and in a UNION as before.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn order_by_ordinals_of_aggregate_expressions() {
+    let data = sf001_small_groups();
+    let engine = engine(&data.path, &[]).await;
+    let reference = single_node(&data.path).await;
+    for (sql, named) in [
+        (
+            "select max(o_totalprice) - min(o_totalprice) from orders group by o_custkey order by 1 desc limit 5",
+            "select max(o_totalprice) - min(o_totalprice) as d from orders group by o_custkey order by d desc limit 5",
+        ),
+        (
+            "select o_custkey, sum(o_totalprice) - count(*) from orders group by 1 order by 2, 1 limit 5",
+            "select o_custkey, sum(o_totalprice) - count(*) as a from orders group by 1 order by a, 1 limit 5",
+        ),
+        (
+            "select distinct o_orderstatus || 'x' from orders order by 1",
+            "select distinct o_orderstatus || 'x' as s from orders order by s",
+        ),
+    ] {
+        let expected = single_node_csv(&reference, named).await;
+        let actual = squall_csv(&engine, sql).await;
+        let values = |csv: &str| csv.lines().skip(1).map(str::to_string).collect::<Vec<_>>();
+        assert_eq!(values(&actual), values(&expected), "{sql}");
+    }
+}
