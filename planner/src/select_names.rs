@@ -328,6 +328,42 @@ fn name_of(e: &Expr) -> String {
     }
 }
 
+/// `ORDER BY n` of a plain SELECT's n-th item, when that item is an
+/// unnamed expression other than a column, as that expression (not under
+/// DISTINCT, whose ORDER BY DataFusion then finds outside the select list).
+fn ordinals_as_items(query: &mut Query) {
+    use datafusion::sql::sqlparser::ast::{OrderByKind, Value};
+    let SetExpr::Select(select) = query.body.as_ref() else {
+        return;
+    };
+    if select.distinct.is_some() {
+        return;
+    }
+    let Some(order_by) = query.order_by.as_mut() else {
+        return;
+    };
+    let OrderByKind::Expressions(keys) = &mut order_by.kind else {
+        return;
+    };
+    for key in keys {
+        let Expr::Value(v) = &key.expr else { continue };
+        let Value::Number(n, _) = &v.value else {
+            continue;
+        };
+        let Some(i) = n.parse::<usize>().ok().and_then(|n| n.checked_sub(1)) else {
+            continue;
+        };
+        if let Some(SelectItem::UnnamedExpr(e)) = select.projection.get(i)
+            && !matches!(
+                e,
+                Expr::Identifier(_) | Expr::CompoundIdentifier(_) | Expr::Value(_)
+            )
+        {
+            key.expr = e.clone();
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::rewrite;
@@ -402,41 +438,5 @@ mod tests {
             .unwrap();
         let plan = crate::replan::plan(&state, statement).await.unwrap();
         assert_eq!(plan.schema().field(0).name(), "Int64(7) / Int64(2)");
-    }
-}
-
-/// `ORDER BY n` of a plain SELECT's n-th item, when that item is an
-/// unnamed expression other than a column, as that expression (not under
-/// DISTINCT, whose ORDER BY DataFusion then finds outside the select list).
-fn ordinals_as_items(query: &mut Query) {
-    use datafusion::sql::sqlparser::ast::{OrderByKind, Value};
-    let SetExpr::Select(select) = query.body.as_ref() else {
-        return;
-    };
-    if select.distinct.is_some() {
-        return;
-    }
-    let Some(order_by) = query.order_by.as_mut() else {
-        return;
-    };
-    let OrderByKind::Expressions(keys) = &mut order_by.kind else {
-        return;
-    };
-    for key in keys {
-        let Expr::Value(v) = &key.expr else { continue };
-        let Value::Number(n, _) = &v.value else {
-            continue;
-        };
-        let Some(i) = n.parse::<usize>().ok().and_then(|n| n.checked_sub(1)) else {
-            continue;
-        };
-        if let Some(SelectItem::UnnamedExpr(e)) = select.projection.get(i)
-            && !matches!(
-                e,
-                Expr::Identifier(_) | Expr::CompoundIdentifier(_) | Expr::Value(_)
-            )
-        {
-            key.expr = e.clone();
-        }
     }
 }
