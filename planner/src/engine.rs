@@ -425,7 +425,20 @@ impl Engine {
             LogicalPlan::Ddl(datafusion::logical_expr::DdlStatement::CreateCatalogSchema(
                 create,
             )) => self.create_schema(&create),
-            plan @ (LogicalPlan::Ddl(_) | LogicalPlan::Statement(_) | LogicalPlan::Dml(_)) => {
+            // Trino answers INSERT, UPDATE and DELETE with one BIGINT,
+            // `rows` (DataFusion: an unsigned `count`, a DECIMAL(20,0) to
+            // Trino's clients).
+            plan @ LogicalPlan::Dml(_) => {
+                let rows = datafusion::logical_expr::LogicalPlanBuilder::from(plan)
+                    .project([datafusion::prelude::cast(
+                        datafusion::prelude::col("count"),
+                        arrow::datatypes::DataType::Int64,
+                    )
+                    .alias("rows")])?
+                    .build()?;
+                self.run_here(rows, cancel).await
+            }
+            plan @ (LogicalPlan::Ddl(_) | LogicalPlan::Statement(_)) => {
                 self.run_here(plan, cancel).await
             }
             plan if reads_only_information_schema(&plan) => {

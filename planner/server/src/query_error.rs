@@ -21,7 +21,8 @@
 //! | not implemented (also found by a task: `count(DISTINCT a, b)`) | `NOT_SUPPORTED` (13) |
 //! | divide by zero | `DIVISION_BY_ZERO` (8) |
 //! | an integer `+`, `-`, `*` past its type's range (arithmetic overflow) | `NUMERIC_VALUE_OUT_OF_RANGE` (19) |
-//! | a scalar subquery's second row | `SUBQUERY_MULTIPLE_ROWS` (12) |
+//! | a scalar subquery's second row | `SUBQUERY_MULTIPLE_ROWS` (28) |
+//! | `CREATE TABLE` / `CREATE VIEW` of a name taken, `CREATE SCHEMA` of one there | `TABLE_ALREADY_EXISTS` (50), `SCHEMA_ALREADY_EXISTS` (49) |
 //! | cast error (also a cast of JSON text that does not fit, text read as a timestamp, a value too large for its DECIMAL) | `INVALID_CAST_ARGUMENT` (9) |
 //! | operands no type holds both (DataFusion's "Failed to coerce types") | `TYPE_MISMATCH` (58) |
 //! | invalid input syntax (an unreadable literal), a field read of a value that is not a row, a NULL inserted into a NOT NULL column | `GENERIC_USER_ERROR` (0) |
@@ -88,12 +89,14 @@ pub const FUNCTION_NOT_FOUND: ErrorCode = user("FUNCTION_NOT_FOUND", 6);
 pub const INVALID_FUNCTION_ARGUMENT: ErrorCode = user("INVALID_FUNCTION_ARGUMENT", 7);
 pub const DIVISION_BY_ZERO: ErrorCode = user("DIVISION_BY_ZERO", 8);
 pub const INVALID_CAST_ARGUMENT: ErrorCode = user("INVALID_CAST_ARGUMENT", 9);
-pub const SUBQUERY_MULTIPLE_ROWS: ErrorCode = user("SUBQUERY_MULTIPLE_ROWS", 12);
+pub const SUBQUERY_MULTIPLE_ROWS: ErrorCode = user("SUBQUERY_MULTIPLE_ROWS", 28);
 pub const NUMERIC_VALUE_OUT_OF_RANGE: ErrorCode = user("NUMERIC_VALUE_OUT_OF_RANGE", 19);
 pub const NOT_SUPPORTED: ErrorCode = user("NOT_SUPPORTED", 13);
 pub const INVALID_SESSION_PROPERTY: ErrorCode = user("INVALID_SESSION_PROPERTY", 14);
 pub const TABLE_NOT_FOUND: ErrorCode = user("TABLE_NOT_FOUND", 46);
 pub const COLUMN_NOT_FOUND: ErrorCode = user("COLUMN_NOT_FOUND", 47);
+pub const SCHEMA_ALREADY_EXISTS: ErrorCode = user("SCHEMA_ALREADY_EXISTS", 49);
+pub const TABLE_ALREADY_EXISTS: ErrorCode = user("TABLE_ALREADY_EXISTS", 50);
 pub const TYPE_MISMATCH: ErrorCode = user("TYPE_MISMATCH", 58);
 pub const GENERIC_INTERNAL_ERROR: ErrorCode = ErrorCode {
     name: "GENERIC_INTERNAL_ERROR",
@@ -176,7 +179,9 @@ impl QueryError {
 
 fn classify_user_message(m: &str) -> ErrorCode {
     let lower = m.to_ascii_lowercase();
-    if is_unknown_table(&lower) {
+    if let Some(code) = already_exists(&lower) {
+        code
+    } else if is_unknown_table(&lower) {
         TABLE_NOT_FOUND
     } else if lower.contains("no field named") {
         COLUMN_NOT_FOUND
@@ -197,6 +202,21 @@ fn is_unknown_function(lower: &str) -> bool {
         || lower.contains("failed to match any signature")
 }
 
+/// A table, view or schema created under a name already taken
+/// (DataFusion's "Table 't' already exists", squall's "schema 's' already
+/// exists").
+fn already_exists(lower: &str) -> Option<ErrorCode> {
+    if !lower.contains("already exists") {
+        None
+    } else if lower.contains("schema '") {
+        Some(SCHEMA_ALREADY_EXISTS)
+    } else if lower.contains("table '") || lower.contains("view '") {
+        Some(TABLE_ALREADY_EXISTS)
+    } else {
+        None
+    }
+}
+
 fn is_unknown_table(lower: &str) -> bool {
     (lower.contains("table '") && (lower.contains("not found") || lower.contains("doesn't exist")))
         || lower.contains("no table named")
@@ -204,7 +224,9 @@ fn is_unknown_table(lower: &str) -> bool {
 
 fn classify_runtime_message(m: &str) -> ErrorCode {
     let lower = m.to_ascii_lowercase();
-    if squall_planner::limits::is_timeout_message(m) {
+    if let Some(code) = already_exists(&lower) {
+        code
+    } else if squall_planner::limits::is_timeout_message(m) {
         EXCEEDED_TIME_LIMIT
     } else if lower.contains("(memory_limit)") || lower.contains("resources exhausted") {
         EXCEEDED_LOCAL_MEMORY_LIMIT
@@ -387,6 +409,12 @@ mod tests {
         assert_eq!(QueryError::from_datafusion(&e).code, FUNCTION_NOT_FOUND);
         let e = DataFusionError::Execution("Table 'with' doesn't exist.".into());
         assert_eq!(QueryError::from_datafusion(&e).code, TABLE_NOT_FOUND);
+        let e = DataFusionError::Execution("Table 't2' already exists".into());
+        assert_eq!(QueryError::from_datafusion(&e).code, TABLE_ALREADY_EXISTS);
+        let e = DataFusionError::Plan("schema 's' already exists".into());
+        assert_eq!(QueryError::from_datafusion(&e).code, SCHEMA_ALREADY_EXISTS);
+        assert_eq!(TABLE_ALREADY_EXISTS.code, 50);
+        assert_eq!(SUBQUERY_MULTIPLE_ROWS.code, 28);
         let e = DataFusionError::ArrowError(
             Box::new(arrow::error::ArrowError::ArithmeticOverflow(
                 "bigint addition overflow: 9223372036854775807 + 1".into(),

@@ -50,9 +50,9 @@ async fn rows_in_a_subquery_answer_as_sql_says() {
         // A scalar subquery whose value is named like the outer query's
         // (DataFusion's join of it failed: "would be ambiguous").
         (
-            "select c_nationkey, avg(c_acctbal) as a from customer group by c_nationkey \
+            "select c_nationkey, sum(c_acctbal) as a from customer group by c_nationkey \
              having avg(c_acctbal) > (select avg(c_acctbal) from customer) order by 1",
-            "select c_nationkey, avg(c_acctbal) as a from customer, (select avg(c_acctbal) as v from customer) \
+            "select c_nationkey, sum(c_acctbal) as a from customer, (select avg(c_acctbal) as v from customer) \
              group by c_nationkey, v having avg(c_acctbal) > v order by 1",
         ),
         // sum / avg of a value NULL by its type (DataFusion: an internal error).
