@@ -284,10 +284,7 @@ impl GroupsAccumulator for GroupSums {
         let sums = self.inner.evaluate(emit_to)?;
         if let Some(p) = self.precision
             && let Some(sums) = sums.as_primitive_opt::<Decimal128Type>()
-            && sums
-                .iter()
-                .flatten()
-                .any(|v| !Decimal128Type::is_valid_decimal_precision(v, p))
+            && crate::trino_udfs::checked::too_long(sums, p).is_some()
         {
             return Err(decimal_overflow(p));
         }

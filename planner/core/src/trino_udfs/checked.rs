@@ -42,6 +42,21 @@ pub(super) fn functions() -> Vec<ScalarUDF> {
         .collect()
 }
 
+/// A value of `values` with more than `precision` digits. The values'
+/// buffer is checked whole first, with no branch per value for its NULL;
+/// only where a slot is out of range (it may be a NULL's) are the values
+/// walked again, NULLs skipped.
+pub fn too_long(values: &arrow::array::Decimal128Array, precision: u8) -> Option<i128> {
+    let bound = 10_i128
+        .checked_pow(u32::from(precision))
+        .unwrap_or(i128::MAX);
+    let out = |v: &i128| *v >= bound || *v <= -bound;
+    if !values.values().iter().any(out) {
+        return None;
+    }
+    values.iter().flatten().find(|v| out(v))
+}
+
 /// The name of the function that fails on a DECIMAL value with more
 /// digits than its type's precision and otherwise is its argument.
 pub const DECIMAL_FITS: &str = "squall_decimal_fits";
@@ -104,11 +119,7 @@ impl ScalarUDFImpl for DecimalFits {
                 (!Decimal128Type::is_valid_decimal_precision(*v, precision)).then_some(*v)
             }
             ColumnarValue::Scalar(_) => None,
-            ColumnarValue::Array(a) => a
-                .as_primitive::<Decimal128Type>()
-                .iter()
-                .flatten()
-                .find(|v| !Decimal128Type::is_valid_decimal_precision(*v, precision)),
+            ColumnarValue::Array(a) => too_long(a.as_primitive::<Decimal128Type>(), precision),
         };
         match too_long {
             None => Ok(value.clone()),
