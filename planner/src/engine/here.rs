@@ -276,9 +276,19 @@ pub(crate) async fn show_as_query(ctx: &SessionContext, statement: Statement) ->
                     quoted(&schema_or_default(ctx, parent.as_deref()))
                 )
             }
-            Sql::ShowColumns { show_options, .. } if show_options.filter_position.is_none() => {
+            Sql::ShowColumns { show_options, .. } => {
+                // Trino's `SHOW COLUMNS FROM t LIKE 'p'`; other filters are
+                // DataFusion's to refuse.
+                let like = match &show_options.filter_position {
+                    None => String::new(),
+                    Some(
+                        ShowStatementFilterPosition::Infix(ShowStatementFilter::Like(p))
+                        | ShowStatementFilterPosition::Suffix(ShowStatementFilter::Like(p)),
+                    ) => format!(" and column_name like {}", quoted(p)),
+                    Some(_) => return Ok(statement),
+                };
                 match show_options.show_in.as_ref().and_then(|i| i.parent_name.as_ref()) {
-                    Some(name) => columns_query(ctx, name).await?,
+                    Some(name) => columns_query(ctx, name, &like).await?,
                     None => return Ok(statement),
                 }
             }
@@ -287,7 +297,7 @@ pub(crate) async fn show_as_query(ctx: &SessionContext, statement: Statement) ->
                 hive_format: None,
                 table_name,
                 ..
-            } => columns_query(ctx, table_name).await?,
+            } => columns_query(ctx, table_name, "").await?,
             Sql::ShowCreate {
                 obj_type: ShowCreateObject::Table,
                 obj_name,
@@ -319,16 +329,17 @@ pub(crate) async fn show_as_query(ctx: &SessionContext, statement: Statement) ->
         .ok_or_else(|| PlannerError::Internal("an empty SHOW query".into()).into())
 }
 
-/// Trino's `SHOW COLUMNS FROM t`: after checking `t` is a table (its error
-/// otherwise, such as why a table of the catalog cannot be read).
-async fn columns_query(ctx: &SessionContext, name: &ObjectName) -> Result<String> {
+/// Trino's `SHOW COLUMNS FROM t` (with `like`, a condition on the column's
+/// name, or none): after checking `t` is a table (its error otherwise, such
+/// as why a table of the catalog cannot be read).
+async fn columns_query(ctx: &SessionContext, name: &ObjectName, like: &str) -> Result<String> {
     let reference = object_name_to_table_reference(name.clone(), true)?;
     ctx.table_provider(reference.clone()).await?;
     let schema = schema_or_default(ctx, reference.schema());
     Ok(format!(
         "select column_name as \"Column\", data_type as \"Type\", '' as \"Extra\", \
          coalesce(comment, '') as \"Comment\" from information_schema.columns \
-         where table_schema = {} and table_name = {} order by ordinal_position",
+         where table_schema = {} and table_name = {}{like} order by ordinal_position",
         quoted(&schema),
         quoted(reference.table())
     ))

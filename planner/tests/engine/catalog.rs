@@ -337,6 +337,10 @@ async fn show_tables_and_information_schema_answer() {
         );
     }
     assert_eq!(
+        squall_csv(&engine, "show columns from region like 'r_%e'").await,
+        "Column,Type,Extra,Comment\nr_name,varchar,,\n"
+    );
+    assert_eq!(
         squall_csv(&engine, "show create table squall.tpch.region").await,
         "Create Table\n\"CREATE TABLE squall.public.region (\n   r_regionkey bigint,\n   \
          r_name varchar,\n   r_comment varchar\n)\"\n"
