@@ -27,7 +27,6 @@ use crate::state::state_store_at;
 /// request's last statement whose effect would live only in the engine's
 /// memory (`CREATE TABLE`, ...) is refused ([`Engine::for_one_request`]).
 pub async fn aws_engine(options: EngineOptions) -> Result<Engine> {
-    let env = AwsEnv::load().await;
     let squall = SquallConfig::from_session(&session_config(&options.settings)?);
     if squall.exchange_location.is_empty() {
         return Err(AwsError::MissingSetting {
@@ -38,6 +37,10 @@ pub async fn aws_engine(options: EngineOptions) -> Result<Engine> {
         }
         .into());
     }
+    // After the settings are checked: without a region, loading the AWS
+    // configuration asks the instance metadata service, and logs its
+    // refusal three times, before a missing setting could be said.
+    let env = AwsEnv::load().await;
     let runtime = aws_runtime(&env)?;
     let (exchange_url, exchange_prefix) = split_s3_url(&squall.exchange_location)?;
     let exchange_store = runtime.object_store(ObjectStoreUrl::parse(&exchange_url)?)?;
