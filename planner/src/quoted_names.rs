@@ -16,7 +16,7 @@
 //! column's label.
 
 use datafusion::error::{DataFusionError, Result};
-use datafusion::sql::parser::{DFParser, Statement};
+use datafusion::sql::parser::Statement;
 use datafusion::sql::sqlparser::tokenizer::{Token, Tokenizer};
 
 use crate::trino_dialect::TrinoDialect;
@@ -45,7 +45,7 @@ pub fn lowercased(statement: &Statement) -> Result<Option<Statement>> {
     if !changed {
         return Ok(None);
     }
-    let mut statements = DFParser::parse_sql_with_dialect(&lowered, &TrinoDialect)?;
+    let mut statements = crate::trino_sql::statements(&lowered)?;
     match (statements.pop_front(), statements.is_empty()) {
         (Some(statement), true) => Ok(Some(statement)),
         _ => Err(DataFusionError::Internal(format!(

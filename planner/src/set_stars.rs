@@ -15,10 +15,8 @@ use std::ops::ControlFlow;
 
 use datafusion::error::{DataFusionError, Result};
 use datafusion::execution::SessionState;
-use datafusion::sql::parser::{DFParser, Statement};
+use datafusion::sql::parser::Statement;
 use datafusion::sql::sqlparser::ast::{Cte, Query, SelectItem, SetExpr, VisitorMut, With};
-
-use crate::trino_dialect::TrinoDialect;
 
 /// `statement` with the `*` sides of its `EXCEPT ALL` and `INTERSECT ALL`
 /// written as their columns, where they plan on their own.
@@ -47,7 +45,7 @@ pub async fn expand(state: &SessionState, statement: Statement) -> Result<Statem
 /// The columns of the query `text` as select items, or None where it does
 /// not plan on its own.
 async fn columns_of(state: &SessionState, text: &str) -> Option<Vec<SelectItem>> {
-    let mut statements = DFParser::parse_sql_with_dialect(text, &TrinoDialect).ok()?;
+    let mut statements = crate::trino_sql::statements(text).ok()?;
     let plan = state
         .statement_to_plan(statements.pop_front()?)
         .await

@@ -8,7 +8,7 @@ use std::borrow::Cow;
 use std::collections::VecDeque;
 
 use datafusion::error::Result;
-use datafusion::sql::parser::{DFParser, Statement};
+use datafusion::sql::parser::Statement;
 
 use datafusion::sql::sqlparser::dialect::GenericDialect;
 use datafusion::sql::sqlparser::keywords::Keyword;
@@ -20,7 +20,23 @@ use datafusion::sql::sqlparser::tokenizer::{Token, Tokenizer};
 /// parsed ([`crate::nesting`]).
 pub fn parse(sql: &str) -> Result<VecDeque<Statement>> {
     crate::nesting::check(sql)?;
-    DFParser::parse_sql_with_dialect(&prepare(sql), &crate::trino_dialect::TrinoDialect)
+    statements(&prepare(sql))
+}
+
+/// How deep the SQL parser may recurse: subqueries nested 100 deep and
+/// more (generated SQL nests them; the parser's default of 50 refused
+/// about 25). The parser and DataFusion's planner grow their stacks where
+/// they recurse (the `recursive` crate), and expressions' own depth is
+/// [`crate::nesting`]'s to bound.
+pub const RECURSION_LIMIT: usize = 512;
+
+/// The statements of text squall's parser reads as it is (no [`prepare`]).
+pub fn statements(sql: &str) -> Result<VecDeque<Statement>> {
+    datafusion::sql::parser::DFParserBuilder::new(sql)
+        .with_dialect(&crate::trino_dialect::TrinoDialect)
+        .with_recursion_limit(RECURSION_LIMIT)
+        .build()?
+        .parse_statements()
 }
 
 /// `statement` (or the statement an EXPLAIN explains) walked by a rewriter
