@@ -46,6 +46,7 @@
 //! | `codepoint(s)`, `levenshtein_distance(a, b)`, `to_base64(b)`, `from_base64(s)` | `ascii`, `levenshtein` as BIGINT, `encode`/`decode` (base64 padded as Trino pads it) |
 //! | `try(e)` | `e` with its casts as `TRY_CAST` and its divisions by zero NULL (other errors still fail) |
 //! | `from_iso8601_timestamp(s)`, `current_timezone()`, `date(x)` | `to_timestamp(s)`, `'UTC'`, `CAST(x AS DATE)` |
+//! | `strpos(s, sub, n)` | the n-th occurrence (from the end when negative), a function of squall's |
 //! | `random(n)`, `random(m, n)` (`rand`) | a whole number from `[0, n)` / `[m, n)`, as BIGINT, from `random()` |
 //! | `format_datetime(t, f)`, `parse_datetime(s, f)` (Java's letters: `yyyy-MM-dd HH:mm:ss.SSS`, `EEE`, `'text'`) | `to_char`, `to_timestamp` with chrono's letters |
 //! | `to_char(x, f)`, `to_date(s, f)`, `to_timestamp(s, f)` (Teradata's formats: `yyyy-mm-dd hh24:mi:ss`; [`teradata`]) | the same with chrono's letters |
@@ -375,6 +376,7 @@ fn rewritten(function: &mut Function) -> Result<Option<Expr>> {
         ("from_iso8601_date", 1) => format!("CAST({} AS DATE)", a(0)),
         ("from_iso8601_timestamp", 1) => format!("to_timestamp({})", a(0)),
         ("current_timezone", 0) => "'UTC'".to_string(),
+        ("strpos", 3) => format!("squall_strpos_instance({}, {}, {})", a(0), a(1), a(2)),
         // Trino's whole random numbers: 0 <= r < n, m <= r < n.
         ("random" | "rand", 1) => {
             format!("CAST(floor(random() * CAST({} AS DOUBLE)) AS BIGINT)", a(0))

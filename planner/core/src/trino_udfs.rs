@@ -115,6 +115,9 @@ pub fn functions() -> Vec<ScalarUDF> {
         ("soundex", 1, Text(codes::soundex)),
         ("luhn_check", 1, Bool(codes::luhn_check)),
         ("bit_count", 2, Int(codes::bit_count)),
+        // Trino's `strpos(s, sub, n)` (`crate::trino_udfs` names it apart
+        // from DataFusion's two-argument `strpos`; the planner writes it).
+        ("squall_strpos_instance", 3, Int(codes::strpos_instance)),
         ("normal_cdf", 3, Float(distributions::normal_cdf)),
         (
             "inverse_normal_cdf",

@@ -397,6 +397,17 @@ async fn more_trino_functions_answer_as_their_datafusion_forms() {
              [date '2020-01-30', date '2020-01-31', date '2020-02-01', date '2020-02-02'] as days, \
              false as f, true as i, true as rt from nation group by 1 order by 1",
         ),
+        // The n-th occurrence, from the end when n is negative.
+        (
+            "select n_name, strpos(n_name, 'A', 2) as a, strpos(n_name, 'A', -1) as b \
+             from nation order by n_nationkey",
+            "select n_name, case when strpos(n_name, 'A') = 0 \
+               or strpos(substr(n_name, strpos(n_name, 'A') + 1), 'A') = 0 then 0 \
+               else strpos(n_name, 'A') + strpos(substr(n_name, strpos(n_name, 'A') + 1), 'A') end as a, \
+             case when strpos(n_name, 'A') = 0 then 0 \
+               else length(n_name) - strpos(reverse(n_name), 'A') + 1 end as b \
+             from nation order by n_nationkey",
+        ),
         // Whole random numbers in their bounds, each value drawn.
         (
             "select min(random(10)) >= 0 and max(random(10)) < 10 as a, \
