@@ -107,6 +107,44 @@ pub(super) fn bit_count(args: &[Arg]) -> Result<Option<i64>> {
     Ok(Some(i64::from((x & ((1_i64 << bits) - 1)).count_ones())))
 }
 
+/// Trino's `strpos(s, sub, n)`: the position (in characters, from 1) of the
+/// n-th occurrence of `sub` in `s`, occurrences allowed to overlap; counted
+/// from the end for a negative `n`; 0 where there are fewer; 1 for an empty
+/// `sub`. `n` = 0 is refused, as Trino refuses it.
+pub(super) fn strpos_instance(args: &[Arg]) -> Result<Option<i64>> {
+    let (s, sub) = (args[0].text, args[1].text);
+    let n: i64 = args[2].text.parse().map_err(|_| {
+        refused(
+            "strpos",
+            format!("'instance' must be a whole number, not {}", args[2].text),
+        )
+    })?;
+    if n == 0 {
+        return Err(refused(
+            "strpos",
+            "'instance' must be a positive or negative number",
+        ));
+    }
+    if sub.is_empty() {
+        return Ok(Some(1));
+    }
+    let mut starts = s
+        .char_indices()
+        .map(|(i, _)| i)
+        .filter(|&i| s[i..].starts_with(sub));
+    let found = if n > 0 {
+        starts.nth((n - 1) as usize)
+    } else {
+        let all: Vec<usize> = starts.collect();
+        all.len()
+            .checked_sub(n.unsigned_abs() as usize)
+            .map(|k| all[k])
+    };
+    Ok(Some(
+        found.map_or(0, |at| s[..at].chars().count() as i64 + 1),
+    ))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -158,42 +196,4 @@ mod tests {
         assert!(e.contains("cannot be represented with 8 bits"), "{e}");
         assert!(bit_count(&args(&["1", "65"])).is_err());
     }
-}
-
-/// Trino's `strpos(s, sub, n)`: the position (in characters, from 1) of the
-/// n-th occurrence of `sub` in `s`, occurrences allowed to overlap; counted
-/// from the end for a negative `n`; 0 where there are fewer; 1 for an empty
-/// `sub`. `n` = 0 is refused, as Trino refuses it.
-pub(super) fn strpos_instance(args: &[Arg]) -> Result<Option<i64>> {
-    let (s, sub) = (args[0].text, args[1].text);
-    let n: i64 = args[2].text.parse().map_err(|_| {
-        refused(
-            "strpos",
-            format!("'instance' must be a whole number, not {}", args[2].text),
-        )
-    })?;
-    if n == 0 {
-        return Err(refused(
-            "strpos",
-            "'instance' must be a positive or negative number",
-        ));
-    }
-    if sub.is_empty() {
-        return Ok(Some(1));
-    }
-    let mut starts = s
-        .char_indices()
-        .map(|(i, _)| i)
-        .filter(|&i| s[i..].starts_with(sub));
-    let found = if n > 0 {
-        starts.nth((n - 1) as usize)
-    } else {
-        let all: Vec<usize> = starts.collect();
-        all.len()
-            .checked_sub(n.unsigned_abs() as usize)
-            .map(|k| all[k])
-    };
-    Ok(Some(
-        found.map_or(0, |at| s[..at].chars().count() as i64 + 1),
-    ))
 }
