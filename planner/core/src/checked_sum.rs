@@ -18,7 +18,10 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use arrow::array::{Array, ArrayRef, AsArray, BooleanArray};
-use arrow::datatypes::{DataType, Decimal128Type, DecimalType, FieldRef, Int64Type};
+use arrow::datatypes::{
+    ArrowNativeTypeOp, ArrowPrimitiveType, DataType, Decimal128Type, DecimalType, FieldRef,
+    Int64Type,
+};
 use arrow::error::ArrowError;
 use datafusion::common::ScalarValue;
 use datafusion::error::{DataFusionError, Result};
@@ -130,9 +133,11 @@ impl AggregateUDFImpl for CheckedSum {
 
     fn accumulator(&self, args: AccumulatorArgs) -> Result<Box<dyn Accumulator>> {
         if checked(&args) {
-            Ok(Box::<SumAccumulator>::default())
+            Ok(Box::new(ScalarSum::<Int64Type>::new(DataType::Int64)))
         } else if let Some((p, s)) = decimal(args.is_distinct, args.return_field.data_type()) {
-            Ok(Box::new(DecimalSum::new(p, s)))
+            Ok(Box::new(ScalarSum::<Decimal128Type>::new(
+                DataType::Decimal128(p, s),
+            )))
         } else if compensated(args.is_distinct, args.return_field.data_type()) {
             Ok(Box::<float_sum::SumAccumulator>::default())
         } else {
@@ -193,9 +198,11 @@ impl AggregateUDFImpl for CheckedSum {
 
     fn create_sliding_accumulator(&self, args: AccumulatorArgs) -> Result<Box<dyn Accumulator>> {
         if checked(&args) {
-            Ok(Box::<SumAccumulator>::default())
+            Ok(Box::new(ScalarSum::<Int64Type>::new(DataType::Int64)))
         } else if let Some((p, s)) = decimal(args.is_distinct, args.return_field.data_type()) {
-            Ok(Box::new(DecimalSum::new(p, s)))
+            Ok(Box::new(ScalarSum::<Decimal128Type>::new(
+                DataType::Decimal128(p, s),
+            )))
         } else if compensated(args.is_distinct, args.return_field.data_type()) {
             Ok(Box::<float_sum::SumAccumulator>::default())
         } else {
@@ -321,110 +328,48 @@ impl GroupsAccumulator for GroupSums {
     }
 }
 
-/// An ungrouped (or window frame's) sum of BIGINTs: NULL until a value
-/// comes, then their checked sum; frames take values out again.
-#[derive(Debug, Default)]
-struct SumAccumulator {
-    sum: i64,
-    count: u64,
-}
-
-impl SumAccumulator {
-    fn add(&mut self, values: &ArrayRef, sign: i64) -> Result<()> {
-        let values = values.as_primitive_opt::<Int64Type>().ok_or_else(|| {
-            DataFusionError::Internal(format!(
-                "sum: BIGINT values expected, not {}",
-                values.data_type()
-            ))
-        })?;
-        for v in values.iter().flatten() {
-            let v = if sign < 0 {
-                self.sum.checked_sub(v)
-            } else {
-                self.sum.checked_add(v)
-            };
-            self.sum = v.ok_or_else(overflow)?;
-        }
-        let n = (values.len() - values.null_count()) as u64;
-        self.count = if sign < 0 {
-            self.count.saturating_sub(n)
-        } else {
-            self.count + n
-        };
-        Ok(())
-    }
-
-    fn value(&self) -> ScalarValue {
-        ScalarValue::Int64((self.count > 0).then_some(self.sum))
-    }
-}
-
-impl Accumulator for SumAccumulator {
-    fn update_batch(&mut self, values: &[ArrayRef]) -> Result<()> {
-        self.add(&values[0], 1)
-    }
-
-    fn merge_batch(&mut self, states: &[ArrayRef]) -> Result<()> {
-        self.add(&states[0], 1)
-    }
-
-    fn retract_batch(&mut self, values: &[ArrayRef]) -> Result<()> {
-        self.add(&values[0], -1)
-    }
-
-    fn supports_retract_batch(&self) -> bool {
-        true
-    }
-
-    fn state(&mut self) -> Result<Vec<ScalarValue>> {
-        Ok(vec![self.value()])
-    }
-
-    fn evaluate(&mut self) -> Result<ScalarValue> {
-        Ok(self.value())
-    }
-
-    fn size(&self) -> usize {
-        size_of_val(self)
-    }
-}
-
-/// An ungrouped (or window frame's) sum of DECIMALs: NULL until a value
-/// comes, then their sum, added with a check and checked against the
-/// type's digits when it is read (a frame's sum may pass them and come
-/// back as values leave it).
+/// An ungrouped (or window frame's) sum of BIGINTs or DECIMALs: NULL
+/// until a value comes, then their sum, added with a check; a DECIMAL sum
+/// is checked against its type's digits when it is read (a frame's sum may
+/// pass them and come back as values leave it).
 #[derive(Debug)]
-struct DecimalSum {
-    sum: i128,
+struct ScalarSum<T: ArrowPrimitiveType> {
+    sum: T::Native,
     count: u64,
-    precision: u8,
-    scale: i8,
+    data_type: DataType,
 }
 
-impl DecimalSum {
-    fn new(precision: u8, scale: i8) -> Self {
+impl<T: ArrowPrimitiveType> ScalarSum<T> {
+    fn new(data_type: DataType) -> Self {
         Self {
-            sum: 0,
+            sum: T::Native::ZERO,
             count: 0,
-            precision,
-            scale,
+            data_type,
+        }
+    }
+
+    fn overflow(&self) -> DataFusionError {
+        match self.data_type {
+            DataType::Decimal128(p, _) => decimal_overflow(p),
+            _ => overflow(),
         }
     }
 
     fn add(&mut self, values: &ArrayRef, sign: i64) -> Result<()> {
-        let values = values.as_primitive_opt::<Decimal128Type>().ok_or_else(|| {
+        let values = values.as_primitive_opt::<T>().ok_or_else(|| {
             DataFusionError::Internal(format!(
-                "sum: DECIMAL values expected, not {}",
+                "sum: {} values expected, not {}",
+                self.data_type,
                 values.data_type()
             ))
         })?;
         for v in values.iter().flatten() {
             let v = if sign < 0 {
-                self.sum.checked_sub(v)
+                self.sum.sub_checked(v)
             } else {
-                self.sum.checked_add(v)
+                self.sum.add_checked(v)
             };
-            self.sum = v.ok_or_else(|| decimal_overflow(self.precision))?;
+            self.sum = v.map_err(|_| self.overflow())?;
         }
         let n = (values.len() - values.null_count()) as u64;
         self.count = if sign < 0 {
@@ -435,16 +380,12 @@ impl DecimalSum {
         Ok(())
     }
 
-    fn value(&self) -> ScalarValue {
-        ScalarValue::Decimal128(
-            (self.count > 0).then_some(self.sum),
-            self.precision,
-            self.scale,
-        )
+    fn value(&self) -> Result<ScalarValue> {
+        ScalarValue::new_primitive::<T>((self.count > 0).then_some(self.sum), &self.data_type)
     }
 }
 
-impl Accumulator for DecimalSum {
+impl<T: ArrowPrimitiveType + std::fmt::Debug> Accumulator for ScalarSum<T> {
     fn update_batch(&mut self, values: &[ArrayRef]) -> Result<()> {
         self.add(&values[0], 1)
     }
@@ -462,14 +403,17 @@ impl Accumulator for DecimalSum {
     }
 
     fn state(&mut self) -> Result<Vec<ScalarValue>> {
-        Ok(vec![self.value()])
+        Ok(vec![self.value()?])
     }
 
     fn evaluate(&mut self) -> Result<ScalarValue> {
-        if self.count > 0 && !Decimal128Type::is_valid_decimal_precision(self.sum, self.precision) {
-            return Err(decimal_overflow(self.precision));
+        let value = self.value()?;
+        if let ScalarValue::Decimal128(Some(v), p, _) = value
+            && !Decimal128Type::is_valid_decimal_precision(v, p)
+        {
+            return Err(decimal_overflow(p));
         }
-        Ok(self.value())
+        Ok(value)
     }
 
     fn size(&self) -> usize {

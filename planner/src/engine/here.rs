@@ -241,8 +241,7 @@ fn empty_result() -> Outcome {
 /// not have is its default schema, as in table names ([`crate::any_name`]).
 pub(crate) async fn show_as_query(ctx: &SessionContext, statement: Statement) -> Result<Statement> {
     use datafusion::sql::sqlparser::ast::{
-        DescribeAlias, ShowCreateObject, ShowStatementFilter, ShowStatementFilterPosition,
-        Statement as Sql,
+        DescribeAlias, ShowCreateObject, ShowStatementFilter, Statement as Sql,
     };
     let query = match &statement {
         Statement::Statement(s) => match s.as_ref() {
@@ -254,14 +253,9 @@ pub(crate) async fn show_as_query(ctx: &SessionContext, statement: Statement) ->
                     .to_string()
             }
             Sql::ShowTables { show_options, .. } => {
-                let like = match &show_options.filter_position {
-                    None => String::new(),
-                    Some(
-                        ShowStatementFilterPosition::Infix(ShowStatementFilter::Like(p))
-                        | ShowStatementFilterPosition::Suffix(ShowStatementFilter::Like(p)),
-                    ) => format!(" and table_name like {}", quoted(p)),
-                    // Other filters: DataFusion's SHOW TABLES.
-                    Some(_) => return Ok(statement),
+                // Other filters: DataFusion's SHOW TABLES.
+                let Some(like) = like_condition(&show_options.filter_position, "table_name") else {
+                    return Ok(statement);
                 };
                 let parent = show_options
                     .show_in
@@ -279,13 +273,9 @@ pub(crate) async fn show_as_query(ctx: &SessionContext, statement: Statement) ->
             Sql::ShowColumns { show_options, .. } => {
                 // Trino's `SHOW COLUMNS FROM t LIKE 'p'`; other filters are
                 // DataFusion's to refuse.
-                let like = match &show_options.filter_position {
-                    None => String::new(),
-                    Some(
-                        ShowStatementFilterPosition::Infix(ShowStatementFilter::Like(p))
-                        | ShowStatementFilterPosition::Suffix(ShowStatementFilter::Like(p)),
-                    ) => format!(" and column_name like {}", quoted(p)),
-                    Some(_) => return Ok(statement),
+                let Some(like) = like_condition(&show_options.filter_position, "column_name")
+                else {
+                    return Ok(statement);
                 };
                 match show_options.show_in.as_ref().and_then(|i| i.parent_name.as_ref()) {
                     Some(name) => columns_query(ctx, name, &like).await?,
@@ -327,6 +317,23 @@ pub(crate) async fn show_as_query(ctx: &SessionContext, statement: Statement) ->
     parsed
         .pop_front()
         .ok_or_else(|| PlannerError::Internal("an empty SHOW query".into()).into())
+}
+
+/// The condition a SHOW statement's `LIKE 'p'` puts on `column` (`""` for
+/// no filter), or None for another filter.
+fn like_condition(
+    filter: &Option<datafusion::sql::sqlparser::ast::ShowStatementFilterPosition>,
+    column: &str,
+) -> Option<String> {
+    use datafusion::sql::sqlparser::ast::{ShowStatementFilter, ShowStatementFilterPosition};
+    match filter {
+        None => Some(String::new()),
+        Some(
+            ShowStatementFilterPosition::Infix(ShowStatementFilter::Like(p))
+            | ShowStatementFilterPosition::Suffix(ShowStatementFilter::Like(p)),
+        ) => Some(format!(" and {column} like {}", quoted(p))),
+        Some(_) => None,
+    }
 }
 
 /// Trino's `SHOW COLUMNS FROM t` (with `like`, a condition on the column's
