@@ -234,7 +234,7 @@ impl Rewriter {
             )));
         }
         self.named += 1;
-        let name = format!("__squall_row_in{}", self.named);
+        let name = self.last_name();
         let columns: Vec<String> = (0..fields.len()).map(|i| format!("{name}_{i}")).collect();
         Ok(format!("({subquery}) AS {name} ({})", columns.join(", ")))
     }
@@ -243,7 +243,7 @@ impl Rewriter {
     /// `maybe`, each field equal or NULL on either side (its comparison is
     /// not FALSE: written so, DataFusion decorrelates it).
     fn fields(&self, fields: &[Expr], maybe: bool) -> String {
-        let name = format!("__squall_row_in{}", self.named);
+        let name = self.last_name();
         fields
             .iter()
             .enumerate()

@@ -26,12 +26,9 @@ use arrow::error::ArrowError;
 use datafusion::common::ScalarValue;
 use datafusion::error::{DataFusionError, Result};
 use datafusion::functions_aggregate::sum::Sum;
-use datafusion::logical_expr::expr::{AggregateFunction, AggregateFunctionParams};
 use datafusion::logical_expr::function::{AccumulatorArgs, StateFieldsArgs};
-use datafusion::logical_expr::utils::AggregateOrderSensitivity;
 use datafusion::logical_expr::{
-    Accumulator, AggregateUDF, AggregateUDFImpl, EmitTo, Expr, GroupsAccumulator, Operator,
-    ReversedUDAF, SetMonotonicity, Signature, StatisticsArgs,
+    Accumulator, AggregateUDF, AggregateUDFImpl, EmitTo, GroupsAccumulator,
 };
 use datafusion::prelude::SessionContext;
 use datafusion_functions_aggregate_common::aggregate::groups_accumulator::prim_op::PrimitiveGroupsAccumulator;
@@ -91,45 +88,7 @@ fn compensated(is_distinct: bool, return_type: &DataType) -> bool {
 }
 
 impl AggregateUDFImpl for CheckedSum {
-    fn name(&self) -> &str {
-        self.inner.name()
-    }
-
-    fn aliases(&self) -> &[String] {
-        self.inner.aliases()
-    }
-
-    fn schema_name(&self, params: &AggregateFunctionParams) -> Result<String> {
-        self.inner.schema_name(params)
-    }
-
-    fn human_display(&self, params: &AggregateFunctionParams) -> Result<String> {
-        self.inner.human_display(params)
-    }
-
-    fn display_name(&self, params: &AggregateFunctionParams) -> Result<String> {
-        self.inner.display_name(params)
-    }
-
-    fn signature(&self) -> &Signature {
-        self.inner.signature()
-    }
-
-    fn return_type(&self, arg_types: &[DataType]) -> Result<DataType> {
-        self.inner.return_type(arg_types)
-    }
-
-    fn return_field(&self, arg_fields: &[FieldRef]) -> Result<FieldRef> {
-        self.inner.return_field(arg_fields)
-    }
-
-    fn is_nullable(&self) -> bool {
-        self.inner.is_nullable()
-    }
-
-    fn coerce_types(&self, arg_types: &[DataType]) -> Result<Vec<DataType>> {
-        self.inner.coerce_types(arg_types)
-    }
+    crate::delegated_udaf::delegate_udaf_to_inner!();
 
     fn accumulator(&self, args: AccumulatorArgs) -> Result<Box<dyn Accumulator>> {
         if checked(&args) {
@@ -150,10 +109,6 @@ impl AggregateUDFImpl for CheckedSum {
             return Ok(float_sum::state_fields(&args));
         }
         self.inner.state_fields(args)
-    }
-
-    fn groups_accumulator_supported(&self, args: AccumulatorArgs) -> bool {
-        self.inner.groups_accumulator_supported(args)
     }
 
     fn create_groups_accumulator(
@@ -208,42 +163,6 @@ impl AggregateUDFImpl for CheckedSum {
         } else {
             self.inner.create_sliding_accumulator(args)
         }
-    }
-
-    fn order_sensitivity(&self) -> AggregateOrderSensitivity {
-        self.inner.order_sensitivity()
-    }
-
-    fn simplify_expr_op_literal(
-        &self,
-        agg_function: &AggregateFunction,
-        arg: &Expr,
-        op: Operator,
-        lit: &Expr,
-        arg_is_left: bool,
-    ) -> Result<Option<Expr>> {
-        self.inner
-            .simplify_expr_op_literal(agg_function, arg, op, lit, arg_is_left)
-    }
-
-    fn reverse_expr(&self) -> ReversedUDAF {
-        self.inner.reverse_expr()
-    }
-
-    fn value_from_stats(&self, statistics_args: &StatisticsArgs) -> Option<ScalarValue> {
-        self.inner.value_from_stats(statistics_args)
-    }
-
-    fn default_value(&self, data_type: &DataType) -> Result<ScalarValue> {
-        self.inner.default_value(data_type)
-    }
-
-    fn documentation(&self) -> Option<&datafusion::logical_expr::Documentation> {
-        self.inner.documentation()
-    }
-
-    fn set_monotonicity(&self, data_type: &DataType) -> SetMonotonicity {
-        self.inner.set_monotonicity(data_type)
     }
 }
 

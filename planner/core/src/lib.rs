@@ -40,6 +40,7 @@ pub mod allocator;
 pub mod checked_sum;
 pub mod codec;
 pub mod config;
+mod delegated_udaf;
 pub mod error;
 pub mod exchange;
 pub mod exec;

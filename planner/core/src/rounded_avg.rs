@@ -20,12 +20,9 @@ use arrow::datatypes::{DECIMAL128_MAX_PRECISION, DataType, Field, FieldRef};
 use datafusion::common::ScalarValue;
 use datafusion::error::Result;
 use datafusion::functions_aggregate::average::Avg;
-use datafusion::logical_expr::expr::AggregateFunctionParams;
 use datafusion::logical_expr::function::{AccumulatorArgs, StateFieldsArgs};
-use datafusion::logical_expr::utils::AggregateOrderSensitivity;
 use datafusion::logical_expr::{
-    Accumulator, AggregateUDF, AggregateUDFImpl, EmitTo, GroupsAccumulator, ReversedUDAF,
-    SetMonotonicity, Signature, StatisticsArgs,
+    Accumulator, AggregateUDF, AggregateUDFImpl, EmitTo, GroupsAccumulator,
 };
 use datafusion::prelude::SessionContext;
 
@@ -70,45 +67,7 @@ fn finer_args<'a>(args: &AccumulatorArgs<'a>) -> Option<(AccumulatorArgs<'a>, Da
 }
 
 impl AggregateUDFImpl for RoundedAvg {
-    fn name(&self) -> &str {
-        self.inner.name()
-    }
-
-    fn aliases(&self) -> &[String] {
-        self.inner.aliases()
-    }
-
-    fn schema_name(&self, params: &AggregateFunctionParams) -> Result<String> {
-        self.inner.schema_name(params)
-    }
-
-    fn human_display(&self, params: &AggregateFunctionParams) -> Result<String> {
-        self.inner.human_display(params)
-    }
-
-    fn display_name(&self, params: &AggregateFunctionParams) -> Result<String> {
-        self.inner.display_name(params)
-    }
-
-    fn signature(&self) -> &Signature {
-        self.inner.signature()
-    }
-
-    fn return_type(&self, arg_types: &[DataType]) -> Result<DataType> {
-        self.inner.return_type(arg_types)
-    }
-
-    fn return_field(&self, arg_fields: &[FieldRef]) -> Result<FieldRef> {
-        self.inner.return_field(arg_fields)
-    }
-
-    fn is_nullable(&self) -> bool {
-        self.inner.is_nullable()
-    }
-
-    fn coerce_types(&self, arg_types: &[DataType]) -> Result<Vec<DataType>> {
-        self.inner.coerce_types(arg_types)
-    }
+    crate::delegated_udaf::delegate_udaf_to_inner!();
 
     fn accumulator(&self, args: AccumulatorArgs) -> Result<Box<dyn Accumulator>> {
         match finer_args(&args) {
@@ -122,10 +81,6 @@ impl AggregateUDFImpl for RoundedAvg {
 
     fn state_fields(&self, args: StateFieldsArgs) -> Result<Vec<FieldRef>> {
         self.inner.state_fields(args)
-    }
-
-    fn groups_accumulator_supported(&self, args: AccumulatorArgs) -> bool {
-        self.inner.groups_accumulator_supported(args)
     }
 
     fn create_groups_accumulator(
@@ -149,30 +104,6 @@ impl AggregateUDFImpl for RoundedAvg {
             })),
             None => self.inner.create_sliding_accumulator(args),
         }
-    }
-
-    fn order_sensitivity(&self) -> AggregateOrderSensitivity {
-        self.inner.order_sensitivity()
-    }
-
-    fn reverse_expr(&self) -> ReversedUDAF {
-        self.inner.reverse_expr()
-    }
-
-    fn value_from_stats(&self, statistics_args: &StatisticsArgs) -> Option<ScalarValue> {
-        self.inner.value_from_stats(statistics_args)
-    }
-
-    fn default_value(&self, data_type: &DataType) -> Result<ScalarValue> {
-        self.inner.default_value(data_type)
-    }
-
-    fn documentation(&self) -> Option<&datafusion::logical_expr::Documentation> {
-        self.inner.documentation()
-    }
-
-    fn set_monotonicity(&self, data_type: &DataType) -> SetMonotonicity {
-        self.inner.set_monotonicity(data_type)
     }
 }
 

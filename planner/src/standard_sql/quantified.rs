@@ -11,49 +11,30 @@ impl Rewriter {
     /// `x op ANY|ALL (subquery)`, a conjunct: `EXISTS` (ANY) or `NOT
     /// EXISTS` (ALL) of the subquery's rows that decide it.
     pub(super) fn quantified_conjunct(&mut self, q: &Quantified) -> Result<Expr, DataFusionError> {
-        let Quantified {
-            x,
-            op,
-            subquery,
-            all,
-        } = q;
-        let (x, op, all) = (x.as_str(), op.as_str(), *all);
-        if let Some((select, c)) = flat(subquery).filter(|(s, _)| stays_outer(x, s)) {
-            // The subquery's own rows, its correlation beside the
-            // comparison: DataFusion decorrelates no outer
-            // column inside a derived table.
-            let test = if all {
-                format!("NOT (({x}) {op} ({c})) OR ({c}) IS NULL OR ({x}) IS NULL")
-            } else {
-                format!("({x}) {op} ({c})")
-            };
-            let inner = with_select(select, "1", Some(&test))?;
-            let exists = if all { "NOT EXISTS" } else { "EXISTS" };
-            return parse(&format!("{exists} ({inner})"));
-        }
-        if flat(subquery).is_some() {
+        let (x, op, subquery, all) = q.parts();
+        let exists = if all { "NOT EXISTS" } else { "EXISTS" };
+        match flat(subquery) {
+            Some((select, c)) if stays_outer(x, &select) => {
+                // The subquery's own rows, its correlation beside the
+                // comparison: DataFusion decorrelates no outer
+                // column inside a derived table.
+                let inner = with_select(select, "1", Some(&deciding(x, op, &c, all)))?;
+                return parse(&format!("{exists} ({inner})"));
+            }
             // `x` would be read inside the subquery's rows (an
             // unqualified column it also has): its three values
             // from aggregates of the subquery, outside it.
-            return self.quantified_value(q);
+            Some(_) => return self.quantified_value(q),
+            None => {}
         }
         let table = self.single_column(subquery)?;
         let c = format!("{}.c", self.last_name());
-        if all {
-            parse(&format!(
-                "NOT EXISTS (SELECT 1 FROM {table} WHERE NOT (({x}) {op} {c}) \
-                 OR {c} IS NULL OR ({x}) IS NULL)"
-            ))
-        } else {
-            parse(&format!(
-                "EXISTS (SELECT 1 FROM {table} WHERE ({x}) {op} {c})"
-            ))
-        }
+        parse(&format!(
+            "{exists} (SELECT 1 FROM {table} WHERE {})",
+            deciding(x, op, &c, all)
+        ))
     }
 
-    /// `x op ANY|ALL (q)` where it may be NULL: TRUE, FALSE or NULL as SQL
-    /// says (ANY: TRUE when a comparison is, else NULL when one is NULL;
-    /// ALL: FALSE when a comparison is, else NULL when one is NULL).
     /// `x op ANY|ALL (q)` where it may be NULL (a select list, under OR or
     /// NOT): its three values from aggregates of the subquery, which need
     /// no outer column (DataFusion decorrelates no comparison but equality
@@ -61,14 +42,11 @@ impl Rewriter {
     /// and greatest values, which decide every comparison but equality;
     /// `= ANY` is `IN`, `<> ALL` is `NOT IN`. Over no row ANY is FALSE and
     /// ALL TRUE, whatever `x`.
+    /// TRUE, FALSE or NULL as SQL says (ANY: TRUE when a comparison is,
+    /// else NULL when one is NULL; ALL: FALSE when a comparison is, else
+    /// NULL when one is NULL).
     pub(super) fn quantified_value(&mut self, q: &Quantified) -> Result<Expr, DataFusionError> {
-        let Quantified {
-            x,
-            op,
-            subquery,
-            all,
-        } = q;
-        let (x, op, all) = (x.as_str(), op.as_str(), *all);
+        let (x, op, subquery, all) = q.parts();
         match (op, all) {
             ("=", false) => return parse(&format!("({x}) IN ({subquery})")),
             ("<>", true) => return parse(&format!("({x}) NOT IN ({subquery})")),
@@ -135,7 +113,7 @@ impl Rewriter {
         Ok(format!("({subquery}) AS {} (c)", self.last_name()))
     }
 
-    fn last_name(&self) -> String {
+    pub(super) fn last_name(&self) -> String {
         format!("__squall_row_in{}", self.named)
     }
 }
@@ -148,6 +126,23 @@ pub(super) struct Quantified {
     op: String,
     subquery: Query,
     all: bool,
+}
+
+impl Quantified {
+    /// `x`, the operator, the subquery and whether it is ALL.
+    fn parts(&self) -> (&str, &str, &Query, bool) {
+        (&self.x, &self.op, &self.subquery, self.all)
+    }
+}
+
+/// The condition on a subquery row's value `c` that decides `x op ANY|ALL`:
+/// for ANY a row passing the comparison, for ALL one failing it or NULL.
+fn deciding(x: &str, op: &str, c: &str, all: bool) -> String {
+    if all {
+        format!("NOT (({x}) {op} ({c})) OR ({c}) IS NULL OR ({x}) IS NULL")
+    } else {
+        format!("({x}) {op} ({c})")
+    }
 }
 
 pub(super) fn quantified(expr: &Expr) -> Option<Quantified> {
