@@ -3,17 +3,19 @@
 //! WHERE ...)` is `(SELECT squall_scalar_subquery(e) FROM ... WHERE ...)`,
 //! one value or NULL, failing with a second row as SQL requires; `(SELECT e
 //! FROM ... ORDER BY o LIMIT 1)` is `(SELECT first_value(e ORDER BY o) FROM
-//! ...)`. A subquery with GROUP BY, HAVING, DISTINCT, an OFFSET, a LIMIT
-//! other than 1, a set operation or an aggregate or window function in its
-//! item is left as written.
+//! ...)`. One with GROUP BY, HAVING, DISTINCT, an OFFSET or a LIMIT other
+//! than 1 is checked over its rows, `(SELECT squall_scalar_subquery(
+//! __squall_value) FROM (SELECT e AS __squall_value ...))` (a limit there
+//! is ranked by `crate::correlated_limit`). One with a set operation or
+//! WITH, and an aggregate of all its rows, are left as written.
 
 use std::ops::ControlFlow;
 
 use datafusion::error::{DataFusionError, Result};
 use datafusion::sql::parser::Statement;
 use datafusion::sql::sqlparser::ast::{
-    Expr, GroupByExpr, LimitClause, OrderByKind, Query, SelectItem, SetExpr, Value, Visit, Visitor,
-    VisitorMut,
+    Expr, GroupByExpr, Ident, LimitClause, OrderByKind, Query, SelectItem, SetExpr, Value, Visit,
+    Visitor, VisitorMut,
 };
 
 /// `statement` with its non-aggregate scalar subqueries as aggregates;
@@ -52,15 +54,15 @@ impl VisitorMut for Scalars<'_> {
 impl Scalars<'_> {
     fn aggregated(&mut self, query: &mut Query) -> Result<()> {
         let first_only = match &query.limit_clause {
-            None => false,
+            None => Some(false),
             Some(LimitClause::LimitOffset {
                 limit: Some(limit),
                 offset: None,
                 limit_by,
-            }) if limit_by.is_empty() && is_one(limit) => true,
-            Some(_) => return Ok(()),
+            }) if limit_by.is_empty() && is_one(limit) => Some(true),
+            Some(_) => None,
         };
-        if query.fetch.is_some() || query.with.is_some() {
+        if query.with.is_some() {
             return Ok(());
         }
         let order = match &query.order_by {
@@ -74,30 +76,71 @@ impl Scalars<'_> {
             return Ok(());
         };
         let grouped = !matches!(&select.group_by, GroupByExpr::Expressions(e, m) if e.is_empty() && m.is_empty());
-        if grouped
-            || select.having.is_some()
-            || select.distinct.is_some()
-            || select.projection.len() != 1
-        {
-            return Ok(());
-        }
-        let item = match &mut select.projection[0] {
-            SelectItem::UnnamedExpr(e) | SelectItem::ExprWithAlias { expr: e, .. } => e,
+        let plain = !grouped && select.having.is_none() && select.distinct.is_none();
+        let item = match select.projection.as_mut_slice() {
+            [SelectItem::UnnamedExpr(e) | SelectItem::ExprWithAlias { expr: e, .. }] => e,
             _ => return Ok(()),
         };
-        if self.mentions_aggregate(item) {
-            return Ok(());
-        }
-        let text = if first_only {
-            match order.is_empty() {
-                true => format!("first_value({item})"),
-                false => {
-                    let order: Vec<String> = order.iter().map(|o| o.to_string()).collect();
-                    format!("first_value({item} ORDER BY {})", order.join(", "))
+        let aggregate = self.mentions_aggregate(item);
+        let text = match first_only {
+            // One row of a plain select: its first value, or its only one.
+            Some(first_only) if plain && !aggregate && query.fetch.is_none() => {
+                match (first_only, order.is_empty()) {
+                    (false, _) => format!("{}({item})", squall_core::scalar_subquery::NAME),
+                    (true, true) => format!("first_value({item})"),
+                    (true, false) => {
+                        let order: Vec<String> = order
+                            .iter()
+                            .map(|o| match is_one(&o.expr) {
+                                // ORDER BY 1: the item.
+                                true => format!("{item}{}", &o.to_string()[1..]),
+                                false => o.to_string(),
+                            })
+                            .collect();
+                        format!("first_value({item} ORDER BY {})", order.join(", "))
+                    }
                 }
             }
-        } else {
-            format!("{}({item})", squall_core::scalar_subquery::NAME)
+            // An aggregate of all the subquery's rows is one value already.
+            Some(false) if plain && aggregate && query.fetch.is_none() => return Ok(()),
+            // Otherwise (GROUP BY, DISTINCT, LIMIT n, OFFSET): the
+            // subquery's rows checked to be at most one, over it.
+            _ => {
+                // The item named __squall_value, and ORDER BY its old name
+                // too (DataFusion decorrelates through an alias, not
+                // through the renaming of `AS t(c)`).
+                let value = Ident::new("__squall_value");
+                let expr = item.clone();
+                let named = match &select.projection[0] {
+                    SelectItem::ExprWithAlias { alias, .. } => Some(alias.clone()),
+                    _ => None,
+                };
+                select.projection[0] = SelectItem::ExprWithAlias {
+                    expr,
+                    alias: value.clone(),
+                };
+                if let (Some(named), Some(order)) = (named, query.order_by.as_mut())
+                    && let OrderByKind::Expressions(exprs) = &mut order.kind
+                {
+                    for o in exprs {
+                        if matches!(&o.expr, Expr::Identifier(i) if i.value == named.value) {
+                            o.expr = Expr::Identifier(value.clone());
+                        }
+                    }
+                }
+                let text = format!(
+                    "(SELECT {}(__squall_value) FROM ({query}))",
+                    squall_core::scalar_subquery::NAME
+                );
+                let Expr::Subquery(wrapped) =
+                    crate::trino_sql::expression(&text, "a correlated scalar subquery")?
+                else {
+                    unreachable!("a parenthesized query parses as a subquery")
+                };
+                *query = *wrapped;
+                self.changed = true;
+                return Ok(());
+            }
         };
         *item = crate::trino_sql::expression(&text, "a correlated scalar subquery's value")?;
         query.order_by = None;
@@ -155,14 +198,43 @@ mod tests {
             rewritten(
                 "select (select o_orderkey from orders where o_custkey = c_custkey order by o_totalprice desc, 1 limit 1) from customer"
             ),
-            "SELECT (SELECT first_value(o_orderkey ORDER BY o_totalprice DESC, 1) FROM orders WHERE o_custkey = c_custkey) FROM customer"
+            "SELECT (SELECT first_value(o_orderkey ORDER BY o_totalprice DESC, o_orderkey) FROM orders WHERE o_custkey = c_custkey) FROM customer"
         );
+        // Any other shape is checked over the subquery's rows.
+        for (shape, named) in [
+            (
+                "SELECT x FROM t WHERE t.k = u.k LIMIT 2",
+                "SELECT x AS __squall_value FROM t WHERE t.k = u.k LIMIT 2",
+            ),
+            (
+                "SELECT x FROM t WHERE t.k = u.k ORDER BY x LIMIT 1 OFFSET 1",
+                "SELECT x AS __squall_value FROM t WHERE t.k = u.k ORDER BY x LIMIT 1 OFFSET 1",
+            ),
+            (
+                "SELECT x + 1 AS y FROM t WHERE t.k = u.k ORDER BY y DESC, 1 LIMIT 1 OFFSET 1",
+                "SELECT x + 1 AS __squall_value FROM t WHERE t.k = u.k \
+                 ORDER BY __squall_value DESC, 1 LIMIT 1 OFFSET 1",
+            ),
+            (
+                "SELECT x FROM t WHERE t.k = u.k GROUP BY x",
+                "SELECT x AS __squall_value FROM t WHERE t.k = u.k GROUP BY x",
+            ),
+            (
+                "SELECT DISTINCT x AS y FROM t WHERE t.k = u.k",
+                "SELECT DISTINCT x AS __squall_value FROM t WHERE t.k = u.k",
+            ),
+        ] {
+            assert_eq!(
+                rewritten(&format!("SELECT ({shape}) FROM u")),
+                format!(
+                    "SELECT (SELECT squall_scalar_subquery(__squall_value) FROM ({named})) FROM u"
+                )
+            );
+        }
         for kept in [
             "SELECT (SELECT max(x) FROM t WHERE t.k = u.k) FROM u",
-            "SELECT (SELECT x FROM t WHERE t.k = u.k LIMIT 2) FROM u",
-            "SELECT (SELECT x FROM t WHERE t.k = u.k GROUP BY x) FROM u",
-            "SELECT (SELECT DISTINCT x FROM t WHERE t.k = u.k) FROM u",
             "SELECT (SELECT count(*) + 1 FROM t WHERE t.k = u.k) FROM u",
+            "SELECT (SELECT x FROM t WHERE t.k = u.k UNION SELECT 1) FROM u",
         ] {
             assert_eq!(rewritten(kept), kept);
         }

@@ -83,11 +83,11 @@ pub(crate) fn undecorrelated(e: DataFusionError) -> DataFusionError {
     match what {
         Some(_) => DataFusionError::NotImplemented(
             "a correlated subquery squall cannot plan as a join: a subquery (or LATERAL) that \
-             refers to the outer query is planned as a join on equalities with the outer \
-             query's columns, and one correlated by another comparison, or with ORDER BY and \
-             LIMIT inside, is not supported; write it as a join, or rank the rows with a \
-             window function (row_number() OVER (PARTITION BY ... ORDER BY ...)) and keep \
-             the first"
+             refers to the outer query is planned as a join on equalities of its WHERE with \
+             the outer query's columns (a LIMIT inside keeps each group's first rows), and one \
+             correlated by another comparison, or naming outer columns elsewhere beside a \
+             LIMIT, is not supported; write it as a join, or rank the rows with a window \
+             function (row_number() OVER (PARTITION BY ... ORDER BY ...)) and keep the first"
                 .into(),
         ),
         None => e,

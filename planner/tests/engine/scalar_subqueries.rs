@@ -175,8 +175,8 @@ async fn correlated_scalar_subqueries_answer_without_an_aggregate() {
 }
 
 /// A correlated subquery DataFusion cannot turn into a join (correlated by
-/// a comparison other than equality with ORDER BY and LIMIT, a LATERAL top
-/// row) fails saying so and what to write instead, not with DataFusion's
+/// a comparison other than equality with ORDER BY and LIMIT, a LATERAL
+/// naming an outer column in its select list beside a LIMIT) fails saying so and what to write instead, not with DataFusion's
 /// "Physical plan does not support logical expression
 /// OuterReferenceColumn(...)"; staged and as one task.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -191,7 +191,10 @@ async fn subqueries_that_cannot_be_joins_say_so() {
             "select n1.n_name, (select n_name from nation n2 where n2.n_nationkey > n1.n_nationkey \
              order by n_nationkey limit 1) from nation n1",
             "select n1.n_name, n2.n_name from nation n1 cross join lateral (select n_name from \
-             nation n2 where n2.n_regionkey = n1.n_regionkey order by n_nationkey limit 1) n2",
+             nation n2 where n2.n_regionkey > n1.n_regionkey order by n_nationkey limit 1) n2",
+            "select n1.n_name, n2.k from nation n1 cross join lateral (select n_nationkey + \
+             n1.n_nationkey as k from nation n2 where n2.n_regionkey = n1.n_regionkey \
+             order by n_nationkey limit 1) n2",
         ] {
             let e = engine.sql(sql).await.unwrap_err().to_string();
             assert!(
@@ -200,6 +203,124 @@ async fn subqueries_that_cannot_be_joins_say_so() {
                 "{sql}: {e}"
             );
         }
+    }
+}
+
+/// A correlated subquery with LIMIT (the first rows of each group: LATERAL,
+/// a scalar with an OFFSET, IN), which DataFusion refuses, answers as the
+/// same rows ranked by hand with `row_number()`, which single-node
+/// DataFusion answers; staged and as one task.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn correlated_limits_keep_each_groups_first_rows() {
+    let data = sf001_small_groups();
+    let reference = single_node(&data.path).await;
+    let ranked = |partition: &str, order: &str| {
+        format!("row_number() over (partition by {partition} order by {order}) as rn")
+    };
+    let top_orders = ranked("o_custkey", "o_totalprice desc, o_orderkey");
+    let by_date = ranked("o_custkey", "o_orderdate, o_orderkey");
+    let priorities = ranked("o_custkey", "count(*) desc, o_orderpriority");
+    let lines = ranked(
+        "o_custkey",
+        "l_extendedprice desc, l_orderkey, l_linenumber",
+    );
+    let pairs = [
+        (
+            "select c_custkey, o.o_orderkey, o.o_totalprice from customer c cross join lateral \
+             (select o_orderkey, o_totalprice from orders o where o.o_custkey = c.c_custkey \
+             order by o_totalprice desc, o_orderkey limit 2) o where c_custkey < 300 order by 1, 3 desc"
+                .to_string(),
+            format!(
+                "select c_custkey, o_orderkey, o_totalprice from customer join (select o_custkey, \
+                 o_orderkey, o_totalprice, {top_orders} from orders) on o_custkey = c_custkey \
+                 and rn <= 2 where c_custkey < 300 order by 1, 3 desc"
+            ),
+        ),
+        (
+            // LEFT, ordered by a column the select list leaves out, OFFSET.
+            "select c_custkey, o.k from customer c left join lateral (select o_orderkey as k \
+             from orders where o_custkey = c.c_custkey order by o_orderdate, o_orderkey \
+             limit 2 offset 1) o on true where c_custkey < 100 order by 1, 2"
+                .to_string(),
+            format!(
+                "select c_custkey, o_orderkey as k from customer left join (select o_custkey, \
+                 o_orderkey, {by_date} from orders) on o_custkey = c_custkey and rn in (2, 3) \
+                 where c_custkey < 100 order by 1, 2"
+            ),
+        ),
+        (
+            // Grouped inside, with a filter of its own beside the correlation.
+            "select c_custkey, x.p, x.n from customer c, lateral (select o_orderpriority as p, \
+             count(*) as n from orders where o_custkey = c.c_custkey and o_orderstatus <> 'P' \
+             group by o_orderpriority order by n desc, p limit 1) x order by 1"
+                .to_string(),
+            format!(
+                "select o_custkey as c_custkey, o_orderpriority as p, n from (select o_custkey, \
+                 o_orderpriority, count(*) as n, {priorities} from orders \
+                 where o_orderstatus <> 'P' group by o_custkey, o_orderpriority) where rn = 1 \
+                 order by 1"
+            ),
+        ),
+        (
+            // A join inside.
+            "select c_custkey, x.l_orderkey, x.l_linenumber from customer c, lateral (select \
+             l_orderkey, l_linenumber from orders, lineitem where l_orderkey = o_orderkey and \
+             o_custkey = c.c_custkey order by l_extendedprice desc, l_orderkey, l_linenumber \
+             limit 1) x where c_custkey < 200 order by 1"
+                .to_string(),
+            format!(
+                "select o_custkey as c_custkey, l_orderkey, l_linenumber from (select o_custkey, \
+                 l_orderkey, l_linenumber, {lines} from orders join lineitem on \
+                 l_orderkey = o_orderkey) where rn = 1 and o_custkey < 200 order by 1"
+            ),
+        ),
+        (
+            // A scalar subquery's second row.
+            "select c_custkey, (select o_totalprice from orders where o_custkey = c.c_custkey \
+             order by o_orderdate, o_orderkey limit 1 offset 1) as second from customer c \
+             where c_custkey < 100 order by 1"
+                .to_string(),
+            format!(
+                "select c_custkey, o_totalprice as second from customer left join (select \
+                 o_custkey, o_totalprice, {by_date} from orders) on o_custkey = c_custkey and \
+                 rn = 2 where c_custkey < 100 order by 1"
+            ),
+        ),
+        (
+            // IN, and an aggregate of all the rows, whose LIMIT 1 keeps it.
+            "select c_custkey, x.m from customer c, lateral (select max(o_totalprice) as m \
+             from orders where o_custkey = c.c_custkey limit 1) x where c_custkey < 100 and \
+             'F' in (select o_orderstatus from orders where o_custkey = c.c_custkey \
+             order by o_orderdate, o_orderkey limit 1) order by 1"
+                .to_string(),
+            format!(
+                "select c_custkey, (select max(o_totalprice) from orders where \
+                 o_custkey = c_custkey) as m from customer join (select o_custkey, \
+                 o_orderstatus, {by_date} from orders) on o_custkey = c_custkey and rn = 1 \
+                 where c_custkey < 100 and o_orderstatus = 'F' order by 1"
+            ),
+        ),
+    ];
+    let pairs: Vec<(&str, &str)> = pairs
+        .iter()
+        .map(|(a, b)| (a.as_str(), b.as_str()))
+        .collect();
+    for single in ["0", "1000000000000"] {
+        let e = engine(
+            &data.path,
+            &[
+                ("squall.query.single_task_bytes", single),
+                ("squall.scan.target_task_bytes", "100000"),
+            ],
+        )
+        .await;
+        assert_pairs(
+            &e,
+            &reference,
+            &pairs,
+            &format!("single_task_bytes={single}"),
+        )
+        .await;
     }
 }
 
