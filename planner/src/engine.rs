@@ -276,6 +276,17 @@ impl Engine {
     /// [`Engine::sql_stream`], or the statement's query handed over when
     /// `options.return_handoffs` asks for it.
     pub async fn sql_or_hand_over(&self, sql: &str, options: &RunOptions) -> Result<Outcome> {
+        // A prepared statement's DESCRIBE, as the HTTP API sends it: the
+        // query that answers it.
+        if let Some((kind, described)) = crate::describe_prepared::parse(sql) {
+            let mut state = self.ctx.state();
+            apply_session_settings(state.config_mut(), &options.settings)?;
+            let identity = &options.identity;
+            let query =
+                crate::describe_prepared::as_query(&self.ctx, &state, kind, &described, identity)
+                    .await?;
+            return Box::pin(self.sql_or_hand_over(&query, options)).await;
+        }
         let statements = crate::trino_sql::parse(sql)?;
         if statements.is_empty() {
             return Err(PlannerError::NoStatement.into());

@@ -47,6 +47,7 @@ pub mod cost;
 pub mod decimal_division;
 pub mod decimal_literals;
 pub mod deep_topk;
+pub mod describe_prepared;
 pub mod empty_select;
 pub mod engine;
 pub mod error;

@@ -14,6 +14,9 @@ trino.dbapi.connect(...):
 - checks cursor.description (names and Trino types) and the Python types
   the client builds (Decimal, float NaN, date, datetime, bool, None, list);
 - checks that bad SQL raises TrinoUserError with the server's message;
+- runs parameterized queries as EXECUTE IMMEDIATE and as Trino's prepared
+  statements (PREPARE / EXECUTE / DEALLOCATE, DESCRIBE INPUT / OUTPUT,
+  cursor.describe);
 - creates a table and fills it with cursor.executemany (the update types
   Trino clients require), and checks cursor.rowcount of INSERT, DELETE and
   UPDATE (Trino's updateCount);
@@ -285,6 +288,55 @@ def run_checks(binary, catalog, host, port):
     cur.execute("select ?, ?, ?", (None, "it's ?", Decimal("0.05")))
     row = cur.fetchall()[0]
     check(row[0] is None and row[1] == "it's ?" and row[2] == Decimal("0.05"), f"parameters {row}")
+    # The same through Trino's prepared statements (PREPARE, EXECUTE ...
+    # USING, DEALLOCATE PREPARE, the statements held by the client in
+    # headers), as JDBC and the Go client send them, and cursor.describe
+    # (DESCRIBE OUTPUT of a prepared statement).
+    legacy = trino.dbapi.connect(
+        host=host, port=port, user="test", catalog="squall", schema="public",
+        legacy_prepared_statements=True,
+    )
+    cur = legacy.cursor()
+    cur.execute(
+        "select count(*) from orders where o_orderdate < ? and o_orderstatus = ?",
+        (datetime.date(1993, 1, 1), "F"),
+    )
+    check(cur.fetchall() == params, "a prepared statement's count")
+    check(legacy._client_session.prepared_statements == {}, "deallocated statements")
+    described = [
+        (d.name, d.table, d.type, d.type_size, d.aliased)
+        for d in legacy.cursor().describe(
+            "select o_orderkey, o_totalprice as price, o_orderkey + 1 as next, o_orderdate from orders where o_custkey = ?"
+        )
+    ]
+    check(
+        described == [
+            ("o_orderkey", "orders", "bigint", 8, False),
+            ("price", "orders", "decimal(15,2)", 8, True),
+            ("next", "", "bigint", 8, True),
+            ("o_orderdate", "orders", "date", 4, False),
+        ],
+        f"describe {described}",
+    )
+    cur = legacy.cursor()
+    cur.execute("prepare by_key from select n_name from nation where n_nationkey = ?")
+    cur.fetchall()
+    check(cur.update_type == "PREPARE", f"prepare update type {cur.update_type}")
+    cur = legacy.cursor()
+    cur.execute("describe input by_key")
+    check(cur.fetchall() == [[0, "bigint"]], "describe input")
+    cur = legacy.cursor()
+    cur.execute("execute by_key using 3")
+    check(cur.fetchall() == [["CANADA"]], "execute using")
+    cur = legacy.cursor()
+    cur.execute("deallocate prepare by_key")
+    cur.fetchall()
+    check("by_key" not in legacy._client_session.prepared_statements, "deallocated")
+    try:
+        legacy.cursor().execute("execute never_prepared using 3")
+        raise AssertionError("an EXECUTE of an unknown statement did not raise")
+    except trino.exceptions.TrinoUserError as e:
+        check(e.error_name == "NOT_FOUND" and "never_prepared" in e.message, f"unknown: {e}")
     cur = conn.cursor()
     cur.execute("show tables")
     tables = {r[0] for r in cur.fetchall()}

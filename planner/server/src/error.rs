@@ -29,6 +29,10 @@ pub enum ServerError {
     /// A malformed request (empty SQL, a body that is not UTF-8, a bad header).
     #[error("{message}")]
     BadRequest { message: String },
+    /// `EXECUTE`, `DESCRIBE` or `DEALLOCATE PREPARE` of a name the client
+    /// sent no prepared statement for.
+    #[error("Prepared statement not found: {name}")]
+    PreparedStatementNotFound { name: String },
     /// Binding a non-loopback address without authentication.
     #[error(
         "refusing to serve on {addr} without authentication: set a token (--token or \
@@ -70,11 +74,14 @@ impl ServerError {
     /// The HTTP status the router answers this error with.
     ///
     /// Unknown queries are 404, malformed requests and bad page tokens 400,
+    /// an unknown prepared statement a failed query's 200,
     /// pages of an unfinished query 409, an unavailable backend 503 (the
     /// Trino clients retry 503), everything else 500.
     pub fn http_status(&self) -> u16 {
         match self {
             Self::QueryNotFound { .. } => 404,
+            // Trino fails the query (a document with its error, 200).
+            Self::PreparedStatementNotFound { .. } => 200,
             Self::InvalidToken { .. } | Self::BadRequest { .. } => 400,
             Self::NotFinished { .. } => 409,
             Self::Unavailable { .. } => 503,

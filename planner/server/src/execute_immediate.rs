@@ -31,15 +31,27 @@ pub fn expand(sql: &str) -> Result<Option<String>, ServerError> {
             .ok_or_else(|| bad(format!("EXECUTE IMMEDIATE: expected USING, found {rest:?}")))?;
         split_top_level(list.trim())
     };
+    substitute(&statement, &values, "EXECUTE IMMEDIATE").map(Some)
+}
+
+/// `statement` with its `?` placeholders, in order, replaced by `values`
+/// (SQL literals, each parenthesized); `what` names the statement in an
+/// error.
+pub(crate) fn substitute(
+    statement: &str,
+    values: &[String],
+    what: &str,
+) -> Result<String, ServerError> {
+    let bad = |message: String| ServerError::BadRequest { message };
     let mut out = String::with_capacity(statement.len() + 16 * values.len());
     let mut used = 0;
-    for piece in scan(&statement) {
+    for piece in scan(statement) {
         match piece {
             Piece::Text(t) => out.push_str(t),
             Piece::Placeholder => {
                 let value = values.get(used).ok_or_else(|| {
                     bad(format!(
-                        "EXECUTE IMMEDIATE: the statement has more parameters than the {} values given",
+                        "{what}: the statement has more parameters than the {} values given",
                         values.len()
                     ))
                 })?;
@@ -52,15 +64,31 @@ pub fn expand(sql: &str) -> Result<Option<String>, ServerError> {
     }
     if used != values.len() {
         return Err(bad(format!(
-            "EXECUTE IMMEDIATE: {} values given for {used} parameters",
+            "{what}: {} values given for {used} parameters",
             values.len()
         )));
     }
-    Ok(Some(out))
+    Ok(out)
+}
+
+/// `statement` with its `?` placeholders written `$1`, `$2`, ... in order.
+pub(crate) fn numbered(statement: &str) -> String {
+    let mut out = String::with_capacity(statement.len());
+    let mut n = 0;
+    for piece in scan(statement) {
+        match piece {
+            Piece::Text(t) => out.push_str(t),
+            Piece::Placeholder => {
+                n += 1;
+                out.push_str(&format!("${n}"));
+            }
+        }
+    }
+    out
 }
 
 /// `s` after `keyword` (any case) and a word boundary.
-fn strip_keyword<'a>(s: &'a str, keyword: &str) -> Option<&'a str> {
+pub(crate) fn strip_keyword<'a>(s: &'a str, keyword: &str) -> Option<&'a str> {
     let head = s.get(..keyword.len())?;
     let rest = &s[keyword.len()..];
     (head.eq_ignore_ascii_case(keyword)
@@ -96,7 +124,7 @@ fn string_literal(s: &str) -> Option<(String, &str)> {
 }
 
 /// `list` split at its commas outside quotes, brackets and parentheses.
-fn split_top_level(list: &str) -> Vec<String> {
+pub(crate) fn split_top_level(list: &str) -> Vec<String> {
     let (mut out, mut current, mut depth) = (Vec::new(), String::new(), 0i32);
     let mut quote: Option<char> = None;
     for c in list.chars() {

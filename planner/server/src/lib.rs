@@ -49,6 +49,7 @@ pub mod encoding;
 pub mod error;
 pub mod execute_immediate;
 pub use squall_planner::paging;
+pub mod prepared;
 pub mod protocol;
 pub mod query_error;
 pub mod redact;

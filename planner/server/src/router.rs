@@ -147,7 +147,9 @@ fn error_response(
 fn service_error(base: &BaseUri, id: &str, e: &ServerError) -> Response {
     let status = StatusCode::from_u16(e.http_status()).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
     let code = match e {
-        ServerError::QueryNotFound { .. } => query_error::NOT_FOUND,
+        ServerError::QueryNotFound { .. } | ServerError::PreparedStatementNotFound { .. } => {
+            query_error::NOT_FOUND
+        }
         ServerError::InvalidToken { .. }
         | ServerError::BadRequest { .. }
         | ServerError::NotFinished { .. } => query_error::GENERIC_USER_ERROR,
@@ -259,6 +261,17 @@ async fn submit(
     let session = match session_from_headers(&headers) {
         Ok(s) => s,
         Err(e) => return service_error(&b, "", &e),
+    };
+    // A prepared statement's EXECUTE or DESCRIBE runs as the statement the
+    // client holds under its name (`crate::prepared`).
+    let sql = match crate::prepared::parse(&sql) {
+        Some(prepared) => match crate::prepared::from_headers(&headers)
+            .and_then(|statements| crate::prepared::rewrite(&sql, &prepared, &statements))
+        {
+            Ok(rewritten) => rewritten,
+            Err(e) => return service_error(&b, "", &e),
+        },
+        None => sql,
     };
     // A parameterized query (`EXECUTE IMMEDIATE '...' USING ...`) runs as
     // its statement with the parameters in place.
@@ -509,6 +522,11 @@ fn respond(status: &QueryStatus, results: QueryResults) -> Response {
         if let Ok(v) = HeaderValue::from_str(name) {
             headers.append(HeaderName::from_static("x-trino-clear-session"), v);
         }
+    }
+    if let Some((header, value)) = crate::prepared::response_headers(status)
+        && let Ok(v) = HeaderValue::from_str(&value)
+    {
+        headers.insert(HeaderName::from_static(header), v);
     }
     let used = [
         ("x-trino-set-catalog", &status.session.catalog),

@@ -265,6 +265,10 @@ pub trait QueryService: Send + Sync {
 /// statement, as in Trino. Cheap (no catalog is consulted), so a service
 /// rejects bad SQL before it starts anything.
 pub fn check_one_statement(sql: &str) -> Result<(), DataFusionError> {
+    // A prepared statement's DESCRIBE as the API writes it: one statement.
+    if squall_planner::describe_prepared::parse(sql).is_some() {
+        return Ok(());
+    }
     let statements = squall_planner::trino_sql::parse(sql)?;
     match statements.len() {
         1 => Ok(()),

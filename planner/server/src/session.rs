@@ -107,6 +107,12 @@ pub enum SessionStatement {
         catalog: Option<String>,
         schema: String,
     },
+    /// `PREPARE name FROM statement` (see `crate::prepared`).
+    Prepare {
+        statement: String,
+    },
+    /// `DEALLOCATE PREPARE name`.
+    Deallocate,
 }
 
 /// Recognises `SET SESSION name = value`, `SET name = value` /
@@ -114,6 +120,15 @@ pub enum SessionStatement {
 /// (one statement, optional trailing `;`). Values may be quoted with `'`
 /// or `"`. Anything else is `None` and runs as SQL.
 pub fn parse_session_statement(sql: &str) -> Option<SessionStatement> {
+    match crate::prepared::parse(sql) {
+        Some(crate::prepared::Prepared::Prepare { statement, .. }) => {
+            return Some(SessionStatement::Prepare { statement });
+        }
+        Some(crate::prepared::Prepared::Deallocate { .. }) => {
+            return Some(SessionStatement::Deallocate);
+        }
+        _ => {}
+    }
     let text = sql.trim().trim_end_matches(';').trim();
     let (first, rest) = split_word(text)?;
     if first.eq_ignore_ascii_case("use") {
@@ -232,6 +247,19 @@ pub fn answer_session_statement(
             };
             Ok(("RESET SESSION", update))
         }
+        // The client keeps the statement; it must be one statement that
+        // parses (a syntax error is the PREPARE's, as in Trino).
+        SessionStatement::Prepare { statement } => {
+            let statements = squall_planner::trino_sql::parse(&statement)?;
+            if statements.len() != 1 {
+                return Err(DataFusionError::Plan(format!(
+                    "PREPARE: a prepared statement is one statement, not {}",
+                    statements.len()
+                )));
+            }
+            Ok(("PREPARE", SessionUpdate::default()))
+        }
+        SessionStatement::Deallocate => Ok(("DEALLOCATE", SessionUpdate::default())),
         // squall serves one catalog, and reads any schema name as its own
         // (`planner/src/any_name.rs`): the client's names change, the
         // tables a query finds do not.

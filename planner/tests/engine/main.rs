@@ -73,6 +73,7 @@
 //! - `partitions`: Hive-style partitioned tables (folder catalog and
 //!   `CREATE EXTERNAL TABLE ... PARTITIONED BY`): answers, pruning in EXPLAIN
 //!   and the profile, refused layouts.
+//! - `prepared`: `DESCRIBE OUTPUT` / `DESCRIBE INPUT` of prepared statements.
 //! - `windows`: two window functions with different `PARTITION BY` lists over
 //!   a grouped aggregate of a join, in a CTE joined to itself, at two scale
 //!   factors and several partition counts, equal to single-node DataFusion;
@@ -106,6 +107,7 @@ mod mistyped_sql;
 mod nested_data;
 mod outer_joins;
 mod partitions;
+mod prepared;
 mod requests;
 mod results;
 mod retries;
