@@ -113,6 +113,10 @@ pub enum SessionStatement {
     },
     /// `DEALLOCATE PREPARE name`.
     Deallocate,
+    /// `SET TIME ZONE zone` / `SET TIME ZONE LOCAL`, as written.
+    TimeZone {
+        zone: String,
+    },
 }
 
 /// Recognises `SET SESSION name = value`, `SET name = value` /
@@ -146,6 +150,15 @@ pub fn parse_session_statement(sql: &str) -> Option<SessionStatement> {
     }
     if !first.eq_ignore_ascii_case("set") {
         return None;
+    }
+    if let Some((time, after)) = split_word(rest)
+        && time.eq_ignore_ascii_case("time")
+        && let Some((zone, value)) = split_word(after)
+        && zone.eq_ignore_ascii_case("zone")
+    {
+        return Some(SessionStatement::TimeZone {
+            zone: value.trim().to_string(),
+        });
     }
     let rest = match split_word(rest) {
         Some((w, r)) if w.eq_ignore_ascii_case("session") => r,
@@ -260,6 +273,25 @@ pub fn answer_session_statement(
             Ok(("PREPARE", SessionUpdate::default()))
         }
         SessionStatement::Deallocate => Ok(("DEALLOCATE", SessionUpdate::default())),
+        // squall's sessions are in UTC: that one is taken, another refused
+        // rather than ignored.
+        SessionStatement::TimeZone { zone } => {
+            let utc = matches!(
+                unquote(&zone)
+                    .as_deref()
+                    .map(str::to_ascii_uppercase)
+                    .as_deref(),
+                Some("UTC" | "Z" | "+00:00" | "GMT" | "ETC/UTC" | "LOCAL")
+            );
+            match utc {
+                true => Ok(("SET TIME ZONE", SessionUpdate::default())),
+                false => Err(DataFusionError::NotImplemented(format!(
+                    "SET TIME ZONE {zone}: squall's sessions are in UTC (a timestamp without \
+                     a zone is UTC, current_timezone() is UTC); write AT TIME ZONE {zone} \
+                     where a timestamp is wanted in that zone"
+                ))),
+            }
+        }
         // squall serves one catalog, and reads any schema name as its own
         // (`planner/src/any_name.rs`): the client's names change, the
         // tables a query finds do not.
@@ -321,6 +353,21 @@ mod tests {
 
     use super::*;
 
+    #[test]
+    fn the_session_zone_is_utc() {
+        let config = SessionConfig::new();
+        for zone in ["'UTC'", "LOCAL", "'Etc/UTC'"] {
+            let statement = parse_session_statement(&format!("SET TIME ZONE {zone}")).unwrap();
+            let (update_type, _) = answer_session_statement(&config, statement).unwrap();
+            assert_eq!(update_type, "SET TIME ZONE");
+        }
+        let statement = parse_session_statement("set time zone 'America/New_York';").unwrap();
+        let e = answer_session_statement(&config, statement)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("squall's sessions are in UTC"), "{e}");
+    }
+
     fn set(name: &str, value: &str) -> Option<SessionStatement> {
         Some(SessionStatement::Set {
             name: name.into(),
@@ -350,7 +397,12 @@ mod tests {
             })
         );
         assert_eq!(parse_session_statement("select 1"), None);
-        assert_eq!(parse_session_statement("SET TIME ZONE 'UTC'"), None);
+        assert_eq!(
+            parse_session_statement("SET TIME ZONE 'UTC'"),
+            Some(SessionStatement::TimeZone {
+                zone: "'UTC'".into()
+            })
+        );
         assert_eq!(parse_session_statement("set a = 1; select 2"), None);
         assert_eq!(parse_session_statement("set a = 'x"), None);
         assert_eq!(parse_session_statement("setx a = 1"), None);
