@@ -64,6 +64,7 @@ pub mod like_escape;
 pub mod limits;
 pub mod locations;
 pub mod map_keys;
+pub mod nested_correlation;
 pub mod nesting;
 pub mod null_aggregates;
 pub mod ordered_subqueries;

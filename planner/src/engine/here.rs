@@ -145,10 +145,11 @@ pub(super) async fn collect_paced(df: DataFrame) -> Result<(SchemaRef, Vec<Recor
     let depth = squall_core::config::SquallConfig::from_session(task.session_config())
         .query
         .max_recursion_depth;
+    let logical = df.logical_plan().clone();
     let plan = df
         .create_physical_plan()
         .await
-        .map_err(super::prepare::undecorrelated)?;
+        .map_err(|e| super::prepare::undecorrelated(e, &logical))?;
     let plan = squall_core::exec::pace_plan(plan)?;
     let plan = squall_core::exec::limit_recursion(plan, depth)?;
     let schema = plan.schema();

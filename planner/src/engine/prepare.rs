@@ -42,7 +42,7 @@ async fn stages_and_plan_at(
     let physical = state
         .create_physical_plan(plan)
         .await
-        .map_err(undecorrelated)?;
+        .map_err(|e| undecorrelated(e, plan))?;
     let mut staged = match split_stages(Arc::clone(&physical), partitions) {
         Ok(staged) => staged,
         // A plan some of whose operators rely on what an exchange does not
@@ -62,13 +62,28 @@ async fn stages_and_plan_at(
 /// order one of its operators relies on.
 const UNCUT: &str = "an order it relies on does not survive an exchange";
 
-/// Whether `staged` is a plan that could not be cut ([`UNCUT`]).
 /// DataFusion's refusal of a subquery its optimizer could not turn into a
 /// join ("Physical plan does not support logical expression
 /// OuterReferenceColumn(...)"), said as what it is and what to write
 /// instead; any other error as it is.
-pub(crate) fn undecorrelated(e: DataFusionError) -> DataFusionError {
+///
+/// Where `plan` has a subquery inside another that names a column of a
+/// query two levels out (which DataFusion decorrelates one level at a
+/// time, failing with "No field named n.n_nationkey"), that is said
+/// instead.
+pub(crate) fn undecorrelated(e: DataFusionError, plan: &LogicalPlan) -> DataFusionError {
     let message = e.to_string();
+    if (message.contains("No field named")
+        || message.contains("Physical plan does not support logical expression"))
+        && let Some(column) = crate::nested_correlation::two_levels_out(plan)
+    {
+        return DataFusionError::NotImplemented(format!(
+            "a subquery inside another subquery refers to {column}, a column of the query two \
+             levels out, which squall cannot plan as a join: a subquery may refer to the query \
+             just around it; name the column through the subquery in between (join its table \
+             there, or compare with that subquery's own column the condition makes equal)"
+        ));
+    }
     if !message.contains("Physical plan does not support logical expression") {
         return e;
     }
@@ -94,6 +109,7 @@ pub(crate) fn undecorrelated(e: DataFusionError) -> DataFusionError {
     }
 }
 
+/// Whether `staged` is a plan that could not be cut ([`UNCUT`]).
 fn uncut(staged: &StagedPlan) -> bool {
     matches!(
         staged.stages.as_slice(),
@@ -312,7 +328,7 @@ impl Planner {
                 state.config_mut().options_mut().execution.target_partitions = partitions;
                 Box::pin(state.create_physical_plan(plan))
                     .await
-                    .map_err(undecorrelated)?
+                    .map_err(|e| undecorrelated(e, plan))?
             };
             let reason = if limit == u64::MAX {
                 "one process"

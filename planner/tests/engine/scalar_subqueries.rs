@@ -324,6 +324,61 @@ async fn correlated_limits_keep_each_groups_first_rows() {
     }
 }
 
+/// A subquery inside a subquery naming a column of the query two levels
+/// out, which DataFusion failed ("No field named n.n_nationkey"): where
+/// the subquery in between makes its own column equal to it, answers as
+/// the same query naming that column, which single-node DataFusion
+/// answers; otherwise it fails saying what it is. Staged and as one task.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn subqueries_two_levels_deep_answer_through_an_equal_column() {
+    let data = sf001_small_groups();
+    let reference = single_node(&data.path).await;
+    let nested = |outer: &str| {
+        format!(
+            "select n_name, (select count(*) from customer c where c.c_nationkey = n.n_nationkey \
+             and (c.c_acctbal > 9500 or c.c_acctbal > (select avg(c2.c_acctbal) + 2000 from \
+             customer c2 where c2.c_nationkey = {outer} and c2.c_mktsegment = c.c_mktsegment))) \
+             as n from nation n order by 1"
+        )
+    };
+    let exists = |outer: &str| {
+        format!(
+            "select r_name from region r where exists (select 1 from nation n where \
+             n.n_regionkey = r.r_regionkey and n.n_name like 'I%' and exists (select 1 from \
+             customer c where c.c_nationkey = n.n_nationkey and c.c_custkey % 5 = {outer})) \
+             order by 1"
+        )
+    };
+    let pairs = [
+        (nested("n.n_nationkey"), nested("c.c_nationkey")),
+        (exists("r.r_regionkey + 1"), exists("n.n_regionkey + 1")),
+    ];
+    let pairs: Vec<(&str, &str)> = pairs
+        .iter()
+        .map(|(a, b)| (a.as_str(), b.as_str()))
+        .collect();
+    for single in ["0", "1000000000000"] {
+        let e = engine(&data.path, &[("squall.query.single_task_bytes", single)]).await;
+        assert_pairs(
+            &e,
+            &reference,
+            &pairs,
+            &format!("single_task_bytes={single}"),
+        )
+        .await;
+        // Equal to nothing in between: refused, naming the column.
+        let e = e
+            .sql(&exists("length(r.r_name)"))
+            .await
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("refers to r.r_name, a column of the query two levels out"),
+            "{e}"
+        );
+    }
+}
+
 /// `x op ALL|ANY (subquery)` of a correlated subquery (the order that tops
 /// its customer's): the subquery's rows are asked directly (DataFusion
 /// decorrelated no outer column inside the derived table squall wrote, and
