@@ -85,6 +85,7 @@ pub mod series;
 mod session_schema;
 pub mod set_stars;
 pub mod show_session;
+pub mod show_stats;
 mod signature_errors;
 pub mod sort_keys;
 pub mod split;

@@ -19,9 +19,10 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
 use arrow::array::{ArrayRef, UInt64Array};
-use arrow::datatypes::Schema;
+use arrow::datatypes::{Schema, SchemaRef};
 use datafusion::common::Column;
 use datafusion::common::pruning::PruningStatistics;
+use datafusion::datasource::listing::PartitionedFile;
 use datafusion::datasource::physical_plan::FileSource;
 use datafusion::datasource::physical_plan::ParquetSource;
 use datafusion::datasource::source::DataSourceExec;
@@ -191,6 +192,75 @@ impl FooterCache {
     }
 }
 
+/// The footers of `files`, from `cache` or read.
+async fn read_footers(
+    files: &[&PartitionedFile],
+    store_url: &datafusion::execution::object_store::ObjectStoreUrl,
+    runtime: &RuntimeEnv,
+    cache: &FooterCache,
+) -> Result<Vec<Arc<ParquetMetaData>>> {
+    // The footers not cached yet: the first FIRST_FOOTER_READS at once with
+    // the full tail, then the rest FOOTER_READS_IN_FLIGHT at a time (at
+    // thousands of files, one after another would take minutes), each with
+    // a tail sized by the largest footer read before it was sent.
+    let mut footers: Vec<Arc<ParquetMetaData>> = Vec::with_capacity(files.len());
+    let split = files.len().min(FIRST_FOOTER_READS);
+    let reads: Vec<_> = files[..split]
+        .iter()
+        .map(|file| cache.footer(runtime, store_url, &file.object_meta, footer_hint(None)))
+        .collect();
+    let largest = std::sync::atomic::AtomicU64::new(0);
+    for (metadata, len) in futures::future::try_join_all(reads).await? {
+        largest.fetch_max(len.unwrap_or(0), std::sync::atomic::Ordering::Relaxed);
+        footers.push(metadata);
+    }
+    let largest = &largest;
+    // Each read sizes its tail when it is sent (first polled), by the
+    // footers read by then.
+    let rest: Vec<BoxFuture<'_, Result<Arc<ParquetMetaData>>>> = files[split..]
+        .iter()
+        .map(|file| {
+            async move {
+                let seen = largest.load(std::sync::atomic::Ordering::Relaxed);
+                let hint = footer_hint((seen > 0).then_some(seen));
+                let (metadata, len) = cache
+                    .footer(runtime, store_url, &file.object_meta, hint)
+                    .await?;
+                largest.fetch_max(len.unwrap_or(0), std::sync::atomic::Ordering::Relaxed);
+                Ok(metadata)
+            }
+            .boxed()
+        })
+        .collect();
+    let rest: Vec<Arc<ParquetMetaData>> = futures::stream::iter(rest)
+        .buffered(FOOTER_READS_IN_FLIGHT)
+        .try_collect()
+        .await?;
+    footers.extend(rest);
+    Ok(footers)
+}
+
+/// The footers of every file `scan` reads (once each), with the schema of
+/// its files' columns.
+pub async fn scan_footers(
+    scan: &DataSourceExec,
+    runtime: &RuntimeEnv,
+    cache: &FooterCache,
+) -> Result<(SchemaRef, Vec<Arc<ParquetMetaData>>)> {
+    let (config, _) = scan
+        .downcast_to_file_source::<ParquetSource>()
+        .ok_or_else(|| PlannerError::Internal("not a Parquet scan".into()))?;
+    let mut seen = std::collections::HashSet::new();
+    let files: Vec<_> = config
+        .file_groups
+        .iter()
+        .flat_map(|g| g.files())
+        .filter(|f| seen.insert(f.object_meta.location.to_string()))
+        .collect();
+    let footers = read_footers(&files, &config.object_store_url, runtime, cache).await?;
+    Ok((Arc::clone(config.file_schema()), footers))
+}
+
 /// List the row groups a scan must read, pruning by statistics when
 /// `prune`. Its files are those of the partitions planning kept; `registry`
 /// says how many the table has.
@@ -240,51 +310,7 @@ pub async fn scan_units(
         });
         out.partitions = PartitionCount { read, total };
     }
-    // The footers not cached yet: the first FIRST_FOOTER_READS at once with
-    // the full tail, then the rest FOOTER_READS_IN_FLIGHT at a time (at
-    // thousands of files, one after another would take minutes), each with
-    // a tail sized by the largest footer read before it was sent.
-    let mut footers: Vec<Arc<ParquetMetaData>> = Vec::with_capacity(files.len());
-    let split = files.len().min(FIRST_FOOTER_READS);
-    let reads: Vec<_> = files[..split]
-        .iter()
-        .map(|file| {
-            cache.footer(
-                runtime,
-                &config.object_store_url,
-                &file.object_meta,
-                footer_hint(None),
-            )
-        })
-        .collect();
-    let largest = std::sync::atomic::AtomicU64::new(0);
-    for (metadata, len) in futures::future::try_join_all(reads).await? {
-        largest.fetch_max(len.unwrap_or(0), std::sync::atomic::Ordering::Relaxed);
-        footers.push(metadata);
-    }
-    let (largest, store_url) = (&largest, &config.object_store_url);
-    // Each read sizes its tail when it is sent (first polled), by the
-    // footers read by then.
-    let rest: Vec<BoxFuture<'_, Result<Arc<ParquetMetaData>>>> = files[split..]
-        .iter()
-        .map(|file| {
-            async move {
-                let seen = largest.load(std::sync::atomic::Ordering::Relaxed);
-                let hint = footer_hint((seen > 0).then_some(seen));
-                let (metadata, len) = cache
-                    .footer(runtime, store_url, &file.object_meta, hint)
-                    .await?;
-                largest.fetch_max(len.unwrap_or(0), std::sync::atomic::Ordering::Relaxed);
-                Ok(metadata)
-            }
-            .boxed()
-        })
-        .collect();
-    let rest: Vec<Arc<ParquetMetaData>> = futures::stream::iter(rest)
-        .buffered(FOOTER_READS_IN_FLIGHT)
-        .try_collect()
-        .await?;
-    footers.extend(rest);
+    let footers = read_footers(&files, &config.object_store_url, runtime, cache).await?;
     for (file, metadata) in files.into_iter().zip(footers) {
         let path = file.object_meta.location.to_string();
         let partition_values = file

@@ -304,11 +304,26 @@ pub(crate) async fn show_as_query(ctx: &SessionContext, statement: Statement) ->
             Sql::ShowVariable { variable }
                 if variable.first().is_some_and(|v| v.value.eq_ignore_ascii_case("stats")) =>
             {
-                return Err(DataFusionError::NotImplemented(
-                    "SHOW STATS: squall keeps no table statistics to show; \
-                     SELECT count(*), count(c), min(c), max(c) FROM t computes them"
-                        .into(),
-                ));
+                let name = match variable.as_slice() {
+                    [_, for_, name @ ..]
+                        if for_.value.eq_ignore_ascii_case("for")
+                            && !name.is_empty()
+                            && !name.iter().any(|n| {
+                                n.value.contains('(') || n.value.eq_ignore_ascii_case("select")
+                            }) =>
+                    {
+                        ObjectName::from(name.to_vec())
+                    }
+                    _ => {
+                        return Err(DataFusionError::NotImplemented(
+                            "SHOW STATS: squall shows a table's statistics, SHOW STATS FOR t \
+                             (not those of a query)"
+                                .into(),
+                        ));
+                    }
+                };
+                let reference = object_name_to_table_reference(name, true)?;
+                crate::show_stats::stats_query(ctx, reference).await?
             }
             _ => return Ok(statement),
         },

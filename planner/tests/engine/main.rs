@@ -74,6 +74,7 @@
 //!   `CREATE EXTERNAL TABLE ... PARTITIONED BY`): answers, pruning in EXPLAIN
 //!   and the profile, refused layouts.
 //! - `prepared`: `DESCRIBE OUTPUT` / `DESCRIBE INPUT` of prepared statements.
+//! - `show_stats`: `SHOW STATS FOR t` from Parquet footers.
 //! - `windows`: two window functions with different `PARTITION BY` lists over
 //!   a grouped aggregate of a join, in a CTE joined to itself, at two scale
 //!   factors and several partition counts, equal to single-node DataFusion;
@@ -112,6 +113,7 @@ mod requests;
 mod results;
 mod retries;
 mod scalar_subqueries;
+mod show_stats;
 mod small_queries;
 mod spill;
 mod sql;
