@@ -44,6 +44,7 @@ mod reduce;
 mod regexp_arrays;
 mod regexp_position;
 pub mod sort_by;
+mod square_root;
 pub mod top_n;
 pub mod unnest_part;
 mod url_parts;
@@ -165,6 +166,7 @@ pub fn functions() -> Vec<ScalarUDF> {
             cardinality::function(),
             duration::function(),
             regexp_position::function(),
+            square_root::function(),
         ])
         .chain(regexp_arrays::functions())
         .chain(array_pieces::functions())

@@ -322,3 +322,29 @@ async fn teradata_date_formats_read_as_trino_reads_them() {
         .to_string();
     assert!(e.contains("not a Teradata date format"), "{e}");
 }
+
+/// `sqrt` of a negative number is NaN, as Trino's (DataFusion's failed
+/// the query); of the others, as DataFusion's `power(x, 0.5)`, staged.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn square_roots_of_negative_numbers_are_nan() {
+    let data = sf001_small_groups();
+    let engine = engine(&data.path, &[("squall.scan.target_task_bytes", "50000")]).await;
+    let negative = single_node_csv(
+        &single_node(&data.path).await,
+        "select count(*) as n from customer where c_acctbal < 0",
+    )
+    .await;
+    let negative = negative.lines().nth(1).unwrap().to_string();
+    assert_ne!(negative, "0");
+    assert_eq!(
+        squall_csv(
+            &engine,
+            "select count(*) filter (where is_nan(sqrt(c_acctbal))) as nan, \
+             count(*) filter (where c_acctbal >= 0 and \
+                 abs(sqrt(c_acctbal) - power(cast(c_acctbal as double), 0.5)) > 1e-9) as off, \
+             is_nan(sqrt(-4)) as literal from customer",
+        )
+        .await,
+        format!("nan,off,literal\n{negative},0,true\n")
+    );
+}
