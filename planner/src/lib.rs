@@ -68,6 +68,7 @@ pub mod nested_correlation;
 pub mod nesting;
 pub mod null_aggregates;
 pub mod ordered_subqueries;
+pub mod outer_in_select;
 pub mod paging;
 pub mod partitions;
 pub mod plan_check;

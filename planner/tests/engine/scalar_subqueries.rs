@@ -379,6 +379,58 @@ async fn subqueries_two_levels_deep_answer_through_an_equal_column() {
     }
 }
 
+/// A correlated aggregate whose select list names an outer column beside
+/// its aggregates, or whose WHERE has a condition on outer columns only,
+/// which DataFusion refused: answers as the same aggregates joined by
+/// hand, which single-node DataFusion answers; staged and as one task.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn correlated_aggregates_name_outer_columns_beside_them() {
+    let data = sf001_small_groups();
+    let reference = single_node(&data.path).await;
+    let per_customer = "(select o_custkey, sum(o_totalprice) as s, count(*) as n, \
+                        min(o_totalprice) as lo from orders group by o_custkey) o";
+    let pairs = [
+        (
+            "select c_custkey, (select sum(o_totalprice) * c.c_nationkey - min(o_totalprice) \
+             from orders o where o.o_custkey = c.c_custkey) as r, \
+             (select count(*) + c.c_nationkey from orders o where o.o_custkey = c.c_custkey) as k \
+             from customer c where c_custkey < 300 order by 1"
+                .to_string(),
+            format!(
+                "select c_custkey, s * c_nationkey - lo as r, coalesce(n, 0) + c_nationkey as k \
+                 from customer left join {per_customer} on o_custkey = c_custkey \
+                 where c_custkey < 300 order by 1"
+            ),
+        ),
+        (
+            // A condition on the outer row only: no rows where it fails.
+            "select c_custkey, (select count(*) + c.c_nationkey from orders o where \
+             o.o_custkey = c.c_custkey and c.c_mktsegment = 'BUILDING') as k \
+             from customer c where c_custkey < 300 order by 1"
+                .to_string(),
+            format!(
+                "select c_custkey, case when c_mktsegment = 'BUILDING' then coalesce(n, 0) \
+                 else 0 end + c_nationkey as k from customer left join {per_customer} \
+                 on o_custkey = c_custkey where c_custkey < 300 order by 1"
+            ),
+        ),
+    ];
+    let pairs: Vec<(&str, &str)> = pairs
+        .iter()
+        .map(|(a, b)| (a.as_str(), b.as_str()))
+        .collect();
+    for single in ["0", "1000000000000"] {
+        let e = engine(&data.path, &[("squall.query.single_task_bytes", single)]).await;
+        assert_pairs(
+            &e,
+            &reference,
+            &pairs,
+            &format!("single_task_bytes={single}"),
+        )
+        .await;
+    }
+}
+
 /// `x op ALL|ANY (subquery)` of a correlated subquery (the order that tops
 /// its customer's): the subquery's rows are asked directly (DataFusion
 /// decorrelated no outer column inside the derived table squall wrote, and
