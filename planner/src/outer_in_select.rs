@@ -14,19 +14,23 @@
 //! c.c_nationkey = n.n_nationkey) ELSE (SELECT count(*) ... WHERE false)
 //! END` (a NULL condition keeps no row, as the `ELSE`). An analyzer rule;
 //! an outer column inside an aggregate's argument, or a subquery that is
-//! not one ungrouped aggregate, is left as written.
+//! not one ungrouped aggregate, is left as written. A LATERAL's select
+//! list naming outer columns is [`OuterInLateralSelect`].
 
 use std::sync::Arc;
 
+use datafusion::common::Column;
 use datafusion::common::config::ConfigOptions;
 use datafusion::common::tree_node::{Transformed, TreeNode, TreeNodeRecursion};
 use datafusion::error::Result;
 use datafusion::logical_expr::expr_rewriter::NamePreserver;
 use datafusion::logical_expr::utils::{conjunction, split_conjunction};
 use datafusion::logical_expr::{
-    Aggregate, Expr, Filter, LogicalPlan, LogicalPlanBuilder, Projection, Subquery, lit, when,
+    Aggregate, Expr, Filter, Join, JoinType, LogicalPlan, LogicalPlanBuilder, Projection, Subquery,
+    SubqueryAlias, lit, when,
 };
 use datafusion::optimizer::AnalyzerRule;
+use datafusion::scalar::ScalarValue;
 
 /// The analyzer rule; see the module docs.
 #[derive(Debug, Default)]
@@ -173,4 +177,152 @@ fn outer_only_split(subquery: &Subquery) -> Result<Option<(Expr, Subquery, Subqu
     let with = rebuilt(conjunction(rest.into_iter().cloned()))?;
     let without = rebuilt(Some(lit(false)))?;
     Ok(Some((condition, with, without)))
+}
+
+/// The analyzer rule for a LATERAL whose select list names outer columns:
+/// `CROSS JOIN LATERAL (SELECT o_totalprice - c.c_acctbal AS d FROM orders
+/// o WHERE o.o_custkey = c.c_custkey) x`. Each row of the LATERAL is made
+/// for one outer row, so an item naming outer columns is computed above
+/// the join, from the inner columns it names (which the LATERAL selects
+/// instead) and the outer row's; of a LEFT JOIN LATERAL, NULL where the
+/// LATERAL had no row. DataFusion refused it ("Physical plan does not
+/// support logical expression OuterReferenceColumn").
+#[derive(Debug, Default)]
+pub struct OuterInLateralSelect;
+
+impl AnalyzerRule for OuterInLateralSelect {
+    fn analyze(&self, plan: LogicalPlan, _config: &ConfigOptions) -> Result<LogicalPlan> {
+        plan.transform_up_with_subqueries(|node| match node {
+            LogicalPlan::Join(join) => lateral_items_above(join),
+            node => Ok(Transformed::no(node)),
+        })
+        .map(|t| t.data)
+    }
+
+    fn name(&self) -> &str {
+        "squall_outer_in_lateral_select"
+    }
+}
+
+/// Marks the rows a LEFT JOIN LATERAL found.
+const FOUND: &str = "__squall_lateral_row";
+
+fn lateral_items_above(join: Join) -> Result<Transformed<LogicalPlan>> {
+    let unchanged = |join: Join| Ok(Transformed::no(LogicalPlan::Join(join)));
+    if !matches!(join.join_type, JoinType::Inner | JoinType::Left) {
+        return unchanged(join);
+    }
+    let LogicalPlan::SubqueryAlias(alias) = join.right.as_ref() else {
+        return unchanged(join);
+    };
+    let LogicalPlan::Subquery(subquery) = alias.input.as_ref() else {
+        return unchanged(join);
+    };
+    let LogicalPlan::Projection(projection) = subquery.subquery.as_ref() else {
+        return unchanged(join);
+    };
+    if !projection.expr.iter().any(has_outer) {
+        return unchanged(join);
+    }
+    // The join's own condition must not name an item computed above it.
+    let moved: Vec<bool> = projection.expr.iter().map(has_outer).collect();
+    let right_schema = join.right.schema();
+    let condition_names_moved = join.filter.as_ref().is_some_and(|f| {
+        f.column_refs().iter().any(|c| {
+            right_schema
+                .index_of_column(c)
+                .is_ok_and(|i| moved.get(i).copied().unwrap_or(false))
+        })
+    });
+    if condition_names_moved {
+        return unchanged(join);
+    }
+    let name = &alias.alias;
+    let left = join.join_type == JoinType::Left;
+    // Inside: the kept items, the inner columns the moved ones name, and
+    // for a LEFT JOIN a mark of a row found.
+    let mut inner: Vec<Expr> = Vec::new();
+    let mut carried: Vec<Column> = Vec::new();
+    for (expr, moved) in projection.expr.iter().zip(&moved) {
+        if !moved {
+            inner.push(expr.clone());
+            continue;
+        }
+        for c in expr.column_refs() {
+            if !carried.contains(c) {
+                carried.push(c.clone());
+            }
+        }
+    }
+    let carried_name = |i: usize| format!("__squall_lateral_column{i}");
+    for (i, c) in carried.iter().enumerate() {
+        inner.push(Expr::Column(c.clone()).alias(carried_name(i)));
+    }
+    if left {
+        inner.push(lit(true).alias(FOUND));
+    }
+    let inner_plan = LogicalPlanBuilder::from(Arc::clone(&projection.input))
+        .project(inner)?
+        .build()?;
+    let right = LogicalPlan::SubqueryAlias(SubqueryAlias::try_new(
+        Arc::new(LogicalPlan::Subquery(Subquery {
+            outer_ref_columns: outer_references(&inner_plan),
+            subquery: Arc::new(inner_plan),
+            spans: subquery.spans.clone(),
+        })),
+        name.clone(),
+    )?);
+    let original = Arc::clone(join.right.schema());
+    let left_fields = join.left.schema().fields().len();
+    let joined = LogicalPlan::Join(Join::try_new(
+        join.left,
+        Arc::new(right),
+        join.on,
+        join.filter,
+        join.join_type,
+        join.join_constraint,
+        join.null_equality,
+        join.null_aware,
+    )?);
+    // Above: the outer row's columns, then the LATERAL's as it named them.
+    let mut above: Vec<Expr> = joined
+        .schema()
+        .iter()
+        .take(left_fields)
+        .map(|(q, f)| Expr::Column(Column::from((q, f))))
+        .collect();
+    for (i, expr) in projection.expr.iter().enumerate() {
+        let (qualifier, field) = original.qualified_field(i);
+        let as_named = Column::new(qualifier.cloned(), field.name());
+        if !moved[i] {
+            above.push(Expr::Column(as_named));
+            continue;
+        }
+        let mut value = expr.clone();
+        while let Expr::Alias(a) = value {
+            value = *a.expr;
+        }
+        let value = value
+            .transform_up(|e| match e {
+                Expr::OuterReferenceColumn(_, c) => Ok(Transformed::yes(Expr::Column(c))),
+                Expr::Column(c) => {
+                    let i = carried.iter().position(|k| *k == c).unwrap_or_default();
+                    let inside = Column::new(Some(name.clone()), carried_name(i));
+                    Ok(Transformed::yes(Expr::Column(inside)))
+                }
+                e => Ok(Transformed::no(e)),
+            })?
+            .data;
+        let value = match left {
+            true => when(
+                Expr::Column(Column::new(Some(name.clone()), FOUND)).is_null(),
+                lit(ScalarValue::try_from(field.data_type())?),
+            )
+            .otherwise(value)?,
+            false => value,
+        };
+        above.push(value.alias_qualified(qualifier.cloned(), field.name()));
+    }
+    let plan = LogicalPlanBuilder::from(joined).project(above)?.build()?;
+    Ok(Transformed::yes(plan))
 }

@@ -431,6 +431,45 @@ async fn correlated_aggregates_name_outer_columns_beside_them() {
     }
 }
 
+/// A LATERAL whose select list names outer columns, which DataFusion
+/// refused: answers as the join written by hand, which single-node
+/// DataFusion answers; a LEFT JOIN LATERAL keeps NULLs where it found no
+/// row (not a value made of the outer row's). Staged and as one task.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn laterals_name_outer_columns_in_their_select_lists() {
+    let data = sf001_small_groups();
+    let reference = single_node(&data.path).await;
+    let pairs = [
+        (
+            "select c_custkey, x.* from customer c cross join lateral (select c.c_name || '/' || \
+             o_orderstatus as tag, o_orderkey, o_totalprice * c.c_nationkey as w from orders o \
+             where o.o_custkey = c.c_custkey) x where c_custkey < 100 order by 1, 3",
+            "select c_custkey, c_name || '/' || o_orderstatus as tag, o_orderkey, \
+             o_totalprice * c_nationkey as w from customer join orders on o_custkey = c_custkey \
+             where c_custkey < 100 order by 1, 3",
+        ),
+        (
+            "select c_custkey, x.k, x.o_orderkey from customer c left join lateral (select \
+             coalesce(c.c_nationkey, 0) as k, o_orderkey from orders o where \
+             o.o_custkey = c.c_custkey and o.o_totalprice > 300000) x on true \
+             where c_custkey < 100 order by 1, 3",
+            "select c_custkey, case when o_orderkey is null then null else c_nationkey end as k, \
+             o_orderkey from customer left join orders on o_custkey = c_custkey and \
+             o_totalprice > 300000 where c_custkey < 100 order by 1, 3",
+        ),
+    ];
+    for single in ["0", "1000000000000"] {
+        let e = engine(&data.path, &[("squall.query.single_task_bytes", single)]).await;
+        assert_pairs(
+            &e,
+            &reference,
+            &pairs,
+            &format!("single_task_bytes={single}"),
+        )
+        .await;
+    }
+}
+
 /// `x op ALL|ANY (subquery)` of a correlated subquery (the order that tops
 /// its customer's): the subquery's rows are asked directly (DataFusion
 /// decorrelated no outer column inside the derived table squall wrote, and
