@@ -1,4 +1,5 @@
-//! Outer joins staged: the null-padded side's columns are not constants,
+//! Outer joins staged: the null-padded side's columns are not constants (a
+//! constant column added on it plans),
 //! and a collected left join made partitioned keeps its output partitions.
 
 use crate::common::*;
@@ -77,5 +78,27 @@ async fn a_collected_left_join_over_one_probe_partition_stays_one_partition() {
         let expected = single_node_csv(&reference, sql).await;
         let actual = squall_csv(&engine, sql).await;
         assert_same(sql, &expected, &actual, sql);
+    }
+}
+
+/// A nested-loop outer join whose padded side adds a constant column
+/// (`true AS found`): DataFusion's projection pushdown swapped that
+/// projection past squall's guard of the padded side and back without end,
+/// and planning grew until the process ran out of memory. It answers as
+/// single-node DataFusion, staged and as one task.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_padded_side_adding_a_constant_column_plans() {
+    let data = sf001_small_groups();
+    let reference = single_node(&data.path).await;
+    let sql = "select n_nationkey, count(found) as n, count(*) as rows from nation d \
+               left join (select c_acctbal, true as found from customer) x \
+               on x.c_acctbal > d.n_nationkey * 400 group by 1 order by 1";
+    for single in ["0", "1000000000000"] {
+        let e = engine(&data.path, &[("squall.query.single_task_bytes", single)]).await;
+        assert_eq!(
+            squall_csv(&e, sql).await,
+            single_node_csv(&reference, sql).await,
+            "single_task_bytes={single}"
+        );
     }
 }

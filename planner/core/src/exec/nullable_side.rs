@@ -163,6 +163,12 @@ impl ExecutionPlan for NullableSideExec {
         &self,
         projection: &ProjectionExec,
     ) -> Result<Option<Arc<dyn ExecutionPlan>>> {
+        // Only a projection that narrows the rows goes below, as past
+        // DataFusion's own pass-through nodes: one that adds columns (`true
+        // AS found`) would be swapped back and forth for ever.
+        if projection.expr().len() >= projection.input().schema().fields().len() {
+            return Ok(None);
+        }
         // Below the projection: the projection then sits on the input, and
         // this node on top of it.
         match self.input.try_swapping_with_projection(projection)? {
