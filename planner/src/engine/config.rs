@@ -156,6 +156,7 @@ pub fn extend_session(ctx: &SessionContext) -> Result<()> {
     ctx.add_analyzer_rule(Arc::new(crate::nested_correlation::NestedCorrelation));
     ctx.add_analyzer_rule(Arc::new(crate::outer_in_select::OuterInSelect));
     ctx.add_analyzer_rule(Arc::new(crate::outer_in_select::OuterInLateralSelect));
+    ctx.add_analyzer_rule(Arc::new(crate::compared_aggregates::ComparedAggregates));
     ctx.add_analyzer_rule(Arc::new(crate::correlated_limit::CorrelatedLimits));
     ctx.add_analyzer_rule(Arc::new(crate::map_keys::MapKeyTypes));
     ctx.add_analyzer_rule(Arc::new(crate::trino_values::TrinoValues));

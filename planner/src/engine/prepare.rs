@@ -97,12 +97,14 @@ pub(crate) fn undecorrelated(e: DataFusionError, plan: &LogicalPlan) -> DataFusi
     .find(|w| message.contains(w));
     match what {
         Some(_) => DataFusionError::NotImplemented(
-            "a correlated subquery squall cannot plan as a join: a subquery (or LATERAL) that \
-             refers to the outer query is planned as a join on equalities of its WHERE with \
-             the outer query's columns (a LIMIT inside keeps each group's first rows), and one \
-             correlated by another comparison, or naming outer columns elsewhere beside a \
-             LIMIT, is not supported; write it as a join, or rank the rows with a window \
-             function (row_number() OVER (PARTITION BY ... ORDER BY ...)) and keep the first"
+            "a correlated subquery squall cannot plan as a join: squall plans a subquery (or \
+             LATERAL) that refers to the outer query as a join, on the equalities and \
+             comparisons of its WHERE with the outer query's columns (an aggregate of all its \
+             rows for each outer value, a LIMIT as each group's first rows), and outer columns \
+             in its select list computed outside it; an outer column inside an aggregate's \
+             argument, or compared below a GROUP BY or a LIMIT, is not supported; write it as a \
+             join, or rank the rows with a window function (row_number() OVER (PARTITION BY \
+             ... ORDER BY ...)) and keep the first"
                 .into(),
         ),
         None => e,

@@ -174,9 +174,10 @@ async fn correlated_scalar_subqueries_answer_without_an_aggregate() {
     }
 }
 
-/// A correlated subquery DataFusion cannot turn into a join (correlated by
-/// a comparison other than equality with ORDER BY and LIMIT, a LATERAL
-/// naming an outer column in its select list beside a LIMIT) fails saying so and what to write instead, not with DataFusion's
+/// A correlated subquery squall cannot turn into a join (an outer column
+/// inside an aggregate's argument, a LATERAL compared with the outer row
+/// below a LIMIT or naming an outer column in its select list beside one)
+/// fails saying so and what to write instead, not with DataFusion's
 /// "Physical plan does not support logical expression
 /// OuterReferenceColumn(...)"; staged and as one task.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -188,8 +189,8 @@ async fn subqueries_that_cannot_be_joins_say_so() {
     ] {
         let engine = engine(&data.path, settings).await;
         for sql in [
-            "select n1.n_name, (select n_name from nation n2 where n2.n_nationkey > n1.n_nationkey \
-             order by n_nationkey limit 1) from nation n1",
+            "select c_custkey, (select max(o_totalprice - c.c_acctbal) from orders o \
+             where o.o_custkey = c.c_custkey) from customer c",
             "select n1.n_name, n2.n_name from nation n1 cross join lateral (select n_name from \
              nation n2 where n2.n_regionkey > n1.n_regionkey order by n_nationkey limit 1) n2",
             "select n1.n_name, n2.k from nation n1 cross join lateral (select n_nationkey + \
@@ -413,6 +414,81 @@ async fn correlated_aggregates_name_outer_columns_beside_them() {
                  else 0 end + c_nationkey as k from customer left join {per_customer} \
                  on o_custkey = c_custkey where c_custkey < 300 order by 1"
             ),
+        ),
+    ];
+    let pairs: Vec<(&str, &str)> = pairs
+        .iter()
+        .map(|(a, b)| (a.as_str(), b.as_str()))
+        .collect();
+    for single in ["0", "1000000000000"] {
+        let e = engine(&data.path, &[("squall.query.single_task_bytes", single)]).await;
+        assert_pairs(
+            &e,
+            &reference,
+            &pairs,
+            &format!("single_task_bytes={single}"),
+        )
+        .await;
+    }
+}
+
+/// A correlated aggregate whose WHERE compares with outer columns by other
+/// than equality, which DataFusion refused: answers as the same aggregate
+/// over a join written by hand (each outer row's rows counted, none
+/// counting 0), which single-node DataFusion answers; outer rows repeated
+/// and with NULLs in the compared column. Staged and as one task.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn correlated_aggregates_compare_with_outer_columns() {
+    let data = sf001_small_groups();
+    let reference = single_node(&data.path).await;
+    // Customers, some twice, their balance NULL where the key ends in 7.
+    let outer = "(select c_custkey, case when c_custkey % 10 = 7 then null else c_acctbal end \
+                 as bal from customer where c_custkey < 300 union all select c_custkey, \
+                 c_acctbal from customer where c_custkey < 50)";
+    // The same rows numbered, for the joins written by hand.
+    let numbered = format!("(select row_number() over () as rid, * from {outer})");
+    let pairs = [
+        (
+            format!(
+                "select c_custkey, bal, (select count(*) from orders o where o.o_custkey = \
+                 c.c_custkey and o.o_totalprice > c.bal * 20) as n from {outer} c \
+                 order by 1, 2, 3"
+            ),
+            format!(
+                "select c.c_custkey, c.bal, count(o.o_orderkey) as n from {numbered} c \
+                 left join orders o on o.o_custkey = c.c_custkey and o.o_totalprice > c.bal * 20 \
+                 group by c.rid, c.c_custkey, c.bal order by 1, 2, 3"
+            ),
+        ),
+        (
+            format!(
+                "select c_custkey, bal, (select sum(o_totalprice) from orders o where \
+                 o.o_custkey = c.c_custkey and o.o_totalprice < c.bal * 30) as s from {outer} c \
+                 order by 1, 2, 3"
+            ),
+            format!(
+                "select c.c_custkey, c.bal, sum(o.o_totalprice) as s from {numbered} c \
+                 left join orders o on o.o_custkey = c.c_custkey and o.o_totalprice < c.bal * 30 \
+                 group by c.rid, c.c_custkey, c.bal order by 1, 2, 3"
+            ),
+        ),
+        (
+            // The first row past the outer row's (`first_value` of all).
+            "select n1.n_name, (select n_name from nation n2 where n2.n_nationkey > \
+             n1.n_nationkey order by n_nationkey limit 1) as next from nation n1 order by 1"
+                .to_string(),
+            "select n1.n_name, n2.n_name as next from nation n1 left join nation n2 on \
+             n2.n_nationkey = n1.n_nationkey + 1 order by 1"
+                .to_string(),
+        ),
+        (
+            // Compared only, no equality; in a filter.
+            "select n_name from nation n where (select count(*) from customer c where \
+             c.c_acctbal > n.n_nationkey * 400) > 1000 order by 1"
+                .to_string(),
+            "select n_name from nation n left join customer c on c.c_acctbal > \
+             n.n_nationkey * 400 group by n_name having count(c.c_custkey) > 1000 order by 1"
+                .to_string(),
         ),
     ];
     let pairs: Vec<(&str, &str)> = pairs
