@@ -18,10 +18,12 @@
 //! NULL, as the subquery's), then joined to the outer input on those
 //! columns (a NULL equal to a NULL) and read in place of the subquery: a
 //! hash join on the equalities with the comparison beside it, one row per
-//! distinct outer value, whatever the outer rows repeat. Rewritten for a
-//! subquery in a select list or a filter of one ungrouped aggregate over a
-//! filter, whose aggregates and value name no outer column; equalities
-//! alone are left to DataFusion.
+//! distinct outer value, whatever the outer rows repeat. The same holds of
+//! an aggregate naming outer columns in its argument (`max(o_totalprice -
+//! c.c_acctbal)`), which reads them from the distinct values. Rewritten
+//! for a subquery in a select list or a filter of one ungrouped aggregate
+//! whose value names no outer column (`crate::outer_in_select` moves those
+//! out first); equalities alone are left to DataFusion.
 
 use std::sync::Arc;
 
@@ -117,32 +119,33 @@ fn domain_join(
     let LogicalPlan::Aggregate(aggregate) = projection.input.as_ref() else {
         return Ok(None);
     };
-    let LogicalPlan::Filter(filter) = aggregate.input.as_ref() else {
-        return Ok(None);
+    // The rows aggregated and the subquery's conditions (none: all rows).
+    let (rows, predicate) = match aggregate.input.as_ref() {
+        LogicalPlan::Filter(filter) => (&filter.input, Some(&filter.predicate)),
+        _ => (&aggregate.input, None),
     };
     let [value] = projection.expr.as_slice() else {
         return Ok(None);
     };
-    let outer_free = |e: &Expr| !e.contains_outer();
-    let shaped = aggregate.group_expr.is_empty()
-        && aggregate.aggr_expr.iter().all(outer_free)
-        && outer_free(value)
-        && !has_outer_below(&filter.input);
+    let shaped =
+        aggregate.group_expr.is_empty() && !value.contains_outer() && !has_outer_below(rows);
     if !shaped {
         return Ok(None);
     }
-    // Only where a conjunct is more than `inner = outer`.
-    let conjuncts = split_conjunction(&filter.predicate);
+    // Only where a conjunct is more than `inner = outer`, or an aggregate
+    // names an outer column.
+    let conjuncts = predicate.map(split_conjunction).unwrap_or_default();
     let compared = conjuncts
         .iter()
-        .any(|c| c.contains_outer() && !is_plain_equality(c));
+        .any(|c| c.contains_outer() && !is_plain_equality(c))
+        || aggregate.aggr_expr.iter().any(|a| a.contains_outer());
     if !compared {
         return Ok(None);
     }
     // The outer columns named, which must be the node's input's.
     let mut outer: Vec<Column> = Vec::new();
-    for c in &conjuncts {
-        let _ = c.apply(|e| {
+    for e in conjuncts.iter().copied().chain(&aggregate.aggr_expr) {
+        let _ = e.apply(|e| {
             if let Expr::OuterReferenceColumn(_, col) = e
                 && !outer.contains(col)
             {
@@ -168,29 +171,32 @@ fn domain_join(
         .distinct()?
         .build()?;
     // The inner rows, marked.
-    let inner = LogicalPlanBuilder::from(Arc::clone(&filter.input))
+    let inner = LogicalPlanBuilder::from(Arc::clone(rows))
         .project(
-            columns_of(filter.input.schema())
+            columns_of(rows.schema())
                 .into_iter()
                 .chain([lit(true).alias(&found)]),
         )?
         .build()?;
-    let on = filter
-        .predicate
-        .clone()
-        .transform_up(|e| match e {
+    let domain_column = |e: Expr| {
+        e.transform_up(|e| match e {
             Expr::OuterReferenceColumn(_, c) => {
                 let i = outer.iter().position(|o| *o == c).unwrap_or_default();
                 Ok(Transformed::yes(Expr::Column(Column::from_name(d(i)))))
             }
             e => Ok(Transformed::no(e)),
-        })?
-        .data;
+        })
+        .map(|t| t.data)
+    };
+    let on = match predicate {
+        Some(p) => domain_column(p.clone())?,
+        None => lit(true),
+    };
     let counted = Expr::Column(Column::from_name(&found)).is_not_null();
     let aggregates: Vec<Expr> = aggregate
         .aggr_expr
         .iter()
-        .map(|a| only_found(a, &counted))
+        .map(|a| only_found(&domain_column(a.clone())?, &counted, a))
         .collect::<Result<_>>()?;
     let groups: Vec<Expr> = (0..outer.len())
         .map(|i| Expr::Column(Column::from_name(d(i))))
@@ -234,9 +240,10 @@ fn domain_join(
     Ok(Some((plan, typed)))
 }
 
-/// `aggregate` counting only the rows `counted` keeps, under its own name.
-fn only_found(aggregate: &Expr, counted: &Expr) -> Result<Expr> {
-    let name = aggregate.schema_name().to_string();
+/// `aggregate` counting only the rows `counted` keeps, under the name of
+/// `named` (the aggregate as the subquery wrote it).
+fn only_found(aggregate: &Expr, counted: &Expr, named: &Expr) -> Result<Expr> {
+    let name = named.schema_name().to_string();
     let mut inner = aggregate.clone();
     let mut alias = None;
     if let Expr::Alias(a) = inner {

@@ -174,10 +174,9 @@ async fn correlated_scalar_subqueries_answer_without_an_aggregate() {
     }
 }
 
-/// A correlated subquery squall cannot turn into a join (an outer column
-/// inside an aggregate's argument, a LATERAL compared with the outer row
-/// below a LIMIT or naming an outer column in its select list beside one)
-/// fails saying so and what to write instead, not with DataFusion's
+/// A correlated subquery squall cannot turn into a join (a LATERAL
+/// compared with the outer row below a LIMIT, or naming an outer column in
+/// its select list beside one) fails saying so and what to write instead, not with DataFusion's
 /// "Physical plan does not support logical expression
 /// OuterReferenceColumn(...)"; staged and as one task.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -189,8 +188,6 @@ async fn subqueries_that_cannot_be_joins_say_so() {
     ] {
         let engine = engine(&data.path, settings).await;
         for sql in [
-            "select c_custkey, (select max(o_totalprice - c.c_acctbal) from orders o \
-             where o.o_custkey = c.c_custkey) from customer c",
             "select n1.n_name, n2.n_name from nation n1 cross join lateral (select n_name from \
              nation n2 where n2.n_regionkey > n1.n_regionkey order by n_nationkey limit 1) n2",
             "select n1.n_name, n2.k from nation n1 cross join lateral (select n_nationkey + \
@@ -433,7 +430,8 @@ async fn correlated_aggregates_name_outer_columns_beside_them() {
 }
 
 /// A correlated aggregate whose WHERE compares with outer columns by other
-/// than equality, which DataFusion refused: answers as the same aggregate
+/// than equality, or whose argument names one, which DataFusion refused:
+/// answers as the same aggregate
 /// over a join written by hand (each outer row's rows counted, none
 /// counting 0), which single-node DataFusion answers; outer rows repeated
 /// and with NULLs in the compared column. Staged and as one task.
@@ -469,6 +467,18 @@ async fn correlated_aggregates_compare_with_outer_columns() {
             format!(
                 "select c.c_custkey, c.bal, sum(o.o_totalprice) as s from {numbered} c \
                  left join orders o on o.o_custkey = c.c_custkey and o.o_totalprice < c.bal * 30 \
+                 group by c.rid, c.c_custkey, c.bal order by 1, 2, 3"
+            ),
+        ),
+        (
+            // An outer column in an aggregate's argument.
+            format!(
+                "select c_custkey, bal, (select max(o_totalprice - c.bal) from orders o where \
+                 o.o_custkey = c.c_custkey) as m from {outer} c order by 1, 2, 3"
+            ),
+            format!(
+                "select c.c_custkey, c.bal, max(o.o_totalprice - c.bal) as m from {numbered} c \
+                 left join orders o on o.o_custkey = c.c_custkey \
                  group by c.rid, c.c_custkey, c.bal order by 1, 2, 3"
             ),
         ),
