@@ -36,8 +36,7 @@ use datafusion::logical_expr::expr::AggregateFunction;
 use datafusion::logical_expr::expr_rewriter::NamePreserver;
 use datafusion::logical_expr::utils::split_conjunction;
 use datafusion::logical_expr::{
-    BinaryExpr, Expr, ExprSchemable, JoinType, LogicalPlan, LogicalPlanBuilder, Operator, Subquery,
-    lit,
+    Expr, ExprSchemable, JoinType, LogicalPlan, LogicalPlanBuilder, Subquery, lit,
 };
 use datafusion::optimizer::AnalyzerRule;
 use datafusion::scalar::ScalarValue;
@@ -127,8 +126,9 @@ fn domain_join(
     let [value] = projection.expr.as_slice() else {
         return Ok(None);
     };
-    let shaped =
-        aggregate.group_expr.is_empty() && !value.contains_outer() && !has_outer_below(rows);
+    let shaped = aggregate.group_expr.is_empty()
+        && !value.contains_outer()
+        && !crate::correlated_limit::names_outer_columns(rows, true);
     if !shaped {
         return Ok(None);
     }
@@ -137,7 +137,7 @@ fn domain_join(
     let conjuncts = predicate.map(split_conjunction).unwrap_or_default();
     let compared = conjuncts
         .iter()
-        .any(|c| c.contains_outer() && !is_plain_equality(c))
+        .any(|c| c.contains_outer() && crate::correlated_limit::correlated_equality(c).is_none())
         || aggregate.aggr_expr.iter().any(|a| a.contains_outer());
     if !compared {
         return Ok(None);
@@ -258,30 +258,4 @@ fn only_found(aggregate: &Expr, counted: &Expr, named: &Expr) -> Result<Expr> {
         None => counted.clone(),
     }));
     Ok(Expr::AggregateFunction(AggregateFunction { func, params }).alias(alias.unwrap_or(name)))
-}
-
-fn is_plain_equality(e: &Expr) -> bool {
-    let Expr::BinaryExpr(BinaryExpr {
-        left,
-        op: Operator::Eq,
-        right,
-    }) = e
-    else {
-        return false;
-    };
-    let only_outer = |e: &Expr| e.contains_outer() && e.column_refs().is_empty();
-    (only_outer(left) && !right.contains_outer()) || (only_outer(right) && !left.contains_outer())
-}
-
-fn has_outer_below(plan: &LogicalPlan) -> bool {
-    let mut found = false;
-    let _ = plan.apply_with_subqueries(|p| {
-        found = p.contains_outer_reference();
-        Ok(if found {
-            TreeNodeRecursion::Stop
-        } else {
-            TreeNodeRecursion::Continue
-        })
-    });
-    found
 }

@@ -111,15 +111,25 @@ fn ranked_subquery(subquery: Subquery, names: &mut Names) -> Result<Transformed<
 }
 
 fn has_outer_reference(plan: &LogicalPlan) -> bool {
+    names_outer_columns(plan, false)
+}
+
+/// Whether a node of `plan` (and with `nested` of the subqueries inside
+/// it) names an outer column.
+pub(crate) fn names_outer_columns(plan: &LogicalPlan, nested: bool) -> bool {
     let mut found = false;
-    let _ = plan.apply(|p| {
+    let mut visit = |p: &LogicalPlan| {
         found = p.contains_outer_reference();
         Ok(if found {
             TreeNodeRecursion::Stop
         } else {
             TreeNodeRecursion::Continue
         })
-    });
+    };
+    let _ = match nested {
+        true => plan.apply_with_subqueries(&mut visit),
+        false => plan.apply(&mut visit),
+    };
     found
 }
 
@@ -335,7 +345,7 @@ fn carried(
 
 /// `inner = outer` (either way round) where `outer` names only outer
 /// columns and `inner` only the subquery's: `(inner, outer)`.
-fn correlated_equality(conjunct: &Expr) -> Option<(Expr, Expr)> {
+pub(crate) fn correlated_equality(conjunct: &Expr) -> Option<(Expr, Expr)> {
     let Expr::BinaryExpr(BinaryExpr {
         left,
         op: Operator::Eq,

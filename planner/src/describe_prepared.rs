@@ -57,6 +57,23 @@ pub fn parse(sql: &str) -> Option<(Describe, String)> {
     Some((kind, text))
 }
 
+/// The query that answers `sql` when it is a DESCRIBE of a prepared
+/// statement, planned under `options`' settings and identity.
+pub async fn answering(
+    ctx: &SessionContext,
+    sql: &str,
+    options: &crate::RunOptions,
+) -> Result<Option<String>> {
+    let Some((kind, described)) = parse(sql) else {
+        return Ok(None);
+    };
+    let mut state = ctx.state();
+    crate::limits::apply_session_settings(state.config_mut(), &options.settings)?;
+    as_query(ctx, &state, kind, &described, &options.identity)
+        .await
+        .map(Some)
+}
+
 /// The query that answers `kind` of the statement `sql`.
 pub async fn as_query(
     ctx: &SessionContext,

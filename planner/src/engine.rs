@@ -42,8 +42,8 @@ use prepare::{Planner, stages};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use arrow::array::{RecordBatch, StringArray};
-use arrow::datatypes::{DataType, Field, Schema, SchemaRef};
+use arrow::array::RecordBatch;
+use arrow::datatypes::SchemaRef;
 use datafusion::error::Result;
 use datafusion::execution::runtime_env::{RuntimeEnv, RuntimeEnvBuilder};
 use datafusion::execution::{SessionState, SessionStateBuilder, TaskContext};
@@ -276,15 +276,8 @@ impl Engine {
     /// [`Engine::sql_stream`], or the statement's query handed over when
     /// `options.return_handoffs` asks for it.
     pub async fn sql_or_hand_over(&self, sql: &str, options: &RunOptions) -> Result<Outcome> {
-        // A prepared statement's DESCRIBE, as the HTTP API sends it: the
-        // query that answers it.
-        if let Some((kind, described)) = crate::describe_prepared::parse(sql) {
-            let mut state = self.ctx.state();
-            apply_session_settings(state.config_mut(), &options.settings)?;
-            let identity = &options.identity;
-            let query =
-                crate::describe_prepared::as_query(&self.ctx, &state, kind, &described, identity)
-                    .await?;
+        // A prepared statement's DESCRIBE, as the HTTP API sends it.
+        if let Some(query) = crate::describe_prepared::answering(&self.ctx, sql, options).await? {
             return Box::pin(self.sql_or_hand_over(&query, options)).await;
         }
         let statements = crate::trino_sql::parse(sql)?;
@@ -412,7 +405,7 @@ impl Engine {
                 let (staged, job) = self
                     .prepare(state.clone(), input, options, query_id)
                     .await?;
-                text_result(vec![("distributed_plan", explain::planned(&staged, &job))])
+                explain::text_result(vec![("distributed_plan", explain::planned(&staged, &job))])
                     .map(Outcome::Finished)
             }
             LogicalPlan::Analyze(analyze) => {
@@ -422,7 +415,7 @@ impl Engine {
                     (_, QueryRun::HandedOver(h)) => return Ok(Outcome::HandedOver(h)),
                 };
                 out.result.discard().await;
-                text_result(vec![
+                explain::text_result(vec![
                     ("distributed_plan", explain::analyzed(&staged, &out.profile)),
                     ("profile", out.profile.display()),
                 ])
@@ -587,21 +580,4 @@ async fn on_cpu<T: Send + 'static>(
 fn new_query_id() -> String {
     let id = uuid::Uuid::new_v4().simple().to_string();
     format!("q{}", &id[..16])
-}
-
-fn text_result(rows: Vec<(&str, String)>) -> Result<StreamedResult> {
-    let schema = Arc::new(Schema::new(vec![
-        Field::new("plan_type", DataType::Utf8, false),
-        Field::new("plan", DataType::Utf8, false),
-    ]));
-    let batch = RecordBatch::try_new(
-        Arc::clone(&schema),
-        vec![
-            Arc::new(StringArray::from_iter_values(rows.iter().map(|(k, _)| *k))),
-            Arc::new(StringArray::from_iter_values(
-                rows.iter().map(|(_, v)| v.as_str()),
-            )),
-        ],
-    )?;
-    Ok(StreamedResult::memory(schema, vec![batch]))
 }

@@ -4,9 +4,16 @@
 //! the grid it got and the GETs measured.
 //! What it does not do: plan or run anything (see `engine`, `stages`).
 
+use std::sync::Arc;
+
+use arrow::array::{RecordBatch, StringArray};
+use arrow::datatypes::{DataType, Field, Schema};
+use datafusion::error::Result;
+
 use crate::coordinator::QueryJob;
 use crate::coordinator::coalesce::Sizing;
 use crate::profile::QueryProfile;
+use crate::result_stream::StreamedResult;
 use crate::stages::{StagedPlan, TaskLayout};
 use crate::two_level::{GridChoice, planned_choice, read_bytes};
 
@@ -186,4 +193,22 @@ fn planned_tasks(staged: &StagedPlan, job: &QueryJob, i: usize) -> String {
 
 fn tasks_text(n: usize) -> String {
     format!("{n} task{}", if n == 1 { "" } else { "s" })
+}
+
+/// A result of `(plan_type, plan)` rows, as EXPLAIN answers.
+pub(crate) fn text_result(rows: Vec<(&str, String)>) -> Result<StreamedResult> {
+    let schema = Arc::new(Schema::new(vec![
+        Field::new("plan_type", DataType::Utf8, false),
+        Field::new("plan", DataType::Utf8, false),
+    ]));
+    let batch = RecordBatch::try_new(
+        Arc::clone(&schema),
+        vec![
+            Arc::new(StringArray::from_iter_values(rows.iter().map(|(k, _)| *k))),
+            Arc::new(StringArray::from_iter_values(
+                rows.iter().map(|(_, v)| v.as_str()),
+            )),
+        ],
+    )?;
+    Ok(StreamedResult::memory(schema, vec![batch]))
 }

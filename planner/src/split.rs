@@ -24,7 +24,7 @@ use datafusion::common::Column;
 use datafusion::common::pruning::PruningStatistics;
 use datafusion::datasource::listing::PartitionedFile;
 use datafusion::datasource::physical_plan::FileSource;
-use datafusion::datasource::physical_plan::ParquetSource;
+use datafusion::datasource::physical_plan::{FileScanConfig, ParquetSource};
 use datafusion::datasource::source::DataSourceExec;
 use datafusion::error::Result;
 use datafusion::execution::runtime_env::RuntimeEnv;
@@ -250,15 +250,21 @@ pub async fn scan_footers(
     let (config, _) = scan
         .downcast_to_file_source::<ParquetSource>()
         .ok_or_else(|| PlannerError::Internal("not a Parquet scan".into()))?;
+    let files = listed_once(config);
+    let footers = read_footers(&files, &config.object_store_url, runtime, cache).await?;
+    Ok((Arc::clone(config.file_schema()), footers))
+}
+
+/// The files of a scan, each once: the planner may have split one file
+/// into byte ranges.
+fn listed_once(config: &FileScanConfig) -> Vec<&PartitionedFile> {
     let mut seen = std::collections::HashSet::new();
-    let files: Vec<_> = config
+    config
         .file_groups
         .iter()
         .flat_map(|g| g.files())
         .filter(|f| seen.insert(f.object_meta.location.to_string()))
-        .collect();
-    let footers = read_footers(&files, &config.object_store_url, runtime, cache).await?;
-    Ok((Arc::clone(config.file_schema()), footers))
+        .collect()
 }
 
 /// List the row groups a scan must read, pruning by statistics when
@@ -293,15 +299,8 @@ pub async fn scan_units(
                 .collect()
         });
 
-    // The planner may have split one file into byte ranges; a file is listed once.
-    let mut seen = std::collections::HashSet::new();
     let mut out = ScanUnits::default();
-    let files: Vec<_> = config
-        .file_groups
-        .iter()
-        .flat_map(|g| g.files())
-        .filter(|f| seen.insert(f.object_meta.location.to_string()))
-        .collect();
+    let files = listed_once(config);
     if let Some(first) = config.table_partition_cols().first() {
         let read = distinct_partitions(files.iter().map(|f| f.partition_values.as_slice()));
         let total = files.first().and_then(|f| {

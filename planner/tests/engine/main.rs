@@ -57,6 +57,8 @@
 //!   as what it is not (a field of a DATE, an empty select list as a
 //!   value, an interval compared with a number): refused at planning,
 //!   naming the problem; a difference of two dates is their days.
+//! - `correlated_subqueries`: correlated subqueries DataFusion refuses,
+//!   planned as joins.
 //! - `sql`: statements beyond TPC-H (SET, EXPLAIN, VALUES, empty results, errors).
 //! - `trino_sql`: SQL Trino clients send that DataFusion refuses or answers
 //!   wrong (rows in a subquery, ANY / ALL, EXCEPT / INTERSECT ALL, FETCH,
@@ -97,6 +99,7 @@ mod key_filter_at_scale;
 
 mod catalog;
 mod concurrency;
+mod correlated_subqueries;
 mod faults;
 mod fetch_with_ties;
 mod generated_rows;
