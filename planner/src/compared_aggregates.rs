@@ -132,6 +132,11 @@ fn domain_join(
     if !shaped {
         return Ok(None);
     }
+    // A subquery in the conditions would sit in the join's condition,
+    // where DataFusion plans none.
+    if predicate.is_some_and(crate::outer_in_select::holds_subquery) {
+        return Ok(None);
+    }
     // Only where a conjunct is more than `inner = outer`, or an aggregate
     // names an outer column.
     let conjuncts = predicate.map(split_conjunction).unwrap_or_default();

@@ -79,7 +79,7 @@ fn outside(subquery: Subquery) -> Result<Transformed<Expr>> {
     let [item] = projection.expr.as_slice() else {
         return Ok(Transformed::no(Expr::ScalarSubquery(subquery)));
     };
-    if !one_row || !has_outer(item) {
+    if !one_row || !has_outer(item) || holds_subquery(item) {
         return Ok(Transformed::no(Expr::ScalarSubquery(subquery)));
     }
     let mut item = item.clone();
@@ -221,7 +221,9 @@ fn lateral_items_above(join: Join) -> Result<Transformed<LogicalPlan>> {
     let LogicalPlan::Projection(projection) = subquery.subquery.as_ref() else {
         return unchanged(join);
     };
-    if !projection.expr.iter().any(has_outer) {
+    // An item with a subquery of its own stays (its outer columns are the
+    // LATERAL's rows').
+    if !projection.expr.iter().any(has_outer) || projection.expr.iter().any(holds_subquery) {
         return unchanged(join);
     }
     // The join's own condition must not name an item computed above it.
@@ -325,4 +327,16 @@ fn lateral_items_above(join: Join) -> Result<Transformed<LogicalPlan>> {
     }
     let plan = LogicalPlanBuilder::from(joined).project(above)?.build()?;
     Ok(Transformed::yes(plan))
+}
+
+/// Whether `e` holds a subquery, whose own outer columns are those of the
+/// plan `e` is in.
+pub(crate) fn holds_subquery(e: &Expr) -> bool {
+    e.exists(|e| {
+        Ok(matches!(
+            e,
+            Expr::ScalarSubquery(_) | Expr::Exists(_) | Expr::InSubquery(_)
+        ))
+    })
+    .unwrap_or(true)
 }

@@ -169,14 +169,27 @@ async fn subqueries_two_levels_deep_answer_through_an_equal_column() {
         )
         .await;
         // Equal to nothing in between: refused, naming the column.
-        let e = e
-            .sql(&exists("length(r.r_name)"))
-            .await
-            .unwrap_err()
-            .to_string();
+        let refused = |sql: String| {
+            let e = &e;
+            async move { e.sql(&sql).await.unwrap_err().to_string() }
+        };
+        let err = refused(exists("length(r.r_name)")).await;
         assert!(
-            e.contains("refers to r.r_name, a column of the query two levels out"),
-            "{e}"
+            err.contains("refers to r.r_name, a column of the query two levels out"),
+            "{err}"
+        );
+        // So with a comparison beside it (not the plan DataFusion rejects
+        // after analysis, a subquery in a join's condition).
+        let err = refused(
+            "select (select count(*) from nation n2 where n2.n_nationkey < n1.n_nationkey and \
+             n2.n_regionkey = (select r_regionkey from region where r_name = n1.n_name)) \
+             from nation n1"
+                .to_string(),
+        )
+        .await;
+        assert!(
+            err.contains("refers to n1.n_name, a column of the query two levels out"),
+            "{err}"
         );
     }
 }
