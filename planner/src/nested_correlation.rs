@@ -21,7 +21,7 @@ use datafusion::common::{Column, ExprSchema};
 use datafusion::error::Result;
 use datafusion::logical_expr::expr::{Exists, InSubquery};
 use datafusion::logical_expr::utils::split_conjunction;
-use datafusion::logical_expr::{BinaryExpr, Expr, Filter, LogicalPlan, Operator, Subquery};
+use datafusion::logical_expr::{Expr, Filter, LogicalPlan, Subquery};
 use datafusion::optimizer::AnalyzerRule;
 
 /// The analyzer rule; see the module docs.
@@ -66,26 +66,15 @@ impl AnalyzerRule for NestedCorrelation {
 fn equal_columns(filter: &Filter) -> HashMap<Column, Expr> {
     let mut equal = HashMap::new();
     for conjunct in split_conjunction(&filter.predicate) {
-        let Expr::BinaryExpr(BinaryExpr {
-            left,
-            op: Operator::Eq,
-            right,
-        }) = conjunct
+        let Some((Expr::Column(own), Expr::OuterReferenceColumn(_, outer))) =
+            crate::correlated_limit::correlated_equality(conjunct)
         else {
             continue;
         };
-        let (own, outer) = match (left.as_ref(), right.as_ref()) {
-            (Expr::Column(own), Expr::OuterReferenceColumn(_, outer))
-            | (Expr::OuterReferenceColumn(_, outer), Expr::Column(own)) => (own, outer),
-            _ => continue,
-        };
-        let Ok(field) = filter.input.schema().field_from_column(own) else {
+        let Ok(field) = filter.input.schema().field_from_column(&own) else {
             continue;
         };
-        equal.insert(
-            outer.clone(),
-            Expr::OuterReferenceColumn(Arc::clone(field), own.clone()),
-        );
+        equal.insert(outer, Expr::OuterReferenceColumn(Arc::clone(field), own));
     }
     equal
 }

@@ -135,12 +135,6 @@ async fn files_of_a_table_with_widened_types_read_as_one_table() {
     };
     use arrow::datatypes::{DataType, Field, Schema};
     use std::sync::Arc;
-    let write = |path: std::path::PathBuf, batch: RecordBatch| {
-        let file = std::fs::File::create(path).unwrap();
-        let mut w = parquet::arrow::ArrowWriter::try_new(file, batch.schema(), None).unwrap();
-        w.write(&batch).unwrap();
-        w.close().unwrap();
-    };
     let dir = tempfile::tempdir().unwrap();
     let t = dir.path().join("t");
     std::fs::create_dir_all(&t).unwrap();
@@ -148,7 +142,7 @@ async fn files_of_a_table_with_widened_types_read_as_one_table() {
         Field::new("id", DataType::Int32, false),
         Field::new("price", DataType::Decimal128(8, 2), false),
     ]));
-    write(
+    write_parquet(
         t.join("a.parquet"),
         RecordBatch::try_new(
             old,
@@ -168,7 +162,7 @@ async fn files_of_a_table_with_widened_types_read_as_one_table() {
         Field::new("price", DataType::Decimal128(14, 4), false),
         Field::new("note", DataType::Utf8, true),
     ]));
-    write(
+    write_parquet(
         t.join("b.parquet"),
         RecordBatch::try_new(
             new,
@@ -194,7 +188,7 @@ async fn files_of_a_table_with_widened_types_read_as_one_table() {
         ("b.parquet", Arc::new(Float64Array::from(vec![1.5])) as _),
     ] {
         let batch = RecordBatch::try_from_iter([("v", column)]).unwrap();
-        write(bad.join(name), batch);
+        write_parquet(bad.join(name), batch);
     }
     let sql = "select id, price, note, arrow_typeof(id) as t from t order by id";
     let expected = "id,price,note,t\n1,1.5000,,Int64\n2,2.5000,,Int64\n3,3.5000,,Int64\n\

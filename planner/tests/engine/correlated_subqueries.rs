@@ -6,7 +6,37 @@
 //! by hand as joins, which single-node DataFusion answers, staged and as
 //! one task.
 
+use std::path::Path;
+
+use datafusion::prelude::SessionContext;
+
 use crate::common::*;
+
+/// Each of `pairs` answered by squall, staged and as one task (with
+/// `settings` beside), as single-node DataFusion answers its other side.
+async fn staged_and_whole<A: AsRef<str>, B: AsRef<str>>(
+    data: &Path,
+    reference: &SessionContext,
+    pairs: &[(A, B)],
+    settings: &[(&str, &str)],
+) {
+    let pairs: Vec<(&str, &str)> = pairs
+        .iter()
+        .map(|(a, b)| (a.as_ref(), b.as_ref()))
+        .collect();
+    for single in ["0", "1000000000000"] {
+        let mut all = vec![("squall.query.single_task_bytes", single)];
+        all.extend_from_slice(settings);
+        let e = engine(data, &all).await;
+        assert_pairs(
+            &e,
+            reference,
+            &pairs,
+            &format!("single_task_bytes={single}"),
+        )
+        .await;
+    }
+}
 
 /// A correlated subquery with LIMIT (the first rows of each group: LATERAL,
 /// a scalar with an OFFSET, IN), which DataFusion refuses, answers as the
@@ -103,27 +133,8 @@ async fn correlated_limits_keep_each_groups_first_rows() {
             ),
         ),
     ];
-    let pairs: Vec<(&str, &str)> = pairs
-        .iter()
-        .map(|(a, b)| (a.as_str(), b.as_str()))
-        .collect();
-    for single in ["0", "1000000000000"] {
-        let e = engine(
-            &data.path,
-            &[
-                ("squall.query.single_task_bytes", single),
-                ("squall.scan.target_task_bytes", "100000"),
-            ],
-        )
-        .await;
-        assert_pairs(
-            &e,
-            &reference,
-            &pairs,
-            &format!("single_task_bytes={single}"),
-        )
-        .await;
-    }
+    let settings = [("squall.scan.target_task_bytes", "100000")];
+    staged_and_whole(&data.path, &reference, &pairs, &settings).await;
 }
 
 /// A subquery inside a subquery naming a column of the query two levels
@@ -230,20 +241,7 @@ async fn correlated_aggregates_name_outer_columns_beside_them() {
             ),
         ),
     ];
-    let pairs: Vec<(&str, &str)> = pairs
-        .iter()
-        .map(|(a, b)| (a.as_str(), b.as_str()))
-        .collect();
-    for single in ["0", "1000000000000"] {
-        let e = engine(&data.path, &[("squall.query.single_task_bytes", single)]).await;
-        assert_pairs(
-            &e,
-            &reference,
-            &pairs,
-            &format!("single_task_bytes={single}"),
-        )
-        .await;
-    }
+    staged_and_whole(&data.path, &reference, &pairs, &[]).await;
 }
 
 /// A correlated aggregate whose WHERE compares with outer columns by other
@@ -318,20 +316,7 @@ async fn correlated_aggregates_compare_with_outer_columns() {
                 .to_string(),
         ),
     ];
-    let pairs: Vec<(&str, &str)> = pairs
-        .iter()
-        .map(|(a, b)| (a.as_str(), b.as_str()))
-        .collect();
-    for single in ["0", "1000000000000"] {
-        let e = engine(&data.path, &[("squall.query.single_task_bytes", single)]).await;
-        assert_pairs(
-            &e,
-            &reference,
-            &pairs,
-            &format!("single_task_bytes={single}"),
-        )
-        .await;
-    }
+    staged_and_whole(&data.path, &reference, &pairs, &[]).await;
 }
 
 /// A LATERAL whose select list names outer columns, which DataFusion
@@ -361,14 +346,5 @@ async fn laterals_name_outer_columns_in_their_select_lists() {
              o_totalprice > 300000 where c_custkey < 100 order by 1, 3",
         ),
     ];
-    for single in ["0", "1000000000000"] {
-        let e = engine(&data.path, &[("squall.query.single_task_bytes", single)]).await;
-        assert_pairs(
-            &e,
-            &reference,
-            &pairs,
-            &format!("single_task_bytes={single}"),
-        )
-        .await;
-    }
+    staged_and_whole(&data.path, &reference, &pairs, &[]).await;
 }

@@ -13,6 +13,7 @@ use parquet::file::reader::{FileReader, SerializedFileReader};
 
 use crate::common::{
     assert_same, engine, sf001_small_groups, single_node, single_node_csv, squall_csv,
+    write_parquet,
 };
 
 struct Partitioned {
@@ -320,13 +321,6 @@ async fn null_partition_folders_read_as_null() {
     use arrow::array::{ArrayRef, Int64Array, RecordBatch, StringArray};
     use std::sync::Arc;
     let dir = tempfile::tempdir().unwrap();
-    let write = |path: std::path::PathBuf, batch: RecordBatch| {
-        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-        let file = std::fs::File::create(path).unwrap();
-        let mut w = parquet::arrow::ArrowWriter::try_new(file, batch.schema(), None).unwrap();
-        w.write(&batch).unwrap();
-        w.close().unwrap();
-    };
     // region: text; year: integers, and NULL in a third of the rows.
     let regions = [Some("EU"), Some("US"), None];
     let years = [Some(2020i64), None, Some(2021), Some(2022)];
@@ -354,7 +348,7 @@ async fn null_partition_folders_read_as_null() {
                 region.map_or(null.clone(), str::to_string),
                 year.map_or(null, |y| y.to_string()),
             );
-            write(
+            write_parquet(
                 dir.path()
                     .join(format!("catalog/events/region={r}/year={y}/part-0.parquet")),
                 batch,
@@ -378,7 +372,7 @@ async fn null_partition_folders_read_as_null() {
     ])
     .unwrap();
     let flat_file = dir.path().join("flat/events.parquet");
-    write(flat_file.clone(), flat);
+    write_parquet(flat_file.clone(), flat);
     let reference = datafusion::prelude::SessionContext::new();
     reference
         .register_parquet("events", flat_file.to_str().unwrap(), Default::default())

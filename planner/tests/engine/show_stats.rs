@@ -54,17 +54,11 @@ async fn table_statistics_come_from_the_footers() {
 /// over both.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn statistics_span_files_of_different_schemas() {
-    let write = |path: std::path::PathBuf, batch: RecordBatch| {
-        let file = std::fs::File::create(path).unwrap();
-        let mut w = parquet::arrow::ArrowWriter::try_new(file, batch.schema(), None).unwrap();
-        w.write(&batch).unwrap();
-        w.close().unwrap();
-    };
     let dir = tempfile::tempdir().unwrap();
     let t = dir.path().join("t");
     std::fs::create_dir_all(&t).unwrap();
     let old = Arc::new(Schema::new(vec![Field::new("id", DataType::Int32, false)]));
-    write(
+    write_parquet(
         t.join("a.parquet"),
         RecordBatch::try_new(old, vec![Arc::new(Int32Array::from(vec![-5, 2, 3]))]).unwrap(),
     );
@@ -72,7 +66,7 @@ async fn statistics_span_files_of_different_schemas() {
         Field::new("id", DataType::Int64, false),
         Field::new("note", DataType::Utf8, true),
     ]));
-    write(
+    write_parquet(
         t.join("b.parquet"),
         RecordBatch::try_new(
             new,

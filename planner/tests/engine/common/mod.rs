@@ -217,3 +217,13 @@ pub async fn assert_tpch_as_reference(engine: &Engine, reference: &SessionContex
         assert_same(&format!("q{q:02} {what}"), &expected, &actual, sql);
     }
 }
+
+/// `batch` as a Parquet file at `path`, its folders made.
+pub fn write_parquet(path: impl AsRef<Path>, batch: arrow::array::RecordBatch) {
+    let path = path.as_ref();
+    std::fs::create_dir_all(path.parent().expect("a folder")).expect("folders");
+    let file = std::fs::File::create(path).expect("a file");
+    let mut w = parquet::arrow::ArrowWriter::try_new(file, batch.schema(), None).expect("a writer");
+    w.write(&batch).expect("a batch");
+    w.close().expect("written");
+}
