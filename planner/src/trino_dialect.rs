@@ -4,10 +4,20 @@
 //! functions over arrays that take one. The parser's dialect-dependent
 //! paths see the generic dialect (`dialect()`), so nothing else parses
 //! differently. `->` is a lambda only; squall has no JSON arrow operator.
+//!
+//! `a IS [NOT] DISTINCT FROM b` takes for `b` a value expression, as
+//! Trino's grammar does: sqlparser 0.62 parses a whole expression there,
+//! so `x IS DISTINCT FROM y AND z IS NOT NULL` was read as
+//! `x IS DISTINCT FROM (y AND z IS NOT NULL)` and failed ("Cannot infer
+//! common argument type for logical boolean operation Utf8 AND Boolean"),
+//! or answered wrongly where the types agreed.
 
 use std::any::TypeId;
 
-use datafusion::sql::sqlparser::dialect::{Dialect, GenericDialect};
+use datafusion::sql::sqlparser::ast::Expr;
+use datafusion::sql::sqlparser::dialect::{Dialect, GenericDialect, Precedence};
+use datafusion::sql::sqlparser::keywords::Keyword;
+use datafusion::sql::sqlparser::parser::{Parser, ParserError};
 
 /// The generic dialect with lambdas.
 #[derive(Debug, Default, Clone, Copy)]
@@ -20,6 +30,38 @@ impl Dialect for TrinoDialect {
 
     fn supports_lambda_functions(&self) -> bool {
         true
+    }
+
+    fn parse_infix(
+        &self,
+        parser: &mut Parser,
+        expr: &Expr,
+        _precedence: u8,
+    ) -> Option<Result<Expr, ParserError>> {
+        let negated = if parser.parse_keywords(&[Keyword::IS, Keyword::DISTINCT, Keyword::FROM]) {
+            false
+        } else if parser.parse_keywords(&[
+            Keyword::IS,
+            Keyword::NOT,
+            Keyword::DISTINCT,
+            Keyword::FROM,
+        ]) {
+            true
+        } else {
+            return None;
+        };
+        // Arithmetic, concatenation and the like bind tighter than the
+        // comparison; a comparison, AND or OR ends the operand.
+        let right = match parser.parse_subexpr(self.prec_value(Precedence::Eq)) {
+            Ok(right) => Box::new(right),
+            Err(e) => return Some(Err(e)),
+        };
+        let left = Box::new(expr.clone());
+        Some(Ok(if negated {
+            Expr::IsNotDistinctFrom(left, right)
+        } else {
+            Expr::IsDistinctFrom(left, right)
+        }))
     }
 
     fn is_delimited_identifier_start(&self, ch: char) -> bool {
@@ -304,5 +346,50 @@ impl Dialect for TrinoDialect {
 
     fn supports_xml_expressions(&self) -> bool {
         GenericDialect.supports_xml_expressions()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use datafusion::sql::sqlparser::ast::{BinaryOperator, Expr};
+    use datafusion::sql::sqlparser::parser::Parser;
+
+    use super::TrinoDialect;
+
+    fn parsed(sql: &str) -> Expr {
+        Parser::new(&TrinoDialect)
+            .try_with_sql(sql)
+            .and_then(|mut p| p.parse_expr())
+            .unwrap()
+    }
+
+    /// The operator at the top of a binary expression and its operands.
+    fn split(e: Expr) -> (BinaryOperator, Expr, Expr) {
+        match e {
+            Expr::BinaryOp { left, op, right } => (op, *left, *right),
+            e => panic!("not a binary expression: {e:?}"),
+        }
+    }
+
+    #[test]
+    fn distinct_from_takes_a_value_expression() {
+        let (op, left, right) = split(parsed("a IS DISTINCT FROM b AND c IS NOT NULL"));
+        assert_eq!(op, BinaryOperator::And);
+        assert!(matches!(left, Expr::IsDistinctFrom(..)), "{left:?}");
+        assert!(matches!(right, Expr::IsNotNull(..)), "{right:?}");
+
+        let (op, left, right) = split(parsed(
+            "a IS DISTINCT FROM b AND c OR d IS NOT DISTINCT FROM e + 1",
+        ));
+        assert_eq!(op, BinaryOperator::Or);
+        assert_eq!(split(left).0, BinaryOperator::And);
+        let Expr::IsNotDistinctFrom(_, e) = right else {
+            panic!("{right:?}")
+        };
+        assert_eq!(split(*e).0, BinaryOperator::Plus);
+
+        let (op, left, _) = split(parsed("a IS NOT DISTINCT FROM b = false"));
+        assert_eq!(op, BinaryOperator::Eq);
+        assert!(matches!(left, Expr::IsNotDistinctFrom(..)), "{left:?}");
     }
 }
