@@ -11,6 +11,11 @@
 //! `x IS DISTINCT FROM (y AND z IS NOT NULL)` and failed ("Cannot infer
 //! common argument type for logical boolean operation Utf8 AND Boolean"),
 //! or answered wrongly where the types agreed.
+//!
+//! `||` binds looser than `+` and `-`, as in Trino (and PostgreSQL):
+//! `'id-' || n + 1` is `'id-' || (n + 1)`; sqlparser gives `||` the
+//! precedence of `*`, which made it `('id-' || n) + 1` and failed ("Cannot
+//! coerce arithmetic expression Utf8 + Int64").
 
 use std::any::TypeId;
 
@@ -18,6 +23,7 @@ use datafusion::sql::sqlparser::ast::Expr;
 use datafusion::sql::sqlparser::dialect::{Dialect, GenericDialect, Precedence};
 use datafusion::sql::sqlparser::keywords::Keyword;
 use datafusion::sql::sqlparser::parser::{Parser, ParserError};
+use datafusion::sql::sqlparser::tokenizer::Token;
 
 /// The generic dialect with lambdas.
 #[derive(Debug, Default, Clone, Copy)]
@@ -30,6 +36,14 @@ impl Dialect for TrinoDialect {
 
     fn supports_lambda_functions(&self) -> bool {
         true
+    }
+
+    fn get_next_precedence(&self, parser: &Parser) -> Option<Result<u8, ParserError>> {
+        // Below `+` / `-`, above the comparisons (and sqlparser's bitwise
+        // operators, which Trino writes as functions).
+        (parser.peek_token_ref().token == Token::StringConcat).then(|| {
+            Ok((self.prec_value(Precedence::PlusMinus) + self.prec_value(Precedence::Xor)) / 2)
+        })
     }
 
     fn parse_infix(
@@ -391,5 +405,23 @@ mod tests {
         let (op, left, _) = split(parsed("a IS NOT DISTINCT FROM b = false"));
         assert_eq!(op, BinaryOperator::Eq);
         assert!(matches!(left, Expr::IsNotDistinctFrom(..)), "{left:?}");
+    }
+
+    #[test]
+    fn concatenation_binds_looser_than_addition() {
+        let (op, left, right) = split(parsed("'a' || n + 1"));
+        assert_eq!(op, BinaryOperator::StringConcat);
+        assert!(matches!(left, Expr::Value(..)), "{left:?}");
+        assert_eq!(split(right).0, BinaryOperator::Plus);
+
+        let (op, left, right) = split(parsed("2 * 3 || 'x' || n - 1 = 'a'"));
+        assert_eq!(op, BinaryOperator::Eq);
+        assert!(matches!(right, Expr::Value(..)), "{right:?}");
+        let (op, left, right) = split(left);
+        assert_eq!(op, BinaryOperator::StringConcat);
+        assert_eq!(split(right).0, BinaryOperator::Minus);
+        let (op, left, _) = split(left);
+        assert_eq!(op, BinaryOperator::StringConcat);
+        assert_eq!(split(left).0, BinaryOperator::Multiply);
     }
 }

@@ -15,7 +15,7 @@
 use std::ops::ControlFlow;
 use std::sync::Arc;
 
-use arrow::array::{Array, ArrayRef, Int64Array, RecordBatch, UInt64Array};
+use arrow::array::{Array, ArrayRef, Int64Array, RecordBatch};
 use arrow::compute::{filter_record_batch, kernels::cmp::eq};
 use arrow::datatypes::{DataType, Field, Schema};
 use datafusion::datasource::MemTable;
@@ -158,7 +158,14 @@ async fn change_rows(ctx: &SessionContext, change: Change<'_>) -> Result<Outcome
         change.selection,
         change.table,
     );
-    let (_, batches) = super::here::collect_paced(ctx.sql(&sql).await?).await?;
+    // Parsed as squall parses the statement itself: the condition and the
+    // values are the user's expressions written back as text.
+    let statement = crate::trino_sql::statements(&sql)?
+        .pop_front()
+        .ok_or_else(|| DataFusionError::Internal(format!("rewriting a change: {sql}")))?;
+    let plan = ctx.state().statement_to_plan(statement).await?;
+    let frame = ctx.execute_logical_plan(plan).await?;
+    let (_, batches) = super::here::collect_paced(frame).await?;
     let (mut kept, mut changed) = (Vec::new(), 0u64);
     for batch in batches {
         let hit = batch.column(batch.num_columns() - 1);
@@ -180,14 +187,15 @@ async fn change_rows(ctx: &SessionContext, change: Change<'_>) -> Result<Outcome
     let replacement = MemTable::try_new(Arc::clone(&schema), vec![kept])?;
     ctx.deregister_table(reference.clone())?;
     ctx.register_table(reference, Arc::new(replacement))?;
+    // Trino's answer to a change, as the engine gives DataFusion's own.
     let count = Arc::new(Schema::new(vec![Field::new(
-        "count",
-        DataType::UInt64,
+        "rows",
+        DataType::Int64,
         false,
     )]));
     let batch = RecordBatch::try_new(
         Arc::clone(&count),
-        vec![Arc::new(UInt64Array::from(vec![changed]))],
+        vec![Arc::new(Int64Array::from(vec![changed as i64]))],
     )?;
     Ok(Outcome::Finished(StreamedResult::memory(
         count,

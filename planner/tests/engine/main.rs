@@ -70,6 +70,7 @@
 //!   many files, SHOW / information_schema / qualified names.
 //! - `literals`: decimal literals are DECIMALs and exponents DOUBLEs, as in
 //!   Trino; TPC-H on tables whose money is DOUBLE answers right.
+//! - `operators`: `IS DISTINCT FROM` and `||` bind as in Trino's grammar.
 //! - `outer_joins`: the padded side is not constant; collected left joins.
 //! - `generated_rows`: `generate_series`, `range` and `WITH RECURSIVE`.
 //! - `partitions`: Hive-style partitioned tables (folder catalog and
@@ -109,6 +110,7 @@ mod literals;
 mod many_tasks;
 mod mistyped_sql;
 mod nested_data;
+mod operators;
 mod outer_joins;
 mod partitions;
 mod prepared;
