@@ -40,7 +40,7 @@
 //! | `greatest(...)`, `least(...)` | NULL when a value is NULL (DataFusion's skip NULLs) |
 //! | `variance(x)`, `geometric_mean(x)` | `var_samp(x)`, `exp(avg(ln(x)))` |
 //! | `element_at(a, i)`, `element_at(m, k)` | `a[i]` (from the end when negative), `m[k]`: the element or value, not a list |
-//! | `transform(a, x -> e)`, `filter(a, x -> p)`, `any_match`, `all_match`, `none_match`, `zip(a, b, ...)` | `array_transform`, `array_filter`, `array_any_match` (`all_match`: none fails), `arrays_zip`; lambdas parse in squall's dialect ([`crate::trino_dialect`]) |
+//! | `transform(a, x -> e)`, `filter(a, x -> p)`, `any_match`, `all_match`, `none_match`, `zip(a, b, ...)` | `array_transform`, `array_filter`, `array_any_match` (`all_match`: none fails), `arrays_zip`; lambdas parse in squall's dialect ([`crate::trino_dialect`]); a parameter's fields (`i -> i.price`) as `get_field` |
 //! | `sequence(a, b[, step])` | `generate_series` (dates step a day unless told) |
 //! | `e()`, `nan()`, `infinity()`, `is_finite(x)`, `is_infinite(x)`, `width_bucket(x, lo, hi, n)` | constants and comparisons with infinity; the bucket as a `CASE` |
 //! | `codepoint(s)`, `levenshtein_distance(a, b)`, `to_base64(b)`, `from_base64(s)` | `ascii`, `levenshtein` as BIGINT, `encode`/`decode` (base64 padded as Trino pads it) |
@@ -167,6 +167,10 @@ impl VisitorMut for Rewriter {
     }
 
     fn post_visit_expr(&mut self, expr: &mut Expr) -> ControlFlow<DataFusionError> {
+        if let Expr::Lambda(lambda) = expr {
+            fields_of_parameters(lambda);
+            return ControlFlow::Continue(());
+        }
         // A JSON value cast to text is its scalar's text (`CAST(json_extract(d,
         // '$.name') AS VARCHAR)` is `n1`, not `"n1"`): squall's JSON is text,
         // so a cast of a JSON function's value reads its scalar.
@@ -568,6 +572,56 @@ fn negated_lambda(lambda: &Expr) -> Result<String> {
         expr: Box::new(Expr::Nested(l.body)),
     });
     Ok(Expr::Lambda(l).to_string())
+}
+
+/// A lambda's `x.f.g` where `x` is its parameter (an array of rows:
+/// `transform(items, i -> i.price * i.qty)`) as `get_field(get_field(x,
+/// 'f'), 'g')`: DataFusion looks a dotted name up as a table's column and
+/// failed with "No field named x.f". Written as a call, it stays one when
+/// squall writes the lambda back as text.
+fn fields_of_parameters(lambda: &mut datafusion::sql::sqlparser::ast::LambdaFunction) {
+    use datafusion::sql::sqlparser::ast::OneOrManyWithParens;
+    let name = |i: &Ident| match i.quote_style {
+        Some(_) => i.value.clone(),
+        None => i.value.to_ascii_lowercase(),
+    };
+    let params: Vec<String> = match &lambda.params {
+        OneOrManyWithParens::One(p) => vec![name(&p.name)],
+        OneOrManyWithParens::Many(ps) => ps.iter().map(|p| name(&p.name)).collect(),
+    };
+    let _ = datafusion::sql::sqlparser::ast::visit_expressions_mut(lambda.body.as_mut(), |e| {
+        if let Expr::CompoundIdentifier(ids) = e
+            && let [root, fields @ ..] = ids.as_slice()
+            && !fields.is_empty()
+            && params.contains(&name(root))
+        {
+            let mut access = Expr::Identifier(root.clone());
+            for field in fields {
+                let field = Value::SingleQuotedString(name(field)).with_empty_span();
+                access = Expr::Function(Function {
+                    name: ObjectName(vec![ObjectNamePart::Identifier(Ident::new("get_field"))]),
+                    uses_odbc_syntax: false,
+                    parameters: FunctionArguments::None,
+                    args: FunctionArguments::List(
+                        datafusion::sql::sqlparser::ast::FunctionArgumentList {
+                            duplicate_treatment: None,
+                            args: vec![
+                                FunctionArg::Unnamed(FunctionArgExpr::Expr(access)),
+                                FunctionArg::Unnamed(FunctionArgExpr::Expr(Expr::Value(field))),
+                            ],
+                            clauses: vec![],
+                        },
+                    ),
+                    filter: None,
+                    null_treatment: None,
+                    over: None,
+                    within_group: vec![],
+                });
+            }
+            *e = access;
+        }
+        ControlFlow::<()>::Continue(())
+    });
 }
 
 fn is_call_of(expr: &Expr, name: &str) -> bool {

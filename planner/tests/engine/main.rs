@@ -70,6 +70,7 @@
 //!   many files, SHOW / information_schema / qualified names.
 //! - `literals`: decimal literals are DECIMALs and exponents DOUBLEs, as in
 //!   Trino; TPC-H on tables whose money is DOUBLE answers right.
+//! - `lambdas`: lambdas name the fields of arrays of rows.
 //! - `operators`: `IS DISTINCT FROM` and `||` bind as in Trino's grammar.
 //! - `outer_joins`: the padded side is not constant; collected left joins.
 //! - `generated_rows`: `generate_series`, `range` and `WITH RECURSIVE`.
@@ -105,6 +106,7 @@ mod faults;
 mod fetch_with_ties;
 mod generated_rows;
 mod handoff;
+mod lambdas;
 mod limits;
 mod literals;
 mod many_tasks;
