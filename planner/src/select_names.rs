@@ -244,6 +244,19 @@ fn distinct_names(body: &mut SetExpr, every: bool) {
             _ => None,
         })
         .collect();
+    // The names of the items that are columns: an expression DataFusion
+    // would name like one of them (`CAST(k AS VARCHAR)` is named `k`) is
+    // named by its text, and the column keeps its name.
+    let columns: HashSet<String> = select
+        .projection
+        .iter()
+        .filter_map(|item| match item {
+            SelectItem::UnnamedExpr(e @ (Expr::Identifier(_) | Expr::CompoundIdentifier(_))) => {
+                Some(name_of(e))
+            }
+            _ => None,
+        })
+        .collect();
     let mut seen: HashSet<String> = HashSet::new();
     let mut taken = named.clone();
     for item in &mut select.projection {
@@ -264,7 +277,8 @@ fn distinct_names(body: &mut SetExpr, every: bool) {
         }
         let name = name_of(&expr);
         let column = matches!(expr, Expr::Identifier(_) | Expr::CompoundIdentifier(_));
-        if seen.insert(name.clone()) && (column || !every) {
+        let like_a_column = !column && columns.contains(&name);
+        if !like_a_column && seen.insert(name.clone()) && (column || !every) {
             taken.insert(name);
             continue;
         }
@@ -284,8 +298,11 @@ fn distinct_names(body: &mut SetExpr, every: bool) {
             }
             e => e.to_string(),
         };
-        let alias = (2..)
-            .map(|k| format!("{base}_{k}"))
+        // An expression's own text where no item has it, else numbered.
+        let alias = (!column)
+            .then(|| base.clone())
+            .into_iter()
+            .chain((2..).map(|k| format!("{base}_{k}")))
             .find(|a| !taken.contains(&a.to_lowercase()))
             .unwrap_or_default();
         taken.insert(alias.to_lowercase());
@@ -380,7 +397,14 @@ mod tests {
         );
         assert_eq!(
             rewritten("select cast(1 as tinyint), cast(1 as smallint), (b), b from t"),
-            "SELECT CAST(1 AS TINYINT), CAST(1 AS SMALLINT) AS \"CAST(1 AS SMALLINT)_2\", (b), b AS \"b_2\" FROM t"
+            "SELECT CAST(1 AS TINYINT), CAST(1 AS SMALLINT) AS \"CAST(1 AS SMALLINT)\", (b) AS \"(b)\", b FROM t"
+        );
+        // A column keeps its name; a cast DataFusion names like it (`k`)
+        // is named by its text.
+        assert_eq!(
+            rewritten("select cast(k as varchar), cast(t.k as double), k from t"),
+            "SELECT CAST(k AS VARCHAR) AS \"CAST(k AS VARCHAR)\", \
+             CAST(t.k AS DOUBLE) AS \"CAST(t.k AS DOUBLE)\", k FROM t"
         );
         let kept = "SELECT a, b, c AS a FROM t UNION ALL SELECT x, y, z FROM u";
         assert_eq!(rewritten(kept), kept);

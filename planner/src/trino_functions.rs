@@ -209,6 +209,27 @@ impl VisitorMut for Rewriter {
             }
             return ControlFlow::Continue(());
         }
+        // EXTRACT of Trino's fields is Trino's function of that field
+        // (BIGINT; DOW is Monday 1 to Sunday 7; SECOND whole seconds).
+        if let Expr::Extract {
+            field, expr: inner, ..
+        } = expr
+            && let Some(name) = extract_function(field)
+        {
+            let mut new = match parse(&format!("{name}({inner})")) {
+                Ok(new) => new,
+                Err(e) => return ControlFlow::Break(e),
+            };
+            if let Expr::Function(function) = &mut new {
+                match rewritten(function) {
+                    Ok(Some(call)) => new = call,
+                    Ok(None) => {}
+                    Err(e) => return ControlFlow::Break(e),
+                }
+            }
+            *expr = new;
+            return ControlFlow::Continue(());
+        }
         if let Expr::Function(function) = expr {
             match rewritten(function) {
                 Ok(Some(new)) => *expr = new,
@@ -218,6 +239,37 @@ impl VisitorMut for Rewriter {
         }
         ControlFlow::Continue(())
     }
+}
+
+/// The function `EXTRACT(field FROM x)` is in Trino, for Trino's fields
+/// (DataFusion's date_part counted DOW from Sunday 0, gave SECOND with its
+/// fraction and refused DAY_OF_WEEK, YEAR_OF_WEEK and their short names);
+/// `None` for others (EPOCH, MILLISECOND: DataFusion's).
+fn extract_function(
+    field: &datafusion::sql::sqlparser::ast::DateTimeField,
+) -> Option<&'static str> {
+    use datafusion::sql::sqlparser::ast::DateTimeField as F;
+    Some(match field {
+        F::Year => "year",
+        F::Quarter => "quarter",
+        F::Month => "month",
+        F::Week(None) => "week",
+        F::Day => "day",
+        F::DayOfWeek | F::Dow => "day_of_week",
+        F::DayOfYear | F::Doy => "day_of_year",
+        F::Hour => "hour",
+        F::Minute => "minute",
+        F::Second => "second",
+        F::Custom(name) => match name.value.to_ascii_lowercase().as_str() {
+            "day_of_month" => "day",
+            "day_of_week" | "dow" => "day_of_week",
+            "day_of_year" | "doy" => "day_of_year",
+            "week_of_year" => "week",
+            "year_of_week" | "yow" => "year_of_week",
+            _ => return None,
+        },
+        _ => return None,
+    })
 }
 
 /// The expression a call of a Trino function is, or `None` to keep it.
