@@ -70,6 +70,7 @@
 //!   many files, SHOW / information_schema / qualified names.
 //! - `literals`: decimal literals are DECIMALs and exponents DOUBLEs, as in
 //!   Trino; TPC-H on tables whose money is DOUBLE answers right.
+//! - `dates`: EXTRACT reads Trino's fields as Trino's functions do.
 //! - `lambdas`: lambdas name the fields of arrays of rows.
 //! - `operators`: `IS DISTINCT FROM` and `||` bind as in Trino's grammar.
 //! - `outer_joins`: the padded side is not constant; collected left joins.
@@ -102,6 +103,7 @@ mod key_filter_at_scale;
 mod catalog;
 mod concurrency;
 mod correlated_subqueries;
+mod dates;
 mod faults;
 mod fetch_with_ties;
 mod generated_rows;

@@ -1,0 +1,39 @@
+//! `EXTRACT` reads Trino's fields as Trino's functions of them: BIGINT,
+//! the day of the week from Monday 1 to Sunday 7, whole seconds, and the
+//! fields DataFusion's `date_part` does not know (`DAY_OF_WEEK`,
+//! `YEAR_OF_WEEK`, ...).
+
+use crate::common::*;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn extract_reads_trinos_fields() {
+    let data = sf001_small_groups();
+    let engine = engine(&data.path, &[]).await;
+    for (sql, expected) in [
+        (
+            // A Sunday, the last day of ISO week 53 of 2020, and a Monday.
+            "select d, extract(dow from d) as a, extract(day_of_week from d) as b, \
+             extract(week from d) as w, extract(yow from d) as y, extract(year_of_week from d) as y2, \
+             extract(doy from d) as doy, extract(day_of_month from d) as dom, \
+             typeof(extract(year from d)) as t \
+             from (values (date '2021-01-03'), (date '2021-01-04')) v(d) order by d",
+            "d,a,b,w,y,y2,doy,dom,t\n2021-01-03,7,7,53,2020,2020,3,3,bigint\n\
+             2021-01-04,1,1,1,2021,2021,4,4,bigint\n",
+        ),
+        (
+            "select extract(second from ts) as s, extract(minute from ts) as m, \
+             extract(hour from ts) as h, extract(quarter from ts) as q \
+             from (values (timestamp '2020-05-06 07:08:09.750')) v(ts)",
+            "s,m,h,q\n9,8,7,2\n",
+        ),
+        // The orders of each day of the week, counted both ways.
+        (
+            "select count(*) filter (where extract(dow from o_orderdate) = day_of_week(o_orderdate)) as same, \
+             count(*) as n, min(extract(dow from o_orderdate)) as lo, max(extract(dow from o_orderdate)) as hi \
+             from orders",
+            "same,n,lo,hi\n15000,15000,1,7\n",
+        ),
+    ] {
+        assert_eq!(squall_csv(&engine, sql).await, expected, "{sql}");
+    }
+}
