@@ -6,7 +6,9 @@
 //!   names a cast by what it casts, so `x / 7` and `CAST(x AS DOUBLE) / 7`
 //!   are one name to it, and `position('A' IN s)` is its `strpos(s, 'A')`):
 //!   every unnamed item is named by its own text (`crate::select_names`);
-//!   so is a scalar subquery's item named as a column beside it.
+//!   so is a scalar subquery's item named as a column beside it. A `*`
+//!   beside an item naming one of its columns again is written as its
+//!   columns first (`crate::set_stars`).
 //! - A correlated scalar subquery that is not an aggregate, `(SELECT r_name
 //!   FROM region WHERE r_regionkey = n_regionkey)`: DataFusion plans only
 //!   aggregates ("Correlated scalar subquery must be aggregated", found
@@ -91,9 +93,18 @@ async fn rewritten_and_planned(
 pub async fn plan(state: &SessionState, statement: Statement) -> Result<LogicalPlan> {
     let (statement, plan) = match state.statement_to_plan(statement.clone()).await {
         Err(e) if names_clash(&e.to_string()) => {
-            let named = crate::select_names::name_every_item(statement)?;
-            let plan = state.statement_to_plan(named.clone()).await?;
-            (named, plan)
+            let named = crate::select_names::name_every_item(statement.clone())?;
+            match state.statement_to_plan(named.clone()).await {
+                Ok(plan) => (named, plan),
+                // A `*` and an item naming one of its columns again.
+                Err(e) if names_clash(&e.to_string()) => {
+                    let expanded = crate::set_stars::expand_beside_items(state, statement).await?;
+                    let named = crate::select_names::name_every_item(expanded)?;
+                    let plan = state.statement_to_plan(named.clone()).await?;
+                    (named, plan)
+                }
+                Err(e) => return Err(e),
+            }
         }
         planned => (statement, planned?),
     };

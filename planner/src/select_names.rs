@@ -278,7 +278,9 @@ fn distinct_names(body: &mut SetExpr, every: bool) {
         let name = name_of(&expr);
         let column = matches!(expr, Expr::Identifier(_) | Expr::CompoundIdentifier(_));
         let like_a_column = !column && columns.contains(&name);
-        if !like_a_column && seen.insert(name.clone()) && (column || !every) {
+        // A column named like another item's alias is numbered too.
+        let aliased = column && named.contains(&name);
+        if !like_a_column && !aliased && seen.insert(name.clone()) && (column || !every) {
             taken.insert(name);
             continue;
         }
@@ -406,8 +408,13 @@ mod tests {
             "SELECT CAST(k AS VARCHAR) AS \"CAST(k AS VARCHAR)\", \
              CAST(t.k AS DOUBLE) AS \"CAST(t.k AS DOUBLE)\", k FROM t"
         );
-        let kept = "SELECT a, b, c AS a FROM t UNION ALL SELECT x, y, z FROM u";
+        let kept = "SELECT a, b, c AS d FROM t UNION ALL SELECT x, y, z FROM u";
         assert_eq!(rewritten(kept), kept);
+        // A column named like an alias (DataFusion: "ambiguous").
+        assert_eq!(
+            rewritten("SELECT a, b, c AS a FROM t UNION ALL SELECT x, y, z FROM u"),
+            "SELECT a AS \"a_2\", b, c AS a FROM t UNION ALL SELECT x, y, z FROM u"
+        );
         assert_eq!(
             rewritten("select 1 as x, 2 as X, 3 as x_2, (select 4), (select 4) from t"),
             "SELECT 1 AS x, 2 AS \"X_3\", 3 AS x_2, (SELECT 4 AS __squall_value) AS \"(SELECT 4)\", \

@@ -9,6 +9,14 @@
 //! is written as them (`"t"."x", "t"."y"`). A side that does not plan on
 //! its own (a function DataFusion does not know) is left as it is, and
 //! the statement is refused as before.
+//!
+//! A `*` beside other items of a select list naming one of its columns
+//! again (`SELECT *, n_name FROM nation`, `SELECT t.*, CAST(t.x AS DOUBLE)
+//! FROM t`), which DataFusion refuses ("Projections require unique
+//! expression names") and Trino answers, is written as its columns the
+//! same way, planned over the select's FROM, when the statement did not
+//! plan ([`expand_beside_items`]): the later item is then named apart
+//! (`n_name_2`, `crate::select_names`).
 
 use std::collections::VecDeque;
 use std::ops::ControlFlow;
@@ -21,10 +29,21 @@ use datafusion::sql::sqlparser::ast::{Cte, Query, SelectItem, SetExpr, VisitorMu
 /// `statement` with the `*` sides of its `EXCEPT ALL` and `INTERSECT ALL`
 /// written as their columns, where they plan on their own.
 pub async fn expand(state: &SessionState, statement: Statement) -> Result<Statement> {
+    expanded(state, statement, false).await
+}
+
+/// `statement` with each `*` of a select list holding other items too
+/// written as its columns, where it plans on its own.
+pub async fn expand_beside_items(state: &SessionState, statement: Statement) -> Result<Statement> {
+    expanded(state, statement, true).await
+}
+
+async fn expanded(state: &SessionState, statement: Statement, beside: bool) -> Result<Statement> {
     let mut found = Sides {
         texts: Vec::new(),
         columns: None,
         withs: Vec::new(),
+        beside,
     };
     let statement = crate::trino_sql::rewritten(statement, &mut found)?;
     if found.texts.is_empty() {
@@ -38,6 +57,7 @@ pub async fn expand(state: &SessionState, statement: Statement) -> Result<Statem
         texts: Vec::new(),
         columns: Some(columns),
         withs: Vec::new(),
+        beside,
     };
     crate::trino_sql::rewritten(statement, &mut replace)
 }
@@ -72,9 +92,58 @@ struct Sides {
     columns: Option<VecDeque<Option<Vec<SelectItem>>>>,
     /// The WITH clauses of the queries being visited, outermost first.
     withs: Vec<Option<With>>,
+    /// The `*` items beside other items of select lists, rather than the
+    /// sides of EXCEPT / INTERSECT ALL.
+    beside: bool,
 }
 
 impl Sides {
+    /// Each `*` of a select list (of `body` or of its set operations'
+    /// sides) that has other items too.
+    fn visit_beside(&mut self, body: &mut SetExpr, with: &str) {
+        let select = match body {
+            SetExpr::Select(select) => select,
+            SetExpr::SetOperation { left, right, .. } => {
+                self.visit_beside(left, with);
+                self.visit_beside(right, with);
+                return;
+            }
+            _ => return,
+        };
+        let star = |item: &SelectItem| {
+            matches!(
+                item,
+                SelectItem::Wildcard(_) | SelectItem::QualifiedWildcard(..)
+            )
+        };
+        if select.from.is_empty()
+            || select.projection.iter().all(star)
+            || !select.projection.iter().any(star)
+        {
+            return;
+        }
+        let from: Vec<String> = select.from.iter().map(|t| t.to_string()).collect();
+        let from = from.join(", ");
+        let mut items = Vec::new();
+        for item in std::mem::take(&mut select.projection) {
+            if !star(&item) {
+                items.push(item);
+                continue;
+            }
+            match &mut self.columns {
+                None => {
+                    self.texts.push(format!("{with}SELECT {item} FROM {from}"));
+                    items.push(item);
+                }
+                Some(columns) => match columns.pop_front() {
+                    Some(Some(found)) => items.extend(found),
+                    _ => items.push(item),
+                },
+            }
+        }
+        select.projection = items;
+    }
+
     fn visit_sides(&mut self, body: &mut SetExpr, with: &str) {
         // Never fails: the sides are only read or given their columns.
         let _ = crate::standard_sql::each_counting_copies(body, &mut |_, left, right| {
@@ -134,7 +203,11 @@ impl VisitorMut for Sides {
     fn pre_visit_query(&mut self, query: &mut Query) -> ControlFlow<DataFusionError> {
         self.withs.push(query.with.clone());
         let with = self.with_clause();
-        self.visit_sides(&mut query.body, &with);
+        if self.beside {
+            self.visit_beside(&mut query.body, &with);
+        } else {
+            self.visit_sides(&mut query.body, &with);
+        }
         ControlFlow::Continue(())
     }
 

@@ -70,6 +70,8 @@
 //!   many files, SHOW / information_schema / qualified names.
 //! - `literals`: decimal literals are DECIMALs and exponents DOUBLEs, as in
 //!   Trino; TPC-H on tables whose money is DOUBLE answers right.
+//! - `select_lists`: a `*` beside an item naming its columns again, and
+//!   items DataFusion names alike, named apart.
 //! - `dates`: EXTRACT reads Trino's fields as Trino's functions do.
 //! - `lambdas`: lambdas name the fields of arrays of rows.
 //! - `operators`: `IS DISTINCT FROM` and `||` bind as in Trino's grammar.
@@ -122,6 +124,7 @@ mod requests;
 mod results;
 mod retries;
 mod scalar_subqueries;
+mod select_lists;
 mod show_stats;
 mod small_queries;
 mod spill;
