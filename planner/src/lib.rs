@@ -55,6 +55,7 @@ pub mod error;
 pub mod exists_value;
 pub mod explain;
 pub mod expr_rules;
+mod hex_literals;
 mod ignore_nulls;
 pub mod information_schema;
 pub mod interval_compare;

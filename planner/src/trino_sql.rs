@@ -97,7 +97,8 @@ pub fn expression(sql: &str, what: &str) -> Result<datafusion::sql::sqlparser::a
 
 /// `sql` as squall's parser reads it: without Trino's view `SECURITY`
 /// clause, with Trino's types in casts written as the parser's
-/// ([`trino_types`]), the bare items of `VALUES 1, 2` as rows
+/// ([`trino_types`]), hexadecimal integers in decimal
+/// ([`crate::hex_literals`]), the bare items of `VALUES 1, 2` as rows
 /// ([`crate::bare_values`]) and `SHOW SESSION` as its query
 /// ([`crate::show_session`]); as it is when it has none of them (or does
 /// not tokenize: the parser then says why).
@@ -108,6 +109,10 @@ pub fn prepare(sql: &str) -> Cow<'_, str> {
     };
     let sql = match without_explain_options(&sql) {
         Some(plain) => Cow::Owned(plain),
+        None => sql,
+    };
+    let sql = match crate::hex_literals::in_decimal(&sql) {
+        Some(decimal) => Cow::Owned(decimal),
         None => sql,
     };
     let sql = match crate::bare_values::rows_in_parentheses(&sql) {

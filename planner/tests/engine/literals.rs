@@ -272,3 +272,37 @@ async fn timestamps_with_time_zone_keep_a_zone() {
          timestamp(9) with time zone,2020-01-01 05:00:00.000000000 America/New_York\n"
     );
 }
+
+/// Interval ranges (`'2-3' YEAR TO MONTH`, `'1 02:03:04.5' DAY TO
+/// SECOND`), `U&'...'` strings and hexadecimal integers, as Trino reads
+/// them (DataFusion refused the first two and read `0x1F` as bytes).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn interval_ranges_unicode_strings_and_hexadecimal_integers() {
+    let data = sf001_small_groups();
+    let engine = engine(&data.path, &[]).await;
+    for (sql, expected) in [
+        (
+            "select date '2020-01-31' + interval '1-1' year to month as a, \
+             timestamp '2020-01-01 00:00:00' + interval '1 02:03:04.5' day to second as b, \
+             timestamp '2020-01-01 00:00:00' - interval '-1 02' day to hour as c, \
+             interval '10:30' hour to minute = interval '630' minute as d",
+            "a,b,c,d\n2021-02-28,2020-01-02T02:03:04.500,2020-01-02T02:00:00,true\n",
+        ),
+        (
+            "select U&'\\0041\\00E9' as u, 0x1F + 1 as h, typeof(0xff) as t, to_hex(X'1F') as x, \
+             count(*) as n from nation where n_nationkey < 0x10",
+            "u,h,t,x,n\nAé,32,bigint,1F,16\n",
+        ),
+    ] {
+        assert_eq!(squall_csv(&engine, sql).await, expected, "{sql}");
+    }
+    let err = engine
+        .sql("select interval '1-x' year to month")
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("invalid INTERVAL '1-x' YEAR TO MONTH"),
+        "{err}"
+    );
+}
