@@ -76,8 +76,8 @@ use datafusion::sql::sqlparser::ast::{
     ObjectNamePart, Query, SelectItem, SetExpr, Value, ValueWithSpan, VisitMut, VisitorMut,
 };
 use dates::{
-    chrono_format, date_diff, date_field, interval, is_date_difference, is_date_or_time,
-    joda_format, unit_of,
+    chrono_format, completed_parse, date_diff, date_field, interval, is_date_difference,
+    is_date_or_time, joda_format, unit_of,
 };
 use squall_core::trino_udfs::sort_by::SORT_BY;
 
@@ -405,21 +405,20 @@ fn rewritten(function: &mut Function) -> Result<Option<Expr>> {
         ("date_format", 2) => format!("to_char({}, {})", a(0), chrono_format(&args[1])?),
         // A TIMESTAMP without a zone, as Trino's (`to_timestamp` gives the
         // session's zone).
-        ("date_parse", 2) => format!(
-            "CAST(to_timestamp({}, {}) AS TIMESTAMP)",
-            a(0),
-            chrono_format(&args[1])?
-        ),
+        ("date_parse", 2) => {
+            let (value, format) = completed_parse(&a(0), &chrono_format(&args[1])?);
+            format!("CAST(to_timestamp({value}, {format}) AS TIMESTAMP)")
+        }
         ("format_datetime", 2) => format!(
             "to_char({}, {})",
             a(0),
             joda_format(&args[1], "format_datetime")?
         ),
-        ("parse_datetime", 2) => format!(
-            "to_timestamp({}, {})",
-            a(0),
-            joda_format(&args[1], "parse_datetime")?
-        ),
+        ("parse_datetime", 2) => {
+            let format = joda_format(&args[1], "parse_datetime")?;
+            let (value, format) = completed_parse(&a(0), &format);
+            format!("to_timestamp({value}, {format})")
+        }
         ("date", 1) => format!("CAST({} AS DATE)", a(0)),
         ("try", 1) => return Ok(Some(try_errors::without_errors(args[0].clone()))),
         ("to_hex", 1) => format!("upper(encode({}, 'hex'))", a(0)),

@@ -65,5 +65,6 @@ pub mod trino_udfs;
 pub mod value_limit;
 pub mod window_flags;
 pub mod worker;
+pub mod zoned_stamps;
 
 pub use error::{Result, SquallError};

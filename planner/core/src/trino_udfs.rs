@@ -72,6 +72,7 @@ pub fn register(ctx: &SessionContext) {
         ctx.register_udf(udf);
     }
     by_type::register(ctx);
+    crate::zoned_stamps::register(ctx);
     crate::checked_sum::register(ctx);
     crate::rounded_avg::register(ctx);
     crate::window_flags::register(ctx);

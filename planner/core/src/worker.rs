@@ -287,6 +287,12 @@ fn plan_failure(spec: &TaskSpec, e: SquallError) -> SquallError {
 /// Session config of a task: defaults plus the settings the coordinator sent.
 pub fn session_config(settings: &[(String, String)]) -> Result<SessionConfig> {
     let mut config = SessionConfig::new().with_option_extension(SquallConfig::default());
+    // The session zone the plan was made in (the planner's config):
+    // functions read it where they run (`to_timestamp` of a column, which
+    // `date_parse` is, stamps its values with it), and a task's values
+    // must have the types planned ("to_timestamp returned Timestamp(ns)
+    // while Timestamp(ns, \"UTC\") was promised").
+    config.options_mut().execution.time_zone = Some("UTC".to_string());
     for (k, v) in settings {
         config
             .options_mut()

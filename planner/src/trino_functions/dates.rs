@@ -186,6 +186,55 @@ pub(super) fn joda_format(arg: &Expr, function: &str) -> Result<String> {
     Ok(format!("'{}'", out.replace('\'', "''")))
 }
 
+/// The text `value` and the quoted chrono `format` a parse of it reads,
+/// completed as Trino completes a partial date: a year, month or day the
+/// format does not read is 1970, January, the first (`date_parse('2020-05',
+/// '%Y-%m')` is 2020-05-01 00:00), a minute not read beside an hour 0.
+/// chrono refused them ("input is not enough for unique date and time").
+pub(super) fn completed_parse(value: &str, format: &str) -> (String, String) {
+    let raw = format
+        .strip_prefix('\'')
+        .and_then(|f| f.strip_suffix('\''))
+        .unwrap_or(format)
+        .replace("''", "'");
+    let mut letters = Vec::new();
+    let mut chars = raw.chars();
+    while let Some(c) = chars.next() {
+        if c == '%' {
+            // Past the flags and widths (`%-d`, `%3f`, `%:z`).
+            for next in chars.by_ref() {
+                if next.is_ascii_alphabetic() || next == '%' {
+                    letters.push(next);
+                    break;
+                }
+            }
+        }
+    }
+    let reads = |set: &[char]| set.iter().any(|c| letters.contains(c));
+    let day_of_year = reads(&['j']);
+    let mut missing: Vec<(&str, &str)> = Vec::new();
+    if !reads(&['Y', 'y', 'G']) {
+        missing.push(("1970", "%Y"));
+    }
+    if !day_of_year && !reads(&['m', 'b', 'B', 'h']) {
+        missing.push(("01", "%m"));
+    }
+    if !day_of_year && !reads(&['d', 'e']) {
+        missing.push(("01", "%d"));
+    }
+    if reads(&['H', 'I', 'k', 'l']) && !reads(&['M']) {
+        missing.push(("00", "%M"));
+    }
+    if missing.is_empty() {
+        return (value.to_string(), format.to_string());
+    }
+    let (values, letters): (Vec<&str>, Vec<&str>) = missing.into_iter().unzip();
+    (
+        format!("(CAST({value} AS VARCHAR) || '|{}')", values.join("|")),
+        format!("'{}|{}'", raw.replace('\'', "''"), letters.join("|")),
+    )
+}
+
 /// `n` units as an interval (`n` any integer expression).
 pub(super) fn interval(unit: &str, n: &str) -> Result<String> {
     let (times, unit) = match unit {

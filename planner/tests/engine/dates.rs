@@ -37,3 +37,35 @@ async fn extract_reads_trinos_fields() {
         assert_eq!(squall_csv(&engine, sql).await, expected, "{sql}");
     }
 }
+
+/// `date_parse` and `parse_datetime` of a column's text (every such call
+/// failed: DataFusion's `to_timestamp` of a column lost the session's
+/// zone), and of a partial date, completed as Trino completes it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn text_of_columns_parses_as_dates() {
+    let data = sf001_small_groups();
+    let reference = single_node(&data.path).await;
+    let pairs = [
+        (
+            "select o_orderkey, date_parse(cast(o_orderdate as varchar), '%Y-%m-%d') as a, \
+             date_parse(substr(cast(o_orderdate as varchar), 1, 7), '%Y-%m') as b, \
+             date_parse(date_format(o_orderdate, '%d/%m/%Y') || ' 07', '%d/%m/%Y %H') as c, \
+             year(parse_datetime(cast(year(o_orderdate) as varchar), 'yyyy')) as d \
+             from orders where o_orderkey < 200 order by 1",
+            "select o_orderkey, cast(o_orderdate as timestamp) as a, \
+             cast(date_trunc('month', o_orderdate) as timestamp) as b, \
+             cast(o_orderdate as timestamp) + interval '7' hour as c, \
+             cast(date_part('year', o_orderdate) as bigint) as d \
+             from orders where o_orderkey < 200 order by 1",
+        ),
+        (
+            "select count(*) as n from orders \
+             where date_parse(cast(o_orderdate as varchar), '%Y-%m-%d') < timestamp '1995-01-01 00:00:00'",
+            "select count(*) as n from orders where o_orderdate < date '1995-01-01'",
+        ),
+    ];
+    for single in ["0", "1000000000000"] {
+        let engine = engine(&data.path, &[("squall.query.single_task_bytes", single)]).await;
+        assert_pairs(&engine, &reference, &pairs, single).await;
+    }
+}
