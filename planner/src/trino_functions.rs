@@ -24,7 +24,7 @@
 //! | `date_diff(unit, a, b)` | whole units from `a` to `b`, toward zero (months as Trino counts them: a month ends on the same day of the next, or its last day) |
 //! | `last_day_of_month(x)` | the month's last day |
 //! | `to_utf8(s)`, `from_utf8(b)` | casts between VARCHAR and VARBINARY |
-//! | `to_hex(md5(b))` | `upper(md5(b))` (DataFusion's `md5` already answers in hex) |
+//! | `md5(b)` | `digest(b, 'md5')`: bytes, as Trino's (DataFusion's `md5` answers in hex text) |
 //! | `split(s, d)`, `array_join(a, d)`, `slice(a, start, n)` | `string_to_array`, `array_to_string`, `array_slice` |
 //! | `substr(s, start[, n])`, start not a literal >= 1 | a negative start counts from the end (`''` before the start); a start of 0 is `''` |
 //! | `to_milliseconds(x)` | an interval's milliseconds (of a difference of two dates: its days') |
@@ -378,7 +378,8 @@ fn rewritten(function: &mut Function) -> Result<Option<Expr>> {
         ),
         ("to_utf8", 1) => format!("CAST({} AS BYTEA)", a(0)),
         ("from_utf8", 1) => format!("CAST({} AS VARCHAR)", a(0)),
-        ("to_hex", 1) if is_call_of(&args[0], "md5") => format!("upper({})", args[0]),
+        // VARBINARY, as Trino's (DataFusion's md5 answers in hex text).
+        ("md5", 1) => format!("digest({}, 'md5')", a(0)),
         ("split", 2) => format!("string_to_array({}, {})", a(0), a(1)),
         ("regexp_extract", 2) => format!("regexp_match({}, concat('(', {}, ')'))[1]", a(0), a(1)),
         ("regexp_extract", 3) => format!(
