@@ -146,8 +146,13 @@ pub async fn register(
     let (extension, compression) = (files.extension, files.compression);
     match files.format {
         TextFormat::Delimited(delimiter) => {
+            // A quoted value may hold line breaks: a file is read from its
+            // start, never from a byte range DataFusion would begin at the
+            // first line break past it (which split such a value and
+            // failed, "incorrect number of fields").
             let options = CsvReadOptions::new()
                 .has_header(true)
+                .newlines_in_values(true)
                 .delimiter(delimiter)
                 .file_extension(extension)
                 .file_compression_type(compression)

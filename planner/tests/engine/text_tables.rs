@@ -25,6 +25,13 @@ async fn folders_of_csv_and_json_lines_files_are_tables() {
         "{\"id\":1,\"tags\":[\"a\",\"b\"]}\n{\"id\":2,\"tags\":[]}\n",
     );
     put("notes/readme.txt", "hello");
+    // Quoted values holding line breaks, in a file DataFusion would read
+    // as byte ranges, each from the first line break past its start.
+    let mut lines = String::from("id,body\n");
+    for i in 0..200 {
+        lines.push_str(&format!("{i},\"row {i}\nsecond line, with a comma\n\"\n"));
+    }
+    put("posts/p.csv", &lines);
     let engine = engine(dir.path(), &[("squall.scan.target_task_bytes", "16")]).await;
     for (sql, want) in [
         (
@@ -40,6 +47,12 @@ async fn folders_of_csv_and_json_lines_files_are_tables() {
         (
             "select id, cardinality(tags) as n from events order by id",
             "id,n\n1,2\n2,0\n",
+        ),
+        (
+            "select count(*) as n, sum(id) as s, min(length(body)) as lo, \
+             count(*) filter (where body like 'row %' || cast(id as varchar) || '%line, with a comma%') as m \
+             from posts",
+            "n,s,lo,m\n200,19900,32,200\n",
         ),
     ] {
         assert_eq!(squall_csv(&engine, sql).await, want, "{sql}");
