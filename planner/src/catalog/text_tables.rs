@@ -4,11 +4,14 @@
 //! `.zst` after the extension: a compressed file is read whole by one
 //! task), flat or partitioned Hive-style, is a table as a folder of
 //! Parquet files is. Their columns' types are inferred from the
-//! files' first rows (DataFusion's inference); a file that is neither
+//! files' first 100,000 rows (`INFERRED_FROM_ROWS`); a file that is neither
 //! Parquet nor one of these is still named as no table, saying why.
+
+use std::sync::Arc;
 
 use datafusion::arrow::datatypes::DataType;
 use datafusion::datasource::file_format::file_compression_type::FileCompressionType;
+use datafusion::datasource::file_format::options::ReadOptions;
 use datafusion::error::Result;
 use datafusion::prelude::{CsvReadOptions, JsonReadOptions, SessionContext};
 use squall_core::text_compression::compression_of;
@@ -134,8 +137,14 @@ pub(super) async fn register_table(
     present(ctx, name, store_url, root, registry, &layout)
 }
 
+/// How many rows of a table's files its columns' types are inferred from
+/// (DataFusion's default, 1,000, read one file's first rows: a column
+/// empty there, or numbers there and text later, was typed by them).
+const INFERRED_FROM_ROWS: usize = 100_000;
+
 /// Registers `name`: the files of `format` under `url`, with the partition
-/// columns its folders give.
+/// columns its folders give. A column no row inferred from has a value in
+/// is text (DataFusion typed it NULL, and read every value of it as NULL).
 pub async fn register(
     ctx: &SessionContext,
     name: &str,
@@ -144,27 +153,44 @@ pub async fn register(
     partitions: Vec<(String, DataType)>,
 ) -> Result<()> {
     let (extension, compression) = (files.extension, files.compression);
-    match files.format {
+    let (config, table_options) = (ctx.copied_config(), ctx.copied_table_options());
+    let listing = match files.format {
         TextFormat::Delimited(delimiter) => {
             // A quoted value may hold line breaks: a file is read from its
             // start, never from a byte range DataFusion would begin at the
             // first line break past it (which split such a value and
             // failed, "incorrect number of fields").
-            let options = CsvReadOptions::new()
+            CsvReadOptions::new()
                 .has_header(true)
                 .newlines_in_values(true)
                 .delimiter(delimiter)
                 .file_extension(extension)
                 .file_compression_type(compression)
-                .table_partition_cols(partitions);
-            ctx.register_csv(super::bare(name), url, options).await
+                .schema_infer_max_records(INFERRED_FROM_ROWS)
+                .table_partition_cols(partitions)
+                .to_listing_options(&config, table_options)
         }
-        TextFormat::Json => {
-            let options = JsonReadOptions::default()
-                .file_extension(extension)
-                .file_compression_type(compression)
-                .table_partition_cols(partitions);
-            ctx.register_json(super::bare(name), url, options).await
-        }
-    }
+        TextFormat::Json => JsonReadOptions::default()
+            .file_extension(extension)
+            .file_compression_type(compression)
+            .schema_infer_max_records(INFERRED_FROM_ROWS)
+            .table_partition_cols(partitions)
+            .to_listing_options(&config, table_options),
+    };
+    let path = datafusion::datasource::listing::ListingTableUrl::parse(url)?;
+    let inferred = listing.infer_schema(&ctx.state(), &path).await?;
+    let fields: Vec<_> = inferred
+        .fields()
+        .iter()
+        .map(|f| match f.data_type() {
+            DataType::Null => Arc::new(f.as_ref().clone().with_data_type(DataType::Utf8)),
+            _ => Arc::clone(f),
+        })
+        .collect();
+    let schema = Arc::new(arrow::datatypes::Schema::new_with_metadata(
+        fields,
+        inferred.metadata().clone(),
+    ));
+    ctx.register_listing_table(super::bare(name), url, listing, Some(schema), None)
+        .await
 }

@@ -154,3 +154,45 @@ async fn folders_of_compressed_text_files_are_tables() {
         "{err}"
     );
 }
+
+/// Column types come from many rows, not DataFusion's first 1,000: a
+/// column empty there is text (it read as NULL throughout), numbers there
+/// and text later read as text; past the rows inferred from, a value not
+/// of its column's type fails naming the file.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn text_column_types_come_from_many_rows() {
+    let dir = tempfile::tempdir().unwrap();
+    let put = |path: &str, rows: usize, last: &str| {
+        let path = dir.path().join(path);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        let mut text = String::from("id,v,e\n");
+        for i in 0..rows {
+            text.push_str(&format!("{i},{i},\n"));
+        }
+        text.push_str(&format!("{rows},{last},{last}\n"));
+        std::fs::write(path, text).unwrap();
+    };
+    put("late/l.csv", 3000, "abc");
+    put("past/l.csv", 100_000, "abc");
+    let engine = engine(dir.path(), &[]).await;
+    assert_eq!(
+        squall_csv(
+            &engine,
+            "select count(*) as n, count(e) as e, max(e) as m, typeof(v) as t, \
+             count(*) filter (where v = 'abc') as a from late group by typeof(v)"
+        )
+        .await,
+        "n,e,m,t,a\n3001,1,abc,varchar,1\n"
+    );
+    let err = engine
+        .sql("select max(v) from past")
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("reading file")
+            && err.contains("past/l.csv")
+            && err.contains("first 100,000 rows"),
+        "{err}"
+    );
+}

@@ -131,20 +131,36 @@ pub(super) fn name_files(
     use arrow::error::ArrowError;
     let reading = match e.find_root() {
         DataFusionError::ParquetError(_) | DataFusionError::IoError(_) => true,
-        DataFusionError::ArrowError(e, _) => matches!(
-            e.as_ref(),
+        DataFusionError::ArrowError(e, _) => match e.as_ref() {
             ArrowError::CsvError(_)
-                | ArrowError::JsonError(_)
-                | ArrowError::ParquetError(_)
-                | ArrowError::IoError(..)
-        ),
+            | ArrowError::JsonError(_)
+            | ArrowError::ParquetError(_)
+            | ArrowError::IoError(..) => true,
+            // A CSV value that is not of its column's type ("Error while
+            // parsing value 'abc' as type 'Int64' for column 1 at line 3001").
+            ArrowError::ParseError(message) => message.contains(" at line "),
+            _ => false,
+        },
         _ => false,
     };
     if !reading {
         return e;
     }
-    // Listed only now: a task that succeeds never walks its plan for them.
-    let what = match files().as_slice() {
+    // Listed only now: a task that succeeds never walks its plan for them;
+    // a file read as several ranges is named once.
+    // A value unlike the rows a text column's type was inferred from.
+    let hint = match e.find_root() {
+        DataFusionError::ArrowError(inner, _)
+            if matches!(inner.as_ref(), ArrowError::ParseError(_)) =>
+        {
+            " (a text table's column types are inferred from its first 100,000 rows)"
+        }
+        _ => "",
+    };
+    let mut files = files();
+    let mut seen = std::collections::HashSet::new();
+    files.retain(|f| seen.insert(f.clone()));
+    let what = match files.as_slice() {
         [] => return e,
         [one] => format!("reading file {one}"),
         many => format!(
@@ -154,5 +170,5 @@ pub(super) fn name_files(
             if many.len() > 3 { ", ..." } else { "" }
         ),
     };
-    e.context(what)
+    e.context(format!("{what}{hint}"))
 }
