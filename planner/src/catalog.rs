@@ -176,15 +176,22 @@ async fn register_table(
     let options = ParquetReadOptions::default().table_partition_cols(listed.clone());
     // The Parquet reader panics on some corrupt footers: a panic here is a
     // bad file like any other, named with the file that cannot be read.
-    let registered = std::panic::AssertUnwindSafe(register_files(ctx, name, url, options, data))
-        .catch_unwind()
-        .await
-        .unwrap_or_else(|panic| {
-            Err(DataFusionError::Execution(format!(
-                "the Parquet reader failed: {}",
-                squall_core::error::panic_text(&panic)
-            )))
-        });
+    let registered = std::panic::AssertUnwindSafe(register_files(
+        ctx,
+        name,
+        url,
+        options,
+        data,
+        &layout.folders,
+    ))
+    .catch_unwind()
+    .await
+    .unwrap_or_else(|panic| {
+        Err(DataFusionError::Execution(format!(
+            "the Parquet reader failed: {}",
+            squall_core::error::panic_text(&panic)
+        )))
+    });
     if let Err(e) = registered {
         // Files whose types differ where a wider type holds them all
         // (schema_merge) register with that type; a file that cannot be
@@ -198,7 +205,7 @@ async fn register_table(
                     let options = ParquetReadOptions::default()
                         .table_partition_cols(listed.clone())
                         .schema(&merged);
-                    match register_files(ctx, name, url, options, data).await {
+                    match register_files(ctx, name, url, options, data, &layout.folders).await {
                         Ok(()) => {
                             tracing::info!(
                                 table = name,
@@ -292,7 +299,7 @@ async fn drop_file_columns_named_like_partitions(
     let options = ParquetReadOptions::default()
         .table_partition_cols(columns.to_vec())
         .schema(&file_schema);
-    register_files(ctx, name, url, options, data).await
+    register_files(ctx, name, url, options, data, &[]).await
 }
 
 /// `ctx.register_parquet(name, url, options)` reading `data`'s files of
@@ -305,24 +312,63 @@ pub async fn register_files(
     url: &str,
     options: ParquetReadOptions<'_>,
     data: DataFiles,
+    folders: &[String],
 ) -> Result<()> {
     let options = ParquetReadOptions {
         file_extension: data.extension(),
         ..options
     };
     let listing = options.to_listing_options(&ctx.copied_config(), ctx.copied_table_options());
-    let table_path = data.listing_url(url)?.with_table_ref(bare(name));
+    let paths: Vec<ListingTableUrl> = data
+        .listing_urls(url, folders)?
+        .into_iter()
+        .map(|p| p.with_table_ref(bare(name)))
+        .collect();
     let schema = match options.schema {
         Some(s) => Arc::new(s.clone()),
-        None => listing.infer_schema(&ctx.state(), &table_path).await?,
+        None => inferred_schema(ctx, &listing, &paths).await?,
     };
-    let config = ListingTableConfig::new(table_path)
+    let config = ListingTableConfig::new_with_multi_paths(paths)
         .with_listing_options(listing)
         .with_schema(schema);
     let table = ListingTable::try_new(config)?
         .with_cache(ctx.runtime_env().cache_manager.get_file_statistic_cache());
     ctx.register_table(bare(name), Arc::new(table))?;
     Ok(())
+}
+
+/// The schema of the files of `paths` (a table's folders): each folder's,
+/// merged (a column only some folders' files hold is the table's too; a
+/// type conflict fails, and registration then looks at each file).
+pub(crate) async fn inferred_schema(
+    ctx: &SessionContext,
+    listing: &datafusion::datasource::listing::ListingOptions,
+    paths: &[ListingTableUrl],
+) -> Result<arrow::datatypes::SchemaRef> {
+    let state = ctx.state();
+    let mut schemas = Vec::with_capacity(paths.len());
+    for path in paths {
+        schemas.push(listing.infer_schema(&state, path).await?.as_ref().clone());
+    }
+    if schemas.len() == 1 {
+        return Ok(Arc::new(schemas.remove(0)));
+    }
+    // A column some folders' files lack is NULL in their rows, whatever
+    // the files holding it say.
+    let everywhere = |name: &str| schemas.iter().all(|s| s.field_with_name(name).is_ok());
+    let merged = arrow::datatypes::Schema::try_merge(schemas.clone())?;
+    let fields: Vec<_> = merged
+        .fields()
+        .iter()
+        .map(|f| match everywhere(f.name()) {
+            true => Arc::clone(f),
+            false => Arc::new(f.as_ref().clone().with_nullable(true)),
+        })
+        .collect();
+    Ok(Arc::new(arrow::datatypes::Schema::new_with_metadata(
+        fields,
+        merged.metadata().clone(),
+    )))
 }
 
 /// Whether the listed object `meta` begins with Parquet's magic bytes (one

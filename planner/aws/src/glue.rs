@@ -76,6 +76,7 @@ pub async fn register_glue_catalog(
                 &location,
                 ParquetReadOptions::default(),
                 DataFiles::AllVisible,
+                &[],
             )
             .await?;
         } else {

@@ -12,6 +12,7 @@ use std::sync::Arc;
 use datafusion::arrow::datatypes::DataType;
 use datafusion::datasource::file_format::file_compression_type::FileCompressionType;
 use datafusion::datasource::file_format::options::ReadOptions;
+use datafusion::datasource::listing::{ListingTable, ListingTableConfig, ListingTableUrl};
 use datafusion::error::Result;
 use datafusion::prelude::{CsvReadOptions, JsonReadOptions, SessionContext};
 use squall_core::text_compression::compression_of;
@@ -131,9 +132,16 @@ pub(super) async fn register_table(
         );
         return Err(table_error(name, url, why));
     }
-    register(ctx, name, url, files, layout.listed_columns())
-        .await
-        .map_err(|e| table_error(name, url, message(&e)))?;
+    register(
+        ctx,
+        name,
+        url,
+        files,
+        layout.listed_columns(),
+        &layout.folders,
+    )
+    .await
+    .map_err(|e| table_error(name, url, message(&e)))?;
     present(ctx, name, store_url, root, registry, &layout)
 }
 
@@ -151,6 +159,7 @@ pub async fn register(
     url: &str,
     files: TextFiles,
     partitions: Vec<(String, DataType)>,
+    folders: &[String],
 ) -> Result<()> {
     let (extension, compression) = (files.extension, files.compression);
     let (config, table_options) = (ctx.copied_config(), ctx.copied_table_options());
@@ -177,8 +186,14 @@ pub async fn register(
             .table_partition_cols(partitions)
             .to_listing_options(&config, table_options),
     };
-    let path = datafusion::datasource::listing::ListingTableUrl::parse(url)?;
-    let inferred = listing.infer_schema(&ctx.state(), &path).await?;
+    // The folders' URLs as they are (the listing keeps the files with
+    // the format's extension).
+    let paths: Vec<ListingTableUrl> = DataFiles::NamedParquet
+        .listing_urls(url, folders)?
+        .into_iter()
+        .map(|p| p.with_table_ref(super::bare(name)))
+        .collect();
+    let inferred = super::inferred_schema(ctx, &listing, &paths).await?;
     let fields: Vec<_> = inferred
         .fields()
         .iter()
@@ -191,6 +206,11 @@ pub async fn register(
         fields,
         inferred.metadata().clone(),
     ));
-    ctx.register_listing_table(super::bare(name), url, listing, Some(schema), None)
-        .await
+    let config = ListingTableConfig::new_with_multi_paths(paths)
+        .with_listing_options(listing)
+        .with_schema(schema);
+    let table = ListingTable::try_new(config)?
+        .with_cache(ctx.runtime_env().cache_manager.get_file_statistic_cache());
+    ctx.register_table(super::bare(name), Arc::new(table))?;
+    Ok(())
 }

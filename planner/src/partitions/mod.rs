@@ -59,6 +59,10 @@ pub struct TableLayout {
     pub other_example: Option<String>,
     /// The partition columns with a folder for NULL (`__HIVE_DEFAULT_PARTITION__`, `p=`).
     pub null_folders: Vec<String>,
+    /// The folders holding the table's files, relative to its own (`""`
+    /// for itself, `2024/05`), where files are in folders below it that
+    /// are no partitions; empty otherwise (its own folder, or partitions).
+    pub folders: Vec<String>,
 }
 
 impl TableLayout {
@@ -127,6 +131,23 @@ impl DataFiles {
         }
     }
 
+    /// The listing table URLs of a table at `url` whose files are in
+    /// `folders` below it ([`TableLayout::folders`]; none: its own folder
+    /// and its partitions), each listing the files of its folder alone.
+    pub fn listing_urls(self, url: &str, folders: &[String]) -> Result<Vec<ListingTableUrl>> {
+        if folders.is_empty() {
+            return Ok(vec![self.listing_url(url)?]);
+        }
+        let base = url.trim_end_matches('/');
+        folders
+            .iter()
+            .map(|folder| match folder.is_empty() {
+                true => self.listing_url(&format!("{base}/")),
+                false => self.listing_url(&format!("{base}/{folder}/")),
+            })
+            .collect()
+    }
+
     /// The file extension a listing table of these files filters by.
     pub fn extension(self) -> &'static str {
         match self {
@@ -187,6 +208,7 @@ pub fn layout(
     let mut partitions = BTreeSet::new();
     let mut files = 0;
     let (mut other_files, mut other_example) = (0, None);
+    let mut plain_folders = BTreeSet::new();
     for meta in objects {
         let parts: Vec<String> = meta
             .location
@@ -207,13 +229,23 @@ pub fn layout(
         files += 1;
         let mut these = Vec::with_capacity(folders.len());
         let mut tuple = Vec::with_capacity(folders.len());
+        // Folders none of which is key=value (`2024/05/01/`, as Firehose
+        // and many exports write) only hold files: the table's rows, with
+        // no partition column, as Athena reads them.
+        let folders = match folders.iter().any(|f| f.contains('=')) {
+            true => folders,
+            false => {
+                plain_folders.insert(folders.join("/"));
+                &[][..]
+            }
+        };
         for folder in folders {
             let (k, v) = folder.split_once('=').ok_or_else(|| {
                 bad(format!(
                     "{} is in folder {folder:?}, which is not a key=value partition folder \
-                     (a table's files are read from its folder, or from key=value folders \
-                     such as year=2024/month=01 under it: name the folders so, or move the \
-                     files up)",
+                     beside others that are (a table's files are read from its folder and \
+                     the folders below it, which are either all key=value folders such as \
+                     year=2024/month=01, the table's partitions, or none)",
                     meta.location
                 ))
             })?;
@@ -253,7 +285,12 @@ pub fn layout(
         .filter(|(_, values)| values.iter().any(|v| is_null_folder(v)))
         .map(|((name, _), _)| name.clone())
         .collect();
+    let nested = plain_folders.iter().any(|f| !f.is_empty());
     Ok(TableLayout {
+        folders: match columns.is_empty() && nested {
+            true => plain_folders.into_iter().collect(),
+            false => Vec::new(),
+        },
         files,
         partitions: if columns.is_empty() {
             0

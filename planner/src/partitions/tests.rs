@@ -111,6 +111,7 @@ async fn inspect_finds_columns_partitions_and_files() {
             other_files: 1,
             other_example: Some("dt=2026-11-02/region=EU/000000_0".into()),
             null_folders: vec![],
+            folders: vec![],
         }
     );
     store
@@ -127,4 +128,37 @@ async fn inspect_finds_columns_partitions_and_files() {
     assert!(err.contains("partitioned differently"), "{err}");
     let flat = inspect_named(store.as_ref(), "nothing").await.unwrap();
     assert_eq!((flat.files, flat.columns.len(), flat.partitions), (0, 0, 0));
+    // Folders that are no partitions (Firehose's 2024/05/01/) hold rows;
+    // hidden and bookkeeping ones do not; mixed with key=value, refused.
+    for key in [
+        "n/top.parquet",
+        "n/2024/05/a.parquet",
+        "n/2024/05/b.parquet",
+        "n/2024/06/c.parquet",
+        "n/_tmp/d.parquet",
+        "n/2024/.x/e.parquet",
+    ] {
+        store
+            .put(&Path::from(key), PutPayload::from_static(b"x"))
+            .await
+            .unwrap();
+    }
+    let nested = inspect_named(store.as_ref(), "n").await.unwrap();
+    assert_eq!((nested.files, nested.columns.len()), (4, 0));
+    assert_eq!(nested.folders, ["", "2024/05", "2024/06"]);
+    store
+        .put(
+            &Path::from("n/2024/k=1/f.parquet"),
+            PutPayload::from_static(b"x"),
+        )
+        .await
+        .unwrap();
+    let err = inspect_named(store.as_ref(), "n")
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("not a key=value partition folder beside others"),
+        "{err}"
+    );
 }

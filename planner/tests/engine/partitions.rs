@@ -228,11 +228,13 @@ async fn inconsistent_partition_folders_are_refused_by_name() {
         err.contains("mixed") && err.contains("partitioned differently") && err.contains("(a)"),
         "{err}"
     );
-    // Files in folders that are not key=value (`2024/01/`): the table is
-    // set aside, the answer naming the folder and what to do.
+    // Files in folders that are not key=value beside folders that are:
+    // the table is set aside, the answer naming the folder.
     let nested = dir.path().join("nested/2024/01");
     std::fs::create_dir_all(&nested).unwrap();
     std::fs::copy(&some_file, nested.join("z.parquet")).unwrap();
+    std::fs::create_dir_all(dir.path().join("nested/k=1")).unwrap();
+    std::fs::copy(&some_file, dir.path().join("nested/k=1/z.parquet")).unwrap();
     let engine = squall_planner::Engine::local(squall_planner::EngineOptions {
         catalog: Some(dir.path().display().to_string()),
         settings: vec![],
@@ -240,12 +242,11 @@ async fn inconsistent_partition_folders_are_refused_by_name() {
     .await
     .unwrap();
     let err = match engine.sql("select count(*) from nested").await {
-        Ok(_) => panic!("a table in plain sub-folders answered"),
+        Ok(_) => panic!("a table in plain and key=value sub-folders answered"),
         Err(e) => e.to_string(),
     };
     assert!(
-        err.contains("in folder \"2024\", which is not a key=value partition folder")
-            && err.contains("move the files up"),
+        err.contains("partitioned differently") && err.contains("2024/01/z.parquet by ()"),
         "{err}"
     );
 }
@@ -521,4 +522,52 @@ async fn copy_partitioned_by_round_trips_nulls() {
         crate::common::squall_csv(&again, "select count(*) as n from t where p is null").await,
         "n\n2\n"
     );
+}
+
+/// Files in folders below a table's own that are no partitions
+/// (`2024/05/a.parquet`, as Firehose and many exports write them) are the
+/// table's rows, as Athena reads them (they were refused); hidden and
+/// bookkeeping folders are not read; a column only later folders' files
+/// hold is the table's.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn files_in_folders_that_are_no_partitions_are_rows() {
+    use arrow::array::{Int64Array, RecordBatch, StringArray};
+    let dir = tempfile::tempdir().unwrap();
+    let ints = |v: Vec<i64>| {
+        RecordBatch::try_from_iter([("y", std::sync::Arc::new(Int64Array::from(v)) as _)]).unwrap()
+    };
+    let root = dir.path().join("events");
+    write_parquet(root.join("top.parquet"), ints(vec![1]));
+    write_parquet(root.join("2024/05/01/a.parquet"), ints(vec![2, 3]));
+    write_parquet(root.join("2024/05/02/b.parquet"), ints(vec![4]));
+    write_parquet(
+        root.join("2024/06/01/c.parquet"),
+        RecordBatch::try_from_iter([
+            ("y", std::sync::Arc::new(Int64Array::from(vec![5])) as _),
+            (
+                "z",
+                std::sync::Arc::new(StringArray::from(vec!["new"])) as _,
+            ),
+        ])
+        .unwrap(),
+    );
+    write_parquet(root.join("_temporary/0/d.parquet"), ints(vec![100]));
+    write_parquet(root.join("2024/.staging/e.parquet"), ints(vec![1000]));
+    let csv = dir.path().join("logs");
+    for (folder, text) in [("2024/01", "a,b\n1,x\n"), ("2024/02", "a,b\n2,y\n3,z\n")] {
+        std::fs::create_dir_all(csv.join(folder)).unwrap();
+        std::fs::write(csv.join(folder).join("l.csv"), text).unwrap();
+    }
+    for single in ["0", "1000000000000"] {
+        let engine = engine(dir.path(), &[("squall.query.single_task_bytes", single)]).await;
+        for (sql, expected) in [
+            (
+                "select count(*) as n, sum(y) as s, count(z) as z from events",
+                "n,s,z\n5,15,1\n",
+            ),
+            ("select a, b from logs order by a", "a,b\n1,x\n2,y\n3,z\n"),
+        ] {
+            assert_eq!(squall_csv(&engine, sql).await, expected, "{sql} ({single})");
+        }
+    }
 }
