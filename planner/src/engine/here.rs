@@ -293,6 +293,10 @@ pub(crate) async fn show_as_query(ctx: &SessionContext, statement: Statement) ->
                 obj_type: ShowCreateObject::Table,
                 obj_name,
             } => create_table_query(ctx, obj_name).await?,
+            Sql::ShowCreate {
+                obj_type: ShowCreateObject::View,
+                obj_name,
+            } => create_view_query(ctx, obj_name).await?,
             Sql::ShowFunctions { filter } => {
                 let like = match filter {
                     None => String::new(),
@@ -384,6 +388,41 @@ async fn create_table_query(ctx: &SessionContext, name: &ObjectName) -> Result<S
         quoted(&schema),
         quoted(reference.table())
     ))
+}
+
+/// Trino's `SHOW CREATE VIEW v`: one row, `Create View`, the statement
+/// that made the view (its query as written, the view named in full).
+async fn create_view_query(ctx: &SessionContext, name: &ObjectName) -> Result<String> {
+    let reference = object_name_to_table_reference(name.clone(), true)?;
+    let table = ctx.table_provider(reference.clone()).await?;
+    let not_a_view = || {
+        DataFusionError::Plan(format!(
+            "{} is a table, not a view (SHOW CREATE TABLE shows it)",
+            reference.table()
+        ))
+    };
+    let definition = table
+        .downcast_ref::<datafusion::catalog::view::ViewTable>()
+        .ok_or_else(not_a_view)?
+        .definition()
+        .cloned()
+        .ok_or_else(not_a_view)?;
+    let query = match crate::trino_sql::parse(&definition)?.pop_front() {
+        Some(datafusion::sql::parser::Statement::Statement(statement)) => match *statement {
+            datafusion::sql::sqlparser::ast::Statement::CreateView(create) => {
+                create.query.to_string()
+            }
+            _ => definition,
+        },
+        _ => definition,
+    };
+    let schema = schema_or_default(ctx, reference.schema());
+    let catalog = ctx.state().config_options().catalog.default_catalog.clone();
+    let text = format!(
+        "CREATE VIEW {catalog}.{schema}.{} AS\n{query}",
+        reference.table()
+    );
+    Ok(format!("select {} as \"Create View\"", quoted(&text)))
 }
 
 /// Trino's `SHOW FUNCTIONS [LIKE p]`: the session's functions, each with

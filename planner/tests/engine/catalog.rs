@@ -339,6 +339,21 @@ async fn show_tables_and_information_schema_answer() {
         "Create Table\n\"CREATE TABLE squall.public.region (\n   r_regionkey bigint,\n   \
          r_name varchar,\n   r_comment varchar\n)\"\n"
     );
+    engine
+        .sql("create view few as select r_name from region where r_regionkey < 2")
+        .await
+        .unwrap();
+    assert_eq!(
+        squall_csv(&engine, "show create view few").await,
+        "Create View\n\"CREATE VIEW squall.public.few AS\n\
+         SELECT r_name FROM region WHERE r_regionkey < 2\"\n"
+    );
+    let err = engine
+        .sql("show create view region")
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("region is a table, not a view"), "{err}");
     let functions = squall_csv(&engine, "show functions like 'array_a%'").await;
     assert!(
         functions.starts_with(
