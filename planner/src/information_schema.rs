@@ -8,8 +8,9 @@
 //! question. squall registers its own `information_schema` schema: its
 //! `columns` table has Trino's columns and type names (`bigint`,
 //! `varchar`, `decimal(15,2)`, [`crate::trino_types`]), with
-//! `ordinal_position` from 1; its other tables (`tables`, `views`,
-//! `schemata`, `df_settings`, ...) are DataFusion's. As in Trino, it
+//! `ordinal_position` from 1; `views` lists the views alone (DataFusion's
+//! lists every table); its other tables (`tables`, `schemata`,
+//! `df_settings`, ...) are DataFusion's. As in Trino, it
 //! describes its own catalog only. `SHOW TABLES` and
 //! `SHOW COLUMNS` read them as before.
 //!
@@ -300,6 +301,41 @@ impl TableProvider for Described {
     }
 }
 
+/// `information_schema.views` as Trino's: the views alone, their query as
+/// `view_definition`. DataFusion's lists every table (a table's definition
+/// NULL), so a client listing views (SQLAlchemy's `get_view_names`, which
+/// Superset asks) took every table for one.
+fn only_views(views: Arc<dyn TableProvider>) -> Result<Arc<dyn TableProvider>> {
+    use datafusion::logical_expr::{LogicalPlanBuilder, col};
+    // Named as the schema's table, so a query reading it runs where
+    // information_schema's queries run (in the coordinator).
+    let plan = LogicalPlanBuilder::scan(
+        datafusion::common::TableReference::partial(INFORMATION_SCHEMA, "views"),
+        datafusion::datasource::provider_as_source(views),
+        None,
+    )?
+    .filter(col("definition").is_not_null())?
+    .project([
+        col("table_catalog"),
+        col("table_schema"),
+        col("table_name"),
+        // The query alone, as Trino's (DataFusion keeps the statement).
+        datafusion::functions::expr_fn::regexp_replace(
+            col("definition"),
+            datafusion::prelude::lit(
+                r#"(?is)^\s*create\s+(?:or\s+replace\s+)?view\s+(?:if\s+not\s+exists\s+)?(?:"[^"]*"|[^\s(])+(?:\s*\([^)]*\))?\s+as\s+"#,
+            ),
+            datafusion::prelude::lit(""),
+            None,
+        )
+        .alias("view_definition"),
+    ])?
+    .build()?;
+    Ok(Arc::new(datafusion::catalog::view::ViewTable::new(
+        plan, None,
+    )))
+}
+
 /// DataFusion's information_schema with Trino's `columns`.
 #[derive(Debug)]
 struct TrinoInformationSchema {
@@ -320,7 +356,11 @@ impl SchemaProvider for TrinoInformationSchema {
                 list: Arc::clone(&self.list),
             })));
         }
-        self.inner.table(name).await
+        let table = self.inner.table(name).await?;
+        match (name.eq_ignore_ascii_case("views"), table) {
+            (true, Some(views)) => Ok(Some(only_views(views)?)),
+            (_, table) => Ok(table),
+        }
     }
 
     fn table_exist(&self, name: &str) -> bool {

@@ -354,6 +354,15 @@ async fn show_tables_and_information_schema_answer() {
         .unwrap_err()
         .to_string();
     assert!(err.contains("region is a table, not a view"), "{err}");
+    // The views alone (DataFusion's listed every table as one).
+    assert_eq!(
+        squall_csv(
+            &engine,
+            "select table_name, view_definition from information_schema.views"
+        )
+        .await,
+        "table_name,view_definition\nfew,SELECT r_name FROM region WHERE r_regionkey < 2\n"
+    );
     let functions = squall_csv(&engine, "show functions like 'array_a%'").await;
     assert!(
         functions.starts_with(
