@@ -19,7 +19,8 @@
 //! when it reflects a table and `system.jdbc.catalogs` for the catalogs.
 //! squall has a `system` catalog with `metadata.table_comments` (no table
 //! has a comment), `metadata.materialized_views` (none; dbt-trino lists
-//! them), `jdbc.catalogs`, `jdbc.schemas` and `jdbc.tables`, in
+//! them), `jdbc.catalogs`, `jdbc.schemas`, `jdbc.tables`,
+//! `jdbc.table_types` and `jdbc.columns` ([`crate::jdbc_columns`]), in
 //! Trino's columns. Like information_schema, they describe this process's
 //! catalog, and a query reading only them runs in the coordinator.
 
@@ -74,7 +75,16 @@ pub fn register(ctx: &SessionContext) -> Result<()> {
             "metadata",
             &[Kind::TableComments, Kind::MaterializedViews][..],
         ),
-        ("jdbc", &[Kind::Catalogs, Kind::Schemas, Kind::Tables][..]),
+        (
+            "jdbc",
+            &[
+                Kind::Catalogs,
+                Kind::Schemas,
+                Kind::Tables,
+                Kind::JdbcColumns,
+                Kind::TableTypes,
+            ][..],
+        ),
     ] {
         let provider = MemorySchemaProvider::new();
         for kind in tables {
@@ -129,6 +139,8 @@ enum Kind {
     Catalogs,
     Schemas,
     Tables,
+    JdbcColumns,
+    TableTypes,
 }
 
 impl Kind {
@@ -140,6 +152,8 @@ impl Kind {
             Kind::Catalogs => "catalogs",
             Kind::Schemas => "schemas",
             Kind::Tables => "tables",
+            Kind::JdbcColumns => "columns",
+            Kind::TableTypes => "table_types",
         }
     }
 
@@ -147,7 +161,8 @@ impl Kind {
     /// has nothing to say).
     fn columns(self) -> &'static [&'static str] {
         match self {
-            Kind::Columns => &[],
+            Kind::Columns | Kind::JdbcColumns => &[],
+            Kind::TableTypes => &["table_type"],
             Kind::TableComments => &["catalog_name", "schema_name", "table_name", "comment"],
             Kind::MaterializedViews => &[
                 "catalog_name",
@@ -179,8 +194,10 @@ impl Kind {
     }
 
     fn schema(self) -> SchemaRef {
-        if self == Kind::Columns {
-            return columns_schema();
+        match self {
+            Kind::Columns => return columns_schema(),
+            Kind::JdbcColumns => return crate::jdbc_columns::schema(),
+            _ => {}
         }
         let nullable = |c: &str| {
             matches!(c, "comment" | "remarks")
@@ -206,8 +223,17 @@ struct Described {
 
 impl Described {
     async fn rows(&self) -> Result<RecordBatch> {
-        if self.kind == Kind::Columns {
-            return columns_rows(self.list.as_ref()).await;
+        match self.kind {
+            Kind::Columns => return columns_rows(self.list.as_ref()).await,
+            Kind::JdbcColumns => return crate::jdbc_columns::rows(self.list.as_ref()).await,
+            Kind::TableTypes => {
+                let types = arrow::array::StringArray::from(vec!["TABLE", "VIEW"]);
+                return Ok(RecordBatch::try_new(
+                    self.kind.schema(),
+                    vec![Arc::new(types)],
+                )?);
+            }
+            _ => {}
         }
         let schema = self.kind.schema();
         let mut builders: Vec<StringBuilder> = schema

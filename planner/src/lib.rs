@@ -60,6 +60,7 @@ mod ignore_nulls;
 pub mod information_schema;
 pub mod interval_compare;
 pub mod interval_times;
+mod jdbc_columns;
 pub mod key_filter;
 pub mod lateral_unnest;
 pub mod like_escape;

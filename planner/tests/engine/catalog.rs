@@ -452,6 +452,24 @@ async fn trino_shaped_information_schema_and_system_tables() {
         .await,
         "n\n8\n"
     );
+    // What JDBC's getColumns reads (DBeaver, DataGrip).
+    assert_eq!(
+        squall_csv(
+            &engine,
+            "select column_name, data_type, type_name, column_size, decimal_digits, \
+             ordinal_position, is_nullable from system.jdbc.columns where table_cat = 'squall' \
+             and table_schem = 'public' and table_name = 'orders' and ordinal_position in (1, 3, 4, 5) \
+             order by ordinal_position"
+        )
+        .await,
+        "column_name,data_type,type_name,column_size,decimal_digits,ordinal_position,is_nullable\n\
+         o_orderkey,-5,bigint,19,0,1,NO\no_orderstatus,12,varchar,,,3,NO\n\
+         o_totalprice,3,\"decimal(15,2)\",15,2,4,NO\no_orderdate,91,date,10,,5,NO\n"
+    );
+    assert_eq!(
+        squall_csv(&engine, "select table_type from system.jdbc.table_types").await,
+        "table_type\nTABLE\nVIEW\n"
+    );
 }
 
 /// Files and partitions written (or removed) by other jobs after the
