@@ -49,6 +49,7 @@ pub mod decimal_division;
 pub mod decimal_literals;
 pub mod deep_topk;
 pub mod describe_prepared;
+mod distinct_keys;
 pub mod empty_select;
 pub mod engine;
 pub mod error;

@@ -30,6 +30,7 @@ pub mod cardinality;
 pub mod checked;
 mod checksum;
 mod codes;
+pub mod distinct_key;
 mod distributions;
 mod duration;
 mod format;
@@ -168,6 +169,7 @@ pub fn functions() -> Vec<ScalarUDF> {
             duration::function(),
             regexp_position::function(),
             square_root::function(),
+            distinct_key::function(),
         ])
         .chain(regexp_arrays::functions())
         .chain(array_pieces::functions())

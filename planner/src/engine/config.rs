@@ -161,6 +161,7 @@ pub fn extend_session(ctx: &SessionContext) -> Result<()> {
     ctx.add_analyzer_rule(Arc::new(crate::map_keys::MapKeyTypes));
     ctx.add_analyzer_rule(Arc::new(crate::trino_values::TrinoValues));
     crate::decimal_division::register(ctx);
+    crate::distinct_keys::register(ctx);
     crate::ignore_nulls::register(ctx);
     ctx.add_analyzer_rule(Arc::new(crate::scalar_subquery::OneRowSubqueries));
     // After type coercion and the rules above, so every operand is typed.
