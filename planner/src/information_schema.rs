@@ -410,12 +410,13 @@ fn columns_schema() -> SchemaRef {
     ]))
 }
 
-/// `information_schema.columns`, Trino's shape: one row per column of
-/// every table the catalogs hold (tables that cannot be read are left out,
-/// as they are from `tables`).
-async fn columns_rows(list: &dyn CatalogProviderList) -> Result<RecordBatch> {
-    let mut text: Vec<StringBuilder> = (0..9).map(|_| StringBuilder::new()).collect();
-    let mut position = Int64Builder::new();
+/// Every table of `list`'s catalogs (catalog, schema, table) with its
+/// columns; tables that cannot be read are left out, as they are from
+/// `tables`.
+pub(crate) async fn tables_of(
+    list: &dyn CatalogProviderList,
+) -> Vec<(String, String, String, arrow::datatypes::Fields)> {
+    let mut tables = Vec::new();
     for catalog_name in list.catalog_names() {
         let Some(catalog) = list.catalog(&catalog_name) else {
             continue;
@@ -428,24 +429,42 @@ async fn columns_rows(list: &dyn CatalogProviderList) -> Result<RecordBatch> {
                 let Ok(Some(table)) = schema.table(&table_name).await else {
                     continue;
                 };
-                for (i, field) in table.schema().fields().iter().enumerate() {
-                    let values = [
-                        Some(catalog_name.as_str()),
-                        Some(schema_name.as_str()),
-                        Some(table_name.as_str()),
-                        Some(field.name().as_str()),
-                        None,
-                        Some(if field.is_nullable() { "YES" } else { "NO" }),
-                        Some(&trino_type(field.data_type()).display_name()),
-                        None,
-                        None,
-                    ];
-                    for (builder, value) in text.iter_mut().zip(values) {
-                        builder.append_option(value);
-                    }
-                    position.append_value(i as i64 + 1);
-                }
+                let fields = table.schema().fields().clone();
+                tables.push((
+                    catalog_name.clone(),
+                    schema_name.clone(),
+                    table_name,
+                    fields,
+                ));
             }
+        }
+    }
+    tables
+}
+
+/// `information_schema.columns`, Trino's shape: one row per column of
+/// every table the catalogs hold (tables that cannot be read are left out,
+/// as they are from `tables`).
+async fn columns_rows(list: &dyn CatalogProviderList) -> Result<RecordBatch> {
+    let mut text: Vec<StringBuilder> = (0..9).map(|_| StringBuilder::new()).collect();
+    let mut position = Int64Builder::new();
+    for (catalog_name, schema_name, table_name, fields) in tables_of(list).await {
+        for (i, field) in fields.iter().enumerate() {
+            let values = [
+                Some(catalog_name.as_str()),
+                Some(schema_name.as_str()),
+                Some(table_name.as_str()),
+                Some(field.name().as_str()),
+                None,
+                Some(if field.is_nullable() { "YES" } else { "NO" }),
+                Some(&trino_type(field.data_type()).display_name()),
+                None,
+                None,
+            ];
+            for (builder, value) in text.iter_mut().zip(values) {
+                builder.append_option(value);
+            }
+            position.append_value(i as i64 + 1);
         }
     }
     let mut text = text

@@ -106,57 +106,46 @@ pub async fn rows(list: &dyn CatalogProviderList) -> Result<RecordBatch> {
             false => numbers.push(Int64Builder::new()),
         }
     }
-    for catalog_name in list.catalog_names() {
-        let Some(catalog) = list.catalog(&catalog_name) else {
-            continue;
-        };
-        for schema_name in catalog.schema_names() {
-            let Some(schema) = catalog.schema(&schema_name) else {
-                continue;
-            };
-            for table_name in schema.table_names() {
-                let Ok(Some(table)) = schema.table(&table_name).await else {
-                    continue;
-                };
-                for (i, field) in table.schema().fields().iter().enumerate() {
-                    let type_name = trino_type(field.data_type()).display_name();
-                    let (code, size, digits, radix) = described(&type_name);
-                    let nullable = field.is_nullable();
-                    let texts = [
-                        Some(catalog_name.as_str()),
-                        Some(schema_name.as_str()),
-                        Some(table_name.as_str()),
-                        Some(field.name().as_str()),
-                        Some(type_name.as_str()),
-                        None,
-                        None,
-                        Some(if nullable { "YES" } else { "NO" }),
-                        None,
-                        None,
-                        None,
-                        Some("NO"),
-                        Some("NO"),
-                    ];
-                    let ints = [
-                        Some(code),
-                        size,
-                        None,
-                        digits,
-                        radix,
-                        Some(i64::from(nullable)),
-                        None,
-                        None,
-                        None,
-                        Some(i as i64 + 1),
-                        None,
-                    ];
-                    for (b, v) in text.iter_mut().zip(texts) {
-                        b.append_option(v);
-                    }
-                    for (b, v) in numbers.iter_mut().zip(ints) {
-                        b.append_option(v);
-                    }
-                }
+    for (catalog_name, schema_name, table_name, fields) in
+        crate::information_schema::tables_of(list).await
+    {
+        for (i, field) in fields.iter().enumerate() {
+            let type_name = trino_type(field.data_type()).display_name();
+            let (code, size, digits, radix) = described(&type_name);
+            let nullable = field.is_nullable();
+            let texts = [
+                Some(catalog_name.as_str()),
+                Some(schema_name.as_str()),
+                Some(table_name.as_str()),
+                Some(field.name().as_str()),
+                Some(type_name.as_str()),
+                None,
+                None,
+                Some(if nullable { "YES" } else { "NO" }),
+                None,
+                None,
+                None,
+                Some("NO"),
+                Some("NO"),
+            ];
+            let ints = [
+                Some(code),
+                size,
+                None,
+                digits,
+                radix,
+                Some(i64::from(nullable)),
+                None,
+                None,
+                None,
+                Some(i as i64 + 1),
+                None,
+            ];
+            for (b, v) in text.iter_mut().zip(texts) {
+                b.append_option(v);
+            }
+            for (b, v) in numbers.iter_mut().zip(ints) {
+                b.append_option(v);
             }
         }
     }

@@ -1,12 +1,15 @@
 //! A function of the session wrapped with a check before each call: the
 //! series ceiling ([`crate::series_limit`]) and the reservation of a
-//! call's output ([`crate::value_limit`]). The wrapper answers for the
-//! function in every other respect (name, aliases, signature, types).
+//! call's output ([`crate::value_limit`]); or with a look at each answer
+//! ([`crate::zoned_stamps`]). The wrapper answers for the function in
+//! every other respect (name, aliases, signature, types, the session's
+//! settings).
 
 use std::fmt::Debug;
 use std::hash::Hash;
 
 use arrow::datatypes::{DataType, FieldRef};
+use datafusion::common::config::ConfigOptions;
 use datafusion::error::Result;
 use datafusion::logical_expr::{
     ColumnarValue, Documentation, ReturnFieldArgs, ScalarFunctionArgs, ScalarUDF, ScalarUDFImpl,
@@ -15,7 +18,7 @@ use datafusion::logical_expr::{
 use datafusion::prelude::SessionContext;
 
 /// What runs before each call of a wrapped function.
-pub trait BeforeCall: Debug + PartialEq + Eq + Hash + Send + Sync + 'static {
+pub trait BeforeCall: Debug + Clone + PartialEq + Eq + Hash + Send + Sync + 'static {
     /// What the call holds while it runs (a memory reservation), dropped
     /// once it has answered.
     type Held;
@@ -23,6 +26,12 @@ pub trait BeforeCall: Debug + PartialEq + Eq + Hash + Send + Sync + 'static {
     /// Checks the call of the function `name` with `args`; an error is the
     /// call's.
     fn before(&self, name: &str, args: &ScalarFunctionArgs) -> Result<Self::Held>;
+
+    /// The call's answer, given the field it was planned to have; by
+    /// default as the function gave it.
+    fn after(&self, out: ColumnarValue, _planned: &FieldRef) -> Result<ColumnarValue> {
+        Ok(out)
+    }
 }
 
 /// `inner` with `check` before each call.
@@ -76,10 +85,19 @@ impl<C: BeforeCall> ScalarUDFImpl for Guarded<C> {
         self.inner.documentation()
     }
 
+    fn with_updated_config(&self, config: &ConfigOptions) -> Option<ScalarUDF> {
+        let inner = self.inner.inner().with_updated_config(config)?;
+        Some(ScalarUDF::new_from_impl(Guarded {
+            inner,
+            check: self.check.clone(),
+        }))
+    }
+
     fn invoke_with_args(&self, args: ScalarFunctionArgs) -> Result<ColumnarValue> {
+        let planned = std::sync::Arc::clone(&args.return_field);
         let held = self.check.before(self.inner.name(), &args)?;
         let out = self.inner.inner().invoke_with_args(args);
         drop(held);
-        out
+        self.check.after(out?, &planned)
     }
 }

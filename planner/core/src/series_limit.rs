@@ -41,7 +41,7 @@ pub fn register(ctx: &SessionContext) {
     }
 }
 
-#[derive(Debug, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 struct SeriesCeiling {
     /// `generate_series` includes its stop value, `range` does not.
     inclusive: bool,

@@ -64,7 +64,7 @@ pub fn register(ctx: &SessionContext) {
     }
 }
 
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 struct ReservedOutput {
     growth: Growth,
     pool: Arc<dyn MemoryPool>,

@@ -12,12 +12,8 @@ use std::sync::Arc;
 
 use arrow::array::{Array, make_array};
 use arrow::datatypes::{DataType, FieldRef};
-use datafusion::common::config::ConfigOptions;
 use datafusion::error::Result;
-use datafusion::logical_expr::{
-    ColumnarValue, Documentation, ReturnFieldArgs, ScalarFunctionArgs, ScalarUDF, ScalarUDFImpl,
-    Signature,
-};
+use datafusion::logical_expr::{ColumnarValue, ScalarFunctionArgs};
 use datafusion::prelude::SessionContext;
 
 const FUNCTIONS: [&str; 5] = [
@@ -31,61 +27,26 @@ const FUNCTIONS: [&str; 5] = [
 /// Wraps the session's `to_timestamp` functions (once).
 pub fn register(ctx: &SessionContext) {
     for name in FUNCTIONS {
-        let Some(inner) = ctx.state().scalar_functions().get(name).cloned() else {
-            continue;
-        };
-        if inner.inner().downcast_ref::<Stamped>().is_some() {
-            continue;
-        }
-        ctx.register_udf(ScalarUDF::new_from_impl(Stamped {
-            inner: inner.as_ref().clone(),
-        }));
+        crate::guarded_udf::wrap(ctx, name, || Stamped);
     }
 }
 
-#[derive(Debug, PartialEq, Eq, Hash)]
-struct Stamped {
-    inner: ScalarUDF,
-}
+/// Gives a call's timestamps the zone planned.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+struct Stamped;
 
-impl ScalarUDFImpl for Stamped {
-    fn name(&self) -> &str {
-        self.inner.name()
+impl crate::guarded_udf::BeforeCall for Stamped {
+    type Held = ();
+
+    fn before(&self, _: &str, _: &ScalarFunctionArgs) -> Result<()> {
+        Ok(())
     }
 
-    fn aliases(&self) -> &[String] {
-        self.inner.aliases()
-    }
-
-    fn signature(&self) -> &Signature {
-        self.inner.signature()
-    }
-
-    fn return_type(&self, arg_types: &[DataType]) -> Result<DataType> {
-        self.inner.return_type(arg_types)
-    }
-
-    fn return_field_from_args(&self, args: ReturnFieldArgs) -> Result<FieldRef> {
-        self.inner.return_field_from_args(args)
-    }
-
-    fn coerce_types(&self, arg_types: &[DataType]) -> Result<Vec<DataType>> {
-        self.inner.coerce_types(arg_types)
-    }
-
-    fn documentation(&self) -> Option<&Documentation> {
-        self.inner.documentation()
-    }
-
-    fn with_updated_config(&self, config: &ConfigOptions) -> Option<ScalarUDF> {
-        let inner = self.inner.inner().with_updated_config(config)?;
-        Some(ScalarUDF::new_from_impl(Stamped { inner }))
-    }
-
-    fn invoke_with_args(&self, args: ScalarFunctionArgs) -> Result<ColumnarValue> {
-        let planned = args.return_field.data_type().clone();
-        match self.inner.inner().invoke_with_args(args)? {
-            ColumnarValue::Array(values) => Ok(ColumnarValue::Array(stamped(values, &planned)?)),
+    fn after(&self, out: ColumnarValue, planned: &FieldRef) -> Result<ColumnarValue> {
+        match out {
+            ColumnarValue::Array(values) => {
+                Ok(ColumnarValue::Array(stamped(values, planned.data_type())?))
+            }
             scalar => Ok(scalar),
         }
     }
