@@ -102,7 +102,7 @@ pub(super) async fn register_table(
     root: &object_store::path::Path,
     objects: &[object_store::ObjectMeta],
     registry: &PartitionRegistry,
-    files: TextFiles,
+    mut files: TextFiles,
 ) -> Result<()> {
     let layout = partitions::layout(objects, root, name, url, DataFiles::AllVisible)?;
     let depth = root.parts().count();
@@ -132,6 +132,22 @@ pub(super) async fn register_table(
         );
         return Err(table_error(name, url, why));
     }
+    if files.format == TextFormat::Delimited(b',')
+        && files.compression == FileCompressionType::UNCOMPRESSED
+        && let Some(first) = objects
+            .iter()
+            .find(|m| DataFiles::AllVisible.holds(&m.location, depth))
+    {
+        use object_store::ObjectStoreExt;
+        let store = ctx.runtime_env().object_store(store_url)?;
+        let head = store
+            .get_range(&first.location, 0..first.size.min(65_536))
+            .await
+            .map_err(|e| table_error(name, url, format!("file {}: {e}", first.location)))?;
+        if let Some(delimiter) = delimiter_of(&head) {
+            files.format = TextFormat::Delimited(delimiter);
+        }
+    }
     register(
         ctx,
         name,
@@ -143,6 +159,31 @@ pub(super) async fn register_table(
     .await
     .map_err(|e| table_error(name, url, message(&e)))?;
     present(ctx, name, store_url, root, registry, &layout)
+}
+
+/// The delimiter of a `.csv` file whose header row (the first line of
+/// `head`) has no comma but semicolons, pipes or tabs (Excel's exports in
+/// much of Europe write `;`): the one it has most of, outside quotes.
+/// `None` for a comma-delimited header (or one of a single column).
+fn delimiter_of(head: &[u8]) -> Option<u8> {
+    let line = head.split(|b| *b == b'\n').next().unwrap_or(head);
+    let mut counts = [(b',', 0usize), (b';', 0), (b'|', 0), (b'\t', 0)];
+    let mut quoted = false;
+    for b in line {
+        if *b == b'"' {
+            quoted = !quoted;
+        } else if !quoted && let Some(c) = counts.iter_mut().find(|(d, _)| d == b) {
+            c.1 += 1;
+        }
+    }
+    if counts[0].1 > 0 {
+        return None;
+    }
+    counts[1..]
+        .iter()
+        .filter(|(_, n)| *n > 0)
+        .max_by_key(|(_, n)| *n)
+        .map(|(d, _)| *d)
 }
 
 /// How many rows of a table's files its columns' types are inferred from
@@ -213,4 +254,18 @@ pub async fn register(
         .with_cache(ctx.runtime_env().cache_manager.get_file_statistic_cache());
     ctx.register_table(super::bare(name), Arc::new(table))?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::delimiter_of;
+
+    #[test]
+    fn headers_without_commas_say_their_delimiter() {
+        assert_eq!(delimiter_of(b"a,b;c\n1,2"), None);
+        assert_eq!(delimiter_of(b"a;b;c\n1;2;3"), Some(b';'));
+        assert_eq!(delimiter_of(b"a|b\n"), Some(b'|'));
+        assert_eq!(delimiter_of(b"\"x;y\"|b"), Some(b'|'));
+        assert_eq!(delimiter_of(b"only"), None);
+    }
 }

@@ -32,6 +32,11 @@ async fn folders_of_csv_and_json_lines_files_are_tables() {
         lines.push_str(&format!("{i},\"row {i}\nsecond line, with a comma\n\"\n"));
     }
     put("posts/p.csv", &lines);
+    // Excel's exports in much of Europe: `;` between fields.
+    put(
+        "eu/e.csv",
+        "id;name;amount\n1;\"M\u{fc}ller; Hans\";3,5\n2;Ann;7\n",
+    );
     let engine = engine(dir.path(), &[("squall.scan.target_task_bytes", "16")]).await;
     for (sql, want) in [
         (
@@ -47,6 +52,10 @@ async fn folders_of_csv_and_json_lines_files_are_tables() {
         (
             "select id, cardinality(tags) as n from events order by id",
             "id,n\n1,2\n2,0\n",
+        ),
+        (
+            "select id, name, amount from eu order by id",
+            "id,name,amount\n1,M\u{fc}ller; Hans,\"3,5\"\n2,Ann,7\n",
         ),
         (
             "select count(*) as n, sum(id) as s, min(length(body)) as lo, \
