@@ -138,6 +138,13 @@ async fn trino_statistics_top_n_reduce_and_hashes() {
              \"93 weeks, 1 day, 8 hours, 31 minutes, 3 seconds\",2020,2.0,\
              A9993E364706816ABA3E25717850C26C9CD0D89D\n",
         ),
+        // A negative length is '' (DataFusion failed the query).
+        (
+            "select length(substr('abc', 1, -1)) as a, length(substr('abc', 2, 0)) as b, \
+             substr(n_name, 2, n_nationkey - 2) as c, length(substr(n_name, 1, n_nationkey - 2)) as d \
+             from nation where n_nationkey in (1, 5) order by n_nationkey",
+            "a,b,c,d\n0,0,,0\n0,0,THI,3\n",
+        ),
         // md5 answers bytes, as Trino's (DataFusion's: hex text).
         (
             "select typeof(md5(to_utf8('a'))) as t, to_hex(md5(to_utf8('a'))) as h, \
