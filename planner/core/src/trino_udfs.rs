@@ -325,6 +325,18 @@ pub fn is_argument_error(message: &str) -> bool {
         || message.contains("Invalid timezone \"")
         || message.contains("must be a positive integer constant")
         || (message.contains("Date part '") && message.contains("not supported"))
+        // DataFusion's functions refusing an argument, which reach clients
+        // as internal errors unless named here.
+        || [
+            "invalid Unicode scalar value",
+            "regex parse error",
+            "step can't be 0",
+            "NTILE requires a positive integer",
+            "zero raised to a negative power",
+            "negative count not allowed",
+        ]
+        .iter()
+        .any(|refusal| message.contains(refusal))
         || ["array_sort: ", "reduce: "]
             .iter()
             .any(|higher_order| message.contains(higher_order))

@@ -363,6 +363,24 @@ mod tests {
                 "CAST of JSON '[1, \"x\"]' to List(Int64): failed to parse",
                 INVALID_CAST_ARGUMENT,
             ),
+            // DataFusion's own refusals (chr(-1), regexp_like(s, '('),
+            // sequence(1, 10, 0), ntile(0)).
+            (
+                "Execution error: invalid Unicode scalar value: -1",
+                INVALID_FUNCTION_ARGUMENT,
+            ),
+            (
+                "regex parse error:\n    (\n    ^\nerror: unclosed group",
+                INVALID_FUNCTION_ARGUMENT,
+            ),
+            (
+                "step can't be 0 for function generate_series(start [, stop, step])",
+                INVALID_FUNCTION_ARGUMENT,
+            ),
+            (
+                "NTILE requires a positive integer",
+                INVALID_FUNCTION_ARGUMENT,
+            ),
         ] {
             let q = QueryError::from_datafusion(&DataFusionError::Execution(message.into()));
             assert_eq!(q.code, code, "{message}");
