@@ -334,6 +334,15 @@ pub fn is_argument_error(message: &str) -> bool {
             "NTILE requires a positive integer",
             "zero raised to a negative power",
             "negative count not allowed",
+            "Unsupported date_trunc granularity",
+            "field position must not be zero",
+            "map key must be unique",
+            "map requires key and value lists to have the same length",
+            "map key cannot be null",
+            "overlay start position must be",
+            "requires start to be 1 based",
+            "Failed to decode value using",
+            "' is out of range",
         ]
         .iter()
         .any(|refusal| message.contains(refusal))

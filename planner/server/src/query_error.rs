@@ -238,12 +238,14 @@ fn classify_runtime_message(m: &str) -> ErrorCode {
     } else if lower.contains("divide by zero") || lower.contains("division by zero") {
         DIVISION_BY_ZERO
     } else if lower.contains("arithmetic overflow")
+        || lower.contains("overflow happened on")
         || (lower.contains("compute error") && lower.contains("overflow"))
     {
         // Arrow's kernels word theirs "Int64Array overflow on abs(...)".
         NUMERIC_VALUE_OUT_OF_RANGE
     } else if lower.contains("cast error")
         || lower.contains("cannot cast")
+        || lower.contains("unable to cast")
         || lower.contains("error parsing timestamp from")
         || lower.contains("too large to store in a decimal")
         || squall_core::trino_udfs::is_cast_error(m)
@@ -379,6 +381,15 @@ mod tests {
             ),
             (
                 "NTILE requires a positive integer",
+                INVALID_FUNCTION_ARGUMENT,
+            ),
+            (
+                "map key must be unique, duplicate key found: 1",
+                INVALID_FUNCTION_ARGUMENT,
+            ),
+            ("field position must not be zero", INVALID_FUNCTION_ARGUMENT),
+            (
+                "Unsupported date_trunc granularity: 'fortnight'. Supported values are: ...",
                 INVALID_FUNCTION_ARGUMENT,
             ),
         ] {
