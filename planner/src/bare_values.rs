@@ -43,7 +43,7 @@ pub fn rows_in_parentheses(sql: &str) -> Option<String> {
         if open_at.contains(&i) {
             out.push('(');
         }
-        out.push_str(&token.to_string());
+        out.push_str(&crate::trino_sql::token_text(token));
         if close_after.contains(&i) {
             out.push(')');
         }

@@ -37,9 +37,9 @@ pub fn lowercased(statement: &Statement) -> Result<Option<Statement>> {
             {
                 changed = true;
                 word.value = word.value.to_lowercase();
-                Token::Word(word).to_string()
+                crate::trino_sql::token_text(&Token::Word(word))
             }
-            other => other.to_string(),
+            other => crate::trino_sql::token_text(&other),
         })
         .collect();
     if !changed {

@@ -32,7 +32,9 @@ pub fn rewrite(sql: &str) -> Option<String> {
                 }
                 changed = true;
             }
-            None => statement.iter().for_each(|t| out.push_str(&t.to_string())),
+            None => statement
+                .iter()
+                .for_each(|t| out.push_str(&crate::trino_sql::token_text(t))),
         }
     }
     changed.then_some(out)

@@ -39,6 +39,27 @@ pub fn statements(sql: &str) -> Result<VecDeque<Statement>> {
         .parse_statements()
 }
 
+/// `token` as SQL text that reads back as the same token. sqlparser's
+/// `Display` writes a string's value between quotes as it is, so a string
+/// holding a quote (`'it''s'`, read as `it's`) came back unterminated, and
+/// a statement squall rewrote token by token failed ("Unterminated string
+/// literal") if it held one.
+pub fn token_text(token: &Token) -> String {
+    let quoted = |s: &str| format!("'{}'", s.replace('\'', "''"));
+    match token {
+        // E'...' and U&'...' hold their value, escapes already read.
+        Token::SingleQuotedString(s)
+        | Token::EscapedStringLiteral(s)
+        | Token::UnicodeStringLiteral(s) => quoted(s),
+        Token::NationalStringLiteral(s) => format!("N{}", quoted(s)),
+        Token::DoubleQuotedString(s) => format!("\"{}\"", s.replace('"', "\"\"")),
+        Token::Word(w) if w.quote_style == Some('"') => {
+            format!("\"{}\"", w.value.replace('"', "\"\""))
+        }
+        other => other.to_string(),
+    }
+}
+
 /// `statement` (or the statement an EXPLAIN explains) walked by a rewriter
 /// of its syntax tree; DataFusion's own statements (`COPY`, `CREATE
 /// EXTERNAL TABLE`) as they are.
@@ -166,7 +187,7 @@ fn without_explain_options(sql: &str) -> Option<String> {
             .iter()
             .enumerate()
             .filter(|(i, _)| *i < open || *i > close)
-            .map(|(_, t)| t.to_string())
+            .map(|(_, t)| token_text(t))
             .collect(),
     )
 }
@@ -224,10 +245,10 @@ fn trino_types(sql: &str) -> Option<String> {
         match (w.as_deref(), token) {
             (Some("CAST" | "TRY_CAST"), _) if next_is(&Token::LParen) => {
                 let at = out.len();
-                out.push(token.to_string());
+                out.push(token_text(token));
                 let n = next.unwrap_or(i);
                 for t in &tokens[i + 1..=n] {
-                    out.push(t.to_string());
+                    out.push(token_text(t));
                 }
                 open.push((cast, at, 0));
                 skip_to = n + 1;
@@ -262,7 +283,7 @@ fn trino_types(sql: &str) -> Option<String> {
                         *typed = true;
                         *as_at = out.len();
                     }
-                    out.push(token.to_string());
+                    out.push(token_text(token));
                 }
             }
             (Some("JSON"), _)
@@ -272,7 +293,7 @@ fn trino_types(sql: &str) -> Option<String> {
                 if let Some((Paren::Cast { json, .. }, ..)) = open.last_mut() {
                     *json = true;
                 }
-                out.push(token.to_string());
+                out.push(token_text(token));
             }
             (Some("JSON"), _)
                 if next.is_some_and(|n| matches!(tokens[n], Token::SingleQuotedString(_))) =>
@@ -284,7 +305,7 @@ fn trino_types(sql: &str) -> Option<String> {
             }
             (_, Token::LParen) => {
                 open.push((Paren::Other, 0, 0));
-                out.push(token.to_string());
+                out.push(token_text(token));
             }
             (_, Token::RParen) => {
                 match open.pop() {
@@ -299,9 +320,9 @@ fn trino_types(sql: &str) -> Option<String> {
                     }
                     _ => {}
                 }
-                out.push(token.to_string());
+                out.push(token_text(token));
             }
-            _ => out.push(token.to_string()),
+            _ => out.push(token_text(token)),
         }
     }
     changed.then(|| out.concat())
@@ -477,7 +498,7 @@ fn without_security(sql: &str) -> Cow<'_, str> {
             .iter()
             .enumerate()
             .filter(|(i, _)| !drop.contains(i))
-            .map(|(_, t)| t.to_string())
+            .map(|(_, t)| token_text(t))
             .collect(),
     )
 }
