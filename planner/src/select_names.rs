@@ -246,7 +246,8 @@ fn distinct_names(body: &mut SetExpr, every: bool) {
         .collect();
     // The names of the items that are columns: an expression DataFusion
     // would name like one of them (`CAST(k AS VARCHAR)` is named `k`) is
-    // named by its text, and the column keeps its name.
+    // named by its text, and the column keeps its name; so is any cast of
+    // a column (DataFusion's name, `t.k`, is the column's, qualified).
     let columns: HashSet<String> = select
         .projection
         .iter()
@@ -277,7 +278,7 @@ fn distinct_names(body: &mut SetExpr, every: bool) {
         }
         let name = name_of(&expr);
         let column = matches!(expr, Expr::Identifier(_) | Expr::CompoundIdentifier(_));
-        let like_a_column = !column && columns.contains(&name);
+        let like_a_column = !column && (columns.contains(&name) || is_cast_of_column(&expr));
         // A column named like another item's alias is numbered too.
         let aliased = column && named.contains(&name);
         if !like_a_column && !aliased && seen.insert(name.clone()) && (column || !every) {
@@ -330,6 +331,20 @@ fn field_of(e: &Expr) -> Option<String> {
             _ => None,
         },
         _ => None,
+    }
+}
+
+/// A cast of a column (`CAST(t.k AS VARCHAR)`), which DataFusion names by
+/// the column, qualified (`t.k`): a client read a column named `t.k`.
+fn is_cast_of_column(e: &Expr) -> bool {
+    match e {
+        Expr::Cast { expr, .. } | Expr::Nested(expr) => {
+            matches!(
+                expr.as_ref(),
+                Expr::Identifier(_) | Expr::CompoundIdentifier(_)
+            ) || is_cast_of_column(expr)
+        }
+        _ => false,
     }
 }
 
@@ -401,12 +416,16 @@ mod tests {
             rewritten("select cast(1 as tinyint), cast(1 as smallint), (b), b from t"),
             "SELECT CAST(1 AS TINYINT), CAST(1 AS SMALLINT) AS \"CAST(1 AS SMALLINT)\", (b) AS \"(b)\", b FROM t"
         );
-        // A column keeps its name; a cast DataFusion names like it (`k`)
-        // is named by its text.
+        // A column keeps its name; a cast of a column (DataFusion: `k`,
+        // or `t.k`) is named by its text, beside the column or alone.
         assert_eq!(
             rewritten("select cast(k as varchar), cast(t.k as double), k from t"),
             "SELECT CAST(k AS VARCHAR) AS \"CAST(k AS VARCHAR)\", \
              CAST(t.k AS DOUBLE) AS \"CAST(t.k AS DOUBLE)\", k FROM t"
+        );
+        assert_eq!(
+            rewritten("select cast(t.k as varchar), x + 1 from t"),
+            "SELECT CAST(t.k AS VARCHAR) AS \"CAST(t.k AS VARCHAR)\", x + 1 FROM t"
         );
         let kept = "SELECT a, b, c AS d FROM t UNION ALL SELECT x, y, z FROM u";
         assert_eq!(rewritten(kept), kept);
