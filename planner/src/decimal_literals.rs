@@ -105,7 +105,7 @@ impl VisitorMut for Literals {
         if let ast::Expr::Interval(interval) = expr
             && interval.last_field.is_some()
         {
-            match interval_range(interval) {
+            match crate::interval_ranges::interval_range(interval) {
                 Ok(Some(e)) => *expr = e,
                 Ok(None) => {}
                 Err(e) => return ControlFlow::Break(e),
@@ -124,69 +124,6 @@ impl VisitorMut for Literals {
         }
         ControlFlow::Continue(())
     }
-}
-
-/// `INTERVAL '2-3' YEAR TO MONTH`, `INTERVAL '1 02:03:04.5' DAY TO
-/// SECOND` and the other ranges of Trino's and standard SQL (DataFusion:
-/// "Unsupported Interval Expression"), as the interval of each field's
-/// value (`INTERVAL '2 YEAR 3 MONTH'`); a leading `-` negates them all.
-/// `None` where the fields are not a range of one kind.
-fn interval_range(interval: &ast::Interval) -> Result<Option<ast::Expr>> {
-    use ast::DateTimeField as F;
-    const YEAR_MONTH: [(&str, F); 2] = [("YEAR", F::Year), ("MONTH", F::Month)];
-    const DAY_SECOND: [(&str, F); 4] = [
-        ("DAY", F::Day),
-        ("HOUR", F::Hour),
-        ("MINUTE", F::Minute),
-        ("SECOND", F::Second),
-    ];
-    let (Some(first), Some(last)) = (&interval.leading_field, &interval.last_field) else {
-        return Ok(None);
-    };
-    let position = |units: &[(&str, F)], f: &F| units.iter().position(|(_, u)| u == f);
-    let units: Vec<&str> = match [&YEAR_MONTH[..], &DAY_SECOND[..]]
-        .into_iter()
-        .find_map(|units| Some((units, position(units, first)?, position(units, last)?)))
-    {
-        Some((units, a, b)) if a < b => units[a..=b].iter().map(|(name, _)| *name).collect(),
-        _ => return Ok(None),
-    };
-    let refused = |text: &str| {
-        DataFusionError::Plan(format!(
-            "invalid INTERVAL '{text}' {first} TO {last}: expected {} values ({})",
-            units.len(),
-            match units[0] {
-                "YEAR" => "'years-months'",
-                _ => "'days hours:minutes:seconds', from the first field given",
-            }
-        ))
-    };
-    let ast::Expr::Value(v) = interval.value.as_ref() else {
-        return Ok(None);
-    };
-    let Some(text) = v.value.clone().into_string() else {
-        return Ok(None);
-    };
-    let trimmed = text.trim();
-    let (sign, digits) = match trimmed.strip_prefix('-') {
-        Some(rest) => ("-", rest),
-        None => ("", trimmed.strip_prefix('+').unwrap_or(trimmed)),
-    };
-    let values: Vec<&str> = digits.split([' ', ':', '-']).collect();
-    let number = |x: &&str| !x.is_empty() && x.chars().all(|c| c.is_ascii_digit() || c == '.');
-    if values.len() != units.len() || !values.iter().all(number) {
-        return Err(refused(&text));
-    }
-    let parts: Vec<String> = values
-        .iter()
-        .zip(&units)
-        .map(|(value, unit)| format!("{sign}{value} {unit}"))
-        .collect();
-    crate::trino_sql::expression(
-        &format!("INTERVAL '{}'", parts.join(" ")),
-        "an interval range",
-    )
-    .map(Some)
 }
 
 /// The precision and scale of a `DECIMAL 'text'` literal, as Trino types
@@ -615,35 +552,5 @@ fn case_over_floats(
 }
 
 #[cfg(test)]
-mod tests {
-    use super::rewrite;
-
-    #[test]
-    fn exponents_are_doubles_and_items_with_literals_keep_their_text() {
-        assert_eq!(
-            crate::trino_sql::rewritten_text(
-                "select 1e5, x * 1.5, 2, y, 1.5 as z from t where x > 2.5E-3",
-                rewrite
-            ),
-            "SELECT CAST('1e5' AS DOUBLE) AS \"1e5\", x * 1.5 AS \"x * 1.5\", 2 AS \"2\", y, 1.5 AS z \
-             FROM t WHERE x > CAST('2.5E-3' AS DOUBLE)"
-        );
-    }
-
-    #[test]
-    fn decimal_literals_are_typed_by_their_digits() {
-        use super::decimal_digits;
-        assert_eq!(decimal_digits("1.25"), Some((3, 2)));
-        assert_eq!(decimal_digits(" -001.250 "), Some((4, 3)));
-        assert_eq!(decimal_digits(".5"), Some((1, 1)));
-        assert_eq!(decimal_digits("0"), Some((1, 0)));
-        assert_eq!(decimal_digits("+7."), Some((1, 0)));
-        assert_eq!(decimal_digits("1e3"), None);
-        assert_eq!(decimal_digits("."), None);
-        assert_eq!(decimal_digits(&"9".repeat(39)), None);
-        assert_eq!(
-            crate::trino_sql::rewritten_text("select x from t where x > DECIMAL '12.50'", rewrite),
-            "SELECT x FROM t WHERE x > CAST('12.50' AS DECIMAL(4,2))"
-        );
-    }
-}
+#[path = "decimal_literals_tests.rs"]
+mod tests;

@@ -60,6 +60,7 @@ mod hex_literals;
 mod ignore_nulls;
 pub mod information_schema;
 pub mod interval_compare;
+mod interval_ranges;
 pub mod interval_times;
 mod jdbc_columns;
 pub mod key_filter;

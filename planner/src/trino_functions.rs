@@ -64,6 +64,7 @@
 use std::ops::ControlFlow;
 
 mod dates;
+mod lambdas;
 mod maps;
 mod rest;
 mod teradata;
@@ -168,7 +169,7 @@ impl VisitorMut for Rewriter {
 
     fn post_visit_expr(&mut self, expr: &mut Expr) -> ControlFlow<DataFusionError> {
         if let Expr::Lambda(lambda) = expr {
-            fields_of_parameters(lambda);
+            lambdas::fields_of_parameters(lambda);
             return ControlFlow::Continue(());
         }
         // A JSON value cast to text is its scalar's text (`CAST(json_extract(d,
@@ -214,7 +215,7 @@ impl VisitorMut for Rewriter {
         if let Expr::Extract {
             field, expr: inner, ..
         } = expr
-            && let Some(name) = extract_function(field)
+            && let Some(name) = dates::extract_function(field)
         {
             let mut new = match parse(&format!("{name}({inner})")) {
                 Ok(new) => new,
@@ -239,37 +240,6 @@ impl VisitorMut for Rewriter {
         }
         ControlFlow::Continue(())
     }
-}
-
-/// The function `EXTRACT(field FROM x)` is in Trino, for Trino's fields
-/// (DataFusion's date_part counted DOW from Sunday 0, gave SECOND with its
-/// fraction and refused DAY_OF_WEEK, YEAR_OF_WEEK and their short names);
-/// `None` for others (EPOCH, MILLISECOND: DataFusion's).
-fn extract_function(
-    field: &datafusion::sql::sqlparser::ast::DateTimeField,
-) -> Option<&'static str> {
-    use datafusion::sql::sqlparser::ast::DateTimeField as F;
-    Some(match field {
-        F::Year => "year",
-        F::Quarter => "quarter",
-        F::Month => "month",
-        F::Week(None) => "week",
-        F::Day => "day",
-        F::DayOfWeek | F::Dow => "day_of_week",
-        F::DayOfYear | F::Doy => "day_of_year",
-        F::Hour => "hour",
-        F::Minute => "minute",
-        F::Second => "second",
-        F::Custom(name) => match name.value.to_ascii_lowercase().as_str() {
-            "day_of_month" => "day",
-            "day_of_week" | "dow" => "day_of_week",
-            "day_of_year" | "doy" => "day_of_year",
-            "week_of_year" => "week",
-            "year_of_week" | "yow" => "year_of_week",
-            _ => return None,
-        },
-        _ => return None,
-    })
 }
 
 /// The expression a call of a Trino function is, or `None` to keep it.
@@ -632,56 +602,6 @@ fn negated_lambda(lambda: &Expr) -> Result<String> {
         expr: Box::new(Expr::Nested(l.body)),
     });
     Ok(Expr::Lambda(l).to_string())
-}
-
-/// A lambda's `x.f.g` where `x` is its parameter (an array of rows:
-/// `transform(items, i -> i.price * i.qty)`) as `get_field(get_field(x,
-/// 'f'), 'g')`: DataFusion looks a dotted name up as a table's column and
-/// failed with "No field named x.f". Written as a call, it stays one when
-/// squall writes the lambda back as text.
-fn fields_of_parameters(lambda: &mut datafusion::sql::sqlparser::ast::LambdaFunction) {
-    use datafusion::sql::sqlparser::ast::OneOrManyWithParens;
-    let name = |i: &Ident| match i.quote_style {
-        Some(_) => i.value.clone(),
-        None => i.value.to_ascii_lowercase(),
-    };
-    let params: Vec<String> = match &lambda.params {
-        OneOrManyWithParens::One(p) => vec![name(&p.name)],
-        OneOrManyWithParens::Many(ps) => ps.iter().map(|p| name(&p.name)).collect(),
-    };
-    let _ = datafusion::sql::sqlparser::ast::visit_expressions_mut(lambda.body.as_mut(), |e| {
-        if let Expr::CompoundIdentifier(ids) = e
-            && let [root, fields @ ..] = ids.as_slice()
-            && !fields.is_empty()
-            && params.contains(&name(root))
-        {
-            let mut access = Expr::Identifier(root.clone());
-            for field in fields {
-                let field = Value::SingleQuotedString(name(field)).with_empty_span();
-                access = Expr::Function(Function {
-                    name: ObjectName(vec![ObjectNamePart::Identifier(Ident::new("get_field"))]),
-                    uses_odbc_syntax: false,
-                    parameters: FunctionArguments::None,
-                    args: FunctionArguments::List(
-                        datafusion::sql::sqlparser::ast::FunctionArgumentList {
-                            duplicate_treatment: None,
-                            args: vec![
-                                FunctionArg::Unnamed(FunctionArgExpr::Expr(access)),
-                                FunctionArg::Unnamed(FunctionArgExpr::Expr(Expr::Value(field))),
-                            ],
-                            clauses: vec![],
-                        },
-                    ),
-                    filter: None,
-                    null_treatment: None,
-                    over: None,
-                    within_group: vec![],
-                });
-            }
-            *e = access;
-        }
-        ControlFlow::<()>::Continue(())
-    });
 }
 
 fn is_call_of(expr: &Expr, name: &str) -> bool {

@@ -337,3 +337,34 @@ pub(super) fn is_date_or_time(expr: &Expr) -> bool {
         _ => false,
     }
 }
+
+/// The function `EXTRACT(field FROM x)` is in Trino, for Trino's fields
+/// (DataFusion's date_part counted DOW from Sunday 0, gave SECOND with its
+/// fraction and refused DAY_OF_WEEK, YEAR_OF_WEEK and their short names);
+/// `None` for others (EPOCH, MILLISECOND: DataFusion's).
+pub(super) fn extract_function(
+    field: &datafusion::sql::sqlparser::ast::DateTimeField,
+) -> Option<&'static str> {
+    use datafusion::sql::sqlparser::ast::DateTimeField as F;
+    Some(match field {
+        F::Year => "year",
+        F::Quarter => "quarter",
+        F::Month => "month",
+        F::Week(None) => "week",
+        F::Day => "day",
+        F::DayOfWeek | F::Dow => "day_of_week",
+        F::DayOfYear | F::Doy => "day_of_year",
+        F::Hour => "hour",
+        F::Minute => "minute",
+        F::Second => "second",
+        F::Custom(name) => match name.value.to_ascii_lowercase().as_str() {
+            "day_of_month" => "day",
+            "day_of_week" | "dow" => "day_of_week",
+            "day_of_year" | "doy" => "day_of_year",
+            "week_of_year" => "week",
+            "year_of_week" | "yow" => "year_of_week",
+            _ => return None,
+        },
+        _ => return None,
+    })
+}

@@ -67,7 +67,8 @@
 //!   UNNEST ... ON true`, `WITH ORDINALITY`), JSON and URL text, more of
 //!   Trino's functions, and the session's `current_user`.
 //! - `catalog`: unreadable tables set aside, widened column types, tables of
-//!   many files, SHOW / information_schema / qualified names.
+//!   many files, files added later, names in any case.
+//! - `browsing`: SHOW, information_schema, system.jdbc, qualified names.
 //! - `literals`: decimal literals are DECIMALs and exponents DOUBLEs, as in
 //!   Trino; TPC-H on tables whose money is DOUBLE answers right.
 //! - `select_lists`: a `*` beside an item naming its columns again, and
@@ -97,6 +98,7 @@
 
 mod common;
 
+mod browsing;
 mod cancel;
 mod coalesce;
 mod key_filter;
