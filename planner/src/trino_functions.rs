@@ -74,7 +74,7 @@ use datafusion::error::{DataFusionError, Result};
 use datafusion::sql::parser::Statement;
 use datafusion::sql::sqlparser::ast::{
     Expr, Function, FunctionArg, FunctionArgExpr, FunctionArguments, Ident, ObjectName,
-    ObjectNamePart, Query, SelectItem, SetExpr, Value, ValueWithSpan, VisitMut, VisitorMut,
+    ObjectNamePart, Query, SelectItem, SetExpr, VisitMut, VisitorMut,
 };
 use dates::{
     chrono_format, completed_parse, date_diff, date_field, interval, is_date_difference,
@@ -202,9 +202,10 @@ impl VisitorMut for Rewriter {
             substring_for,
             ..
         } = expr
-            && (!is_position(start) || substring_for.as_deref().is_some_and(|n| !is_count(n)))
+            && (!rest::is_position(start)
+                || substring_for.as_deref().is_some_and(|n| !rest::is_count(n)))
         {
-            match parse(&from_the_end(string, start, substring_for.as_deref())) {
+            match parse(&rest::from_the_end(string, start, substring_for.as_deref())) {
                 Ok(new) => *expr = new,
                 Err(e) => return ControlFlow::Break(e),
             }
@@ -423,7 +424,7 @@ fn rewritten(function: &mut Function) -> Result<Option<Expr>> {
         ("all_match", 2) => format!(
             "NOT array_any_match({}, {})",
             a(0),
-            negated_lambda(&args[1])?
+            lambdas::negated_lambda(&args[1])?
         ),
         ("none_match", 2) => format!("NOT array_any_match({}, {})", a(0), args[1]),
         ("zip", _) if n >= 2 => return rename(function, "arrays_zip"),
@@ -546,31 +547,6 @@ pub(crate) fn plain_args(args: &FunctionArguments) -> Option<Vec<Expr>> {
         .collect()
 }
 
-/// `substr(s, start[, n])` as Trino reads it: a negative start counts from
-/// the end of the string (`''` when that is before its start), a start of
-/// 0 is `''` (PostgreSQL's, DataFusion's: the first `n - 1` characters),
-/// and so is a negative length (DataFusion failed the query, "negative
-/// count not allowed", as an internal error).
-fn from_the_end(string: &Expr, start: &Expr, length: Option<&Expr>) -> String {
-    let len = length.map(|n| format!(", ({n})")).unwrap_or_default();
-    let negative = length.map(|n| format!(" OR ({n}) < 0")).unwrap_or_default();
-    format!(
-        "CASE WHEN ({start}) = 0{negative} OR ({start}) < 0 AND char_length({string}) + ({start}) < 0 THEN '' \
-         ELSE substr({string}, CASE WHEN ({start}) < 0 THEN char_length({string}) + ({start}) + 1 \
-         ELSE ({start}) END{len}) END"
-    )
-}
-
-/// A literal count of 0 or more.
-fn is_count(expr: &Expr) -> bool {
-    matches!(expr, Expr::Value(ValueWithSpan { value: Value::Number(n, _), .. }) if n.parse::<i64>().is_ok_and(|c| c >= 0))
-}
-
-/// A literal position of 1 or more (a string's start as both count it).
-fn is_position(expr: &Expr) -> bool {
-    matches!(expr, Expr::Value(ValueWithSpan { value: Value::Number(n, _), .. }) if n.parse::<i64>().is_ok_and(|p| p >= 1))
-}
-
 /// The functions whose value is JSON (Trino's `json` type).
 const JSON_VALUED: [&str; 4] = [
     "json_extract",
@@ -585,23 +561,6 @@ fn is_text_type(t: &datafusion::sql::sqlparser::ast::DataType) -> bool {
         t,
         DataType::Varchar(_) | DataType::Text | DataType::String(_) | DataType::CharVarying(_)
     )
-}
-
-/// `lambda` with its body negated (`x -> NOT (p)`): all elements match
-/// when none fails to.
-fn negated_lambda(lambda: &Expr) -> Result<String> {
-    use datafusion::sql::sqlparser::ast::UnaryOperator;
-    let Expr::Lambda(l) = lambda else {
-        return Err(DataFusionError::Plan(format!(
-            "all_match: the second argument must be a lambda (x -> predicate), not {lambda}"
-        )));
-    };
-    let mut l = l.clone();
-    l.body = Box::new(Expr::UnaryOp {
-        op: UnaryOperator::Not,
-        expr: Box::new(Expr::Nested(l.body)),
-    });
-    Ok(Expr::Lambda(l).to_string())
 }
 
 fn is_call_of(expr: &Expr, name: &str) -> bool {

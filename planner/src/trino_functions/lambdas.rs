@@ -1,6 +1,9 @@
-//! Lambdas over arrays of rows: a parameter's fields (`i -> i.price`).
+//! Lambdas: a parameter's fields over arrays of rows (`i -> i.price`),
+//! and a predicate negated (`all_match`).
 
 use std::ops::ControlFlow;
+
+use datafusion::error::{DataFusionError, Result};
 
 use datafusion::sql::sqlparser::ast::{
     Expr, Function, FunctionArg, FunctionArgExpr, FunctionArguments, Ident, ObjectName,
@@ -55,4 +58,21 @@ pub(super) fn fields_of_parameters(lambda: &mut datafusion::sql::sqlparser::ast:
         }
         ControlFlow::<()>::Continue(())
     });
+}
+
+/// `lambda` with its body negated (`x -> NOT (p)`): all elements match
+/// when none fails to.
+pub(super) fn negated_lambda(lambda: &Expr) -> Result<String> {
+    use datafusion::sql::sqlparser::ast::UnaryOperator;
+    let Expr::Lambda(l) = lambda else {
+        return Err(DataFusionError::Plan(format!(
+            "all_match: the second argument must be a lambda (x -> predicate), not {lambda}"
+        )));
+    };
+    let mut l = l.clone();
+    l.body = Box::new(Expr::UnaryOp {
+        op: UnaryOperator::Not,
+        expr: Box::new(Expr::Nested(l.body)),
+    });
+    Ok(Expr::Lambda(l).to_string())
 }

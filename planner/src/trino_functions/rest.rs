@@ -178,3 +178,28 @@ fn positive(name: &str, n: &Expr) -> Result<u64> {
         ))
     })
 }
+
+/// `substr(s, start[, n])` as Trino reads it: a negative start counts from
+/// the end of the string (`''` when that is before its start), a start of
+/// 0 is `''` (PostgreSQL's, DataFusion's: the first `n - 1` characters),
+/// and so is a negative length (DataFusion failed the query, "negative
+/// count not allowed", as an internal error).
+pub(super) fn from_the_end(string: &Expr, start: &Expr, length: Option<&Expr>) -> String {
+    let len = length.map(|n| format!(", ({n})")).unwrap_or_default();
+    let negative = length.map(|n| format!(" OR ({n}) < 0")).unwrap_or_default();
+    format!(
+        "CASE WHEN ({start}) = 0{negative} OR ({start}) < 0 AND char_length({string}) + ({start}) < 0 THEN '' \
+         ELSE substr({string}, CASE WHEN ({start}) < 0 THEN char_length({string}) + ({start}) + 1 \
+         ELSE ({start}) END{len}) END"
+    )
+}
+
+/// A literal count of 0 or more.
+pub(super) fn is_count(expr: &Expr) -> bool {
+    matches!(expr, Expr::Value(ValueWithSpan { value: Value::Number(n, _), .. }) if n.parse::<i64>().is_ok_and(|c| c >= 0))
+}
+
+/// A literal position of 1 or more (a string's start as both count it).
+pub(super) fn is_position(expr: &Expr) -> bool {
+    matches!(expr, Expr::Value(ValueWithSpan { value: Value::Number(n, _), .. }) if n.parse::<i64>().is_ok_and(|p| p >= 1))
+}
