@@ -7,12 +7,14 @@
 //! (a file that is not Parquet, files whose schemas conflict) is set aside:
 //! queries naming it fail saying why, the others answer.
 
+mod footer_format;
+mod named;
 mod names;
+mod schemas;
 mod text_tables;
-mod unreadable;
 
 pub use names::{bare, sql_names};
-use unreadable::set_aside;
+pub(crate) use schemas::inferred_schema;
 
 use crate::error::PlannerError;
 use crate::partitions::{
@@ -23,6 +25,7 @@ use std::sync::Arc;
 
 use futures::FutureExt;
 
+use datafusion::datasource::file_format::parquet::ParquetFormat;
 use datafusion::datasource::listing::{ListingTable, ListingTableConfig, ListingTableUrl};
 use datafusion::error::{DataFusionError, Result};
 use datafusion::execution::object_store::ObjectStoreUrl;
@@ -32,18 +35,48 @@ use datafusion::prelude::{ParquetReadOptions, SessionContext};
 /// Register every table of the catalog at `location` with `ctx`.
 /// Returns the table names, sorted.
 pub async fn register_catalog(ctx: &SessionContext, location: &str) -> Result<Vec<String>> {
-    register_catalog_with(ctx, location, &PartitionRegistry::default()).await
+    register_catalog_with(ctx, location, &Arc::default()).await
 }
 
-/// [`register_catalog`], remembering each partitioned table's partitions in `registry`.
+/// [`register_catalog`], remembering each partitioned table's partitions in
+/// `registry`. The catalog's location is listed now; each table is
+/// registered (its files listed, their schemas read) when a statement
+/// first names it, reading through `ctx`'s runtime ([`named`]). Returns the
+/// names of the catalog's tables, sorted (a folder that turns out to be no
+/// table, or unreadable, among them).
 pub async fn register_catalog_with(
     ctx: &SessionContext,
     location: &str,
-    registry: &PartitionRegistry,
+    registry: &Arc<PartitionRegistry>,
 ) -> Result<Vec<String>> {
-    if let Some(rest) = location.strip_prefix("s3://") {
-        return register_object_store_catalog(ctx, rest, registry).await;
-    }
+    let found = match location.strip_prefix("s3://") {
+        Some(rest) => object_store_tables(ctx, rest).await?,
+        None => local_tables(location)?,
+    };
+    let options = ctx.state().config_options().catalog.clone();
+    let catalog = ctx
+        .catalog(&options.default_catalog)
+        .ok_or_else(|| DataFusionError::Internal("no default catalog".into()))?;
+    let inner = catalog
+        .schema(&options.default_schema)
+        .ok_or_else(|| DataFusionError::Internal("no default schema".into()))?;
+    let mut names: Vec<String> = found.iter().map(|(n, _)| n.clone()).collect();
+    names.sort();
+    let registrar = named::Registrar {
+        config: ctx.copied_config(),
+        runtime: ctx.runtime_env(),
+        registry: Arc::clone(registry),
+    };
+    catalog.register_schema(
+        &options.default_schema,
+        Arc::new(named::CatalogTables::new(inner, found, registrar)),
+    )?;
+    Ok(names)
+}
+
+/// The tables of the local folder `location`: its sub-folders and its
+/// `*.parquet` files, with the names SQL gives them.
+fn local_tables(location: &str) -> Result<Vec<(String, named::Source)>> {
     let local = ObjectStoreUrl::local_filesystem();
     let dir = local_dir(location)?;
     let entries = std::fs::read_dir(&dir).map_err(|e| {
@@ -52,7 +85,6 @@ pub async fn register_catalog_with(
             message: format!("cannot list: {e}"),
         })
     })?;
-    let (mut tables, mut unreadable, mut not_tables) = (Vec::new(), Vec::new(), Vec::new());
     // Table folders and single Parquet files, with the names SQL gives them.
     let mut found = Vec::new();
     for entry in entries {
@@ -71,37 +103,24 @@ pub async fn register_catalog_with(
     }
     found.sort();
     let names = sql_names(&found.iter().map(|(_, t)| t.clone()).collect::<Vec<_>>());
+    let mut tables = Vec::with_capacity(found.len());
     for ((path, _), name) in found.into_iter().zip(names) {
-        if path.is_dir() {
+        let source = if path.is_dir() {
             let url = format!("{}/", path.display());
-            let registered = match object_store::path::Path::from_filesystem_path(&path) {
-                Ok(root) => register_table(ctx, &name, &url, &local, &root, registry).await,
-                Err(e) => Err(table_error(&name, &url, e)),
-            };
-            match registered {
-                Ok(None) => tables.push(name),
-                Ok(Some(why)) => not_tables.push((name, why)),
-                Err(e) => unreadable.push((name, message(&e))),
+            let root = object_store::path::Path::from_filesystem_path(&path)
+                .map_err(|e| table_error(&name, &url, e))?;
+            named::Source::Folder {
+                url,
+                store_url: local.clone(),
+                root,
             }
-        } else if path.extension().is_some_and(|e| e == "parquet") {
-            let stem = name.as_str();
-            let location = path.display().to_string();
-            match ctx
-                .register_parquet(bare(stem), &location, ParquetReadOptions::default())
-                .await
-            {
-                Ok(()) => {
-                    present_lowercase(ctx, stem)?;
-                    tables.push(stem.to_string())
-                }
-                Err(e) => {
-                    unreadable.push((stem.to_string(), message(&table_error(stem, &location, e))))
-                }
+        } else {
+            named::Source::File {
+                location: path.display().to_string(),
             }
-        }
+        };
+        tables.push((name, source));
     }
-    set_aside(ctx, unreadable, not_tables)?;
-    tables.sort();
     Ok(tables)
 }
 
@@ -121,7 +140,7 @@ pub(super) fn message(e: &DataFusionError) -> String {
 /// `*.parquet`; a folder with none, whose other files are Parquet (Hive's
 /// `000000_0`, Athena's CTAS output, named without an extension), is read
 /// as Hive and Athena read it: every file but hidden and bookkeeping ones.
-async fn register_table(
+pub(super) async fn register_table(
     ctx: &SessionContext,
     name: &str,
     url: &str,
@@ -196,7 +215,7 @@ async fn register_table(
         // Files whose types differ where a wider type holds them all
         // (schema_merge) register with that type; a file that cannot be
         // read, or a real conflict, is named.
-        let failed = match file_schemas(ctx, Arc::clone(&store), root, data).await {
+        let failed = match file_schemas(ctx, Arc::clone(&store), store_url, root, data).await {
             Err(unreadable) => Some(unreadable),
             Ok(schemas) if schemas.is_empty() => Some(e.to_string()),
             Ok(schemas) => match crate::schema_merge::merge(&schemas) {
@@ -328,6 +347,14 @@ pub async fn register_files(
         Some(s) => Arc::new(s.clone()),
         None => inferred_schema(ctx, &listing, &paths).await?,
     };
+    // Planning's statistics from the process's footer cache.
+    let mut listing = listing;
+    let format: &dyn std::any::Any = listing.format.as_ref();
+    if let (Some(parquet), Some(path)) = (format.downcast_ref::<ParquetFormat>(), paths.first()) {
+        let inner = ParquetFormat::default().with_options(parquet.options().clone());
+        let format = footer_format::FooterFormat::new(inner, path.object_store().as_str());
+        listing.format = Arc::new(format);
+    }
     let config = ListingTableConfig::new_with_multi_paths(paths)
         .with_listing_options(listing)
         .with_schema(schema);
@@ -335,40 +362,6 @@ pub async fn register_files(
         .with_cache(ctx.runtime_env().cache_manager.get_file_statistic_cache());
     ctx.register_table(bare(name), Arc::new(table))?;
     Ok(())
-}
-
-/// The schema of the files of `paths` (a table's folders): each folder's,
-/// merged (a column only some folders' files hold is the table's too; a
-/// type conflict fails, and registration then looks at each file).
-pub(crate) async fn inferred_schema(
-    ctx: &SessionContext,
-    listing: &datafusion::datasource::listing::ListingOptions,
-    paths: &[ListingTableUrl],
-) -> Result<arrow::datatypes::SchemaRef> {
-    let state = ctx.state();
-    let mut schemas = Vec::with_capacity(paths.len());
-    for path in paths {
-        schemas.push(listing.infer_schema(&state, path).await?.as_ref().clone());
-    }
-    if schemas.len() == 1 {
-        return Ok(Arc::new(schemas.remove(0)));
-    }
-    // A column some folders' files lack is NULL in their rows, whatever
-    // the files holding it say.
-    let everywhere = |name: &str| schemas.iter().all(|s| s.field_with_name(name).is_ok());
-    let merged = arrow::datatypes::Schema::try_merge(schemas.clone())?;
-    let fields: Vec<_> = merged
-        .fields()
-        .iter()
-        .map(|f| match everywhere(f.name()) {
-            true => Arc::clone(f),
-            false => Arc::new(f.as_ref().clone().with_nullable(true)),
-        })
-        .collect();
-    Ok(Arc::new(arrow::datatypes::Schema::new_with_metadata(
-        fields,
-        merged.metadata().clone(),
-    )))
 }
 
 /// Whether the listed object `meta` begins with Parquet's magic bytes (one
@@ -391,12 +384,11 @@ async fn starts_as_parquet(
 async fn file_schemas(
     ctx: &SessionContext,
     store: Arc<dyn object_store::ObjectStore>,
+    store_url: &ObjectStoreUrl,
     root: &object_store::path::Path,
     data: DataFiles,
 ) -> std::result::Result<Vec<(String, arrow::datatypes::Schema)>, String> {
-    use datafusion::datasource::file_format::FileFormat;
-    use datafusion::datasource::file_format::parquet::ParquetFormat;
-    use futures::{StreamExt, TryStreamExt};
+    use futures::TryStreamExt;
     let mut files: Vec<object_store::ObjectMeta> = store
         .list(Some(root))
         .try_collect()
@@ -405,34 +397,7 @@ async fn file_schemas(
     let depth = root.parts().count();
     files.retain(|f| data.holds(&f.location, depth));
     files.sort_by(|a, b| a.location.cmp(&b.location));
-    let state = ctx.state();
-    let format = ParquetFormat::default();
-    let read = |f: object_store::ObjectMeta| {
-        let (state, format, store) = (&state, &format, &store);
-        async move {
-            let read = std::panic::AssertUnwindSafe(format.infer_schema(
-                state,
-                store,
-                std::slice::from_ref(&f),
-            ))
-            .catch_unwind()
-            .await;
-            let why = match read {
-                Ok(Ok(schema)) => return Ok((f.location.to_string(), schema.as_ref().clone())),
-                Ok(Err(e)) => e.to_string(),
-                Err(panic) => format!(
-                    "the Parquet reader failed: {}",
-                    squall_core::error::panic_text(&panic)
-                ),
-            };
-            Err(format!("file {} ({} bytes): {why}", f.location, f.size))
-        }
-    };
-    futures::stream::iter(files)
-        .map(read)
-        .buffered(16)
-        .try_collect()
-        .await
+    schemas::file_schemas(ctx, store_url, files).await
 }
 
 /// After `CREATE EXTERNAL TABLE name ... PARTITIONED BY (...) LOCATION 'location'`:
@@ -461,12 +426,12 @@ pub async fn record_partitions(
     Ok(())
 }
 
-/// A catalog in S3: `bucket/prefix`, whose "sub-folders" (common prefixes) are tables.
-async fn register_object_store_catalog(
+/// The tables of a catalog in S3, `bucket/prefix`: its "sub-folders"
+/// (common prefixes).
+async fn object_store_tables(
     ctx: &SessionContext,
     rest: &str,
-    registry: &PartitionRegistry,
-) -> Result<Vec<String>> {
+) -> Result<Vec<(String, named::Source)>> {
     let (bucket, prefix) = rest.split_once('/').unwrap_or((rest, ""));
     let prefix = prefix.trim_matches('/');
     let url = datafusion::execution::object_store::ObjectStoreUrl::parse(format!("s3://{bucket}"))?;
@@ -480,7 +445,6 @@ async fn register_object_store_catalog(
         })
         .await
         .map_err(|e| catalog_error(&format!("s3://{rest}"), format!("cannot list: {e}")))?;
-    let (mut tables, mut unreadable, mut not_tables) = (Vec::new(), Vec::new(), Vec::new());
     let found: Vec<(object_store::path::Path, String)> = listing
         .common_prefixes
         .into_iter()
@@ -489,24 +453,25 @@ async fn register_object_store_catalog(
             (!folder.starts_with('.') && !folder.starts_with('_')).then_some((p, folder))
         })
         .collect();
-    let names = sql_names(&found.iter().map(|(_, f)| f.clone()).collect::<Vec<_>>());
-    for ((table_prefix, _), name) in found.into_iter().zip(names) {
-        let table_url = format!("s3://{bucket}/{table_prefix}/");
-        match register_table(ctx, &name, &table_url, &url, &table_prefix, registry).await {
-            Ok(None) => tables.push(name),
-            Ok(Some(why)) => not_tables.push((name, why)),
-            Err(e) => unreadable.push((name, message(&e))),
-        }
-    }
-    if tables.is_empty() && unreadable.is_empty() {
+    if found.is_empty() {
         return Err(catalog_error(
             &format!("s3://{rest}"),
             "no tables (sub-folders of Parquet files) found",
         ));
     }
-    set_aside(ctx, unreadable, not_tables)?;
-    tables.sort();
-    Ok(tables)
+    let names = sql_names(&found.iter().map(|(_, f)| f.clone()).collect::<Vec<_>>());
+    Ok(found
+        .into_iter()
+        .zip(names)
+        .map(|((root, _), name)| {
+            let source = named::Source::Folder {
+                url: format!("s3://{bucket}/{root}/"),
+                store_url: url.clone(),
+                root,
+            };
+            (name, source)
+        })
+        .collect())
 }
 
 /// The local folder of a catalog location.

@@ -45,7 +45,7 @@ use std::time::{Duration, Instant};
 use arrow::array::RecordBatch;
 use arrow::datatypes::SchemaRef;
 use datafusion::error::Result;
-use datafusion::execution::runtime_env::{RuntimeEnv, RuntimeEnvBuilder};
+use datafusion::execution::runtime_env::RuntimeEnv;
 use datafusion::execution::{SessionState, SessionStateBuilder, TaskContext};
 use datafusion::logical_expr::LogicalPlan;
 use datafusion::prelude::SessionContext;
@@ -53,7 +53,7 @@ use datafusion::sql::parser::Statement;
 use squall_core::allocator::QueryMemory;
 use squall_core::config::SquallConfig;
 use squall_core::executor::{join_error_text, spawn_cpu};
-use squall_core::requests::{CountingRegistry, RequestCounter};
+use squall_core::requests::{RequestCounter, RequestCounts};
 use squall_core::scan::{Leaf, leaves};
 
 use crate::backend::Backend;
@@ -135,6 +135,12 @@ pub struct Engine {
     /// The embedded backend's own parts, when it runs on that backend.
     local: Option<LocalBackend>,
     footers: Arc<FooterCache>,
+    /// The requests registering the catalog makes (its listing, and each
+    /// table's listings, footers and text rows when a statement first
+    /// names it), and how many of them queries were charged: each query's
+    /// planning counts those made since the last query was planned.
+    catalog_requests: Arc<RequestCounter>,
+    catalog_charged: std::sync::Mutex<RequestCounts>,
     /// How many partitions each partitioned table has (EXPLAIN, the profile).
     partitions: Arc<PartitionRegistry>,
     /// Where SQL may name locations (`squall.catalog.allowed_roots`).
@@ -183,14 +189,23 @@ impl Engine {
         let ctx = SessionContext::new_with_state(config::session_state(config, runtime));
         config::extend_session(&ctx)?;
         let partitions = Arc::new(PartitionRegistry::default());
+        let requests = RequestCounter::new();
         if let Some(catalog) = &options.catalog {
-            register_catalog_with(&ctx, catalog, &partitions).await?;
+            // Registered through a session sharing `ctx`'s catalog whose
+            // stores count requests.
+            let state = SessionStateBuilder::new_from_existing(ctx.state())
+                .with_runtime_env(config::counting_runtime(&ctx.runtime_env(), &requests)?)
+                .build();
+            register_catalog_with(&SessionContext::new_with_state(state), catalog, &partitions)
+                .await?;
         }
         Ok(Self {
             ctx,
             backend,
             local,
-            footers: Arc::default(),
+            footers: FooterCache::shared(),
+            catalog_requests: requests,
+            catalog_charged: std::sync::Mutex::default(),
             partitions,
             roots,
             one_request: false,
@@ -527,13 +542,7 @@ impl Engine {
         query_id: &str,
     ) -> Result<(StagedPlan, QueryJob)> {
         let requests = RequestCounter::new();
-        let base = self.ctx.runtime_env();
-        let runtime = RuntimeEnvBuilder::from_runtime_env(&base)
-            .with_object_store_registry(Arc::new(CountingRegistry::new(
-                Arc::clone(&base.object_store_registry),
-                Arc::clone(&requests),
-            )))
-            .build_arc()?;
+        let runtime = config::counting_runtime(&self.ctx.runtime_env(), &requests)?;
         let state = SessionStateBuilder::new_from_existing(state)
             .with_runtime_env(Arc::clone(&runtime))
             .build();
@@ -549,6 +558,11 @@ impl Engine {
         })
         .await?;
         job.planning_requests = requests.snapshot();
+        if let Ok(mut charged) = self.catalog_charged.lock() {
+            let now = self.catalog_requests.snapshot();
+            job.planning_requests += now - *charged;
+            *charged = now;
+        }
         Ok((staged, job))
     }
 }

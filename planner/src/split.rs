@@ -64,7 +64,7 @@ const FOOTER_MIN_PREFETCH_BYTES: usize = 4 * 1024;
 /// more, in 4 KiB steps, at most [`FOOTER_PREFETCH_BYTES`]. The files of one
 /// table come from one writer and carry similar footers; one larger than
 /// the tail costs a second GET, not a wrong answer.
-fn footer_hint(largest: Option<u64>) -> usize {
+pub(crate) fn footer_hint(largest: Option<u64>) -> usize {
     match largest {
         None => FOOTER_PREFETCH_BYTES,
         Some(len) => {
@@ -85,6 +85,19 @@ type FooterKey = (String, String, u64, i64);
 #[derive(Default)]
 pub struct FooterCache {
     entries: Mutex<CachedFooters>,
+}
+
+impl FooterCache {
+    /// The process's footer cache, shared by its engines: the aws backend
+    /// builds an engine per request, and a warm coordinator function must
+    /// not read the footers of a table again for every query (at SF1000 a
+    /// catalog holds thousands of files). Registration reads a table's
+    /// footers through it too (`catalog::parquet_schema`), so planning
+    /// finds them there.
+    pub fn shared() -> Arc<FooterCache> {
+        static SHARED: std::sync::OnceLock<Arc<FooterCache>> = std::sync::OnceLock::new();
+        Arc::clone(SHARED.get_or_init(Arc::default))
+    }
 }
 
 /// The memory the footer cache may hold. At SF1000 the 22 TPC-H queries'
@@ -156,8 +169,20 @@ impl FooterCache {
         meta: &object_store::ObjectMeta,
         hint: usize,
     ) -> Result<(Arc<ParquetMetaData>, Option<u64>)> {
+        let store = runtime.object_store(store_url)?;
+        self.footer_in(&store, store_url.as_str(), meta, hint).await
+    }
+
+    /// [`Self::footer`] of a file of `store`, whose URL is `store_url`.
+    pub async fn footer_in(
+        &self,
+        store: &Arc<dyn ObjectStore>,
+        store_url: &str,
+        meta: &object_store::ObjectMeta,
+        hint: usize,
+    ) -> Result<(Arc<ParquetMetaData>, Option<u64>)> {
         let key = (
-            store_url.as_str().to_string(),
+            store_url.to_string(),
             meta.location.to_string(),
             meta.size,
             meta.last_modified.timestamp_millis(),
@@ -167,10 +192,9 @@ impl FooterCache {
         {
             return Ok((Arc::clone(m), None));
         }
-        let store = runtime.object_store(store_url)?;
         let footer_len = Arc::new(std::sync::atomic::AtomicU64::new(0));
         let reader = RangeFetch {
-            store,
+            store: Arc::clone(store),
             path: meta.location.clone(),
             file_size: meta.size,
             footer_len: Arc::clone(&footer_len),
@@ -190,6 +214,19 @@ impl FooterCache {
         let len = footer_len.load(std::sync::atomic::Ordering::Relaxed);
         Ok((metadata, (len > 0).then_some(len)))
     }
+}
+
+/// The footers of the listed files `files` of the store `store_url`, from
+/// `cache` or read as a scan's are.
+pub async fn footers_of(
+    files: &[object_store::ObjectMeta],
+    store_url: &datafusion::execution::object_store::ObjectStoreUrl,
+    runtime: &RuntimeEnv,
+    cache: &FooterCache,
+) -> Result<Vec<Arc<ParquetMetaData>>> {
+    let files: Vec<PartitionedFile> = files.iter().cloned().map(PartitionedFile::from).collect();
+    let files: Vec<&PartitionedFile> = files.iter().collect();
+    read_footers(&files, store_url, runtime, cache).await
 }
 
 /// The footers of `files`, from `cache` or read.

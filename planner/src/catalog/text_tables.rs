@@ -138,13 +138,10 @@ pub(super) async fn register_table(
             .iter()
             .find(|m| DataFiles::AllVisible.holds(&m.location, depth))
     {
-        use object_store::ObjectStoreExt;
-        let store = ctx.runtime_env().object_store(store_url)?;
-        let head = store
-            .get_range(&first.location, 0..first.size.min(65_536))
+        if let Some(delimiter) = sniffed_delimiter(ctx, store_url, first)
             .await
-            .map_err(|e| table_error(name, url, format!("file {}: {e}", first.location)))?;
-        if let Some(delimiter) = delimiter_of(&head) {
+            .map_err(|e| table_error(name, url, format!("file {}: {e}", first.location)))?
+        {
             files.format = TextFormat::Delimited(delimiter);
         }
     }
@@ -159,6 +156,42 @@ pub(super) async fn register_table(
     .await
     .map_err(|e| table_error(name, url, message(&e)))?;
     present(ctx, name, store_url, root, registry, &layout)
+}
+
+/// The delimiter [`delimiter_of`] the start of `file` says (one ranged GET
+/// of its first 64 KiB), remembered per process while the file stays the
+/// same: the aws backend registers the catalog for every request.
+async fn sniffed_delimiter(
+    ctx: &SessionContext,
+    store_url: &ObjectStoreUrl,
+    file: &object_store::ObjectMeta,
+) -> std::result::Result<Option<u8>, object_store::Error> {
+    use object_store::ObjectStoreExt;
+    static SNIFFED: std::sync::OnceLock<super::schemas::Remembered<Option<u8>>> =
+        std::sync::OnceLock::new();
+    let sniffed = SNIFFED.get_or_init(|| super::schemas::Remembered::new(1024));
+    let key = format!(
+        "{store_url}{}:{}:{}",
+        file.location,
+        file.size,
+        file.last_modified.timestamp_nanos_opt().unwrap_or_default()
+    );
+    if let Some(delimiter) = sniffed.get(&key) {
+        return Ok(delimiter);
+    }
+    let store =
+        ctx.runtime_env()
+            .object_store(store_url)
+            .map_err(|e| object_store::Error::Generic {
+                store: "catalog",
+                source: Box::new(e),
+            })?;
+    let head = store
+        .get_range(&file.location, 0..file.size.min(65_536))
+        .await?;
+    let delimiter = delimiter_of(&head);
+    sniffed.put(key, delimiter);
+    Ok(delimiter)
 }
 
 /// The delimiter of a `.csv` file whose header row (the first line of

@@ -2,9 +2,11 @@
 //! distributed plans rely on, and the runtime it plans with.
 
 use datafusion::error::Result;
-use datafusion::execution::runtime_env::RuntimeEnvBuilder;
+use datafusion::execution::runtime_env::{RuntimeEnv, RuntimeEnvBuilder};
 use datafusion::prelude::{SessionConfig, SessionContext};
 use squall_core::config::SquallConfig;
+use squall_core::requests::{CountingRegistry, RequestCounter};
+use std::sync::Arc;
 
 use crate::limits::setting_error;
 
@@ -53,6 +55,11 @@ pub fn session_config(settings: &[(String, String)]) -> Result<SessionConfig> {
         // (crate::information_schema); DataFusion's would shadow it. Queries
         // reading only it run here (see `reads_only_information_schema`).
         opts.catalog.information_schema = false;
+        // Planning's statistics read the footers of a scan's files not yet
+        // cached (`catalog::footer_format`): at thousands of files their
+        // time is their bytes at the coordinator's network, kept busy by
+        // 128 reads in flight (as `split` reads them), not DataFusion's 32.
+        opts.set("datafusion.execution.meta_fetch_concurrency", "128")?;
         // `TIMESTAMP WITH TIME ZONE` (a cast, a column type) is a timestamp
         // with a zone, UTC unless it says otherwise, as Trino's session
         // zone is UTC here: DataFusion's default (none) made it a
@@ -166,4 +173,17 @@ pub fn extend_session(ctx: &SessionContext) -> Result<()> {
     ctx.add_analyzer_rule(Arc::new(crate::scalar_subquery::OneRowSubqueries));
     // After type coercion and the rules above, so every operand is typed.
     crate::checked_arithmetic::register(ctx)
+}
+
+/// `base` with every object store request counted in `requests`.
+pub(super) fn counting_runtime(
+    base: &Arc<RuntimeEnv>,
+    requests: &Arc<RequestCounter>,
+) -> Result<Arc<RuntimeEnv>> {
+    RuntimeEnvBuilder::from_runtime_env(base)
+        .with_object_store_registry(Arc::new(CountingRegistry::new(
+            Arc::clone(&base.object_store_registry),
+            Arc::clone(requests),
+        )))
+        .build_arc()
 }

@@ -280,6 +280,45 @@ async fn tables_of_hundreds_of_files_are_planned_file_by_file() {
     }
 }
 
+/// A table of more files than its schema is read from (256: the first and
+/// last 128 by name, so registering a table of 100,000 files does not read
+/// 100,000 footers) reads a column its later files added, NULL in the
+/// earlier ones; a column only files in the middle hold is not read.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tables_of_many_files_read_their_schema_from_the_first_and_last() {
+    use arrow::array::{ArrayRef, Int64Array, RecordBatch, StringArray};
+    use std::sync::Arc;
+    let dir = tempfile::tempdir().unwrap();
+    let table = dir.path().join("t");
+    std::fs::create_dir_all(&table).unwrap();
+    for f in 0..300i64 {
+        let mut columns: Vec<(&str, ArrayRef)> = vec![("k", Arc::new(Int64Array::from(vec![f])))];
+        if f >= 290 {
+            columns.push(("note", Arc::new(StringArray::from(vec![format!("n{f}")]))));
+        }
+        if f == 150 {
+            columns.push(("mid", Arc::new(Int64Array::from(vec![1]))));
+        }
+        let batch = RecordBatch::try_from_iter(columns).unwrap();
+        write_parquet(table.join(format!("part-{f:04}.parquet")), batch);
+    }
+    for single in ["0", "1000000000000"] {
+        let engine = engine(dir.path(), &[("squall.query.single_task_bytes", single)]).await;
+        let sql = "select count(*), count(note), min(note), sum(k) from t";
+        assert_eq!(
+            squall_csv(&engine, sql).await,
+            "count(*),count(t.note),min(t.note),sum(t.k)\n300,10,n290,44850\n",
+            "single_task_bytes={single}"
+        );
+        let err = engine
+            .sql("select mid from t")
+            .await
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("mid"), "{err}");
+    }
+}
+
 /// Files and partitions written (or removed) by other jobs after the
 /// catalog was read are read (or not) by the next query of the same
 /// engine, as a long-running `squall serve` needs: DataFusion 55 would

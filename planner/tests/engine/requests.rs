@@ -137,21 +137,77 @@ async fn the_requests_of_a_query_add_up() {
     let first = profiled(&engine, SQL).await;
     check_consistent(&first, 4);
     assert!(first.tasks > 4, "several tasks per stage: {}", first.tasks);
-    assert!(
-        first.requests.planning.get > 0,
-        "planning read footers\n{}",
-        first.display()
-    );
-    // The second time, planning finds the footers cached.
+    // The first query registered orders and lineitem; the second finds
+    // them registered and their footers cached (the exact counts are
+    // `tables_are_read_when_named_and_footers_once_per_process`'s).
     let second = profiled(&engine, SQL).await;
     check_consistent(&second, 4);
-    assert!(second.requests.planning.get <= first.requests.planning.get);
+    let (first, second) = (first.requests.planning, second.requests.planning);
+    assert_eq!(second.get, 0, "{second:?}");
+    assert!(second.list < first.list, "{first:?} {second:?}");
     assert_eq!(
         count_files(engine.exchange_root()),
         0,
         "objects left behind"
     );
     assert_eq!(engine.open_queues(), 0);
+}
+
+/// The aws backend builds an engine, and registers its catalog, for every
+/// request. A table is registered when a query first names it: the first
+/// registration in a process reads each of its Parquet files' footers with
+/// one GET (and lists it), charged to the naming query's planning; tables
+/// the query does not name are not read; a later engine reads no footer
+/// again, only the listings.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tables_are_read_when_named_and_footers_once_per_process() {
+    // Files of their own (new paths, new modification times): no other
+    // test of this process has read their footers.
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut files = std::collections::HashMap::new();
+    for table in ["orders", "lineitem", "nation"] {
+        let to = dir.path().join(table);
+        std::fs::create_dir(&to).expect("mkdir");
+        for entry in std::fs::read_dir(sf001_small_groups().path.join(table)).expect("ls") {
+            let from = entry.expect("entry").path();
+            std::fs::copy(&from, to.join(from.file_name().expect("name"))).expect("copy");
+            *files.entry(table).or_insert(0u64) += 1;
+        }
+    }
+    let per_request = || async {
+        engine(dir.path(), &[("squall.shuffle.partitions", "3")])
+            .await
+            .for_one_request()
+    };
+    let first = profiled(&per_request().await, SQL).await;
+    let planning = first.requests.planning;
+    assert_eq!(
+        planning.get,
+        files["orders"] + files["lineitem"],
+        "a GET per footer of the tables named\n{}",
+        first.display()
+    );
+    assert!(planning.list >= 2, "each table listed\n{}", first.display());
+    let again = profiled(&per_request().await, SQL).await;
+    let planning_again = again.requests.planning;
+    assert_eq!(
+        planning_again.get,
+        0,
+        "footers read again\n{}",
+        again.display()
+    );
+    assert_eq!(planning_again.list, planning.list, "{}", again.display());
+    // An engine that lives on registers a table once: its next query's
+    // planning lists only what planning lists.
+    let serving = per_request().await;
+    let named = profiled(&serving, SQL).await.requests.planning;
+    let later = profiled(&serving, SQL).await.requests.planning;
+    assert_eq!(named, planning_again);
+    assert!(later.list < named.list && later.get == 0, "{later:?}");
+    // A query naming another table registers it then.
+    let nation = "select count(*) from nation where n_name <> 'x'";
+    let other = profiled(&serving, nation).await.requests.planning;
+    assert_eq!(other.get, files["nation"], "{other:?}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -117,6 +117,27 @@ impl Add for RequestCounts {
     }
 }
 
+/// What `self` counts beyond `earlier` (a later reading of one counter).
+impl std::ops::Sub for RequestCounts {
+    type Output = Self;
+    fn sub(self, o: Self) -> Self {
+        Self {
+            get: self.get.saturating_sub(o.get),
+            head: self.head.saturating_sub(o.head),
+            put: self.put.saturating_sub(o.put),
+            list: self.list.saturating_sub(o.list),
+            delete: self.delete.saturating_sub(o.delete),
+            sqs_create_queue: self.sqs_create_queue.saturating_sub(o.sqs_create_queue),
+            sqs_send: self.sqs_send.saturating_sub(o.sqs_send),
+            sqs_receive: self.sqs_receive.saturating_sub(o.sqs_receive),
+            sqs_delete_batch: self.sqs_delete_batch.saturating_sub(o.sqs_delete_batch),
+            sqs_delete_queue: self.sqs_delete_queue.saturating_sub(o.sqs_delete_queue),
+            invoke: self.invoke.saturating_sub(o.invoke),
+            invoke_throttled: self.invoke_throttled.saturating_sub(o.invoke_throttled),
+        }
+    }
+}
+
 impl std::iter::Sum for RequestCounts {
     fn sum<I: Iterator<Item = Self>>(iter: I) -> Self {
         iter.fold(Self::default(), Add::add)
