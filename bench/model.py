@@ -91,7 +91,9 @@ each file the query's scans read (64 in flight, at the coordinator's 80
 MB/s; a tail a quarter larger than the footers of the scan read so far,
 as split.rs fetches it after its first 64 files, so about the footer's own
 size) unless --warm-footers (a warm coordinator has them
-cached). Files and row groups grow with the scale like the stage that
+cached: the process's footer cache, which registering a table the query
+names and planning's statistics read through, planner/src/catalog/; a
+table's registration reads nothing else of it but its listing). Files and row groups grow with the scale like the stage that
 scans them (the base data's layout: files of a table that grows, such as
 lineitem, grow linearly, nation's do not; --row-group-factor F: the
 target's row groups are F times as large). Tasks are placed on N workers as they free up;
