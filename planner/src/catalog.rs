@@ -13,6 +13,7 @@ mod names;
 mod schemas;
 mod text_tables;
 
+pub use named::DeferredTable;
 pub use names::{bare, sql_names};
 pub(crate) use schemas::inferred_schema;
 
@@ -53,6 +54,18 @@ pub async fn register_catalog_with(
         Some(rest) => object_store_tables(ctx, rest).await?,
         None => local_tables(location)?,
     };
+    let mut names: Vec<String> = found.iter().map(|(n, _)| n.clone()).collect();
+    names.sort();
+    install(ctx, found, registry)?;
+    Ok(names)
+}
+
+/// The session's default schema, with `found` registered when named.
+fn install(
+    ctx: &SessionContext,
+    found: Vec<(String, named::Source)>,
+    registry: &Arc<PartitionRegistry>,
+) -> Result<()> {
     let options = ctx.state().config_options().catalog.clone();
     let catalog = ctx
         .catalog(&options.default_catalog)
@@ -60,8 +73,6 @@ pub async fn register_catalog_with(
     let inner = catalog
         .schema(&options.default_schema)
         .ok_or_else(|| DataFusionError::Internal("no default schema".into()))?;
-    let mut names: Vec<String> = found.iter().map(|(n, _)| n.clone()).collect();
-    names.sort();
     let registrar = named::Registrar {
         config: ctx.copied_config(),
         runtime: ctx.runtime_env(),
@@ -71,7 +82,22 @@ pub async fn register_catalog_with(
         &options.default_schema,
         Arc::new(named::CatalogTables::new(inner, found, registrar)),
     )?;
-    Ok(names)
+    Ok(())
+}
+
+/// Registers `tables`, each when a statement first names it
+/// ([`DeferredTable`]), reading through `ctx`'s runtime and recording
+/// partitions in `registry`.
+pub fn register_deferred(
+    ctx: &SessionContext,
+    tables: Vec<(String, Arc<dyn DeferredTable>)>,
+    registry: &Arc<PartitionRegistry>,
+) -> Result<()> {
+    let found = tables
+        .into_iter()
+        .map(|(name, table)| (name, named::Source::Deferred(table)))
+        .collect();
+    install(ctx, found, registry)
 }
 
 /// The tables of the local folder `location`: its sub-folders and its

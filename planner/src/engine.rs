@@ -24,6 +24,7 @@
 //! stays on the caller's runtime, where cancels, timers and task reports
 //! are never kept waiting by a busy plan.
 
+mod catalog_requests;
 #[path = "engine/config.rs"]
 mod config;
 #[path = "engine/dml.rs"]
@@ -557,12 +558,7 @@ impl Engine {
             planner.prepare(state, &plan, &options, &query_id).await
         })
         .await?;
-        job.planning_requests = requests.snapshot();
-        if let Ok(mut charged) = self.catalog_charged.lock() {
-            let now = self.catalog_requests.snapshot();
-            job.planning_requests += now - *charged;
-            *charged = now;
-        }
+        job.planning_requests = requests.snapshot() + self.catalog_requests_since_charged();
         Ok((staged, job))
     }
 }

@@ -88,13 +88,7 @@ pub async fn aws_engine(options: EngineOptions) -> Result<Engine> {
             ..options
         };
         let engine = Engine::with_backend(options, runtime, backend).await?;
-        register_glue_catalog(
-            &env,
-            engine.context(),
-            &database,
-            engine.partition_registry(),
-        )
-        .await?;
+        register_glue_catalog(&env, &engine, &database).await?;
         return Ok(engine.for_one_request());
     }
     Ok(Engine::with_backend(options, runtime, backend)

@@ -12,9 +12,11 @@
 //! the process's AWS configuration like S3's and SQS's (region,
 //! credentials, `AWS_ENDPOINT_URL` for an emulator).
 //!
-//! Requests: one `GetTables` page per 100 tables and one `GetPartitions`
-//! page per 1,000 partitions of each partitioned table, once when the
-//! engine starts; planning a scan then lists only the kept partitions.
+//! Requests: one `GetTables` page per 100 tables when the engine starts,
+//! and one `GetPartitions` page per 1,000 partitions of a partitioned table
+//! when a statement first names it (the aws backend builds an engine per
+//! request: a query reads nothing of the tables it does not name);
+//! planning a scan then lists only the kept partitions.
 
 use std::sync::Arc;
 
@@ -22,7 +24,8 @@ use arrow::datatypes::{DataType, Field, Schema, TimeUnit};
 use aws_sdk_glue::types::{Column, Table};
 use datafusion::error::Result;
 use datafusion::prelude::{ParquetReadOptions, SessionContext};
-use squall_planner::catalog::{present_lowercase, register_files};
+use squall_planner::Engine;
+use squall_planner::catalog::{DeferredTable, present_lowercase, register_files};
 use squall_planner::partitions::{
     DataFiles, ListedPartition, ListedPartitionsTable, PartitionRegistry, is_null_folder,
 };
@@ -30,20 +33,15 @@ use squall_planner::partitions::{
 use crate::env::AwsEnv;
 use crate::error::AwsError;
 
-/// Registers the Parquet tables of Glue database `database` with `ctx`
-/// and their partition counts in `registry`; returns their names, sorted.
+/// Registers the Parquet tables of Glue database `database` with
+/// `engine`, each when a statement first names it (its partitions listed
+/// then); returns their names, sorted.
 pub async fn register_glue_catalog(
     env: &AwsEnv,
-    ctx: &SessionContext,
+    engine: &Engine,
     database: &str,
-    registry: &PartitionRegistry,
 ) -> Result<Vec<String>> {
     let client = aws_sdk_glue::Client::new(&env.sdk);
-    let glue_err = |table: Option<&str>, e: String| AwsError::Glue {
-        database: database.to_string(),
-        table: table.map(str::to_string),
-        message: e,
-    };
     let mut tables = Vec::new();
     let mut pages = client
         .get_tables()
@@ -51,17 +49,70 @@ pub async fn register_glue_catalog(
         .into_paginator()
         .send();
     while let Some(page) = pages.next().await {
-        let page = page.map_err(|e| glue_err(None, crate::error_chain(&e)))?;
+        let page = page.map_err(|e| glue_error(database, None, crate::error_chain(&e)))?;
         tables.extend(page.table_list().iter().cloned());
     }
-    let mut names = Vec::new();
-    for table in &tables {
-        let name = table.name();
-        let Some(location) = parquet_location(table) else {
+    let mut deferred: Vec<(String, Arc<dyn DeferredTable>)> = Vec::new();
+    for table in tables {
+        let name = table.name().to_string();
+        let Some(location) = parquet_location(&table) else {
             tracing::warn!(database, table = name, "not a Parquet table; left out");
             continue;
         };
         let location = format!("{}/", location.trim_end_matches('/'));
+        let glue = GlueTable {
+            client: client.clone(),
+            database: database.to_string(),
+            table,
+            location,
+        };
+        deferred.push((name, Arc::new(glue)));
+    }
+    if deferred.is_empty() {
+        return Err(glue_error(database, None, "no Parquet tables".to_string()).into());
+    }
+    let mut names: Vec<String> = deferred.iter().map(|(n, _)| n.clone()).collect();
+    names.sort();
+    engine.register_deferred(deferred)?;
+    Ok(names)
+}
+
+fn glue_error(database: &str, table: Option<&str>, message: String) -> AwsError {
+    AwsError::Glue {
+        database: database.to_string(),
+        table: table.map(str::to_string),
+        message,
+    }
+}
+
+/// A Parquet table of a Glue database, registered when first named.
+struct GlueTable {
+    client: aws_sdk_glue::Client,
+    database: String,
+    table: Table,
+    /// Its location, ending with `/`.
+    location: String,
+}
+
+impl std::fmt::Debug for GlueTable {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("GlueTable")
+            .field("database", &self.database)
+            .field("table", &self.table.name())
+            .field("location", &self.location)
+            .finish()
+    }
+}
+
+#[async_trait::async_trait]
+impl DeferredTable for GlueTable {
+    async fn register(
+        &self,
+        ctx: &SessionContext,
+        name: &str,
+        registry: &PartitionRegistry,
+    ) -> Result<()> {
+        let (database, table, location) = (&self.database, &self.table, &self.location);
         let keys = table
             .partition_keys()
             .iter()
@@ -73,7 +124,7 @@ pub async fn register_glue_catalog(
             register_files(
                 ctx,
                 name,
-                &location,
+                location,
                 ParquetReadOptions::default(),
                 DataFiles::AllVisible,
                 &[],
@@ -81,20 +132,23 @@ pub async fn register_glue_catalog(
             .await?;
         } else {
             let mut partitions = Vec::new();
-            let mut pages = client
+            let mut pages = self
+                .client
                 .get_partitions()
                 .database_name(database)
                 .table_name(name)
                 .into_paginator()
                 .send();
             while let Some(page) = pages.next().await {
-                let page = page.map_err(|e| glue_err(Some(name), crate::error_chain(&e)))?;
+                let page =
+                    page.map_err(|e| glue_error(database, Some(name), crate::error_chain(&e)))?;
                 for p in page.partitions() {
                     let at = p
                         .storage_descriptor()
                         .and_then(|sd| sd.location())
                         .ok_or_else(|| {
-                            glue_err(
+                            glue_error(
+                                database,
                                 Some(name),
                                 format!("partition {:?} has no location", p.values()),
                             )
@@ -113,7 +167,7 @@ pub async fn register_glue_catalog(
             let declared = declared_schema(database, table)?;
             let provider =
                 ListedPartitionsTable::try_new(ctx, name, &keys, &partitions, declared).await?;
-            let url = datafusion::datasource::listing::ListingTableUrl::parse(&location)?;
+            let url = datafusion::datasource::listing::ListingTableUrl::parse(location)?;
             registry.record(
                 url.object_store().as_str(),
                 url.prefix().as_ref(),
@@ -122,14 +176,8 @@ pub async fn register_glue_catalog(
             ctx.register_table(squall_planner::catalog::bare(name), Arc::new(provider))?;
         }
         // Glue's names are lowercase; the files' may not be.
-        present_lowercase(ctx, name)?;
-        names.push(name.to_string());
+        present_lowercase(ctx, name)
     }
-    if names.is_empty() {
-        return Err(glue_err(None, "no Parquet tables".to_string()).into());
-    }
-    names.sort();
-    Ok(names)
 }
 
 /// The location of a Parquet table, by its input format or SerDe.

@@ -10,7 +10,8 @@
 //! its reads are the naming query's planning requests. A table that
 //! cannot be read fails the statement naming it with why (the table, its
 //! location, the file), and is left out of listings of the catalog; the
-//! catalog's other tables answer.
+//! catalog's other tables answer. A statement naming it 30 s later tries
+//! again.
 
 use std::collections::HashMap;
 use std::sync::{Arc, RwLock};
@@ -22,7 +23,8 @@ use datafusion::error::{DataFusionError, Result};
 use datafusion::execution::object_store::ObjectStoreUrl;
 use datafusion::execution::runtime_env::RuntimeEnv;
 use datafusion::prelude::{ParquetReadOptions, SessionConfig, SessionContext};
-use tokio::sync::OnceCell;
+use std::time::{Duration, Instant};
+use tokio::sync::Mutex;
 
 use super::{bare, message, present_lowercase, register_table, table_error};
 use crate::partitions::PartitionRegistry;
@@ -38,12 +40,46 @@ pub(super) enum Source {
     },
     /// A single local Parquet file.
     File { location: String },
+    /// A table another catalog registers (the aws backend's Glue).
+    Deferred(Arc<dyn DeferredTable>),
+}
+
+/// A table of a catalog registered by code outside this crate (Glue's
+/// tables, where the AWS SDK is) when a statement first names it.
+#[async_trait]
+pub trait DeferredTable: std::fmt::Debug + Send + Sync {
+    /// Registers the table as `name` in `ctx`, a session of the engine's
+    /// configuration and runtime holding this table alone, recording its
+    /// partitions in `registry`.
+    async fn register(
+        &self,
+        ctx: &SessionContext,
+        name: &str,
+        registry: &PartitionRegistry,
+    ) -> Result<()>;
 }
 
 /// A table of the catalog and, once named, its registration.
 struct Named {
     source: Source,
-    registered: OnceCell<std::result::Result<Arc<dyn TableProvider>, String>>,
+    /// Its registration, and when it was made: a failure is tried again
+    /// once [`RETRY_FAILED_AFTER`] has passed (a store's passing refusal
+    /// must not set a table aside for a long-running server's life).
+    registered: Mutex<Option<(Registration, Instant)>>,
+}
+
+type Registration = std::result::Result<Arc<dyn TableProvider>, String>;
+
+/// How long a table whose registration failed stays set aside before a
+/// statement naming it tries again.
+const RETRY_FAILED_AFTER: Duration = Duration::from_secs(30);
+
+impl Named {
+    /// Its registration so far, if any (without waiting for one under way).
+    fn known(&self) -> Option<Registration> {
+        let registered = self.registered.try_lock().ok()?;
+        registered.as_ref().map(|(r, _)| r.clone())
+    }
 }
 
 /// What registering a table needs: the engine's configuration, runtime
@@ -83,7 +119,7 @@ impl CatalogTables {
             .map(|(name, source)| {
                 let named = Named {
                     source,
-                    registered: OnceCell::new(),
+                    registered: Mutex::new(None),
                 };
                 (name, Arc::new(named))
             })
@@ -99,18 +135,18 @@ impl CatalogTables {
         self.tables.read().ok()?.get(name).cloned()
     }
 
-    /// The table `name`, registered once: its provider, or why it cannot be
-    /// read.
-    async fn registered(
-        &self,
-        name: &str,
-        named: &Named,
-    ) -> std::result::Result<Arc<dyn TableProvider>, String> {
-        named
-            .registered
-            .get_or_init(|| self.register(name, &named.source))
-            .await
-            .clone()
+    /// The table `name`, registered once (a failure again after a while):
+    /// its provider, or why it cannot be read.
+    async fn registered(&self, name: &str, named: &Named) -> Registration {
+        let mut registered = named.registered.lock().await;
+        match &*registered {
+            Some((Ok(table), _)) => return Ok(Arc::clone(table)),
+            Some((Err(why), at)) if at.elapsed() < RETRY_FAILED_AFTER => return Err(why.clone()),
+            _ => {}
+        }
+        let registration = self.register(name, &named.source).await;
+        *registered = Some((registration.clone(), Instant::now()));
+        registration
     }
 
     async fn register(
@@ -139,6 +175,10 @@ impl CatalogTables {
                 .map_err(|e| table_error(name, location, e))
                 .and_then(|()| present_lowercase(&scratch, name))
                 .map(|()| None),
+            Source::Deferred(table) => table
+                .register(&scratch, name, &r.registry)
+                .await
+                .map(|()| None),
         };
         match outcome {
             Ok(None) => scratch
@@ -159,7 +199,7 @@ impl CatalogTables {
 
     /// Whether `name` is a catalog table not known to be unreadable.
     fn may_be_table(named: &Named) -> bool {
-        !matches!(named.registered.get(), Some(Err(_)))
+        !matches!(named.known(), Some(Err(_)))
     }
 }
 
@@ -219,7 +259,7 @@ impl SchemaProvider for CatalogTables {
     ) -> Result<Option<Arc<dyn TableProvider>>> {
         let named = self.tables.write().ok().and_then(|mut t| t.remove(&name));
         let earlier = self.inner.register_table(name, table)?;
-        Ok(earlier.or_else(|| named.and_then(|n| n.registered.get().cloned()?.ok())))
+        Ok(earlier.or_else(|| named.and_then(|n| n.known()?.ok())))
     }
 
     fn deregister_table(&self, name: &str) -> Result<Option<Arc<dyn TableProvider>>> {
@@ -229,8 +269,8 @@ impl SchemaProvider for CatalogTables {
         let Some(named) = self.tables.write().ok().and_then(|mut t| t.remove(name)) else {
             return Ok(None);
         };
-        Ok(match named.registered.get() {
-            Some(Ok(table)) => Some(Arc::clone(table)),
+        Ok(match named.known() {
+            Some(Ok(table)) => Some(table),
             Some(Err(_)) => None,
             // Not registered yet: gone before it was read.
             None => Some(Arc::new(datafusion::datasource::empty::EmptyTable::new(

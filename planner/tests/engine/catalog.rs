@@ -446,3 +446,86 @@ async fn tables_are_named_by_their_folders_in_lowercase() {
         );
     }
 }
+
+/// A table another catalog registers (Glue's, in the aws crate) is
+/// registered when a statement first names it, once: the catalog's other
+/// tables are not read; one that cannot be registered fails the statements
+/// naming it with why and is left out of `SHOW TABLES`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn deferred_tables_are_registered_when_first_named() {
+    use squall_planner::catalog::DeferredTable;
+    use squall_planner::partitions::PartitionRegistry;
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    #[derive(Debug)]
+    struct Counted {
+        file: Option<std::path::PathBuf>,
+        calls: AtomicUsize,
+    }
+
+    #[async_trait::async_trait]
+    impl DeferredTable for Counted {
+        async fn register(
+            &self,
+            ctx: &datafusion::prelude::SessionContext,
+            name: &str,
+            _registry: &PartitionRegistry,
+        ) -> datafusion::error::Result<()> {
+            self.calls.fetch_add(1, Ordering::SeqCst);
+            let Some(file) = &self.file else {
+                return Err(datafusion::error::DataFusionError::Plan(format!(
+                    "table {name}: its partitions cannot be listed"
+                )));
+            };
+            ctx.register_parquet(
+                squall_planner::catalog::bare(name),
+                file.to_string_lossy().as_ref(),
+                Default::default(),
+            )
+            .await
+        }
+    }
+
+    let file = Some(a_nation_file());
+    let tables: Vec<Arc<Counted>> = [file.clone(), file, None]
+        .into_iter()
+        .map(|file| {
+            Arc::new(Counted {
+                file,
+                calls: AtomicUsize::new(0),
+            })
+        })
+        .collect();
+    let engine = squall_planner::Engine::local(squall_planner::EngineOptions {
+        catalog: None,
+        settings: settings(&[]),
+    })
+    .await
+    .unwrap();
+    let deferred: Vec<(String, Arc<dyn DeferredTable>)> = ["a", "b", "broken"]
+        .into_iter()
+        .zip(&tables)
+        .map(|(n, t)| (n.to_string(), Arc::clone(t) as Arc<dyn DeferredTable>))
+        .collect();
+    engine.register_deferred(deferred).unwrap();
+    let calls = || {
+        tables
+            .iter()
+            .map(|t| t.calls.load(Ordering::SeqCst))
+            .collect::<Vec<_>>()
+    };
+    let sql = "select count(*) as n from a where n_name <> 'x'";
+    assert_eq!(squall_csv(&engine, sql).await, "n\n25\n");
+    assert_eq!(squall_csv(&engine, sql).await, "n\n25\n");
+    assert_eq!(calls(), [1, 0, 0], "only the table named, once");
+    let err = engine
+        .sql("select * from broken")
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("partitions cannot be listed"), "{err}");
+    let listed = squall_csv(&engine, "show tables").await;
+    assert_eq!(listed, "Table\na\nb\n", "broken left out");
+    assert_eq!(calls(), [1, 1, 1], "each registered once");
+}
