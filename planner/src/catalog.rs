@@ -2,8 +2,10 @@
 //! whose sub-folders are tables of Parquet files (or CSV or JSON lines,
 //! `text_tables`), flat or partitioned
 //! Hive-style (`key=value` folders, see [`crate::partitions`]). Each table
-//! is a DataFusion listing table; its schema comes from the files' footers
-//! and its partition columns from its folders. A table that cannot be read
+//! is a DataFusion listing table, registered when a statement first names
+//! it ([`named`]); its schema comes from the files' footers, read through
+//! the process's footer cache ([`schemas`]), and its partition columns from
+//! its folders. A table that cannot be read
 //! (a file that is not Parquet, files whose schemas conflict) is set aside:
 //! queries naming it fail saying why, the others answer.
 
