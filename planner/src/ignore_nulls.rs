@@ -4,6 +4,7 @@
 //! (`squall_core::window_flags`): DataFusion drops `IGNORE NULLS` of these
 //! functions from a physical plan's protobuf, so tasks answered as if NULLs
 //! were respected. The call keeps its name (`lag(x) IGNORE NULLS ...`).
+//! A negative offset of `lag` or `lead` is refused, as Trino refuses it.
 
 use std::sync::Arc;
 
@@ -37,6 +38,35 @@ struct IgnoreNulls {
     functions: Vec<(String, Arc<WindowUDF>)>,
 }
 
+/// `lag` and `lead` refuse a negative offset, as Trino's do (DataFusion's
+/// `lag(x, -1)` answered `lead(x, 1)`'s values, silently).
+fn check_offset(function: &str, args: &[Expr]) -> Result<()> {
+    use datafusion::common::ScalarValue;
+    if !matches!(function, "lag" | "lead") {
+        return Ok(());
+    }
+    let compares_to_zero = |value: &ScalarValue, sign: std::cmp::Ordering| {
+        !value.is_null()
+            && ScalarValue::new_zero(&value.data_type())
+                .is_ok_and(|zero| value.partial_cmp(&zero) == Some(sign))
+    };
+    let negative = match args.get(1) {
+        Some(Expr::Literal(value, _)) => compares_to_zero(value, std::cmp::Ordering::Less),
+        // `-1` as the parser may leave it: the negation of a positive literal.
+        Some(Expr::Negative(inner)) => matches!(
+            inner.as_ref(),
+            Expr::Literal(value, _) if compares_to_zero(value, std::cmp::Ordering::Greater)
+        ),
+        _ => false,
+    };
+    match negative {
+        true => Err(datafusion::error::DataFusionError::Plan(format!(
+            "{function}: offset must be at least 0"
+        ))),
+        false => Ok(()),
+    }
+}
+
 impl AnalyzerRule for IgnoreNulls {
     fn name(&self) -> &str {
         "squall_ignore_nulls"
@@ -50,6 +80,7 @@ impl AnalyzerRule for IgnoreNulls {
             let WindowFunctionDefinition::WindowUDF(fun) = &w.fun else {
                 return Ok(Transformed::no(e));
             };
+            check_offset(fun.name(), &w.params.args)?;
             if w.params.null_treatment != Some(NullTreatment::IgnoreNulls) {
                 return Ok(Transformed::no(e));
             }

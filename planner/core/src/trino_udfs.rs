@@ -343,6 +343,7 @@ pub fn is_argument_error(message: &str) -> bool {
             "requires start to be 1 based",
             "Failed to decode value using",
             "' is out of range",
+            ": offset must be at least 0",
         ]
         .iter()
         .any(|refusal| message.contains(refusal))

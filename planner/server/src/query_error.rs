@@ -362,6 +362,10 @@ mod tests {
                 INVALID_FUNCTION_ARGUMENT,
             ),
             (
+                "Error during planning: lag: offset must be at least 0",
+                INVALID_FUNCTION_ARGUMENT,
+            ),
+            (
                 "CAST of JSON '[1, \"x\"]' to List(Int64): failed to parse",
                 INVALID_CAST_ARGUMENT,
             ),

@@ -293,3 +293,26 @@ async fn window_functions_keep_ignore_nulls_and_direction_in_tasks() {
         "{named}"
     );
 }
+
+/// `lag` and `lead` with a negative offset are refused naming the function,
+/// as Trino refuses them (DataFusion answered `lag(x, -1)` with
+/// `lead(x, 1)`'s values); a zero or positive one answers as before.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn negative_lag_and_lead_offsets_are_refused() {
+    let data = sf001_small_groups();
+    let engine = engine(&data.path, &[]).await;
+    for sql in [
+        "select lag(n_name, -1) over (order by n_nationkey) from nation",
+        "select lead(n_name, -2, 'x') over (order by n_nationkey) from nation",
+    ] {
+        let err = engine.sql(sql).await.unwrap_err().to_string();
+        assert!(err.contains("offset must be at least 0"), "{sql}: {err}");
+    }
+    let sql = "select n_nationkey, lag(n_nationkey, 0) over (order by n_nationkey) as same, \
+               lead(n_nationkey, 1) over (order by n_nationkey) as next \
+               from nation order by n_nationkey limit 2";
+    assert_eq!(
+        squall_csv(&engine, sql).await,
+        "n_nationkey,same,next\n0,0,1\n1,1,2\n"
+    );
+}
