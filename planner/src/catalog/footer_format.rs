@@ -20,7 +20,7 @@ use datafusion::catalog::Session;
 use datafusion::common::Statistics;
 use datafusion::datasource::file_format::file_compression_type::FileCompressionType;
 use datafusion::datasource::file_format::parquet::ParquetFormat;
-use datafusion::datasource::file_format::{FileFormat, FileMeta};
+use datafusion::datasource::file_format::FileFormat;
 use datafusion::datasource::physical_plan::parquet::metadata::{
     DFParquetMetadata, ordering_from_parquet_metadata,
 };
@@ -112,20 +112,6 @@ impl FileFormat for FooterFormat {
     ) -> Result<Option<LexOrdering>> {
         let footer = self.footer(store, object).await?;
         ordering_from_parquet_metadata(&footer, &table_schema)
-    }
-
-    async fn infer_stats_and_ordering(
-        &self,
-        _state: &dyn Session,
-        store: &Arc<dyn ObjectStore>,
-        table_schema: SchemaRef,
-        object: &ObjectMeta,
-    ) -> Result<FileMeta> {
-        let footer = self.footer(store, object).await?;
-        let statistics =
-            DFParquetMetadata::statistics_from_parquet_metadata(&footer, &table_schema)?;
-        let ordering = ordering_from_parquet_metadata(&footer, &table_schema)?;
-        Ok(FileMeta::new(statistics).with_ordering(ordering))
     }
 
     async fn create_physical_plan(
