@@ -10,11 +10,13 @@
 //! queries naming it fail saying why, the others answer.
 
 mod footer_format;
+mod listings;
 mod named;
 mod names;
 mod schemas;
 mod text_tables;
 
+pub use listings::RecentListings;
 pub use named::DeferredTable;
 pub use names::{bare, sql_names};
 pub(crate) use schemas::inferred_schema;
@@ -230,6 +232,7 @@ pub(super) async fn register_table(
         options,
         data,
         &layout.folders,
+        Some(&objects),
     ))
     .catch_unwind()
     .await
@@ -252,7 +255,8 @@ pub(super) async fn register_table(
                     let options = ParquetReadOptions::default()
                         .table_partition_cols(listed.clone())
                         .schema(&merged);
-                    match register_files(ctx, name, url, options, data, &layout.folders).await {
+                    let folders = &layout.folders;
+                    match register_files(ctx, name, url, options, data, folders, None).await {
                         Ok(()) => {
                             tracing::info!(
                                 table = name,
@@ -346,13 +350,14 @@ async fn drop_file_columns_named_like_partitions(
     let options = ParquetReadOptions::default()
         .table_partition_cols(columns.to_vec())
         .schema(&file_schema);
-    register_files(ctx, name, url, options, data, &[]).await
+    register_files(ctx, name, url, options, data, &[], None).await
 }
 
 /// `ctx.register_parquet(name, url, options)` reading `data`'s files of
 /// the folder `url` (DataFusion's lists the files named as
 /// `options.file_extension` says, and cannot leave out hidden ones when the
-/// extension is empty).
+/// extension is empty). `listed`, the folder's listing if the caller made
+/// one, is read instead of listing it again ([`listings`]).
 pub async fn register_files(
     ctx: &SessionContext,
     name: &str,
@@ -360,6 +365,7 @@ pub async fn register_files(
     options: ParquetReadOptions<'_>,
     data: DataFiles,
     folders: &[String],
+    listed: Option<&[object_store::ObjectMeta]>,
 ) -> Result<()> {
     let options = ParquetReadOptions {
         file_extension: data.extension(),
@@ -371,6 +377,9 @@ pub async fn register_files(
         .into_iter()
         .map(|p| p.with_table_ref(bare(name)))
         .collect();
+    if let Some(objects) = listed {
+        listings::keep(ctx, &paths, objects);
+    }
     let schema = match options.schema {
         Some(s) => Arc::new(s.clone()),
         None => inferred_schema(ctx, &listing, &paths).await?,

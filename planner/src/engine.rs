@@ -59,7 +59,7 @@ use squall_core::scan::{Leaf, leaves};
 
 use crate::backend::Backend;
 use crate::backend::local::LocalBackend;
-use crate::catalog::register_catalog_with;
+use crate::catalog::{RecentListings, register_catalog_with};
 use crate::coordinator::{
     FilterShipping, HandedOver, Handoff, QueryJob, QueryProgress, QueryRun, Resume,
     run_query_or_hand_over,
@@ -142,6 +142,9 @@ pub struct Engine {
     /// planning counts those made since the last query was planned.
     catalog_requests: Arc<RequestCounter>,
     catalog_charged: std::sync::Mutex<RequestCounts>,
+    /// The listings registering tables made, read by the planning of the
+    /// statement that named them.
+    listings: RecentListings,
     /// How many partitions each partitioned table has (EXPLAIN, the profile).
     partitions: Arc<PartitionRegistry>,
     /// Where SQL may name locations (`squall.catalog.allowed_roots`).
@@ -191,11 +194,15 @@ impl Engine {
         config::extend_session(&ctx)?;
         let partitions = Arc::new(PartitionRegistry::default());
         let requests = RequestCounter::new();
+        let listings = RecentListings::default();
         if let Some(catalog) = &options.catalog {
             // Registered through a session sharing `ctx`'s catalog whose
-            // stores count requests.
+            // stores count requests, its listings kept for the statement
+            // naming the table.
+            let runtime =
+                config::counting_runtime(&ctx.runtime_env(), &requests, Some(listings.cache()))?;
             let state = SessionStateBuilder::new_from_existing(ctx.state())
-                .with_runtime_env(config::counting_runtime(&ctx.runtime_env(), &requests)?)
+                .with_runtime_env(runtime)
                 .build();
             register_catalog_with(&SessionContext::new_with_state(state), catalog, &partitions)
                 .await?;
@@ -207,6 +214,7 @@ impl Engine {
             footers: FooterCache::shared(),
             catalog_requests: requests,
             catalog_charged: std::sync::Mutex::default(),
+            listings,
             partitions,
             roots,
             one_request: false,
@@ -360,7 +368,7 @@ impl Engine {
         };
         let started = Instant::now();
         let result = self
-            .run_statement(state, statement, &options, query_id)
+            .run_statement(state, statement, &options, query_id, started)
             .await;
         match (result, timeout) {
             (Err(_), Some(timeout)) if deadline.expired() => Err(timeout_error(query_id, timeout)),
@@ -374,12 +382,14 @@ impl Engine {
         }
     }
 
+    /// `began`: when the statement began (listings made since are its own).
     async fn run_statement(
         &self,
         state: SessionState,
         statement: Statement,
         options: &RunOptions,
         query_id: &str,
+        began: Instant,
     ) -> Result<Outcome> {
         let cancel = &planning_cancel(options);
         // Statements squall answers itself, Trino's SQL written as
@@ -419,14 +429,17 @@ impl Engine {
             LogicalPlan::Explain(explain) => {
                 let input = explain.plan.as_ref().clone();
                 let (staged, job) = self
-                    .prepare(state.clone(), input, options, query_id)
+                    .prepare(state.clone(), input, options, query_id, began)
                     .await?;
                 explain::text_result(vec![("distributed_plan", explain::planned(&staged, &job))])
                     .map(Outcome::Finished)
             }
             LogicalPlan::Analyze(analyze) => {
                 let input = analyze.input.as_ref().clone();
-                let (staged, out) = match self.run_plan(state, input, options, query_id).await? {
+                let (staged, out) = match self
+                    .run_plan(state, input, options, query_id, began)
+                    .await?
+                {
                     (staged, QueryRun::Finished(out)) => (staged, out),
                     (_, QueryRun::HandedOver(h)) => return Ok(Outcome::HandedOver(h)),
                 };
@@ -468,10 +481,11 @@ impl Engine {
             // read nothing for a worker to share: answered here.
             plan if here::reads_no_table(&plan) => self.run_read_here(state, plan, cancel).await,
             plan => {
-                let (staged, out) = match self.run_plan(state, plan, options, query_id).await? {
-                    (staged, QueryRun::Finished(out)) => (staged, out),
-                    (_, QueryRun::HandedOver(h)) => return Ok(Outcome::HandedOver(h)),
-                };
+                let (staged, out) =
+                    match self.run_plan(state, plan, options, query_id, began).await? {
+                        (staged, QueryRun::Finished(out)) => (staged, out),
+                        (_, QueryRun::HandedOver(h)) => return Ok(Outcome::HandedOver(h)),
+                    };
                 let schema = staged
                     .final_stage()
                     .and_then(|s| s.plan.children().first().map(|c| c.schema()))
@@ -494,6 +508,7 @@ impl Engine {
         plan: LogicalPlan,
         options: &RunOptions,
         query_id: &str,
+        began: Instant,
     ) -> Result<(StagedPlan, QueryRun)> {
         // Once no query runs, the memory this one freed goes back to the system.
         let _memory = QueryMemory::enter(
@@ -505,7 +520,7 @@ impl Engine {
         loop {
             let started = Instant::now();
             let (staged, mut job) = self
-                .prepare(state.clone(), plan.clone(), &options, query_id)
+                .prepare(state.clone(), plan.clone(), &options, query_id, began)
                 .await?;
             job.handoff = Handoff::new(&job.config, started, options.resume.clone());
             match run_query_or_hand_over(job, &self.backend).await? {
@@ -534,16 +549,20 @@ impl Engine {
 
     /// Plan a logical plan into a staged plan and a ready-to-run job, on
     /// the CPU executor, unless the query is cancelled first. Every request
-    /// planning makes (listings, footers) is counted for the query's profile.
+    /// planning makes (listings, footers) is counted for the query's profile;
+    /// a table listed since the statement `began` (registered when the
+    /// statement named it) is not listed again.
     async fn prepare(
         &self,
         state: SessionState,
         plan: LogicalPlan,
         options: &RunOptions,
         query_id: &str,
+        began: Instant,
     ) -> Result<(StagedPlan, QueryJob)> {
         let requests = RequestCounter::new();
-        let runtime = config::counting_runtime(&self.ctx.runtime_env(), &requests)?;
+        let listed = self.listings.for_statement(began);
+        let runtime = config::counting_runtime(&self.ctx.runtime_env(), &requests, listed)?;
         let state = SessionStateBuilder::new_from_existing(state)
             .with_runtime_env(Arc::clone(&runtime))
             .build();

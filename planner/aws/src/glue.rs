@@ -128,6 +128,7 @@ impl DeferredTable for GlueTable {
                 ParquetReadOptions::default(),
                 DataFiles::AllVisible,
                 &[],
+                None,
             )
             .await?;
         } else {

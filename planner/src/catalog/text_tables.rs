@@ -152,6 +152,7 @@ pub(super) async fn register_table(
         files,
         layout.listed_columns(),
         &layout.folders,
+        Some(objects),
     )
     .await
     .map_err(|e| table_error(name, url, message(&e)))?;
@@ -225,7 +226,8 @@ fn delimiter_of(head: &[u8]) -> Option<u8> {
 const INFERRED_FROM_ROWS: usize = 100_000;
 
 /// Registers `name`: the files of `format` under `url`, with the partition
-/// columns its folders give. A column no row inferred from has a value in
+/// columns its folders give (`listed`: the folder's listing, if the
+/// caller made one). A column no row inferred from has a value in
 /// is text (DataFusion typed it NULL, and read every value of it as NULL).
 pub async fn register(
     ctx: &SessionContext,
@@ -234,6 +236,7 @@ pub async fn register(
     files: TextFiles,
     partitions: Vec<(String, DataType)>,
     folders: &[String],
+    listed: Option<&[object_store::ObjectMeta]>,
 ) -> Result<()> {
     let (extension, compression) = (files.extension, files.compression);
     let (config, table_options) = (ctx.copied_config(), ctx.copied_table_options());
@@ -267,6 +270,9 @@ pub async fn register(
         .into_iter()
         .map(|p| p.with_table_ref(super::bare(name)))
         .collect();
+    if let Some(objects) = listed {
+        super::listings::keep(ctx, &paths, objects);
+    }
     let inferred = super::inferred_schema(ctx, &listing, &paths).await?;
     let fields: Vec<_> = inferred
         .fields()

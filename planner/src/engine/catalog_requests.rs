@@ -25,6 +25,7 @@ impl Engine {
             .with_runtime_env(config::counting_runtime(
                 &self.ctx.runtime_env(),
                 &self.catalog_requests,
+                Some(self.listings.cache()),
             )?)
             .build();
         crate::catalog::register_deferred(

@@ -2,6 +2,7 @@
 //! distributed plans rely on, and the runtime it plans with.
 
 use datafusion::error::Result;
+use datafusion::execution::cache::cache_manager::ListFilesCache;
 use datafusion::execution::runtime_env::{RuntimeEnv, RuntimeEnvBuilder};
 use datafusion::prelude::{SessionConfig, SessionContext};
 use squall_core::config::SquallConfig;
@@ -175,15 +176,26 @@ pub fn extend_session(ctx: &SessionContext) -> Result<()> {
     crate::checked_arithmetic::register(ctx)
 }
 
-/// `base` with every object store request counted in `requests`.
+/// `base` with every object store request counted in `requests`, and
+/// table listings read from and kept in `listings` if given (see
+/// [`crate::catalog::RecentListings`]; `base` has no list cache).
 pub(super) fn counting_runtime(
     base: &Arc<RuntimeEnv>,
     requests: &Arc<RequestCounter>,
+    listings: Option<Arc<ListFilesCache>>,
 ) -> Result<Arc<RuntimeEnv>> {
-    RuntimeEnvBuilder::from_runtime_env(base)
-        .with_object_store_registry(Arc::new(CountingRegistry::new(
+    let mut builder = RuntimeEnvBuilder::from_runtime_env(base).with_object_store_registry(
+        Arc::new(CountingRegistry::new(
             Arc::clone(&base.object_store_registry),
             Arc::clone(requests),
-        )))
-        .build_arc()
+        )),
+    );
+    if let Some(cache) = listings {
+        let limit = cache.cache_limit();
+        builder.cache_manager = builder
+            .cache_manager
+            .with_list_files_cache(Some(cache))
+            .with_list_files_cache_limit(limit);
+    }
+    builder.build_arc()
 }
