@@ -10,6 +10,7 @@
 //! queries naming it fail saying why, the others answer.
 
 mod footer_format;
+mod json_format;
 mod listings;
 mod named;
 mod names;

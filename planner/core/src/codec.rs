@@ -1,6 +1,6 @@
 //! The plan codec: datafusion-proto for everything DataFusion knows, plus
 //! squall's own nodes ([`ShuffleWriteExec`], [`ShuffleReadExec`],
-//! [`KeyFilterExec`], [`NullableSideExec`]) as
+//! [`KeyFilterExec`], [`NullableSideExec`], scans of JSON files) as
 //! extension nodes with small protobuf messages of their own.
 //!
 //! A stage plan is encoded once per stage by the coordinator and decoded by
@@ -47,7 +47,7 @@ pub struct SquallCodec;
 
 #[derive(Clone, PartialEq, Message)]
 struct SquallNode {
-    #[prost(oneof = "squall_node::Kind", tags = "1, 2, 3, 4, 5, 6")]
+    #[prost(oneof = "squall_node::Kind", tags = "1, 2, 3, 4, 5, 6, 7")]
     kind: Option<squall_node::Kind>,
 }
 
@@ -66,6 +66,124 @@ mod squall_node {
         RecursiveQuery(super::RecursiveQueryNode),
         #[prost(message, tag = "6")]
         WorkTable(super::WorkTableNode),
+        #[prost(message, tag = "7")]
+        JsonFiles(super::JsonFilesNode),
+    }
+}
+
+/// A scan of JSON files ([`crate::json_files::JsonFiles`]).
+#[derive(Clone, PartialEq, Message)]
+struct JsonFilesNode {
+    /// A `FileScanExecConf`, encoded (the node stays small beside the others).
+    #[prost(bytes = "vec", tag = "1")]
+    base_conf: Vec<u8>,
+    #[prost(bool, tag = "2")]
+    arrays: bool,
+}
+
+/// The extension node of a scan of JSON files: its files, columns and
+/// projection as DataFusion encodes a file scan, and their form.
+pub(crate) fn json_files_node(base_conf: protobuf::FileScanExecConf, arrays: bool) -> Vec<u8> {
+    SquallNode {
+        kind: Some(squall_node::Kind::JsonFiles(JsonFilesNode {
+            base_conf: base_conf.encode_to_vec(),
+            arrays,
+        })),
+    }
+    .encode_to_vec()
+}
+
+/// A scan of JSON files from its node.
+fn json_files_scan(
+    node: &JsonFilesNode,
+    ctx: &PhysicalPlanDecodeContext<'_>,
+    proto_converter: &dyn PhysicalProtoConverterExtension,
+) -> Result<Arc<dyn ExecutionPlan>> {
+    use datafusion::datasource::source::DataSourceExec;
+    use datafusion::physical_plan::proto::ExecutionPlanDecodeCtx;
+    use datafusion_datasource::file_scan_config::FileScanConfig;
+    let conf = &protobuf::FileScanExecConf::decode(node.base_conf.as_slice())
+        .map_err(|e| DataFusionError::Internal(format!("JSON scan: {e}")))?;
+    let schema = FileScanConfig::parse_table_schema_from_proto(conf)?;
+    let source = Arc::new(crate::json_files::JsonFiles::new(schema, node.arrays));
+    let decoder = Decoder {
+        ctx,
+        proto_converter,
+    };
+    let conf =
+        FileScanConfig::try_from_proto(conf, &ExecutionPlanDecodeCtx::new(&decoder), source)?;
+    Ok(DataSourceExec::from_data_source(conf))
+}
+
+/// What DataFusion's decoding of a file scan needs (datafusion-proto's own
+/// is private): child plans, expressions and functions decoded through the
+/// plan's codec.
+struct Decoder<'a, 'ctx> {
+    ctx: &'a PhysicalPlanDecodeContext<'ctx>,
+    proto_converter: &'a dyn PhysicalProtoConverterExtension,
+}
+
+impl datafusion::physical_plan::proto::ExecutionPlanDecode for Decoder<'_, '_> {
+    fn decode_plan(&self, node: &protobuf::PhysicalPlanNode) -> Result<Arc<dyn ExecutionPlan>> {
+        self.proto_converter.proto_to_execution_plan(node, self.ctx)
+    }
+
+    fn decode_plan_with_scalar_subquery_results(
+        &self,
+        node: &protobuf::PhysicalPlanNode,
+        results: datafusion::logical_expr::physical_planning_context::ScalarSubqueryResults,
+    ) -> Result<Arc<dyn ExecutionPlan>> {
+        let scoped = self.ctx.with_scalar_subquery_results(results);
+        self.proto_converter.proto_to_execution_plan(node, &scoped)
+    }
+
+    fn decode_expr(
+        &self,
+        node: &protobuf::PhysicalExprNode,
+        input_schema: &Schema,
+    ) -> Result<Arc<dyn datafusion::physical_expr::PhysicalExpr>> {
+        self.proto_converter
+            .proto_to_physical_expr(node, input_schema, self.ctx)
+    }
+
+    fn task_ctx(&self) -> &TaskContext {
+        self.ctx.task_ctx()
+    }
+
+    fn decode_udf(
+        &self,
+        name: &str,
+        payload: Option<&[u8]>,
+    ) -> Result<Arc<datafusion::logical_expr::ScalarUDF>> {
+        match payload {
+            Some(buf) => self.ctx.codec().try_decode_udf(name, buf),
+            None => datafusion::execution::FunctionRegistry::udf(self.ctx.task_ctx(), name)
+                .or_else(|_| self.ctx.codec().try_decode_udf(name, &[])),
+        }
+    }
+
+    fn decode_udaf(
+        &self,
+        name: &str,
+        payload: Option<&[u8]>,
+    ) -> Result<Arc<datafusion::logical_expr::AggregateUDF>> {
+        match payload {
+            Some(buf) => self.ctx.codec().try_decode_udaf(name, buf),
+            None => datafusion::execution::FunctionRegistry::udaf(self.ctx.task_ctx(), name)
+                .or_else(|_| self.ctx.codec().try_decode_udaf(name, &[])),
+        }
+    }
+
+    fn decode_udwf(
+        &self,
+        name: &str,
+        payload: Option<&[u8]>,
+    ) -> Result<Arc<datafusion::logical_expr::WindowUDF>> {
+        match payload {
+            Some(buf) => self.ctx.codec().try_decode_udwf(name, buf),
+            None => datafusion::execution::FunctionRegistry::udwf(self.ctx.task_ctx(), name)
+                .or_else(|_| self.ctx.codec().try_decode_udwf(name, &[])),
+        }
     }
 }
 
@@ -313,6 +431,9 @@ impl PhysicalExtensionCodec for SquallCodec {
                     without_schema_adapter(&recursive_term, &schema),
                     r.is_distinct,
                 )?))
+            }
+            Some(squall_node::Kind::JsonFiles(j)) => {
+                json_files_scan(&j, &decode_ctx, proto_converter)
             }
             None => Err(DataFusionError::Internal("empty squall plan node".into())),
         }

@@ -48,6 +48,7 @@ pub mod executor;
 pub mod fault;
 pub mod float_sum;
 pub mod guarded_udf;
+pub mod json_files;
 pub mod key_filter;
 pub mod memory;
 pub mod read_ahead;

@@ -1,6 +1,7 @@
 //! Tables of text files: a catalog folder whose files are CSV (`*.csv`,
-//! `*.tsv`, with a header row) or newline-delimited JSON (`*.json`,
-//! `*.jsonl`, `*.ndjson`), each also compressed (`.gz`, `.bz2`, `.xz`,
+//! `*.tsv`, with a header row) or JSON (`*.json`, `*.jsonl`, `*.ndjson`:
+//! an object per line, or one array of objects per file, see
+//! `squall_core::json_files`), each also compressed (`.gz`, `.bz2`, `.xz`,
 //! `.zst` after the extension: a compressed file is read whole by one
 //! task), flat or partitioned Hive-style, is a table as a folder of
 //! Parquet files is. Their columns' types are inferred from the
@@ -11,6 +12,7 @@ use std::sync::Arc;
 
 use datafusion::arrow::datatypes::DataType;
 use datafusion::datasource::file_format::file_compression_type::FileCompressionType;
+use datafusion::datasource::file_format::json::JsonFormat;
 use datafusion::datasource::file_format::options::ReadOptions;
 use datafusion::datasource::listing::{ListingTable, ListingTableConfig, ListingTableUrl};
 use datafusion::error::Result;
@@ -28,6 +30,8 @@ pub enum TextFormat {
     Delimited(u8),
     /// One JSON object per line.
     Json,
+    /// One JSON array of objects per file (its elements are the rows).
+    JsonArrays,
 }
 
 /// A text table's files: their format, and the compression their names
@@ -72,8 +76,9 @@ const ENDINGS: &[&str] = &[
 ];
 
 /// The names of the text files squall reads, for messages.
-pub const NAMES: &str = "CSV (*.csv, *.tsv) or JSON lines (*.json, *.jsonl, *.ndjson), \
-                         each also compressed (.gz, .bz2, .xz, .zst)";
+pub const NAMES: &str = "CSV (*.csv, *.tsv) or JSON (*.json, *.jsonl, *.ndjson: an object \
+                         per line, or one array of objects), each also compressed \
+                         (.gz, .bz2, .xz, .zst)";
 
 /// The format of a file named `file`, if text.
 pub fn format_of(file: &str) -> Option<TextFiles> {
@@ -137,13 +142,21 @@ pub(super) async fn register_table(
         && let Some(first) = objects
             .iter()
             .find(|m| DataFiles::AllVisible.holds(&m.location, depth))
-    {
-        if let Some(delimiter) = sniffed_delimiter(ctx, store_url, first)
+        && let Some(delimiter) = sniffed_delimiter(ctx, store_url, first)
             .await
             .map_err(|e| table_error(name, url, format!("file {}: {e}", first.location)))?
-        {
-            files.format = TextFormat::Delimited(delimiter);
-        }
+    {
+        files.format = TextFormat::Delimited(delimiter);
+    }
+    if files.format == TextFormat::Json
+        && let Some(first) = objects
+            .iter()
+            .find(|m| DataFiles::AllVisible.holds(&m.location, depth))
+        && sniffed_json_array(ctx, store_url, first, files.compression)
+            .await
+            .map_err(|e| table_error(name, url, format!("file {}: {e}", first.location)))?
+    {
+        files.format = TextFormat::JsonArrays;
     }
     register(
         ctx,
@@ -167,18 +180,63 @@ async fn sniffed_delimiter(
     store_url: &ObjectStoreUrl,
     file: &object_store::ObjectMeta,
 ) -> std::result::Result<Option<u8>, object_store::Error> {
-    use object_store::ObjectStoreExt;
     static SNIFFED: std::sync::OnceLock<super::schemas::Remembered<Option<u8>>> =
         std::sync::OnceLock::new();
-    let sniffed = SNIFFED.get_or_init(|| super::schemas::Remembered::new(1024));
+    sniffed(ctx, store_url, file, &SNIFFED, delimiter_of).await
+}
+
+/// Whether the JSON file `file` (compressed as `compression` says) is one
+/// JSON array (its first character `[`) rather than JSON lines: one
+/// ranged GET of its first 64 KiB, remembered as long as the file stays
+/// the same.
+async fn sniffed_json_array(
+    ctx: &SessionContext,
+    store_url: &ObjectStoreUrl,
+    file: &object_store::ObjectMeta,
+    compression: FileCompressionType,
+) -> std::result::Result<bool, object_store::Error> {
+    static SNIFFED: std::sync::OnceLock<super::schemas::Remembered<bool>> =
+        std::sync::OnceLock::new();
+    let starts_array = |head: &[u8]| {
+        let mut text = Vec::with_capacity(256);
+        match compression.is_compressed() {
+            // The head of a compressed file decompresses as far as it goes.
+            true => {
+                if let Ok(read) = compression
+                    .convert_read(bytes::Buf::reader(bytes::Bytes::copy_from_slice(head)))
+                {
+                    let _ =
+                        std::io::Read::read_to_end(&mut std::io::Read::take(read, 256), &mut text);
+                }
+            }
+            false => text.extend_from_slice(&head[..head.len().min(256)]),
+        }
+        let text = text.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(&text);
+        text.iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'[')
+    };
+    sniffed(ctx, store_url, file, &SNIFFED, starts_array).await
+}
+
+/// What `read` says of the first 64 KiB of `file` (one ranged GET),
+/// remembered in `memory` as long as the file stays the same (its name,
+/// size and modification time).
+async fn sniffed<T: Clone>(
+    ctx: &SessionContext,
+    store_url: &ObjectStoreUrl,
+    file: &object_store::ObjectMeta,
+    memory: &'static std::sync::OnceLock<super::schemas::Remembered<T>>,
+    read: impl Fn(&[u8]) -> T,
+) -> std::result::Result<T, object_store::Error> {
+    use object_store::ObjectStoreExt;
+    let memory = memory.get_or_init(|| super::schemas::Remembered::new(1024));
     let key = format!(
         "{store_url}{}:{}:{}",
         file.location,
         file.size,
         file.last_modified.timestamp_nanos_opt().unwrap_or_default()
     );
-    if let Some(delimiter) = sniffed.get(&key) {
-        return Ok(delimiter);
+    if let Some(known) = memory.get(&key) {
+        return Ok(known);
     }
     let store =
         ctx.runtime_env()
@@ -190,9 +248,9 @@ async fn sniffed_delimiter(
     let head = store
         .get_range(&file.location, 0..file.size.min(65_536))
         .await?;
-    let delimiter = delimiter_of(&head);
-    sniffed.put(key, delimiter);
-    Ok(delimiter)
+    let known = read(&head);
+    memory.put(key, known.clone());
+    Ok(known)
 }
 
 /// The delimiter of a `.csv` file whose header row (the first line of
@@ -256,12 +314,23 @@ pub async fn register(
                 .table_partition_cols(partitions)
                 .to_listing_options(&config, table_options)
         }
-        TextFormat::Json => JsonReadOptions::default()
-            .file_extension(extension)
-            .file_compression_type(compression)
-            .schema_infer_max_records(INFERRED_FROM_ROWS)
-            .table_partition_cols(partitions)
-            .to_listing_options(&config, table_options),
+        TextFormat::Json | TextFormat::JsonArrays => {
+            let mut listing = JsonReadOptions::default()
+                .file_extension(extension)
+                .file_compression_type(compression)
+                .schema_infer_max_records(INFERRED_FROM_ROWS)
+                .table_partition_cols(partitions)
+                .to_listing_options(&config, table_options);
+            let arrays = files.format == TextFormat::JsonArrays;
+            let format: &dyn std::any::Any = listing.format.as_ref();
+            if let Some(json) = format.downcast_ref::<JsonFormat>() {
+                let inner = JsonFormat::default()
+                    .with_options(json.options().clone())
+                    .with_newline_delimited(!arrays);
+                listing.format = Arc::new(super::json_format::JsonFilesFormat::new(inner, arrays));
+            }
+            listing
+        }
     };
     // The folders' URLs as they are (the listing keeps the files with
     // the format's extension).

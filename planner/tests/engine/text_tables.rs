@@ -205,3 +205,91 @@ async fn text_column_types_come_from_many_rows() {
         "{err}"
     );
 }
+
+/// JSON as users' files hold it: a field whose values mix numbers, text and
+/// booleans is text, each value as written (DataFusion's reader failed the
+/// query on the first number); a file of one JSON array (what many tools
+/// export), plain or compressed, is its elements, read whole; a big file
+/// of JSON lines is read in byte ranges, and every row is read once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn json_fields_of_mixed_types_and_json_arrays_are_read() {
+    use std::io::Write;
+    let dir = tempfile::tempdir().unwrap();
+    let put = |path: &str, bytes: &[u8]| {
+        let path = dir.path().join(path);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, bytes).unwrap();
+    };
+    put(
+        "mixed/a.jsonl",
+        br#"{"id":1,"v":10}
+{"id":2,"v":"abc"}
+{"id":3,"v":2.5}
+{"id":4,"v":true}
+{"id":5,"v":null}
+{"id":6}
+"#,
+    );
+    // About 400 kB: read as several byte ranges, numbers and text mixed.
+    let mut big = String::new();
+    for i in 0..8000 {
+        match i % 3 {
+            0 => big.push_str(&format!("{{\"n\":{i},\"tag\":{i}}}\n")),
+            1 => big.push_str(&format!(
+                "{{\"n\":{i},\"tag\":\"t{i}\",\"pad\":\"{}\"}}\n",
+                "x".repeat(80)
+            )),
+            _ => big.push_str(&format!("{{\"n\":{i},\"tag\":false}}\n")),
+        }
+    }
+    put("big/b.jsonl", big.as_bytes());
+    put(
+        "exported/a.json",
+        b"[\n  {\"id\": 1, \"name\": \"a, [b]\", \"v\": 1},\n  {\"id\": 2, \"name\": \"}{\", \"v\": \"two\"}\n]\n",
+    );
+    let many: Vec<String> = (3..=1000)
+        .map(|i| format!("{{\"id\":{i},\"name\":\"n{i}\",\"v\":{i}}}"))
+        .collect();
+    put(
+        "exported/b.json",
+        format!("[{}]", many.join(",")).as_bytes(),
+    );
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    gz.write_all(b"\xEF\xBB\xBF [{\"k\":\"x\"},{\"k\":\"y\"}]")
+        .unwrap();
+    put("zipped/z.json.gz", &gz.finish().unwrap());
+    put("broken/a.json", b"[{\"k\":1},{\"k\":");
+    let engine = engine(
+        dir.path(),
+        &[
+            ("squall.scan.target_task_bytes", "16"),
+            ("datafusion.execution.target_partitions", "4"),
+        ],
+    )
+    .await;
+    for (sql, want) in [
+        (
+            "select id, v, typeof(v) as t from mixed order by id",
+            "id,v,t\n1,10,varchar\n2,abc,varchar\n3,2.5,varchar\n4,true,varchar\n5,,varchar\n6,,varchar\n",
+        ),
+        (
+            "select count(*) as n, sum(n) as s, count(distinct tag) as d, \
+             count(*) filter (where tag = 'false') as f, max(length(pad)) as p from big",
+            "n,s,d,f,p\n8000,31996000,5335,2666,80\n",
+        ),
+        (
+            "select count(*) as n, sum(id) as s, min(name) as lo, \
+             max(case when id = 2 then v end) as two from exported",
+            "n,s,lo,two\n1000,500500,\"a, [b]\",two\n",
+        ),
+        ("select k from zipped order by k", "k\nx\ny\n"),
+    ] {
+        assert_eq!(squall_csv(&engine, sql).await, want, "{sql}");
+    }
+    let err = engine
+        .sql("select * from broken")
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("broken/a.json"), "{err}");
+}

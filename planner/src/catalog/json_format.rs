@@ -1,0 +1,183 @@
+//! JSON as a catalog table reads it: DataFusion's `JsonFormat` for the
+//! schema, squall's [`JsonFiles`] for the rows (a field of mixed types read
+//! as text, a file of one JSON array read as its elements; see
+//! `squall_core::json_files`).
+
+use std::sync::Arc;
+
+use arrow::datatypes::{DataType, Field, Fields, Schema, SchemaRef};
+use async_trait::async_trait;
+use datafusion::catalog::Session;
+use datafusion::common::Statistics;
+use datafusion::datasource::file_format::FileFormat;
+use datafusion::datasource::file_format::file_compression_type::FileCompressionType;
+use datafusion::datasource::file_format::json::JsonFormat;
+use datafusion::datasource::physical_plan::{FileScanConfig, FileSinkConfig, FileSource};
+use datafusion::datasource::table_schema::TableSchema;
+use datafusion::error::{DataFusionError, Result};
+use datafusion::physical_expr::LexRequirement;
+use datafusion::physical_plan::ExecutionPlan;
+use datafusion_datasource_json::utils::JsonArrayToNdjsonReader;
+use object_store::{ObjectMeta, ObjectStore};
+use squall_core::json_files::JsonFiles;
+
+/// The fields of `a` and `b` (one file's and the earlier files'), a
+/// field in both of the type [`merged_type`] gives.
+fn merged_fields(a: &Fields, b: &Fields) -> std::result::Result<Fields, String> {
+    let mut fields: Vec<Field> = Vec::with_capacity(a.len().max(b.len()));
+    for f in a {
+        let data_type = match b.find(f.name()) {
+            Some((_, other)) => merged_type(f.data_type(), other.data_type()).ok_or_else(|| {
+                format!(
+                    "field {} is {} in some rows and {} in others",
+                    f.name(),
+                    f.data_type(),
+                    other.data_type()
+                )
+            })?,
+            None => f.data_type().clone(),
+        };
+        fields.push(Field::new(f.name(), data_type, true));
+    }
+    for f in b {
+        if a.find(f.name()).is_none() {
+            fields.push(Field::new(f.name(), f.data_type().clone(), true));
+        }
+    }
+    Ok(fields.into())
+}
+
+/// The type of a JSON field typed `a` by some rows and `b` by others, as
+/// arrow's inference merges them within a file: integers and fractions
+/// DOUBLE, a value and a list of values a list, objects their fields
+/// merged, other scalars text; an object and a scalar or list, `None`.
+fn merged_type(a: &DataType, b: &DataType) -> Option<DataType> {
+    use DataType::{Float64, Int64, List, Null, Struct, Utf8};
+    let list_of = |t: DataType| List(Arc::new(Field::new_list_field(t, true)));
+    Some(match (a, b) {
+        (a, b) if a == b => a.clone(),
+        (Null, o) | (o, Null) => o.clone(),
+        (Int64, Float64) | (Float64, Int64) => Float64,
+        (Struct(x), Struct(y)) => Struct(merged_fields(x, y).ok()?),
+        (Struct(_), _) | (_, Struct(_)) => return None,
+        (List(x), List(y)) => list_of(merged_type(x.data_type(), y.data_type())?),
+        (List(x), o) | (o, List(x)) => list_of(merged_type(x.data_type(), o)?),
+        _ => Utf8,
+    })
+}
+
+/// `inner` (its newline_delimited option saying whether files are
+/// arrays), its rows read by [`JsonFiles`].
+#[derive(Debug)]
+pub(crate) struct JsonFilesFormat {
+    inner: JsonFormat,
+    arrays: bool,
+}
+
+impl JsonFilesFormat {
+    pub(crate) fn new(inner: JsonFormat, arrays: bool) -> Self {
+        Self { inner, arrays }
+    }
+}
+
+#[async_trait]
+impl FileFormat for JsonFilesFormat {
+    fn get_ext(&self) -> String {
+        self.inner.get_ext()
+    }
+
+    fn get_ext_with_compression(&self, compression: &FileCompressionType) -> Result<String> {
+        self.inner.get_ext_with_compression(compression)
+    }
+
+    fn compression_type(&self) -> Option<FileCompressionType> {
+        self.inner.compression_type()
+    }
+
+    /// The schema of `objects`' first rows (the format's inference limit,
+    /// over all of them), each file's inferred as arrow infers one file's
+    /// and merged by the same rules: where files disagree on a field's type
+    /// it is text, or DOUBLE for integers and fractions (DataFusion's
+    /// refused the table: "Fail to merge schema field ... Int64 does not
+    /// equal Utf8").
+    async fn infer_schema(
+        &self,
+        _state: &dyn Session,
+        store: &Arc<dyn ObjectStore>,
+        objects: &[ObjectMeta],
+    ) -> Result<SchemaRef> {
+        use arrow::json::reader::{ValueIter, infer_json_schema_from_iterator};
+        use bytes::Buf;
+        use object_store::ObjectStoreExt;
+        use std::io::{BufRead, BufReader};
+        let options = self.inner.options();
+        let mut left = options.schema_infer_max_rec.unwrap_or(1000);
+        let compression = FileCompressionType::from(options.compression);
+        let mut merged: Option<Schema> = None;
+        for object in objects {
+            if left == 0 {
+                break;
+            }
+            let named = |e: &dyn std::fmt::Display| {
+                DataFusionError::Execution(format!("file {}: {e}", object.location))
+            };
+            let bytes = store.get(&object.location).await?.bytes().await?;
+            let read = compression.convert_read(bytes.reader())?;
+            let read: Box<dyn BufRead> = match self.arrays {
+                true => Box::new(BufReader::new(JsonArrayToNdjsonReader::new(read))),
+                false => Box::new(BufReader::new(read)),
+            };
+            let mut taken = 0;
+            let values = ValueIter::new(read, None).take_while(|_| {
+                let more = taken < left;
+                taken += usize::from(more);
+                more
+            });
+            let schema = infer_json_schema_from_iterator(values).map_err(|e| named(&e))?;
+            left -= taken;
+            merged = Some(match merged {
+                None => schema,
+                Some(earlier) => Schema::new(
+                    merged_fields(earlier.fields(), schema.fields()).map_err(|e| named(&e))?,
+                ),
+            });
+        }
+        Ok(Arc::new(merged.unwrap_or_else(Schema::empty)))
+    }
+
+    async fn infer_stats(
+        &self,
+        state: &dyn Session,
+        store: &Arc<dyn ObjectStore>,
+        table_schema: SchemaRef,
+        object: &ObjectMeta,
+    ) -> Result<Statistics> {
+        self.inner
+            .infer_stats(state, store, table_schema, object)
+            .await
+    }
+
+    async fn create_physical_plan(
+        &self,
+        state: &dyn Session,
+        conf: FileScanConfig,
+    ) -> Result<Arc<dyn ExecutionPlan>> {
+        self.inner.create_physical_plan(state, conf).await
+    }
+
+    async fn create_writer_physical_plan(
+        &self,
+        input: Arc<dyn ExecutionPlan>,
+        state: &dyn Session,
+        conf: FileSinkConfig,
+        order_requirements: Option<LexRequirement>,
+    ) -> Result<Arc<dyn ExecutionPlan>> {
+        self.inner
+            .create_writer_physical_plan(input, state, conf, order_requirements)
+            .await
+    }
+
+    fn file_source(&self, table_schema: TableSchema) -> Arc<dyn FileSource> {
+        Arc::new(JsonFiles::new(table_schema, self.arrays))
+    }
+}
