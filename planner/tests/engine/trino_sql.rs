@@ -123,6 +123,20 @@ async fn trino_functions_answer_as_trino() {
              arbitrary(n_regionkey) over (partition by n_regionkey) as r from nation order by 1",
             "select n_name, md5(cast(n_nationkey as varchar)) as h, regexp_match(n_comment, '[a-z]+')[1] as w, \
              string_to_array(n_name, 'A') as p, n_regionkey as r from nation order by 1",
+        ), // SIMILAR TO as the SQL standard reads it: the whole text.
+        (
+            "select count(*) filter (where p_name similar to '%(green|blue)%') as a, \
+             count(*) filter (where p_type similar to 'ECONOMY%') as b, \
+             count(*) filter (where p_container similar to '(SM|LG) (BOX|CASE)') as c, \
+             count(*) filter (where p_name not similar to '%!_%' escape '!') as d, \
+             count(*) filter (where p_brand similar to 'Brand#_[1-3]') as e from part",
+            "select count(*) filter (where p_name like '%green%' or p_name like '%blue%') as a, \
+             count(*) filter (where p_type like 'ECONOMY%') as b, \
+             count(*) filter (where p_container in ('SM BOX', 'SM CASE', 'LG BOX', 'LG CASE')) as c, \
+             count(*) filter (where p_name not like '%\\_%') as d, \
+             count(*) filter (where p_brand in ('Brand#11', 'Brand#12', 'Brand#13', 'Brand#21', 'Brand#22', \
+             'Brand#23', 'Brand#31', 'Brand#32', 'Brand#33', 'Brand#41', 'Brand#42', 'Brand#43', \
+             'Brand#51', 'Brand#52', 'Brand#53')) as e from part",
         ),
     ];
     for single in ["0", "1000000000000"] {
