@@ -170,17 +170,22 @@ async fn text_schema(
     store: &Arc<dyn object_store::ObjectStore>,
     files: &[ObjectMeta],
 ) -> Result<Schema> {
-    use std::fmt::Write;
-    let mut key = format!("{path}|{:?}|{}", listing.format, listing.file_extension);
+    // The files by a hash of their names, sizes and modification times
+    // (a table of 100,000 files is not a key of megabytes).
+    use std::hash::{Hash, Hasher};
+    let mut hasher = std::collections::hash_map::DefaultHasher::new();
     for f in files {
-        let _ = write!(
-            key,
-            "|{}:{}:{}",
-            f.location,
-            f.size,
-            f.last_modified.timestamp_nanos_opt().unwrap_or_default()
-        );
+        f.location.as_ref().hash(&mut hasher);
+        f.size.hash(&mut hasher);
+        f.last_modified.timestamp_nanos_opt().hash(&mut hasher);
     }
+    let key = format!(
+        "{path}|{:?}|{}|{}|{:x}",
+        listing.format,
+        listing.file_extension,
+        files.len(),
+        hasher.finish()
+    );
     if let Some(schema) = text_schemas().get(&key) {
         return Ok(schema.as_ref().clone());
     }
