@@ -24,7 +24,7 @@ pub(crate) use schemas::inferred_schema;
 
 use crate::error::PlannerError;
 use crate::partitions::{
-    self, DataFiles, HiveFolderValues, PartitionRegistry, inspect, list_table,
+    self, DataFiles, HiveFolderValues, Listing, PartitionRegistry, inspect, list_table,
 };
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -181,7 +181,11 @@ pub(super) async fn register_table(
 ) -> Result<Option<String>> {
     let store = ctx.runtime_env().object_store(store_url)?;
     // One listing, read for `*.parquet` files first, then for all of them.
-    let objects = list_table(store.as_ref(), root, name, url).await?;
+    let listing = match store_url.as_str().starts_with("s3://") {
+        true => Listing::RangesAtOnce,
+        false => Listing::Sequential,
+    };
+    let objects = list_table(store.as_ref(), root, name, url, listing).await?;
     let mut data = DataFiles::NamedParquet;
     let mut layout = partitions::layout(&objects, root, name, url, data)?;
     if layout.files == 0

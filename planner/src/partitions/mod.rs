@@ -29,7 +29,7 @@ use arrow::datatypes::DataType;
 use datafusion::common::ScalarValue;
 use datafusion::datasource::listing::ListingTableUrl;
 use datafusion::error::{DataFusionError, Result};
-use futures::TryStreamExt;
+use futures::{StreamExt, TryStreamExt};
 use object_store::path::Path;
 use object_store::{ObjectMeta, ObjectStore};
 
@@ -167,26 +167,131 @@ pub async fn inspect(
     location: &str,
     data: DataFiles,
 ) -> Result<TableLayout> {
-    let objects = list_table(store, root, table, location).await?;
+    let objects = list_table(store, root, table, location, Listing::Sequential).await?;
     layout(&objects, root, table, location, data)
 }
 
-/// The objects below a table's folder `root` (one listing).
+/// How a table's folder is listed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Listing {
+    /// One listing, page after page.
+    Sequential,
+    /// A big table's folders as key ranges listed at once: for a store that
+    /// lists keys in order a page at a time, from an offset (S3), where
+    /// each page of 1,000 keys is a round trip.
+    RangesAtOnce,
+}
+
+/// Keys a listing page holds (S3's, and the emulators').
+const PAGE: usize = 1000;
+
+/// How many key ranges of a big table are listed at once.
+const RANGES_AT_ONCE: usize = 16;
+
+/// The fewest files per folder, among a big table's first keys, for which
+/// its folders are listed (one key per folder, against a page's 1,000
+/// files) to list their ranges at once.
+const FILES_PER_FOLDER: usize = 16;
+
+/// The objects below a table's folder `root`, sorted by key. A table of a
+/// few pages is listed once, page after page. With
+/// [`Listing::RangesAtOnce`], a bigger one whose folders hold many files
+/// each (a partitioned table of 100,000 files in 1,000 day folders: 100
+/// pages, seconds of round trips before a query can plan) is then listed
+/// as key ranges at once: its folders are listed (one key per folder), cut
+/// into [`RANGES_AT_ONCE`] ranges, and each range read from its first key
+/// until it ends. The same objects, in a few round trips instead of a
+/// hundred, for at most one LIST per folder page and one per range more.
 pub async fn list_table(
     store: &dyn ObjectStore,
     root: &Path,
     table: &str,
     location: &str,
+    listing: Listing,
 ) -> Result<Vec<ObjectMeta>> {
-    Ok(store
-        .list(Some(root))
+    let failed = |e: object_store::Error| PlannerError::Table {
+        table: table.to_string(),
+        location: location.to_string(),
+        message: format!("cannot list: {e}"),
+    };
+    let mut listed = store.list(Some(root));
+    let mut objects: Vec<ObjectMeta> = Vec::new();
+    while let Some(meta) = listed.try_next().await.map_err(failed)? {
+        objects.push(meta);
+        if listing == Listing::RangesAtOnce
+            && objects.len() == 2 * PAGE
+            && many_files_per_folder(&objects, root)
+        {
+            break;
+        }
+    }
+    if objects.len() < 2 * PAGE || listing == Listing::Sequential {
+        objects.sort_by(|a, b| a.location.cmp(&b.location));
+        return Ok(objects);
+    }
+    objects.sort_by(|a, b| a.location.cmp(&b.location));
+    let last = objects
+        .last()
+        .map(|m| m.location.clone())
+        .unwrap_or_default();
+    let folders = store
+        .list_with_delimiter(Some(root))
+        .await
+        .map_err(failed)?
+        .common_prefixes;
+    let mut later: Vec<Path> = folders.into_iter().filter(|f| *f > last).collect();
+    later.sort();
+    if later.len() < 2 {
+        // Nothing to split: the rest as one listing.
+        while let Some(meta) = listed.try_next().await.map_err(failed)? {
+            objects.push(meta);
+        }
+        objects.sort_by(|a, b| a.location.cmp(&b.location));
+        return Ok(objects);
+    }
+    drop(listed);
+    // Range i holds the keys after bounds[i], up to bounds[i + 1]
+    // included (the last, to the end): each key in one range.
+    let per = later.len().div_ceil(RANGES_AT_ONCE - 1);
+    let mut bounds = vec![last];
+    bounds.extend(later.into_iter().step_by(per));
+    let ranges: Vec<(Path, Option<Path>)> = bounds
+        .iter()
+        .enumerate()
+        .map(|(i, from)| (from.clone(), bounds.get(i + 1).cloned()))
+        .collect();
+    let read = |(from, to): (Path, Option<Path>)| async move {
+        store
+            .list_with_offset(Some(root), &from)
+            .try_take_while(move |m| {
+                std::future::ready(Ok(to.as_ref().is_none_or(|to| m.location <= *to)))
+            })
+            .try_collect::<Vec<ObjectMeta>>()
+            .await
+    };
+    let parts: Vec<Vec<ObjectMeta>> = futures::stream::iter(ranges)
+        .map(read)
+        .buffered(RANGES_AT_ONCE)
         .try_collect()
         .await
-        .map_err(|e| PlannerError::Table {
-            table: table.to_string(),
-            location: location.to_string(),
-            message: format!("cannot list: {e}"),
-        })?)
+        .map_err(failed)?;
+    objects.extend(parts.into_iter().flatten());
+    Ok(objects)
+}
+
+/// Whether `objects` (a table's first keys, below `root`) hold at least
+/// [`FILES_PER_FOLDER`] files per top folder.
+fn many_files_per_folder(objects: &[ObjectMeta], root: &Path) -> bool {
+    let depth = root.parts().count();
+    let mut folders: Vec<_> = objects
+        .iter()
+        .filter_map(|m| {
+            let parts: Vec<_> = m.location.parts().skip(depth).collect();
+            (parts.len() > 1).then(|| parts[0].clone())
+        })
+        .collect();
+    folders.dedup();
+    !folders.is_empty() && objects.len() / folders.len() >= FILES_PER_FOLDER
 }
 
 /// [`inspect`] of objects already listed.

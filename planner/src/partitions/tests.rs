@@ -7,6 +7,7 @@ use object_store::memory::InMemory;
 use object_store::{ObjectStoreExt, PutPayload};
 
 use super::*;
+use squall_core::requests::{CountingStore, RequestCounter};
 
 fn set(values: &[&str]) -> BTreeSet<String> {
     values.iter().map(|v| v.to_string()).collect()
@@ -161,4 +162,80 @@ async fn inspect_finds_columns_partitions_and_files() {
         err.contains("not a key=value partition folder beside others"),
         "{err}"
     );
+}
+
+/// A big table on a store listed in key order is listed as key ranges at
+/// once, and the listing holds every object once, in key order, as one
+/// listing would: files after the first pages in the folder they end in,
+/// a file at the top between folders, an object named as a folder.
+#[tokio::test]
+async fn big_tables_listed_as_ranges_at_once_list_every_object_once() {
+    use object_store::{ObjectStoreExt, PutPayload};
+    let store = Arc::new(InMemory::new());
+    let mut keys = vec!["t/_SUCCESS".to_string(), "t/dt=0050".to_string()];
+    for day in 0..100 {
+        for part in 0..40 {
+            keys.push(format!("t/dt={day:04}/part-{part:03}.parquet"));
+        }
+    }
+    keys.push("t/dt=0070.parquet".to_string());
+    keys.push("u/dt=0000/part-000.parquet".to_string());
+    for key in &keys {
+        store
+            .put(&Path::from(key.as_str()), PutPayload::from_static(b"x"))
+            .await
+            .unwrap();
+    }
+    let root = Path::from("t");
+    let (pages, ranges) = (RequestCounter::new(), RequestCounter::new());
+    let counted = |counter: &Arc<RequestCounter>| {
+        CountingStore::new(
+            Arc::clone(&store) as Arc<dyn ObjectStore>,
+            Arc::clone(counter),
+        )
+    };
+    let once = list_table(
+        &counted(&pages),
+        &root,
+        "t",
+        "memory://t",
+        Listing::Sequential,
+    )
+    .await
+    .unwrap();
+    let at_once = list_table(
+        &counted(&ranges),
+        &root,
+        "t",
+        "memory://t",
+        Listing::RangesAtOnce,
+    )
+    .await
+    .unwrap();
+    // 5 pages one after the other; 2, the folders, then ranges at once.
+    assert_eq!(pages.snapshot().list, 5);
+    assert!(ranges.snapshot().list > 10, "{:?}", ranges.snapshot());
+    let names = |l: &[ObjectMeta]| l.iter().map(|m| m.location.to_string()).collect::<Vec<_>>();
+    let mut want: Vec<String> = keys.into_iter().filter(|k| k.starts_with("t/")).collect();
+    want.sort();
+    assert_eq!(names(&once), want);
+    assert_eq!(names(&at_once), want);
+    // A table of folders holding few files each is listed once.
+    let flat = Arc::new(InMemory::new());
+    for i in 0..2500 {
+        let key = format!("f/k={i:05}/x.parquet");
+        flat.put(&Path::from(key), PutPayload::from_static(b"x"))
+            .await
+            .unwrap();
+    }
+    let listed = list_table(
+        flat.as_ref(),
+        &Path::from("f"),
+        "f",
+        "memory://f",
+        Listing::RangesAtOnce,
+    )
+    .await
+    .unwrap();
+    assert_eq!(listed.len(), 2500);
 }
