@@ -158,13 +158,26 @@ pub struct Engine {
 impl Engine {
     /// An engine on the embedded backend.
     pub async fn local(options: EngineOptions) -> Result<Self> {
+        Self::local_with_stores(options, None).await
+    }
+
+    /// An engine on the embedded backend whose tables' object stores
+    /// `stores` resolves (`s3://` ones for a catalog in S3, see
+    /// `squall_aws::embedded_engine`); DataFusion's default (local files)
+    /// when `None`.
+    pub async fn local_with_stores(
+        options: EngineOptions,
+        stores: Option<Arc<dyn datafusion::execution::object_store::ObjectStoreRegistry>>,
+    ) -> Result<Self> {
         let config = session_config(&options.settings)?;
         let squall = SquallConfig::from_session(&config);
-        let runtime = runtime_builder()
-            .with_memory_pool(squall_core::memory::process_pool(
-                squall.process_memory_bytes,
-            ))
-            .build_arc()?;
+        let mut runtime = runtime_builder().with_memory_pool(squall_core::memory::process_pool(
+            squall.process_memory_bytes,
+        ));
+        if let Some(stores) = stores {
+            runtime = runtime.with_object_store_registry(stores);
+        }
+        let runtime = runtime.build_arc()?;
         let local = LocalBackend::create(&squall, Arc::clone(&runtime))?;
         Self::build(options, runtime, local.backend.clone(), Some(local)).await
     }

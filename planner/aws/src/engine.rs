@@ -22,6 +22,26 @@ use crate::s3::{aws_runtime, split_s3_url};
 use crate::sqs::SqsQueue;
 use crate::state::state_store_at;
 
+/// An engine on the embedded backend (tasks in this process, exchange on
+/// local disk) that also reads tables in S3: when the catalog, or the
+/// locations SQL may name (`squall.catalog.allowed_roots`), are `s3://`
+/// ones, `s3://bucket` URLs resolve with the AWS configuration of the
+/// environment (credentials, region, `AWS_ENDPOINT_URL_S3`). Otherwise the
+/// plain embedded engine: no AWS configuration is loaded (without a
+/// region, loading it asks the instance metadata service).
+pub async fn embedded_engine(options: EngineOptions) -> Result<Engine> {
+    let squall = SquallConfig::from_session(&session_config(&options.settings)?);
+    let in_s3 = |location: &str| location.trim().starts_with("s3://");
+    let names_s3 = options.catalog.as_deref().is_some_and(in_s3)
+        || squall.catalog.allowed_roots.split(',').any(in_s3);
+    if !names_s3 {
+        return Ok(Engine::local(options).await?);
+    }
+    let env = AwsEnv::load().await;
+    let stores = Arc::new(crate::s3::S3Registry::new(env));
+    Ok(Engine::local_with_stores(options, Some(stores)).await?)
+}
+
 /// An engine on the aws backend, configured by `squall.*` settings
 /// (environment first, then `options.settings`), for one request: a
 /// request's last statement whose effect would live only in the engine's

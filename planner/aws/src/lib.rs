@@ -46,7 +46,7 @@ pub mod secrets;
 pub mod sqs;
 pub mod state;
 
-pub use engine::aws_engine;
+pub use engine::{aws_engine, embedded_engine};
 pub use env::AwsEnv;
 pub use error::AwsError;
 

@@ -8,9 +8,7 @@ use arrow::record_batch::RecordBatch;
 use datafusion::common::config::ExtensionOptions;
 use datafusion::error::{DataFusionError, Result};
 use squall_core::config::{SquallConfig, env_var_name};
-use squall_planner::{
-    CancellationToken, Engine, EngineOptions, QueryResult, RunOptions, StreamedResult,
-};
+use squall_planner::{CancellationToken, EngineOptions, QueryResult, RunOptions, StreamedResult};
 use squall_tpch as tpch;
 
 use super::{CANCEL_GRACE, EXIT_INTERRUPTED, Format};
@@ -58,7 +56,7 @@ pub(super) async fn query(
         settings: config,
     };
     let engine = match backend {
-        "local" => Engine::local(options).await?,
+        "local" => squall_aws::embedded_engine(options).await?,
         "aws" => squall_aws::aws_engine(options).await?,
         other => {
             return Err(DataFusionError::Configuration(format!(

@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use squall_aws::AwsEnv;
 use squall_core::config::SquallConfig;
-use squall_planner::{Engine, EngineOptions};
+use squall_planner::EngineOptions;
 use squall_server::ServerError;
 use squall_server::auth::{ApiAuth, check_bind};
 use squall_server::aws::{AwsOptions, AwsService, api_auth};
@@ -55,7 +55,7 @@ pub(super) async fn serve_command(
     check_bind(&addr, &auth)?;
     let service: Arc<dyn QueryService> = match backend {
         "local" => {
-            let engine = Engine::local(EngineOptions {
+            let engine = squall_aws::embedded_engine(EngineOptions {
                 catalog,
                 settings: config,
             })

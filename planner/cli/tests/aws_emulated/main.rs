@@ -491,7 +491,7 @@ fn worker_deaths(stack: &Stack) {
 /// stops dispatching for good at 100): the coordinator keeps at most
 /// `squall.task.max_unanswered_invokes` invocations unanswered, which the
 /// local stack sets below that, and the answer equals the embedded
-/// backend's on the same files.
+/// backend's on the same files, on disk and in S3.
 fn many_tasks_in_one_stage(stack: &Stack) {
     let sql = "select count(*), sum(c) from \
                (select l_orderkey, count(*) c from lineitem group by l_orderkey) t";
@@ -501,11 +501,15 @@ fn many_tasks_in_one_stage(stack: &Stack) {
         "--config",
         "squall.shuffle.target_task_bytes=1",
     ];
+    // `local`: the embedded backend over the same files on disk; `s3`: the
+    // embedded backend over the stack's catalog in (emulated) S3.
     let run = |backend: &str, sql: &str| {
         let data = stack.data_dir();
-        let mut args = vec!["query", "--backend", backend, "--format", "csv"];
-        if backend == "local" {
-            args.extend(["--catalog", data.to_str().expect("utf-8 path")]);
+        let mut args = vec!["query", "--format", "csv", "--backend"];
+        match backend {
+            "local" => args.extend(["local", "--catalog", data.to_str().expect("utf-8 path")]),
+            "s3" => args.push("local"),
+            aws => args.push(aws),
         }
         args.extend(settings);
         args.push(sql);
@@ -518,7 +522,9 @@ fn many_tasks_in_one_stage(stack: &Stack) {
         );
         String::from_utf8_lossy(&out.stdout).into_owned()
     };
-    assert_eq!(run("aws", sql), run("local", sql));
+    let aws = run("aws", sql);
+    assert_eq!(aws, run("local", sql));
+    assert_eq!(aws, run("s3", sql));
     let explained = run("aws", &format!("explain analyze {sql}"));
     assert!(
         explained.contains("160 tasks]"),
