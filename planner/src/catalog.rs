@@ -301,7 +301,10 @@ pub(super) fn present(
         if let Some(listing) = ctx.deregister_table(bare(name))? {
             ctx.register_table(
                 bare(name),
-                Arc::new(HiveFolderValues::new(listing, &layout.columns)),
+                Arc::new(
+                    HiveFolderValues::new(listing, &layout.columns)
+                        .with_spelled_otherwise(&layout.spelled_otherwise),
+                ),
             )?;
         }
     }

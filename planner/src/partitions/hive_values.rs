@@ -12,6 +12,10 @@
 //! value instead (partitions are still pruned, by value rather than by
 //! prefix).
 //!
+//! Values spelled otherwise. A folder `month=01` holds the BIGINT 1, whose
+//! prefix DataFusion spells `month=1/`: an equality on such a column is
+//! an `IN` test too (the layout names the columns, `spelled_otherwise`).
+//!
 //! Null values. Hive and Spark write a null partition value as the folder
 //! `key=__HIVE_DEFAULT_PARTITION__` (DataFusion's `COPY ... PARTITIONED
 //! BY`, and so squall's, as `key=`); Hive, Spark, Trino and Athena read it
@@ -67,6 +71,10 @@ pub struct HiveFolderValues {
     /// The inner table's schema, its text partition columns nullable and
     /// in their presented types.
     schema: SchemaRef,
+    /// The partition columns whose folder names are not all their values'
+    /// text (`month=01`): an equality is tested on values, never listed
+    /// as a prefix.
+    spelled_otherwise: Vec<String>,
 }
 
 impl HiveFolderValues {
@@ -106,7 +114,15 @@ impl HiveFolderValues {
             partition_columns: partition_columns.iter().map(|(c, _)| c.clone()).collect(),
             text_columns,
             schema,
+            spelled_otherwise: Vec::new(),
         }
+    }
+
+    /// This table, its `columns`' folder names not all their values' text
+    /// (`TableLayout::spelled_otherwise`).
+    pub fn with_spelled_otherwise(mut self, columns: &[String]) -> Self {
+        self.spelled_otherwise = columns.to_vec();
+        self
     }
 
     /// The presented type of `column` when the inner table reads it as text.
@@ -239,7 +255,8 @@ impl HiveFolderValues {
                     (Expr::Column(c), lit @ Expr::Literal(v, _))
                     | (lit @ Expr::Literal(v, _), Expr::Column(c))
                         if self.partition_columns.contains(&c.name)
-                            && v.to_string().chars().any(hive_escapes) =>
+                            && (v.to_string().chars().any(hive_escapes)
+                                || self.spelled_otherwise.contains(&c.name)) =>
                     {
                         (c.clone(), lit.clone())
                     }

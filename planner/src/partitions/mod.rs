@@ -59,6 +59,11 @@ pub struct TableLayout {
     pub other_example: Option<String>,
     /// The partition columns with a folder for NULL (`__HIVE_DEFAULT_PARTITION__`, `p=`).
     pub null_folders: Vec<String>,
+    /// The partition columns some of whose folder names are not their
+    /// values as SQL writes them (`month=01`, BIGINT 1): DataFusion lists
+    /// an equality with a value as the folder prefix it spells (`month=1/`),
+    /// which no folder has ([`HiveFolderValues`] tests the values instead).
+    pub spelled_otherwise: Vec<String>,
     /// The folders holding the table's files, relative to its own (`""`
     /// for itself, `2024/05`), where files are in folders below it that
     /// are no partitions; empty otherwise (its own folder, or partitions).
@@ -185,6 +190,11 @@ pub enum Listing {
 /// Keys a listing page holds (S3's, and the emulators').
 const PAGE: usize = 1000;
 
+/// Pages read one after the other before a table is known to be big
+/// enough to list the rest as ranges (below some 7,000 keys, the folders'
+/// listing and a round of ranges cost about what the remaining pages do).
+const PAGES_FIRST: usize = 5;
+
 /// How many key ranges of a big table are listed at once.
 const RANGES_AT_ONCE: usize = 16;
 
@@ -198,9 +208,10 @@ const FILES_PER_FOLDER: usize = 16;
 /// [`Listing::RangesAtOnce`], a bigger one whose folders hold many files
 /// each (a partitioned table of 100,000 files in 1,000 day folders: 100
 /// pages, seconds of round trips before a query can plan) is then listed
-/// as key ranges at once: its folders are listed (one key per folder), cut
+/// as key ranges at once after its first [`PAGES_FIRST`] pages: its
+/// folders are listed (one key per folder), cut
 /// into [`RANGES_AT_ONCE`] ranges, and each range read from its first key
-/// until it ends. The same objects, in a few round trips instead of a
+/// until it ends. The same objects, in about 12 round trips instead of a
 /// hundred, for at most one LIST per folder page and one per range more.
 pub async fn list_table(
     store: &dyn ObjectStore,
@@ -219,13 +230,13 @@ pub async fn list_table(
     while let Some(meta) = listed.try_next().await.map_err(failed)? {
         objects.push(meta);
         if listing == Listing::RangesAtOnce
-            && objects.len() == 2 * PAGE
+            && objects.len() == PAGES_FIRST * PAGE
             && many_files_per_folder(&objects, root)
         {
             break;
         }
     }
-    if objects.len() < 2 * PAGE || listing == Listing::Sequential {
+    if objects.len() < PAGES_FIRST * PAGE || listing == Listing::Sequential {
         objects.sort_by(|a, b| a.location.cmp(&b.location));
         return Ok(objects);
     }
@@ -390,8 +401,19 @@ pub fn layout(
         .filter(|(_, values)| values.iter().any(|v| is_null_folder(v)))
         .map(|((name, _), _)| name.clone())
         .collect();
+    let spelled_otherwise = columns
+        .iter()
+        .zip(&values)
+        .filter(|((_, ty), values)| {
+            values
+                .iter()
+                .any(|v| !is_null_folder(v) && !spelled_as_value(v, ty))
+        })
+        .map(|((name, _), _)| name.clone())
+        .collect();
     let nested = plain_folders.iter().any(|f| !f.is_empty());
     Ok(TableLayout {
+        spelled_otherwise,
         folders: match columns.is_empty() && nested {
             true => plain_folders.into_iter().collect(),
             false => Vec::new(),
@@ -407,6 +429,16 @@ pub fn layout(
         other_example,
         null_folders,
     })
+}
+
+/// Whether the partition folder value `v` of a column of type `ty` is the
+/// value's text as SQL writes it (an integer without leading zeros or
+/// sign; a date and text are written as their folders are).
+fn spelled_as_value(v: &str, ty: &DataType) -> bool {
+    match ty {
+        DataType::Int64 => v.parse::<i64>().is_ok_and(|n| n.to_string() == v),
+        _ => true,
+    }
 }
 
 /// In or itself a hidden (`.x`) or bookkeeping (`_x`) file or folder,

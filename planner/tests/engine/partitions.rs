@@ -252,7 +252,8 @@ async fn inconsistent_partition_folders_are_refused_by_name() {
 }
 
 /// Hive-style folders as Hive and Spark write them: a value with a ':' or
-/// a space escaped (`ts=10%3A00`, `region=US%20West`), and files that hold
+/// a space escaped (`ts=10%3A00`, `region=US%20West`), zero-padded
+/// integers (`month=01`: an equality keeps its folders), and files that hold
 /// a column named like a partition folder (the folder's value is read, as
 /// Hive, Spark and Trino read it). Staged and one task.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -280,6 +281,11 @@ async fn escaped_partition_values_and_file_columns_named_like_partitions() {
     write("events/ts=11%3A30/region=US%20West", vec![("x", 4)]);
     write("dup/p=1", vec![("p", 9), ("y", 1)]);
     write("dup/p=2", vec![("p", 9), ("y", 5)]);
+    // Zero-padded integers (Hive's and Spark's month=01, hour=09): BIGINT
+    // 1 and 9, whose prefixes DataFusion spells month=1/ (no such folder).
+    write("padded/year=2024/month=01/day=05", vec![("x", 1)]);
+    write("padded/year=2024/month=01/day=17", vec![("x", 2)]);
+    write("padded/year=2024/month=12/day=05", vec![("x", 4)]);
     for single in ["0", "1000000000000"] {
         let engine = squall_planner::Engine::local(squall_planner::EngineOptions {
             catalog: Some(dir.path().display().to_string()),
@@ -307,6 +313,24 @@ async fn escaped_partition_values_and_file_columns_named_like_partitions() {
         assert_eq!(pruned, "x\n4\n", "single_task_bytes={single}");
         let dup = crate::common::squall_csv(&engine, "select p, y from dup order by p").await;
         assert_eq!(dup, "p,y\n1,1\n2,5\n", "single_task_bytes={single}");
+        for (sql, want) in [
+            ("select sum(x) as x from padded where month = 1", "x\n3\n"),
+            (
+                "select sum(x) as x from padded where year = 2024 and month = 1 and day = 5",
+                "x\n1\n",
+            ),
+            (
+                "select sum(x) as x from padded where year = 2024 and month = 12",
+                "x\n4\n",
+            ),
+            (
+                "select month, typeof(month) as t from padded where day = 17",
+                "month,t\n1,bigint\n",
+            ),
+        ] {
+            let got = crate::common::squall_csv(&engine, sql).await;
+            assert_eq!(got, want, "{sql}, single_task_bytes={single}");
+        }
     }
 }
 
