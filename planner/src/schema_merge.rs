@@ -1,6 +1,8 @@
 //! One schema for a table whose files disagree on a column's type in a way
 //! no value is lost by: an integer written as `INT32` by one job and
-//! `INT64` by the next, a decimal whose precision grew, a float widened.
+//! `INT64` by the next, a decimal whose precision grew, a float widened,
+//! timestamps written in milliseconds by one writer and microseconds by
+//! another.
 //!
 //! DataFusion merges its files' schemas only when their types are equal, so
 //! such a table did not register. This merge widens instead: the table's
@@ -11,7 +13,7 @@
 
 use std::collections::HashMap;
 
-use arrow::datatypes::{DataType, Field, Schema};
+use arrow::datatypes::{DataType, Field, Schema, TimeUnit};
 
 /// The type values of `a` and of `b` both fit without loss, if any.
 pub fn widen(a: &DataType, b: &DataType) -> Option<DataType> {
@@ -73,6 +75,20 @@ pub fn widen(a: &DataType, b: &DataType) -> Option<DataType> {
             let digits = (i16::from(*p1) - i16::from(*s1)).max(i16::from(*p2) - i16::from(*s2));
             let precision = digits + i16::from(scale);
             (scale >= 0 && precision <= 38).then_some(Decimal128(precision as u8, scale))
+        }
+        // Timestamps of one zone (or none) in different units (Spark and
+        // DuckDB write microseconds, pandas nanoseconds, others
+        // milliseconds): the finest unit; a value it cannot hold (beyond
+        // 2262 in nanoseconds) fails its query when read, not silently.
+        (Timestamp(u1, z1), Timestamp(u2, z2)) if z1 == z2 => {
+            let rank = |u: &TimeUnit| match u {
+                TimeUnit::Second => 0,
+                TimeUnit::Millisecond => 1,
+                TimeUnit::Microsecond => 2,
+                TimeUnit::Nanosecond => 3,
+            };
+            let unit = if rank(u1) >= rank(u2) { u1 } else { u2 };
+            Some(Timestamp(*unit, z1.clone()))
         }
         _ if string(a) && string(b) => Some(if a == &LargeUtf8 || b == &LargeUtf8 {
             LargeUtf8
@@ -154,6 +170,28 @@ mod tests {
         assert_eq!(widen(&Decimal128(38, 0), &Decimal128(38, 2)), None);
         assert_eq!(widen(&Utf8, &Utf8View), Some(Utf8View));
         assert_eq!(widen(&Utf8, &Int64), None);
+        let ts = |u, z: Option<&str>| Timestamp(u, z.map(Into::into));
+        assert_eq!(
+            widen(
+                &ts(TimeUnit::Millisecond, None),
+                &ts(TimeUnit::Microsecond, None)
+            ),
+            Some(ts(TimeUnit::Microsecond, None))
+        );
+        assert_eq!(
+            widen(
+                &ts(TimeUnit::Nanosecond, Some("UTC")),
+                &ts(TimeUnit::Second, Some("UTC"))
+            ),
+            Some(ts(TimeUnit::Nanosecond, Some("UTC")))
+        );
+        assert_eq!(
+            widen(
+                &ts(TimeUnit::Millisecond, Some("UTC")),
+                &ts(TimeUnit::Millisecond, None)
+            ),
+            None
+        );
         assert_eq!(widen(&Date32, &Int32), None);
     }
 

@@ -125,8 +125,8 @@ async fn folders_read_their_parquet_files_whatever_their_names() {
 }
 
 /// Files of one table written with different but compatible column types
-/// (an integer as INT32 then INT64, a decimal whose precision grew, a
-/// column added later) read as one table of the wider types, staged and
+/// (an integer as INT32 then INT64, a decimal whose precision grew,
+/// timestamps in milliseconds then microseconds, a column added later) read as one table of the wider types, staged and
 /// one-task; types no value fits both fail naming the column and files.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn files_of_a_table_with_widened_types_read_as_one_table() {
@@ -190,6 +190,18 @@ async fn files_of_a_table_with_widened_types_read_as_one_table() {
         let batch = RecordBatch::try_from_iter([("v", column)]).unwrap();
         write_parquet(bad.join(name), batch);
     }
+    // Timestamps in milliseconds, then microseconds.
+    let ts = dir.path().join("ts");
+    std::fs::create_dir_all(&ts).unwrap();
+    let millis = arrow::array::TimestampMillisecondArray::from(vec![1_704_103_200_123]);
+    let micros = arrow::array::TimestampMicrosecondArray::from(vec![1_704_189_600_000_456]);
+    for (name, column) in [
+        ("a.parquet", Arc::new(millis) as arrow::array::ArrayRef),
+        ("b.parquet", Arc::new(micros) as _),
+    ] {
+        let batch = RecordBatch::try_from_iter([("at", column)]).unwrap();
+        write_parquet(ts.join(name), batch);
+    }
     let sql = "select id, price, note, arrow_typeof(id) as t from t order by id";
     let expected = "id,price,note,t\n1,1.5000,,Int64\n2,2.5000,,Int64\n3,3.5000,,Int64\n\
                     5,5.0000,,Int64\n4000000000,1234567.8901,new,Int64\n";
@@ -206,6 +218,15 @@ async fn files_of_a_table_with_widened_types_read_as_one_table() {
         assert_eq!(
             squall_csv(&engine, sql).await,
             expected,
+            "single_task_bytes={single}"
+        );
+        assert_eq!(
+            squall_csv(
+                &engine,
+                "select at, arrow_typeof(at) as t from ts order by at"
+            )
+            .await,
+            "at,t\n2024-01-01T10:00:00.123,Timestamp(µs)\n2024-01-02T10:00:00.000456,Timestamp(µs)\n",
             "single_task_bytes={single}"
         );
         let err = engine
