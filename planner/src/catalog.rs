@@ -10,11 +10,11 @@
 //! queries naming it fail saying why, the others answer.
 
 mod footer_format;
-mod json_format;
 mod listings;
 mod named;
 mod names;
 mod schemas;
+mod text_formats;
 mod text_tables;
 
 pub use listings::RecentListings;

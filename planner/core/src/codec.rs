@@ -1,6 +1,6 @@
 //! The plan codec: datafusion-proto for everything DataFusion knows, plus
 //! squall's own nodes ([`ShuffleWriteExec`], [`ShuffleReadExec`],
-//! [`KeyFilterExec`], [`NullableSideExec`], scans of JSON files) as
+//! [`KeyFilterExec`], [`NullableSideExec`], scans of JSON and CSV files) as
 //! extension nodes with small protobuf messages of their own.
 //!
 //! A stage plan is encoded once per stage by the coordinator and decoded by
@@ -47,7 +47,7 @@ pub struct SquallCodec;
 
 #[derive(Clone, PartialEq, Message)]
 struct SquallNode {
-    #[prost(oneof = "squall_node::Kind", tags = "1, 2, 3, 4, 5, 6, 7")]
+    #[prost(oneof = "squall_node::Kind", tags = "1, 2, 3, 4, 5, 6, 7, 8")]
     kind: Option<squall_node::Kind>,
 }
 
@@ -68,6 +68,8 @@ mod squall_node {
         WorkTable(super::WorkTableNode),
         #[prost(message, tag = "7")]
         JsonFiles(super::JsonFilesNode),
+        #[prost(message, tag = "8")]
+        CsvFiles(super::CsvFilesNode),
     }
 }
 
@@ -93,19 +95,43 @@ pub(crate) fn json_files_node(base_conf: protobuf::FileScanExecConf, arrays: boo
     .encode_to_vec()
 }
 
-/// A scan of JSON files from its node.
-fn json_files_scan(
-    node: &JsonFilesNode,
+/// A scan of CSV files ([`crate::csv_files::CsvFiles`]).
+#[derive(Clone, PartialEq, Message)]
+struct CsvFilesNode {
+    /// A `FileScanExecConf`, encoded.
+    #[prost(bytes = "vec", tag = "1")]
+    base_conf: Vec<u8>,
+    #[prost(uint32, tag = "2")]
+    delimiter: u32,
+}
+
+/// The extension node of a scan of CSV files: its files, columns and
+/// projection as DataFusion encodes a file scan, and their delimiter.
+pub(crate) fn csv_files_node(base_conf: protobuf::FileScanExecConf, delimiter: u8) -> Vec<u8> {
+    SquallNode {
+        kind: Some(squall_node::Kind::CsvFiles(CsvFilesNode {
+            base_conf: base_conf.encode_to_vec(),
+            delimiter: u32::from(delimiter),
+        })),
+    }
+    .encode_to_vec()
+}
+
+/// A file scan of `source` from its encoded `FileScanExecConf`.
+fn file_scan(
+    base_conf: &[u8],
+    source: impl FnOnce(
+        datafusion_datasource::table_schema::TableSchema,
+    ) -> Arc<dyn datafusion_datasource::file::FileSource>,
     ctx: &PhysicalPlanDecodeContext<'_>,
     proto_converter: &dyn PhysicalProtoConverterExtension,
 ) -> Result<Arc<dyn ExecutionPlan>> {
     use datafusion::datasource::source::DataSourceExec;
     use datafusion::physical_plan::proto::ExecutionPlanDecodeCtx;
     use datafusion_datasource::file_scan_config::FileScanConfig;
-    let conf = &protobuf::FileScanExecConf::decode(node.base_conf.as_slice())
-        .map_err(|e| DataFusionError::Internal(format!("JSON scan: {e}")))?;
-    let schema = FileScanConfig::parse_table_schema_from_proto(conf)?;
-    let source = Arc::new(crate::json_files::JsonFiles::new(schema, node.arrays));
+    let conf = &protobuf::FileScanExecConf::decode(base_conf)
+        .map_err(|e| DataFusionError::Internal(format!("file scan: {e}")))?;
+    let source = source(FileScanConfig::parse_table_schema_from_proto(conf)?);
     let decoder = Decoder {
         ctx,
         proto_converter,
@@ -113,6 +139,20 @@ fn json_files_scan(
     let conf =
         FileScanConfig::try_from_proto(conf, &ExecutionPlanDecodeCtx::new(&decoder), source)?;
     Ok(DataSourceExec::from_data_source(conf))
+}
+
+/// A scan of JSON files from its node.
+fn json_files_scan(
+    node: &JsonFilesNode,
+    ctx: &PhysicalPlanDecodeContext<'_>,
+    proto_converter: &dyn PhysicalProtoConverterExtension,
+) -> Result<Arc<dyn ExecutionPlan>> {
+    let arrays = node.arrays;
+    let source = |schema| {
+        Arc::new(crate::json_files::JsonFiles::new(schema, arrays))
+            as Arc<dyn datafusion_datasource::file::FileSource>
+    };
+    file_scan(&node.base_conf, source, ctx, proto_converter)
 }
 
 /// What DataFusion's decoding of a file scan needs (datafusion-proto's own
@@ -434,6 +474,16 @@ impl PhysicalExtensionCodec for SquallCodec {
             }
             Some(squall_node::Kind::JsonFiles(j)) => {
                 json_files_scan(&j, &decode_ctx, proto_converter)
+            }
+            Some(squall_node::Kind::CsvFiles(c)) => {
+                let delimiter = u8::try_from(c.delimiter).map_err(|_| {
+                    DataFusionError::Internal(format!("CSV delimiter {}", c.delimiter))
+                })?;
+                let source = |schema| {
+                    Arc::new(crate::csv_files::CsvFiles::new(schema, delimiter))
+                        as Arc<dyn datafusion_datasource::file::FileSource>
+                };
+                file_scan(&c.base_conf, source, &decode_ctx, proto_converter)
             }
             None => Err(DataFusionError::Internal("empty squall plan node".into())),
         }

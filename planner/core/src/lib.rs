@@ -40,6 +40,7 @@ pub mod allocator;
 pub mod checked_sum;
 pub mod codec;
 pub mod config;
+pub mod csv_files;
 mod delegated_udaf;
 pub mod error;
 pub mod exchange;

@@ -11,6 +11,7 @@
 use std::sync::Arc;
 
 use datafusion::arrow::datatypes::DataType;
+use datafusion::datasource::file_format::csv::CsvFormat;
 use datafusion::datasource::file_format::file_compression_type::FileCompressionType;
 use datafusion::datasource::file_format::json::JsonFormat;
 use datafusion::datasource::file_format::options::ReadOptions;
@@ -304,7 +305,7 @@ pub async fn register(
             // start, never from a byte range DataFusion would begin at the
             // first line break past it (which split such a value and
             // failed, "incorrect number of fields").
-            CsvReadOptions::new()
+            let mut listing = CsvReadOptions::new()
                 .has_header(true)
                 .newlines_in_values(true)
                 .delimiter(delimiter)
@@ -312,7 +313,15 @@ pub async fn register(
                 .file_compression_type(compression)
                 .schema_infer_max_records(INFERRED_FROM_ROWS)
                 .table_partition_cols(partitions)
-                .to_listing_options(&config, table_options)
+                .to_listing_options(&config, table_options);
+            // Each file's columns read by the names its header gives them.
+            let format: &dyn std::any::Any = listing.format.as_ref();
+            if let Some(csv) = format.downcast_ref::<CsvFormat>() {
+                let inner = CsvFormat::default().with_options(csv.options().clone());
+                listing.format =
+                    Arc::new(super::text_formats::CsvFilesFormat::new(inner, delimiter));
+            }
+            listing
         }
         TextFormat::Json | TextFormat::JsonArrays => {
             let mut listing = JsonReadOptions::default()
@@ -327,7 +336,7 @@ pub async fn register(
                 let inner = JsonFormat::default()
                     .with_options(json.options().clone())
                     .with_newline_delimited(!arrays);
-                listing.format = Arc::new(super::json_format::JsonFilesFormat::new(inner, arrays));
+                listing.format = Arc::new(super::text_formats::JsonFilesFormat::new(inner, arrays));
             }
             listing
         }

@@ -32,6 +32,11 @@ async fn folders_of_csv_and_json_lines_files_are_tables() {
         lines.push_str(&format!("{i},\"row {i}\nsecond line, with a comma\n\"\n"));
     }
     put("posts/p.csv", &lines);
+    // A table whose files grew a column, and whose later files write the
+    // columns in another order: each file's columns by its header's names.
+    put("grown/2024.csv", "id,name\n1,a\n2,b\n");
+    put("grown/2025.csv", "name,region,id\nc,EU,3\n\"d, e\",US,4\n");
+    put("grown/2026.csv", "region,name,id\nAP,f,5\n");
     // Excel's exports in much of Europe: `;` between fields.
     put(
         "eu/e.csv",
@@ -52,6 +57,14 @@ async fn folders_of_csv_and_json_lines_files_are_tables() {
         (
             "select id, cardinality(tags) as n from events order by id",
             "id,n\n1,2\n2,0\n",
+        ),
+        (
+            "select id, name, region from grown order by id",
+            "id,name,region\n1,a,\n2,b,\n3,c,EU\n4,\"d, e\",US\n5,f,AP\n",
+        ),
+        (
+            "select count(*) as n, count(region) as r, sum(id) as s from grown where name <> 'b'",
+            "n,r,s\n4,3,13\n",
         ),
         (
             "select id, name, amount from eu order by id",

@@ -1,7 +1,10 @@
-//! JSON as a catalog table reads it: DataFusion's `JsonFormat` for the
-//! schema, squall's [`JsonFiles`] for the rows (a field of mixed types read
-//! as text, a file of one JSON array read as its elements; see
-//! `squall_core::json_files`).
+//! Text files as a catalog table reads them. JSON: its schema merged
+//! across files by JSON's own rules, its rows read by squall's [`JsonFiles`]
+//! (a field of mixed types read as text, a file of one JSON array read as
+//! its elements; see `squall_core::json_files`). CSV: DataFusion's schema
+//! (the union of the files' headers), its rows read by squall's
+//! [`CsvFiles`] (each file's columns by the names its header gives them;
+//! `squall_core::csv_files`).
 
 use std::sync::Arc;
 
@@ -10,6 +13,7 @@ use async_trait::async_trait;
 use datafusion::catalog::Session;
 use datafusion::common::Statistics;
 use datafusion::datasource::file_format::FileFormat;
+use datafusion::datasource::file_format::csv::CsvFormat;
 use datafusion::datasource::file_format::file_compression_type::FileCompressionType;
 use datafusion::datasource::file_format::json::JsonFormat;
 use datafusion::datasource::physical_plan::{FileScanConfig, FileSinkConfig, FileSource};
@@ -19,6 +23,7 @@ use datafusion::physical_expr::LexRequirement;
 use datafusion::physical_plan::ExecutionPlan;
 use datafusion_datasource_json::utils::JsonArrayToNdjsonReader;
 use object_store::{ObjectMeta, ObjectStore};
+use squall_core::csv_files::CsvFiles;
 use squall_core::json_files::JsonFiles;
 
 /// The fields of `a` and `b` (one file's and the earlier files'), a
@@ -179,5 +184,86 @@ impl FileFormat for JsonFilesFormat {
 
     fn file_source(&self, table_schema: TableSchema) -> Arc<dyn FileSource> {
         Arc::new(JsonFiles::new(table_schema, self.arrays))
+    }
+}
+
+/// `inner` (CSV with a header row), its rows read by [`CsvFiles`]: each
+/// file's columns by the names its header gives them.
+#[derive(Debug)]
+pub(crate) struct CsvFilesFormat {
+    inner: CsvFormat,
+    delimiter: u8,
+}
+
+impl CsvFilesFormat {
+    pub(crate) fn new(inner: CsvFormat, delimiter: u8) -> Self {
+        Self { inner, delimiter }
+    }
+}
+
+#[async_trait]
+impl FileFormat for CsvFilesFormat {
+    fn get_ext(&self) -> String {
+        self.inner.get_ext()
+    }
+
+    fn get_ext_with_compression(&self, compression: &FileCompressionType) -> Result<String> {
+        self.inner.get_ext_with_compression(compression)
+    }
+
+    fn compression_type(&self) -> Option<FileCompressionType> {
+        self.inner.compression_type()
+    }
+
+    async fn infer_schema(
+        &self,
+        state: &dyn Session,
+        store: &Arc<dyn ObjectStore>,
+        objects: &[ObjectMeta],
+    ) -> Result<SchemaRef> {
+        self.inner.infer_schema(state, store, objects).await
+    }
+
+    async fn infer_stats(
+        &self,
+        state: &dyn Session,
+        store: &Arc<dyn ObjectStore>,
+        table_schema: SchemaRef,
+        object: &ObjectMeta,
+    ) -> Result<Statistics> {
+        self.inner
+            .infer_stats(state, store, table_schema, object)
+            .await
+    }
+
+    /// The scan of `conf`'s files (whose source is [`CsvFiles`]; DataFusion's
+    /// format asks for its own), decompressed as the format says.
+    async fn create_physical_plan(
+        &self,
+        _state: &dyn Session,
+        conf: FileScanConfig,
+    ) -> Result<Arc<dyn ExecutionPlan>> {
+        use datafusion::datasource::physical_plan::FileScanConfigBuilder;
+        use datafusion::datasource::source::DataSourceExec;
+        let conf = FileScanConfigBuilder::from(conf)
+            .with_file_compression_type(self.inner.options().compression.into())
+            .build();
+        Ok(DataSourceExec::from_data_source(conf))
+    }
+
+    async fn create_writer_physical_plan(
+        &self,
+        input: Arc<dyn ExecutionPlan>,
+        state: &dyn Session,
+        conf: FileSinkConfig,
+        order_requirements: Option<LexRequirement>,
+    ) -> Result<Arc<dyn ExecutionPlan>> {
+        self.inner
+            .create_writer_physical_plan(input, state, conf, order_requirements)
+            .await
+    }
+
+    fn file_source(&self, table_schema: TableSchema) -> Arc<dyn FileSource> {
+        Arc::new(CsvFiles::new(table_schema, self.delimiter))
     }
 }
