@@ -98,8 +98,38 @@ pub fn register(ctx: &SessionContext) -> Result<()> {
         }
         system.register_schema(schema, Arc::new(provider))?;
     }
+    system.register_schema("runtime", runtime_schema()?)?;
     list.register_catalog(SYSTEM_CATALOG.to_string(), Arc::new(system));
     Ok(())
+}
+
+/// `system.runtime`: its `nodes` table, as Trino's, which clients and
+/// health checks read (`select * from system.runtime.nodes`): the one
+/// coordinator answering, active.
+fn runtime_schema() -> Result<Arc<MemorySchemaProvider>> {
+    use arrow::array::{BooleanArray, RecordBatch, StringArray};
+    use arrow::datatypes::{DataType, Field, Schema};
+    let schema = Arc::new(Schema::new(vec![
+        Field::new("node_id", DataType::Utf8, false),
+        Field::new("http_uri", DataType::Utf8, true),
+        Field::new("node_version", DataType::Utf8, false),
+        Field::new("coordinator", DataType::Boolean, false),
+        Field::new("state", DataType::Utf8, false),
+    ]));
+    let row = RecordBatch::try_new(
+        Arc::clone(&schema),
+        vec![
+            Arc::new(StringArray::from(vec!["squall"])),
+            Arc::new(StringArray::from(vec![None::<&str>])),
+            Arc::new(StringArray::from(vec![env!("CARGO_PKG_VERSION")])),
+            Arc::new(BooleanArray::from(vec![true])),
+            Arc::new(StringArray::from(vec!["active"])),
+        ],
+    )?;
+    let nodes = datafusion::datasource::MemTable::try_new(schema, vec![vec![row]])?;
+    let runtime = MemorySchemaProvider::new();
+    runtime.register_table("nodes".to_string(), Arc::new(nodes))?;
+    Ok(Arc::new(runtime))
 }
 
 /// The one catalog `name` of `list`.

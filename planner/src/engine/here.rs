@@ -249,9 +249,32 @@ pub(crate) async fn show_as_query(ctx: &SessionContext, statement: Statement) ->
             Sql::ShowCatalogs { .. } => {
                 "select table_cat as \"Catalog\" from system.jdbc.catalogs order by 1".to_string()
             }
-            Sql::ShowSchemas { .. } => {
-                "select distinct schema_name as \"Schema\" from information_schema.schemata order by 1"
-                    .to_string()
+            Sql::ShowSchemas { show_options, .. } => {
+                // Trino's `SHOW SCHEMAS [FROM catalog] [LIKE 'p']`: the
+                // session's catalog (any other name is it too, as in a
+                // table's name), or `system`'s.
+                let Some(like) = like_condition(&show_options.filter_position, "table_schem")
+                else {
+                    return Ok(statement);
+                };
+                let named = show_options
+                    .show_in
+                    .as_ref()
+                    .and_then(|i| i.parent_name.as_ref())
+                    .and_then(|n| n.0.last())
+                    .and_then(|p| p.as_ident())
+                    .map(normalized);
+                let catalog = match named.as_deref() {
+                    Some(crate::information_schema::SYSTEM_CATALOG) => {
+                        crate::information_schema::SYSTEM_CATALOG.to_string()
+                    }
+                    _ => ctx.state().config_options().catalog.default_catalog.clone(),
+                };
+                format!(
+                    "select distinct table_schem as \"Schema\" from system.jdbc.schemas \
+                     where table_catalog = {}{like} order by 1",
+                    quoted(&catalog)
+                )
             }
             Sql::ShowTables { show_options, .. } => {
                 // Other filters: DataFusion's SHOW TABLES.
@@ -278,7 +301,11 @@ pub(crate) async fn show_as_query(ctx: &SessionContext, statement: Statement) ->
                 else {
                     return Ok(statement);
                 };
-                match show_options.show_in.as_ref().and_then(|i| i.parent_name.as_ref()) {
+                match show_options
+                    .show_in
+                    .as_ref()
+                    .and_then(|i| i.parent_name.as_ref())
+                {
                     Some(name) => columns_query(ctx, name, &like).await?,
                     None => return Ok(statement),
                 }
@@ -306,7 +333,9 @@ pub(crate) async fn show_as_query(ctx: &SessionContext, statement: Statement) ->
                 functions_query(ctx, &like)
             }
             Sql::ShowVariable { variable }
-                if variable.first().is_some_and(|v| v.value.eq_ignore_ascii_case("stats")) =>
+                if variable
+                    .first()
+                    .is_some_and(|v| v.value.eq_ignore_ascii_case("stats")) =>
             {
                 let name = match variable.as_slice() {
                     [_, for_, name @ ..]

@@ -36,9 +36,29 @@ async fn show_tables_and_information_schema_answer() {
         squall_csv(&engine, "show tables like 'p%'").await,
         "Table\npart\npartsupp\n"
     );
+    for sql in [
+        "show schemas",
+        "show schemas from squall",
+        "show schemas in hive",
+    ] {
+        assert_eq!(
+            squall_csv(&engine, sql).await,
+            "Schema\ninformation_schema\npublic\n",
+            "{sql}"
+        );
+    }
     assert_eq!(
-        squall_csv(&engine, "show schemas").await,
-        "Schema\npublic\n"
+        squall_csv(&engine, "show schemas from system like '%t%'").await,
+        "Schema\nmetadata\nruntime\n"
+    );
+    // Trino's node list, which clients and health checks read.
+    assert_eq!(
+        squall_csv(
+            &engine,
+            "select node_id, coordinator, state from system.runtime.nodes"
+        )
+        .await,
+        "node_id,coordinator,state\nsquall,true,active\n"
     );
     assert_eq!(
         squall_csv(&engine, "show catalogs").await,
