@@ -25,21 +25,47 @@ use crate::state::state_store_at;
 /// An engine on the embedded backend (tasks in this process, exchange on
 /// local disk) that also reads tables in S3: when the catalog, or the
 /// locations SQL may name (`squall.catalog.allowed_roots`), are `s3://`
-/// ones, `s3://bucket` URLs resolve with the AWS configuration of the
+/// ones (or anywhere, `*`, with an AWS configuration in the environment),
+/// `s3://bucket` URLs resolve with the AWS configuration of the
 /// environment (credentials, region, `AWS_ENDPOINT_URL_S3`). Otherwise the
 /// plain embedded engine: no AWS configuration is loaded (without a
 /// region, loading it asks the instance metadata service).
 pub async fn embedded_engine(options: EngineOptions) -> Result<Engine> {
     let squall = SquallConfig::from_session(&session_config(&options.settings)?);
     let in_s3 = |location: &str| location.trim().starts_with("s3://");
+    let anywhere = squall
+        .catalog
+        .allowed_roots
+        .split(',')
+        .any(|r| r.trim() == "*");
     let names_s3 = options.catalog.as_deref().is_some_and(in_s3)
-        || squall.catalog.allowed_roots.split(',').any(in_s3);
+        || squall.catalog.allowed_roots.split(',').any(in_s3)
+        || (anywhere && aws_configured());
     if !names_s3 {
         return Ok(Engine::local(options).await?);
     }
     let env = AwsEnv::load().await;
     let stores = Arc::new(crate::s3::S3Registry::new(env));
     Ok(Engine::local_with_stores(options, Some(stores)).await?)
+}
+
+/// Whether the environment holds an AWS configuration to load (a region,
+/// a profile or keys in variables, or `~/.aws/config` or `credentials`):
+/// with roots allowed anywhere, SQL may name `s3://` locations.
+fn aws_configured() -> bool {
+    let set = |v: &str| std::env::var_os(v).is_some_and(|x| !x.is_empty());
+    [
+        "AWS_REGION",
+        "AWS_DEFAULT_REGION",
+        "AWS_PROFILE",
+        "AWS_ACCESS_KEY_ID",
+    ]
+    .iter()
+    .any(|v| set(v))
+        || std::env::var_os("HOME").is_some_and(|home| {
+            let aws = std::path::Path::new(&home).join(".aws");
+            aws.join("config").exists() || aws.join("credentials").exists()
+        })
 }
 
 /// An engine on the aws backend, configured by `squall.*` settings
