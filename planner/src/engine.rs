@@ -174,9 +174,9 @@ impl Engine {
         let mut runtime = runtime_builder().with_memory_pool(squall_core::memory::process_pool(
             squall.process_memory_bytes,
         ));
-        if let Some(stores) = stores {
-            runtime = runtime.with_object_store_registry(stores);
-        }
+        runtime = runtime.with_object_store_registry(
+            stores.unwrap_or_else(|| Arc::new(config::LocalStores::default())),
+        );
         let runtime = runtime.build_arc()?;
         let local = LocalBackend::create(&squall, Arc::clone(&runtime))?;
         Self::build(options, runtime, local.backend.clone(), Some(local)).await

@@ -29,6 +29,41 @@ pub fn runtime_builder() -> RuntimeEnvBuilder {
     )
 }
 
+/// DataFusion's object stores (local files, and any registered), saying
+/// plainly why a location of another kind cannot be read: DataFusion's
+/// own answer to `s3://...` on the embedded backend was an internal error
+/// calling itself a bug.
+#[derive(Debug, Default)]
+pub struct LocalStores(datafusion::execution::object_store::DefaultObjectStoreRegistry);
+
+impl datafusion::execution::object_store::ObjectStoreRegistry for LocalStores {
+    fn register_store(
+        &self,
+        url: &url::Url,
+        store: Arc<dyn object_store::ObjectStore>,
+    ) -> Option<Arc<dyn object_store::ObjectStore>> {
+        self.0.register_store(url, store)
+    }
+
+    fn deregister_store(&self, url: &url::Url) -> Result<Arc<dyn object_store::ObjectStore>> {
+        self.0.deregister_store(url)
+    }
+
+    fn get_store(&self, url: &url::Url) -> Result<Arc<dyn object_store::ObjectStore>> {
+        self.0.get_store(url).map_err(|_| {
+            let how = match url.scheme() {
+                "s3" => {
+                    "the embedded backend reads s3:// locations when the catalog is one \
+                     (--catalog s3://bucket/prefix) or squall.catalog.allowed_roots names \
+                     one, with the environment's AWS configuration; or use --backend aws"
+                }
+                _ => "the embedded backend reads local files and s3:// locations",
+            };
+            datafusion::error::DataFusionError::Plan(format!("cannot read {url}: {how}"))
+        })
+    }
+}
+
 /// Session config: squall defaults, the planning options distributed
 /// execution relies on, `SQUALL_*` environment variables, then `settings`.
 pub fn session_config(settings: &[(String, String)]) -> Result<SessionConfig> {

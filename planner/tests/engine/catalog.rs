@@ -550,3 +550,22 @@ async fn deferred_tables_are_registered_when_first_named() {
     assert_eq!(listed, "Table\na\nb\n", "broken left out");
     assert_eq!(calls(), [1, 1, 1], "each registered once");
 }
+
+/// An `s3://` location the embedded engine was not given S3 for is refused
+/// saying how to read it (DataFusion's answer was an internal error
+/// calling itself a bug).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn s3_locations_the_embedded_engine_cannot_read_say_why() {
+    let data = sf001_small_groups();
+    let engine = engine(&data.path, &[("squall.catalog.allowed_roots", "*")]).await;
+    let err = engine
+        .sql("create external table e stored as parquet location 's3://bucket/t/'")
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("cannot read s3://bucket/") && err.contains("--backend aws"),
+        "{err}"
+    );
+    assert!(!err.contains("bug"), "{err}");
+}
