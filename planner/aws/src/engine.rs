@@ -42,11 +42,11 @@ pub async fn embedded_engine(options: EngineOptions) -> Result<Engine> {
         || squall.catalog.allowed_roots.split(',').any(in_s3)
         || (anywhere && aws_configured());
     if !names_s3 {
-        return Ok(Engine::local(options).await?);
+        return Engine::local(options).await;
     }
     let env = AwsEnv::load().await;
     let stores = Arc::new(crate::s3::S3Registry::new(env));
-    Ok(Engine::local_with_stores(options, Some(stores)).await?)
+    Engine::local_with_stores(options, Some(stores)).await
 }
 
 /// Whether the environment holds an AWS configuration to load (a region,

@@ -18,134 +18,69 @@ use std::sync::Arc;
 use arrow::array::{ArrayRef, RecordBatch, new_null_array};
 use arrow::datatypes::{DataType, Field, Schema, SchemaRef};
 use bytes::{Bytes, BytesMut};
-use datafusion::common::tree_node::TreeNodeRecursion;
 use datafusion::datasource::file_format::csv::CsvDecoder;
 use datafusion::error::{DataFusionError, Result};
-use datafusion::physical_expr::PhysicalExpr;
-use datafusion::physical_plan::DisplayFormatType;
-use datafusion::physical_plan::metrics::ExecutionPlanMetricsSet;
-use datafusion::physical_plan::projection::ProjectionExprs;
-use datafusion::physical_plan::proto::ExecutionPlanEncodeCtx;
 use datafusion_datasource::PartitionedFile;
 use datafusion_datasource::decoder::{DecoderDeserializer, deserialize_stream};
-use datafusion_datasource::file::FileSource;
 use datafusion_datasource::file_compression_type::FileCompressionType;
-use datafusion_datasource::file_scan_config::FileScanConfig;
 use datafusion_datasource::file_stream::{FileOpenFuture, FileOpener};
-use datafusion_datasource::projection::{ProjectionOpener, SplitProjection};
 use datafusion_datasource::table_schema::TableSchema;
 use datafusion_proto::protobuf;
 use futures::{StreamExt, TryStreamExt};
 use object_store::{ObjectStore, ObjectStoreExt};
 
+use crate::text_files::{TextFiles, TextKind};
+
 /// The bytes of a file read before its header row is parsed: a header
 /// (quoted names may span lines) ends well before.
 const HEADER_BYTES: usize = 64 * 1024;
 
-/// The files of a CSV table with a header row (see the module docs).
-#[derive(Clone)]
-pub struct CsvFiles {
-    table_schema: TableSchema,
-    batch_size: Option<usize>,
-    metrics: ExecutionPlanMetricsSet,
-    projection: SplitProjection,
+/// CSV files with a header row, fields separated by `delimiter`.
+#[derive(Clone, Copy)]
+pub struct Csv {
     delimiter: u8,
 }
+
+/// The files of a CSV table with a header row (see the module docs).
+pub type CsvFiles = TextFiles<Csv>;
 
 impl CsvFiles {
     /// The files of a table of `table_schema`, fields separated by `delimiter`.
     pub fn new(table_schema: impl Into<TableSchema>, delimiter: u8) -> Self {
-        let table_schema = table_schema.into();
-        Self {
-            projection: SplitProjection::unprojected(&table_schema),
-            table_schema,
-            batch_size: None,
-            metrics: ExecutionPlanMetricsSet::new(),
-            delimiter,
-        }
+        Self::of_kind(table_schema, Csv { delimiter })
     }
 }
 
-impl FileSource for CsvFiles {
-    fn create_file_opener(
+impl TextKind for Csv {
+    const FILE_TYPE: &'static str = "csv";
+
+    fn opener(
         &self,
+        schema: SchemaRef,
+        batch_size: usize,
+        compression: FileCompressionType,
         store: Arc<dyn ObjectStore>,
-        base_config: &FileScanConfig,
-        _partition: usize,
-    ) -> Result<Arc<dyn FileOpener>> {
-        let file_schema = self.table_schema.file_schema();
-        let opener = Arc::new(CsvOpener {
-            batch_size: self.batch_size.unwrap_or(8192),
-            schema: Arc::new(file_schema.project(&self.projection.file_indices)?),
-            compression: base_config.file_compression_type,
+    ) -> Arc<dyn FileOpener> {
+        Arc::new(CsvOpener {
+            batch_size,
+            schema,
+            compression,
             store,
             delimiter: self.delimiter,
-        });
-        ProjectionOpener::try_new(self.projection.clone(), opener, file_schema)
+        })
     }
 
-    fn table_schema(&self) -> &TableSchema {
-        &self.table_schema
-    }
-
-    fn with_batch_size(&self, batch_size: usize) -> Arc<dyn FileSource> {
-        let mut source = self.clone();
-        source.batch_size = Some(batch_size);
-        Arc::new(source)
-    }
-
-    fn try_pushdown_projection(
-        &self,
-        projection: &ProjectionExprs,
-    ) -> Result<Option<Arc<dyn FileSource>>> {
-        let mut source = self.clone();
-        let merged = self.projection.source.try_merge(projection)?;
-        source.projection = SplitProjection::new(self.table_schema.file_schema(), &merged);
-        Ok(Some(Arc::new(source)))
-    }
-
-    fn projection(&self) -> Option<&ProjectionExprs> {
-        Some(&self.projection.source)
-    }
-
-    fn metrics(&self) -> &ExecutionPlanMetricsSet {
-        &self.metrics
-    }
-
-    fn file_type(&self) -> &str {
-        "csv"
-    }
-
-    fn fmt_extra(&self, _t: DisplayFormatType, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-        write!(f, ", has_header=true, columns by name")
+    fn node(&self, base_conf: protobuf::FileScanExecConf) -> Vec<u8> {
+        crate::codec::csv_files_node(base_conf, self.delimiter)
     }
 
     /// Files are read whole (a quoted value may span lines).
-    fn supports_repartitioning(&self) -> bool {
+    fn splits(&self) -> bool {
         false
     }
 
-    fn apply_expressions(
-        &self,
-        f: &mut dyn FnMut(&Arc<dyn PhysicalExpr>) -> Result<TreeNodeRecursion>,
-    ) -> Result<TreeNodeRecursion> {
-        datafusion::physical_plan::apply_expression_roots(self.projection.source.iter(), f)
-    }
-
-    fn try_to_proto(
-        &self,
-        base: &FileScanConfig,
-        ctx: &ExecutionPlanEncodeCtx<'_>,
-    ) -> Result<Option<protobuf::PhysicalPlanNode>> {
-        let node = crate::codec::csv_files_node(base.try_to_proto(ctx)?, self.delimiter);
-        Ok(Some(protobuf::PhysicalPlanNode {
-            physical_plan_type: Some(protobuf::physical_plan_node::PhysicalPlanType::Extension(
-                protobuf::PhysicalExtensionNode {
-                    node,
-                    inputs: vec![],
-                },
-            )),
-        }))
+    fn fmt_extra(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        write!(f, ", has_header=true, columns by name")
     }
 }
 

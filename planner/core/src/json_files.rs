@@ -19,142 +19,76 @@ use std::sync::Arc;
 use arrow::datatypes::SchemaRef;
 use arrow::json::ReaderBuilder;
 use bytes::Buf;
-use datafusion::common::tree_node::TreeNodeRecursion;
 use datafusion::datasource::file_format::json::JsonDecoder;
 use datafusion::error::{DataFusionError, Result};
-use datafusion::physical_expr::PhysicalExpr;
-use datafusion::physical_plan::DisplayFormatType;
-use datafusion::physical_plan::metrics::ExecutionPlanMetricsSet;
-use datafusion::physical_plan::projection::ProjectionExprs;
-use datafusion::physical_plan::proto::ExecutionPlanEncodeCtx;
 use datafusion_datasource::PartitionedFile;
 use datafusion_datasource::boundary_stream::AlignedBoundaryStream;
 use datafusion_datasource::decoder::{DecoderDeserializer, deserialize_stream};
-use datafusion_datasource::file::FileSource;
 use datafusion_datasource::file_compression_type::FileCompressionType;
-use datafusion_datasource::file_scan_config::FileScanConfig;
 use datafusion_datasource::file_stream::{FileOpenFuture, FileOpener};
-use datafusion_datasource::projection::{ProjectionOpener, SplitProjection};
 use datafusion_datasource::table_schema::TableSchema;
 use datafusion_datasource_json::utils::JsonArrayToNdjsonReader;
 use datafusion_proto::protobuf;
 use futures::{StreamExt, TryStreamExt};
 use object_store::{ObjectStore, ObjectStoreExt};
 
-/// The files of a JSON table (see the module documentation).
-#[derive(Clone)]
-pub struct JsonFiles {
-    table_schema: TableSchema,
-    batch_size: Option<usize>,
-    metrics: ExecutionPlanMetricsSet,
-    projection: SplitProjection,
-    /// Each file is one JSON array of objects (else JSON lines).
+use crate::text_files::{TextFiles, TextKind};
+
+/// JSON files, each one JSON array of objects if `arrays`, else JSON lines.
+#[derive(Clone, Copy)]
+pub struct Json {
     arrays: bool,
 }
+
+/// The files of a JSON table (see the module documentation).
+pub type JsonFiles = TextFiles<Json>;
 
 impl JsonFiles {
     /// The files of a table of `table_schema`, each one JSON array of
     /// objects if `arrays`, else JSON lines.
     pub fn new(table_schema: impl Into<TableSchema>, arrays: bool) -> Self {
-        let table_schema = table_schema.into();
-        Self {
-            projection: SplitProjection::unprojected(&table_schema),
-            table_schema,
-            batch_size: None,
-            metrics: ExecutionPlanMetricsSet::new(),
-            arrays,
-        }
+        Self::of_kind(table_schema, Json { arrays })
     }
 
     /// Whether each file is one JSON array.
     pub fn arrays(&self) -> bool {
-        self.arrays
+        self.kind.arrays
     }
 }
 
-impl FileSource for JsonFiles {
-    fn create_file_opener(
+impl TextKind for Json {
+    const FILE_TYPE: &'static str = "json";
+
+    fn opener(
         &self,
+        schema: SchemaRef,
+        batch_size: usize,
+        compression: FileCompressionType,
         store: Arc<dyn ObjectStore>,
-        base_config: &FileScanConfig,
-        _partition: usize,
-    ) -> Result<Arc<dyn FileOpener>> {
-        let file_schema = self.table_schema.file_schema();
-        let opener = Arc::new(JsonOpener {
-            batch_size: self.batch_size.unwrap_or(8192),
-            schema: Arc::new(file_schema.project(&self.projection.file_indices)?),
-            compression: base_config.file_compression_type,
+    ) -> Arc<dyn FileOpener> {
+        Arc::new(JsonOpener {
+            batch_size,
+            schema,
+            compression,
             store,
             arrays: self.arrays,
-        });
-        ProjectionOpener::try_new(self.projection.clone(), opener, file_schema)
+        })
     }
 
-    fn table_schema(&self) -> &TableSchema {
-        &self.table_schema
+    fn node(&self, base_conf: protobuf::FileScanExecConf) -> Vec<u8> {
+        crate::codec::json_files_node(base_conf, self.arrays)
     }
 
-    fn with_batch_size(&self, batch_size: usize) -> Arc<dyn FileSource> {
-        let mut source = self.clone();
-        source.batch_size = Some(batch_size);
-        Arc::new(source)
+    /// JSON lines split at line breaks; a JSON array only whole.
+    fn splits(&self) -> bool {
+        !self.arrays
     }
 
-    fn try_pushdown_projection(
-        &self,
-        projection: &ProjectionExprs,
-    ) -> Result<Option<Arc<dyn FileSource>>> {
-        let mut source = self.clone();
-        let merged = self.projection.source.try_merge(projection)?;
-        source.projection = SplitProjection::new(self.table_schema.file_schema(), &merged);
-        Ok(Some(Arc::new(source)))
-    }
-
-    fn projection(&self) -> Option<&ProjectionExprs> {
-        Some(&self.projection.source)
-    }
-
-    fn metrics(&self) -> &ExecutionPlanMetricsSet {
-        &self.metrics
-    }
-
-    fn file_type(&self) -> &str {
-        "json"
-    }
-
-    fn fmt_extra(&self, _t: DisplayFormatType, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+    fn fmt_extra(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
         match self.arrays {
             true => write!(f, ", arrays=true"),
             false => Ok(()),
         }
-    }
-
-    /// JSON lines split at line breaks; a JSON array only whole.
-    fn supports_repartitioning(&self) -> bool {
-        !self.arrays
-    }
-
-    fn apply_expressions(
-        &self,
-        f: &mut dyn FnMut(&Arc<dyn PhysicalExpr>) -> Result<TreeNodeRecursion>,
-    ) -> Result<TreeNodeRecursion> {
-        datafusion::physical_plan::apply_expression_roots(self.projection.source.iter(), f)
-    }
-
-    fn try_to_proto(
-        &self,
-        base: &FileScanConfig,
-        ctx: &ExecutionPlanEncodeCtx<'_>,
-    ) -> Result<Option<protobuf::PhysicalPlanNode>> {
-        let node = crate::codec::json_files_node(base.try_to_proto(ctx)?, self.arrays);
-        Ok(Some(protobuf::PhysicalPlanNode {
-            physical_plan_type: Some(protobuf::physical_plan_node::PhysicalPlanType::Extension(
-                protobuf::PhysicalExtensionNode {
-                    node,
-                    inputs: vec![],
-                },
-            )),
-        }))
     }
 }
 

@@ -63,6 +63,7 @@ pub mod seeded;
 pub mod series_limit;
 pub mod task;
 pub mod text_compression;
+pub mod text_files;
 pub mod trino_udfs;
 pub mod value_limit;
 pub mod window_flags;

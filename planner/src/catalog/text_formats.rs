@@ -71,43 +71,39 @@ fn merged_type(a: &DataType, b: &DataType) -> Option<DataType> {
     })
 }
 
-/// `inner` (its newline_delimited option saying whether files are
-/// arrays), its rows read by [`JsonFiles`].
+/// A text table's files as squall reads them.
 #[derive(Debug)]
-pub(crate) struct JsonFilesFormat {
-    inner: JsonFormat,
-    arrays: bool,
+pub(crate) enum TextKind {
+    /// JSON (`inner`'s options: compression, rows inferred from), each
+    /// file one array of objects if `arrays`.
+    Json { inner: JsonFormat, arrays: bool },
+    /// CSV with a header row (`inner`'s options), fields separated by
+    /// `delimiter`.
+    Csv { inner: CsvFormat, delimiter: u8 },
 }
 
-impl JsonFilesFormat {
-    pub(crate) fn new(inner: JsonFormat, arrays: bool) -> Self {
-        Self { inner, arrays }
-    }
-}
+/// DataFusion's format of a text table's files, its rows read by squall's
+/// sources ([`JsonFiles`], [`CsvFiles`]).
+#[derive(Debug)]
+pub(crate) struct TextFilesFormat(pub(crate) TextKind);
 
-#[async_trait]
-impl FileFormat for JsonFilesFormat {
-    fn get_ext(&self) -> String {
-        self.inner.get_ext()
-    }
-
-    fn get_ext_with_compression(&self, compression: &FileCompressionType) -> Result<String> {
-        self.inner.get_ext_with_compression(compression)
+impl TextFilesFormat {
+    fn inner(&self) -> &dyn FileFormat {
+        match &self.0 {
+            TextKind::Json { inner, .. } => inner,
+            TextKind::Csv { inner, .. } => inner,
+        }
     }
 
-    fn compression_type(&self) -> Option<FileCompressionType> {
-        self.inner.compression_type()
-    }
-
-    /// The schema of `objects`' first rows (the format's inference limit,
-    /// over all of them), each file's inferred as arrow infers one file's
-    /// and merged by the same rules: where files disagree on a field's type
-    /// it is text, or DOUBLE for integers and fractions (DataFusion's
-    /// refused the table: "Fail to merge schema field ... Int64 does not
-    /// equal Utf8").
-    async fn infer_schema(
-        &self,
-        _state: &dyn Session,
+    /// The schema of JSON `objects`' first rows (`format`'s inference
+    /// limit, over all of them), each file's inferred as arrow infers one
+    /// file's and merged by the same rules: where files disagree on a
+    /// field's type it is text, or DOUBLE for integers and fractions
+    /// (DataFusion's refused the table: "Fail to merge schema field ...
+    /// Int64 does not equal Utf8").
+    async fn json_schema(
+        format: &JsonFormat,
+        arrays: bool,
         store: &Arc<dyn ObjectStore>,
         objects: &[ObjectMeta],
     ) -> Result<SchemaRef> {
@@ -115,7 +111,7 @@ impl FileFormat for JsonFilesFormat {
         use bytes::Buf;
         use object_store::ObjectStoreExt;
         use std::io::{BufRead, BufReader};
-        let options = self.inner.options();
+        let options = format.options();
         let mut left = options.schema_infer_max_rec.unwrap_or(1000);
         let compression = FileCompressionType::from(options.compression);
         let mut merged: Option<Schema> = None;
@@ -128,7 +124,7 @@ impl FileFormat for JsonFilesFormat {
             };
             let bytes = store.get(&object.location).await?.bytes().await?;
             let read = compression.convert_read(bytes.reader())?;
-            let read: Box<dyn BufRead> = match self.arrays {
+            let read: Box<dyn BufRead> = match arrays {
                 true => Box::new(BufReader::new(JsonArrayToNdjsonReader::new(read))),
                 false => Box::new(BufReader::new(read)),
             };
@@ -149,70 +145,20 @@ impl FileFormat for JsonFilesFormat {
         }
         Ok(Arc::new(merged.unwrap_or_else(Schema::empty)))
     }
-
-    async fn infer_stats(
-        &self,
-        state: &dyn Session,
-        store: &Arc<dyn ObjectStore>,
-        table_schema: SchemaRef,
-        object: &ObjectMeta,
-    ) -> Result<Statistics> {
-        self.inner
-            .infer_stats(state, store, table_schema, object)
-            .await
-    }
-
-    async fn create_physical_plan(
-        &self,
-        state: &dyn Session,
-        conf: FileScanConfig,
-    ) -> Result<Arc<dyn ExecutionPlan>> {
-        self.inner.create_physical_plan(state, conf).await
-    }
-
-    async fn create_writer_physical_plan(
-        &self,
-        input: Arc<dyn ExecutionPlan>,
-        state: &dyn Session,
-        conf: FileSinkConfig,
-        order_requirements: Option<LexRequirement>,
-    ) -> Result<Arc<dyn ExecutionPlan>> {
-        self.inner
-            .create_writer_physical_plan(input, state, conf, order_requirements)
-            .await
-    }
-
-    fn file_source(&self, table_schema: TableSchema) -> Arc<dyn FileSource> {
-        Arc::new(JsonFiles::new(table_schema, self.arrays))
-    }
-}
-
-/// `inner` (CSV with a header row), its rows read by [`CsvFiles`]: each
-/// file's columns by the names its header gives them.
-#[derive(Debug)]
-pub(crate) struct CsvFilesFormat {
-    inner: CsvFormat,
-    delimiter: u8,
-}
-
-impl CsvFilesFormat {
-    pub(crate) fn new(inner: CsvFormat, delimiter: u8) -> Self {
-        Self { inner, delimiter }
-    }
 }
 
 #[async_trait]
-impl FileFormat for CsvFilesFormat {
+impl FileFormat for TextFilesFormat {
     fn get_ext(&self) -> String {
-        self.inner.get_ext()
+        self.inner().get_ext()
     }
 
     fn get_ext_with_compression(&self, compression: &FileCompressionType) -> Result<String> {
-        self.inner.get_ext_with_compression(compression)
+        self.inner().get_ext_with_compression(compression)
     }
 
     fn compression_type(&self) -> Option<FileCompressionType> {
-        self.inner.compression_type()
+        self.inner().compression_type()
     }
 
     async fn infer_schema(
@@ -221,7 +167,12 @@ impl FileFormat for CsvFilesFormat {
         store: &Arc<dyn ObjectStore>,
         objects: &[ObjectMeta],
     ) -> Result<SchemaRef> {
-        self.inner.infer_schema(state, store, objects).await
+        match &self.0 {
+            TextKind::Json { inner, arrays } => {
+                Self::json_schema(inner, *arrays, store, objects).await
+            }
+            TextKind::Csv { inner, .. } => inner.infer_schema(state, store, objects).await,
+        }
     }
 
     async fn infer_stats(
@@ -231,13 +182,13 @@ impl FileFormat for CsvFilesFormat {
         table_schema: SchemaRef,
         object: &ObjectMeta,
     ) -> Result<Statistics> {
-        self.inner
+        self.inner()
             .infer_stats(state, store, table_schema, object)
             .await
     }
 
-    /// The scan of `conf`'s files (whose source is [`CsvFiles`]; DataFusion's
-    /// format asks for its own), decompressed as the format says.
+    /// The scan of `conf`'s files (whose source is squall's: DataFusion's
+    /// CSV format asks for its own), decompressed as the format says.
     async fn create_physical_plan(
         &self,
         _state: &dyn Session,
@@ -245,8 +196,11 @@ impl FileFormat for CsvFilesFormat {
     ) -> Result<Arc<dyn ExecutionPlan>> {
         use datafusion::datasource::physical_plan::FileScanConfigBuilder;
         use datafusion::datasource::source::DataSourceExec;
+        let compression = self
+            .compression_type()
+            .unwrap_or(FileCompressionType::UNCOMPRESSED);
         let conf = FileScanConfigBuilder::from(conf)
-            .with_file_compression_type(self.inner.options().compression.into())
+            .with_file_compression_type(compression)
             .build();
         Ok(DataSourceExec::from_data_source(conf))
     }
@@ -258,12 +212,15 @@ impl FileFormat for CsvFilesFormat {
         conf: FileSinkConfig,
         order_requirements: Option<LexRequirement>,
     ) -> Result<Arc<dyn ExecutionPlan>> {
-        self.inner
+        self.inner()
             .create_writer_physical_plan(input, state, conf, order_requirements)
             .await
     }
 
     fn file_source(&self, table_schema: TableSchema) -> Arc<dyn FileSource> {
-        Arc::new(CsvFiles::new(table_schema, self.delimiter))
+        match &self.0 {
+            TextKind::Json { arrays, .. } => Arc::new(JsonFiles::new(table_schema, *arrays)),
+            TextKind::Csv { delimiter, .. } => Arc::new(CsvFiles::new(table_schema, *delimiter)),
+        }
     }
 }

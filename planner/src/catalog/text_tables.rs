@@ -20,6 +20,7 @@ use datafusion::error::Result;
 use datafusion::prelude::{CsvReadOptions, JsonReadOptions, SessionContext};
 use squall_core::text_compression::compression_of;
 
+use super::text_formats::{TextFilesFormat, TextKind};
 use super::{message, present, table_error};
 use crate::partitions::{self, DataFiles, PartitionRegistry};
 use datafusion::execution::object_store::ObjectStoreUrl;
@@ -318,8 +319,7 @@ pub async fn register(
             let format: &dyn std::any::Any = listing.format.as_ref();
             if let Some(csv) = format.downcast_ref::<CsvFormat>() {
                 let inner = CsvFormat::default().with_options(csv.options().clone());
-                listing.format =
-                    Arc::new(super::text_formats::CsvFilesFormat::new(inner, delimiter));
+                listing.format = Arc::new(TextFilesFormat(TextKind::Csv { inner, delimiter }));
             }
             listing
         }
@@ -336,7 +336,7 @@ pub async fn register(
                 let inner = JsonFormat::default()
                     .with_options(json.options().clone())
                     .with_newline_delimited(!arrays);
-                listing.format = Arc::new(super::text_formats::JsonFilesFormat::new(inner, arrays));
+                listing.format = Arc::new(TextFilesFormat(TextKind::Json { inner, arrays }));
             }
             listing
         }
