@@ -402,7 +402,8 @@ pub async fn register_files(
     }
     let config = ListingTableConfig::new_with_multi_paths(paths)
         .with_listing_options(listing)
-        .with_schema(schema);
+        .with_schema(schema)
+        .with_expr_adapter_factory(Arc::new(squall_core::case_blind::CaseBlindAdapterFactory));
     let table = ListingTable::try_new(config)?
         .with_cache(ctx.runtime_env().cache_manager.get_file_statistic_cache());
     ctx.register_table(bare(name), Arc::new(table))?;

@@ -37,6 +37,7 @@
 
 pub mod activity;
 pub mod allocator;
+pub mod case_blind;
 pub mod checked_sum;
 pub mod codec;
 pub mod config;

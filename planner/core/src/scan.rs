@@ -198,7 +198,11 @@ fn bind_scan(
     }
     let types: Vec<&DataType> = partition_cols.iter().map(|f| f.data_type()).collect();
     let groups = file_groups(&assignment.files, partitions, &types)?;
-    let mut builder = FileScanConfigBuilder::from(config.clone()).with_file_groups(groups);
+    // A column a file names in another case is read from it (the plan
+    // codec does not carry the planner's adapter).
+    let mut builder = FileScanConfigBuilder::from(config.clone())
+        .with_file_groups(groups)
+        .with_expr_adapter(Some(Arc::new(crate::case_blind::CaseBlindAdapterFactory)));
     if let (Some(runtime), true) = (&reading.runtime, reading.read_ahead_bytes > 0) {
         let store = runtime.object_store(&config.object_store_url)?;
         let factory = ReadAheadFactory::new(

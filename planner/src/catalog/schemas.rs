@@ -134,7 +134,53 @@ async fn parquet_schema(
         .iter()
         .map(|footer| file_schema(format, footer))
         .collect::<Result<Vec<_>>>()?;
+    let folded = case_folded(&schemas);
+    let schemas = match folded.is_empty() {
+        true => schemas,
+        false => schemas
+            .into_iter()
+            .map(|schema| renamed(schema, &folded))
+            .collect(),
+    };
     merged(schemas)
+}
+
+/// Names files give one column in different cases, none two of them
+/// (`UserId` in one, `userid` in another): each to the first name seen.
+/// Such a column is one column of the table, each file's read by its own
+/// name (`squall_core::case_blind`), as Trino, Hive and Spark read it.
+fn case_folded(schemas: &[Schema]) -> HashMap<String, String> {
+    let mut first: HashMap<String, String> = HashMap::new();
+    let mut folded = HashMap::new();
+    let mut in_one_file = std::collections::HashSet::new();
+    for schema in schemas {
+        let mut seen = std::collections::HashSet::new();
+        for f in schema.fields() {
+            let lower = f.name().to_lowercase();
+            if !seen.insert(lower.clone()) {
+                in_one_file.insert(lower.clone());
+            }
+            let name = first.entry(lower).or_insert_with(|| f.name().clone());
+            if name != f.name() {
+                folded.insert(f.name().clone(), name.clone());
+            }
+        }
+    }
+    folded.retain(|_, to: &mut String| !in_one_file.contains(&to.to_lowercase()));
+    folded
+}
+
+/// `schema` with its columns named as `folded` says.
+fn renamed(schema: Schema, folded: &HashMap<String, String>) -> Schema {
+    let fields: Vec<_> = schema
+        .fields()
+        .iter()
+        .map(|f| match folded.get(f.name()) {
+            Some(name) => Arc::new(f.as_ref().clone().with_name(name)),
+            None => Arc::clone(f),
+        })
+        .collect();
+    Schema::new_with_metadata(fields, schema.metadata().clone())
 }
 
 /// The Arrow schema of one Parquet file's `footer`, as `format` reads it.

@@ -569,3 +569,61 @@ async fn s3_locations_the_embedded_engine_cannot_read_say_why() {
     );
     assert!(!err.contains("bug"), "{err}");
 }
+
+/// Files of one table that name a column in different cases (`UserId` in
+/// one, `userid` in another, as different writers do) are one column, read
+/// from each file by its own name, staged and one task, filters too; a
+/// file naming two columns alike but for case keeps both.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn columns_files_name_in_different_cases_are_one_column() {
+    use arrow::array::{Int64Array, RecordBatch};
+    use std::sync::Arc;
+    let dir = tempfile::tempdir().unwrap();
+    let write = |table: &str, file: &str, columns: Vec<(&str, Vec<i64>)>| {
+        let folder = dir.path().join(table);
+        std::fs::create_dir_all(&folder).unwrap();
+        let batch = RecordBatch::try_from_iter(
+            columns
+                .into_iter()
+                .map(|(n, v)| (n, Arc::new(Int64Array::from(v)) as arrow::array::ArrayRef)),
+        )
+        .unwrap();
+        write_parquet(folder.join(file), batch);
+    };
+    write(
+        "t",
+        "a.parquet",
+        vec![("UserId", vec![1, 2]), ("v", vec![10, 20])],
+    );
+    write("t", "b.parquet", vec![("userid", vec![3]), ("V", vec![30])]);
+    write(
+        "both",
+        "a.parquet",
+        vec![("Key", vec![1]), ("key", vec![2])],
+    );
+    for single in ["0", "1000000000000"] {
+        let engine = squall_planner::Engine::local(squall_planner::EngineOptions {
+            catalog: Some(dir.path().to_string_lossy().to_string()),
+            settings: settings(&[
+                ("squall.query.single_task_bytes", single),
+                ("squall.scan.target_task_bytes", "1"),
+            ]),
+        })
+        .await
+        .unwrap();
+        for (sql, want) in [
+            (
+                "select userid, v from t order by v",
+                "userid,v\n1,10\n2,20\n3,30\n",
+            ),
+            ("select sum(v) as s from t where userid >= 2", "s\n50\n"),
+            ("select \"Key\" + 10 * key as k from both", "k\n21\n"),
+        ] {
+            assert_eq!(
+                squall_csv(&engine, sql).await,
+                want,
+                "{sql}, single_task_bytes={single}"
+            );
+        }
+    }
+}

@@ -1,0 +1,133 @@
+//! Parquet columns found by name whatever its case, where a file has no
+//! column of the exact name: the files of one table written by different
+//! tools (`UserId` in one, `userid` in another) are one column, as Trino,
+//! Hive and Spark read them. DataFusion matched names exactly: the table
+//! had two columns, and a query of either read NULL for the other files'
+//! rows, silently.
+//!
+//! [`CaseBlindAdapterFactory`] wraps DataFusion's own adaptation of a
+//! table's expressions to each file (casts, missing columns as NULL): a
+//! column of the table that the file lacks under its exact name, and that
+//! exactly one of the file's columns names in another case, is read from
+//! that column. A file with the exact name is read as before.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use arrow::datatypes::{Schema, SchemaRef};
+use datafusion::common::tree_node::{Transformed, TransformedResult, TreeNode};
+use datafusion::error::Result;
+use datafusion::physical_expr::PhysicalExpr;
+use datafusion::physical_expr::expressions::Column;
+use datafusion::physical_expr_adapter::{
+    DefaultPhysicalExprAdapterFactory, PhysicalExprAdapter, PhysicalExprAdapterFactory,
+};
+
+/// See the module documentation.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct CaseBlindAdapterFactory;
+
+impl PhysicalExprAdapterFactory for CaseBlindAdapterFactory {
+    fn create(
+        &self,
+        logical_file_schema: SchemaRef,
+        physical_file_schema: SchemaRef,
+    ) -> Result<Arc<dyn PhysicalExprAdapter>> {
+        let renames = file_names(&logical_file_schema, &physical_file_schema);
+        let logical = match renames.is_empty() {
+            true => logical_file_schema,
+            false => Arc::new(Schema::new_with_metadata(
+                logical_file_schema
+                    .fields()
+                    .iter()
+                    .map(|f| match renames.get(f.name()) {
+                        Some(name) => Arc::new(f.as_ref().clone().with_name(name)),
+                        None => Arc::clone(f),
+                    })
+                    .collect::<Vec<_>>(),
+                logical_file_schema.metadata().clone(),
+            )),
+        };
+        let inner = DefaultPhysicalExprAdapterFactory.create(logical, physical_file_schema)?;
+        Ok(Arc::new(CaseBlindAdapter { renames, inner }))
+    }
+}
+
+/// The table's columns the file names in another case: table name to the
+/// file's, where the file has no column of the exact name and exactly one
+/// of its columns matches whatever the case.
+fn file_names(logical: &Schema, physical: &Schema) -> HashMap<String, String> {
+    logical
+        .fields()
+        .iter()
+        .filter(|f| physical.field_with_name(f.name()).is_err())
+        .filter_map(|f| {
+            let mut matching = physical
+                .fields()
+                .iter()
+                .filter(|p| p.name().eq_ignore_ascii_case(f.name()));
+            match (matching.next(), matching.next()) {
+                (Some(p), None) if logical.field_with_name(p.name()).is_err() => {
+                    Some((f.name().clone(), p.name().clone()))
+                }
+                _ => None,
+            }
+        })
+        .collect()
+}
+
+/// DataFusion's adapter, given the file's names for the table's columns.
+#[derive(Debug)]
+struct CaseBlindAdapter {
+    renames: HashMap<String, String>,
+    inner: Arc<dyn PhysicalExprAdapter>,
+}
+
+impl PhysicalExprAdapter for CaseBlindAdapter {
+    fn rewrite(&self, expr: Arc<dyn PhysicalExpr>) -> Result<Arc<dyn PhysicalExpr>> {
+        if self.renames.is_empty() {
+            return self.inner.rewrite(expr);
+        }
+        let renamed = expr
+            .transform(|e| {
+                let Some(column) = e.downcast_ref::<Column>() else {
+                    return Ok(Transformed::no(e));
+                };
+                match self.renames.get(column.name()) {
+                    Some(name) => Ok(Transformed::yes(
+                        Arc::new(Column::new(name, column.index())) as Arc<dyn PhysicalExpr>,
+                    )),
+                    None => Ok(Transformed::no(e)),
+                }
+            })
+            .data()?;
+        self.inner.rewrite(renamed)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use arrow::datatypes::{DataType, Field};
+
+    #[test]
+    fn a_column_a_file_names_in_another_case_is_read_from_it() {
+        let logical = Schema::new(vec![
+            Field::new("userid", DataType::Int64, true),
+            Field::new("v", DataType::Int64, true),
+        ]);
+        let file = |names: &[&str]| {
+            Schema::new(
+                names
+                    .iter()
+                    .map(|n| Field::new(*n, DataType::Int64, true))
+                    .collect::<Vec<_>>(),
+            )
+        };
+        let renamed = file_names(&logical, &file(&["UserId", "v"]));
+        assert_eq!(renamed.get("userid").map(String::as_str), Some("UserId"));
+        assert!(file_names(&logical, &file(&["userid", "UserId", "v"])).is_empty());
+        assert!(file_names(&logical, &file(&["USERID", "UserId", "v"])).is_empty());
+        assert!(file_names(&logical, &file(&["v"])).is_empty());
+    }
+}
