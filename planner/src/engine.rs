@@ -39,7 +39,7 @@ use crate::explain;
 pub use config::{BROADCAST_MAX_BYTES, BROADCAST_MAX_ROWS, runtime_builder, session_config};
 use here::reads_only_information_schema;
 pub(crate) use here::show_as_query;
-use prepare::{Planner, stages};
+use prepare::{on_cpu, planning_cancel};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -549,74 +549,6 @@ impl Engine {
             }
         }
     }
-
-    /// The staged plan one query would run with (key filters placed), in
-    /// this session, without running it.
-    pub async fn plan_stages(&self, sql: &str) -> Result<StagedPlan> {
-        let state = self.ctx.state();
-        let plan = state.create_logical_plan(sql).await?;
-        self.roots.check_plan(&plan)?;
-        let (staged, _) = stages(state, &plan).await?;
-        Ok(staged)
-    }
-
-    /// Plan a logical plan into a staged plan and a ready-to-run job, on
-    /// the CPU executor, unless the query is cancelled first. Every request
-    /// planning makes (listings, footers) is counted for the query's profile;
-    /// a table listed since the statement `began` (registered when the
-    /// statement named it) is not listed again.
-    async fn prepare(
-        &self,
-        state: SessionState,
-        plan: LogicalPlan,
-        options: &RunOptions,
-        query_id: &str,
-        began: Instant,
-    ) -> Result<(StagedPlan, QueryJob)> {
-        let requests = RequestCounter::new();
-        let listed = self.listings.for_statement(began);
-        let runtime = config::counting_runtime(&self.ctx.runtime_env(), &requests, listed)?;
-        let state = SessionStateBuilder::new_from_existing(state)
-            .with_runtime_env(Arc::clone(&runtime))
-            .build();
-        let planner = Planner {
-            runtime,
-            footers: Arc::clone(&self.footers),
-            partitions: Arc::clone(&self.partitions),
-        };
-        let (options, query_id) = (options.clone(), query_id.to_string());
-        let cancel = planning_cancel(&options);
-        let (staged, mut job) = on_cpu(&cancel, async move {
-            planner.prepare(state, &plan, &options, &query_id).await
-        })
-        .await?;
-        job.planning_requests = requests.snapshot() + self.catalog_requests_since_charged();
-        Ok((staged, job))
-    }
-}
-
-/// What stops planning: the query's cancel, but nothing for a run that
-/// resumes a query, which must reach its coordinator loop to end the query.
-fn planning_cancel(options: &RunOptions) -> CancellationToken {
-    match options.resume {
-        Some(_) => CancellationToken::new(),
-        None => options.cancel.clone(),
-    }
-}
-
-/// Runs planning `work` on the CPU executor ([`squall_core::executor`]),
-/// away from the caller's runtime, unless `cancel` fires first (then the
-/// work is aborted and the error is "cancelled").
-async fn on_cpu<T: Send + 'static>(
-    cancel: &CancellationToken,
-    work: impl std::future::Future<Output = Result<T>> + Send + 'static,
-) -> Result<T> {
-    until_cancelled(cancel, async {
-        spawn_cpu(work).await.map_err(|e| {
-            PlannerError::Internal(format!("planning failed: {}", join_error_text(e)))
-        })?
-    })
-    .await
 }
 
 fn new_query_id() -> String {

@@ -41,6 +41,9 @@ use crate::exec::{
 use crate::key_filter::KeyFilterExec;
 use crate::task::{InputBinding, ObjectLocation};
 
+mod file_scans;
+pub(crate) use file_scans::{csv_files_node, json_files_node};
+
 /// Extension codec for squall's execution nodes.
 #[derive(Debug, Default, Clone, Copy)]
 pub struct SquallCodec;
@@ -67,163 +70,9 @@ mod squall_node {
         #[prost(message, tag = "6")]
         WorkTable(super::WorkTableNode),
         #[prost(message, tag = "7")]
-        JsonFiles(super::JsonFilesNode),
+        JsonFiles(super::file_scans::JsonFilesNode),
         #[prost(message, tag = "8")]
-        CsvFiles(super::CsvFilesNode),
-    }
-}
-
-/// A scan of JSON files ([`crate::json_files::JsonFiles`]).
-#[derive(Clone, PartialEq, Message)]
-struct JsonFilesNode {
-    /// A `FileScanExecConf`, encoded (the node stays small beside the others).
-    #[prost(bytes = "vec", tag = "1")]
-    base_conf: Vec<u8>,
-    #[prost(bool, tag = "2")]
-    arrays: bool,
-}
-
-/// The extension node of a scan of JSON files: its files, columns and
-/// projection as DataFusion encodes a file scan, and their form.
-pub(crate) fn json_files_node(base_conf: protobuf::FileScanExecConf, arrays: bool) -> Vec<u8> {
-    SquallNode {
-        kind: Some(squall_node::Kind::JsonFiles(JsonFilesNode {
-            base_conf: base_conf.encode_to_vec(),
-            arrays,
-        })),
-    }
-    .encode_to_vec()
-}
-
-/// A scan of CSV files ([`crate::csv_files::CsvFiles`]).
-#[derive(Clone, PartialEq, Message)]
-struct CsvFilesNode {
-    /// A `FileScanExecConf`, encoded.
-    #[prost(bytes = "vec", tag = "1")]
-    base_conf: Vec<u8>,
-    #[prost(uint32, tag = "2")]
-    delimiter: u32,
-}
-
-/// The extension node of a scan of CSV files: its files, columns and
-/// projection as DataFusion encodes a file scan, and their delimiter.
-pub(crate) fn csv_files_node(base_conf: protobuf::FileScanExecConf, delimiter: u8) -> Vec<u8> {
-    SquallNode {
-        kind: Some(squall_node::Kind::CsvFiles(CsvFilesNode {
-            base_conf: base_conf.encode_to_vec(),
-            delimiter: u32::from(delimiter),
-        })),
-    }
-    .encode_to_vec()
-}
-
-/// A file scan of `source` from its encoded `FileScanExecConf`.
-fn file_scan(
-    base_conf: &[u8],
-    source: impl FnOnce(
-        datafusion_datasource::table_schema::TableSchema,
-    ) -> Arc<dyn datafusion_datasource::file::FileSource>,
-    ctx: &PhysicalPlanDecodeContext<'_>,
-    proto_converter: &dyn PhysicalProtoConverterExtension,
-) -> Result<Arc<dyn ExecutionPlan>> {
-    use datafusion::datasource::source::DataSourceExec;
-    use datafusion::physical_plan::proto::ExecutionPlanDecodeCtx;
-    use datafusion_datasource::file_scan_config::FileScanConfig;
-    let conf = &protobuf::FileScanExecConf::decode(base_conf)
-        .map_err(|e| DataFusionError::Internal(format!("file scan: {e}")))?;
-    let source = source(FileScanConfig::parse_table_schema_from_proto(conf)?);
-    let decoder = Decoder {
-        ctx,
-        proto_converter,
-    };
-    let conf =
-        FileScanConfig::try_from_proto(conf, &ExecutionPlanDecodeCtx::new(&decoder), source)?;
-    Ok(DataSourceExec::from_data_source(conf))
-}
-
-/// A scan of JSON files from its node.
-fn json_files_scan(
-    node: &JsonFilesNode,
-    ctx: &PhysicalPlanDecodeContext<'_>,
-    proto_converter: &dyn PhysicalProtoConverterExtension,
-) -> Result<Arc<dyn ExecutionPlan>> {
-    let arrays = node.arrays;
-    let source = |schema| {
-        Arc::new(crate::json_files::JsonFiles::new(schema, arrays))
-            as Arc<dyn datafusion_datasource::file::FileSource>
-    };
-    file_scan(&node.base_conf, source, ctx, proto_converter)
-}
-
-/// What DataFusion's decoding of a file scan needs (datafusion-proto's own
-/// is private): child plans, expressions and functions decoded through the
-/// plan's codec.
-struct Decoder<'a, 'ctx> {
-    ctx: &'a PhysicalPlanDecodeContext<'ctx>,
-    proto_converter: &'a dyn PhysicalProtoConverterExtension,
-}
-
-impl datafusion::physical_plan::proto::ExecutionPlanDecode for Decoder<'_, '_> {
-    fn decode_plan(&self, node: &protobuf::PhysicalPlanNode) -> Result<Arc<dyn ExecutionPlan>> {
-        self.proto_converter.proto_to_execution_plan(node, self.ctx)
-    }
-
-    fn decode_plan_with_scalar_subquery_results(
-        &self,
-        node: &protobuf::PhysicalPlanNode,
-        results: datafusion::logical_expr::physical_planning_context::ScalarSubqueryResults,
-    ) -> Result<Arc<dyn ExecutionPlan>> {
-        let scoped = self.ctx.with_scalar_subquery_results(results);
-        self.proto_converter.proto_to_execution_plan(node, &scoped)
-    }
-
-    fn decode_expr(
-        &self,
-        node: &protobuf::PhysicalExprNode,
-        input_schema: &Schema,
-    ) -> Result<Arc<dyn datafusion::physical_expr::PhysicalExpr>> {
-        self.proto_converter
-            .proto_to_physical_expr(node, input_schema, self.ctx)
-    }
-
-    fn task_ctx(&self) -> &TaskContext {
-        self.ctx.task_ctx()
-    }
-
-    fn decode_udf(
-        &self,
-        name: &str,
-        payload: Option<&[u8]>,
-    ) -> Result<Arc<datafusion::logical_expr::ScalarUDF>> {
-        match payload {
-            Some(buf) => self.ctx.codec().try_decode_udf(name, buf),
-            None => datafusion::execution::FunctionRegistry::udf(self.ctx.task_ctx(), name)
-                .or_else(|_| self.ctx.codec().try_decode_udf(name, &[])),
-        }
-    }
-
-    fn decode_udaf(
-        &self,
-        name: &str,
-        payload: Option<&[u8]>,
-    ) -> Result<Arc<datafusion::logical_expr::AggregateUDF>> {
-        match payload {
-            Some(buf) => self.ctx.codec().try_decode_udaf(name, buf),
-            None => datafusion::execution::FunctionRegistry::udaf(self.ctx.task_ctx(), name)
-                .or_else(|_| self.ctx.codec().try_decode_udaf(name, &[])),
-        }
-    }
-
-    fn decode_udwf(
-        &self,
-        name: &str,
-        payload: Option<&[u8]>,
-    ) -> Result<Arc<datafusion::logical_expr::WindowUDF>> {
-        match payload {
-            Some(buf) => self.ctx.codec().try_decode_udwf(name, buf),
-            None => datafusion::execution::FunctionRegistry::udwf(self.ctx.task_ctx(), name)
-                .or_else(|_| self.ctx.codec().try_decode_udwf(name, &[])),
-        }
+        CsvFiles(super::file_scans::CsvFilesNode),
     }
 }
 
@@ -473,17 +322,10 @@ impl PhysicalExtensionCodec for SquallCodec {
                 )?))
             }
             Some(squall_node::Kind::JsonFiles(j)) => {
-                json_files_scan(&j, &decode_ctx, proto_converter)
+                file_scans::json_files_scan(&j, &decode_ctx, proto_converter)
             }
             Some(squall_node::Kind::CsvFiles(c)) => {
-                let delimiter = u8::try_from(c.delimiter).map_err(|_| {
-                    DataFusionError::Internal(format!("CSV delimiter {}", c.delimiter))
-                })?;
-                let source = |schema| {
-                    Arc::new(crate::csv_files::CsvFiles::new(schema, delimiter))
-                        as Arc<dyn datafusion_datasource::file::FileSource>
-                };
-                file_scan(&c.base_conf, source, &decode_ctx, proto_converter)
+                file_scans::csv_files_scan(&c, &decode_ctx, proto_converter)
             }
             None => Err(DataFusionError::Internal("empty squall plan node".into())),
         }

@@ -16,7 +16,8 @@ use datafusion::sql::parser::{DFParser, Statement};
 use datafusion::sql::planner::object_name_to_table_reference;
 use datafusion::sql::sqlparser::ast::ObjectName;
 
-use super::{Engine, Outcome, on_cpu};
+use super::prepare::on_cpu;
+use super::{Engine, Outcome};
 use crate::catalog::record_partitions;
 use crate::error::PlannerError;
 use crate::result_stream::StreamedResult;

@@ -62,12 +62,16 @@
 //! - `sql`: statements beyond TPC-H (SET, EXPLAIN, VALUES, empty results, errors).
 //! - `trino_sql`: SQL Trino clients send that DataFusion refuses or answers
 //!   wrong (rows in a subquery, ANY / ALL, EXCEPT / INTERSECT ALL, FETCH,
-//!   Trino's functions, CREATE SCHEMA, RENAME, DELETE / UPDATE with subqueries).
+//!   USING joins, Trino's functions, SIMILAR TO).
+//! - `trino_statements`: CREATE SCHEMA, RENAME, DELETE / UPDATE with
+//!   subqueries, an engine of one request, transactions, SHOW SESSION.
 //! - `nested_data`: array columns as rows (`CROSS JOIN UNNEST`, `LEFT JOIN
 //!   UNNEST ... ON true`, `WITH ORDINALITY`), JSON and URL text, more of
 //!   Trino's functions, and the session's `current_user`.
-//! - `catalog`: unreadable tables set aside, widened column types, tables of
-//!   many files, files added later, names in any case.
+//! - `catalog`: unreadable tables set aside, tables of many files, files
+//!   added later, tables named by their folders, S3 locations refused.
+//! - `file_schemas`: files of one table that disagree (widened column types,
+//!   columns added later, names in other cases).
 //! - `browsing`: SHOW, information_schema, system.jdbc, qualified names.
 //! - `literals`: decimal literals are DECIMALs and exponents DOUBLEs, as in
 //!   Trino; TPC-H on tables whose money is DOUBLE answers right.
@@ -110,6 +114,7 @@ mod correlated_subqueries;
 mod dates;
 mod faults;
 mod fetch_with_ties;
+mod file_schemas;
 mod generated_rows;
 mod handoff;
 mod lambdas;
@@ -138,5 +143,6 @@ mod tree;
 mod trino_aggregates;
 mod trino_math;
 mod trino_sql;
+mod trino_statements;
 mod two_level;
 mod windows;
