@@ -258,13 +258,7 @@ pub(crate) async fn show_as_query(ctx: &SessionContext, statement: Statement) ->
                 else {
                     return Ok(statement);
                 };
-                let named = show_options
-                    .show_in
-                    .as_ref()
-                    .and_then(|i| i.parent_name.as_ref())
-                    .and_then(|n| n.0.last())
-                    .and_then(|p| p.as_ident())
-                    .map(normalized);
+                let named = shown_in(show_options);
                 let catalog = match named.as_deref() {
                     Some(crate::information_schema::SYSTEM_CATALOG) => {
                         crate::information_schema::SYSTEM_CATALOG.to_string()
@@ -282,13 +276,7 @@ pub(crate) async fn show_as_query(ctx: &SessionContext, statement: Statement) ->
                 let Some(like) = like_condition(&show_options.filter_position, "table_name") else {
                     return Ok(statement);
                 };
-                let parent = show_options
-                    .show_in
-                    .as_ref()
-                    .and_then(|i| i.parent_name.as_ref())
-                    .and_then(|n| n.0.last())
-                    .and_then(|p| p.as_ident())
-                    .map(normalized);
+                let parent = shown_in(show_options);
                 format!(
                     "select table_name as \"Table\" from information_schema.tables \
                      where table_schema = {}{like} order by 1",
@@ -367,6 +355,18 @@ pub(crate) async fn show_as_query(ctx: &SessionContext, statement: Statement) ->
     parsed
         .pop_front()
         .ok_or_else(|| PlannerError::Internal("an empty SHOW query".into()).into())
+}
+
+/// The last name of a SHOW statement's `FROM` / `IN` clause (a schema or a
+/// catalog), as SQL names it.
+fn shown_in(options: &datafusion::sql::sqlparser::ast::ShowStatementOptions) -> Option<String> {
+    options
+        .show_in
+        .as_ref()
+        .and_then(|i| i.parent_name.as_ref())
+        .and_then(|n| n.0.last())
+        .and_then(|p| p.as_ident())
+        .map(normalized)
 }
 
 /// The condition a SHOW statement's `LIKE 'p'` puts on `column` (`""` for
