@@ -9,6 +9,8 @@
 //! (a file that is not Parquet, files whose schemas conflict) is set aside:
 //! queries naming it fail saying why, the others answer.
 
+mod delta_log;
+mod delta_table;
 mod footer_format;
 mod listings;
 mod named;
@@ -17,6 +19,7 @@ mod schemas;
 mod text_formats;
 mod text_tables;
 
+pub use delta_table::DeltaTableFactory;
 pub use listings::RecentListings;
 pub use named::DeferredTable;
 pub use names::{bare, sql_names};
@@ -186,6 +189,11 @@ pub(super) async fn register_table(
         false => Listing::Sequential,
     };
     let objects = list_table(store.as_ref(), root, name, url, listing).await?;
+    if delta_log::is_delta(&objects, root) {
+        return delta_table::register_table(ctx, name, url, store_url, root)
+            .await
+            .map(|()| None);
+    }
     let mut data = DataFiles::NamedParquet;
     let mut layout = partitions::layout(&objects, root, name, url, data)?;
     if layout.files == 0

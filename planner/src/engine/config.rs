@@ -146,6 +146,16 @@ pub fn session_state(
         .with_runtime_env(runtime)
         .with_default_features()
         .with_physical_optimizer_rules(crate::scalar_build::physical_optimizer_rules());
+    // Delta tables: `STORED AS DELTA`, and a Parquet location holding a
+    // Delta log, read as the log says.
+    if let Some(factories) = state.table_factories() {
+        let parquet = factories.get("PARQUET").cloned().unwrap_or_else(|| {
+            Arc::new(datafusion::datasource::listing_table_factory::ListingTableFactory::new())
+        });
+        let delta = Arc::new(crate::catalog::DeltaTableFactory { inner: parquet });
+        factories.insert("PARQUET".into(), delta.clone());
+        factories.insert("DELTA".into(), delta);
+    }
     if let Some(planners) = state.expr_planners() {
         planners.insert(0, Arc::new(crate::row_fields::RowFieldByPosition));
         planners.insert(1, Arc::new(crate::null_aggregates::NullAggregates));

@@ -213,6 +213,11 @@ const FILES_PER_FOLDER: usize = 16;
 /// into [`RANGES_AT_ONCE`] ranges, and each range read from its first key
 /// until it ends. The same objects, in about 12 round trips instead of a
 /// hundred, for at most one LIST per folder page and one per range more.
+///
+/// The listing stops at the first object of a `_delta_log/` folder: the
+/// folder is a Delta table, whose files its log names (the objects so far
+/// are returned; `_` sorts before lowercase names, so that is usually the
+/// first page).
 pub async fn list_table(
     store: &dyn ObjectStore,
     root: &Path,
@@ -227,8 +232,18 @@ pub async fn list_table(
     };
     let mut listed = store.list(Some(root));
     let mut objects: Vec<ObjectMeta> = Vec::new();
+    let depth = root.parts().count();
     while let Some(meta) = listed.try_next().await.map_err(failed)? {
+        let delta_log = meta
+            .location
+            .parts()
+            .nth(depth)
+            .is_some_and(|p| p.as_ref() == "_delta_log");
         objects.push(meta);
+        if delta_log {
+            objects.sort_by(|a, b| a.location.cmp(&b.location));
+            return Ok(objects);
+        }
         if listing == Listing::RangesAtOnce
             && objects.len() == PAGES_FIRST * PAGE
             && many_files_per_folder(&objects, root)

@@ -1,0 +1,691 @@
+//! A Delta Lake table's log, replayed: which Parquet files make up the
+//! table now, with their partition values, and its schema.
+//!
+//! A Delta table is a folder of Parquet files and a `_delta_log/` folder of
+//! commits (`00000000000000000007.json`: one action per line) and
+//! checkpoints (`...10.checkpoint.parquet`, or in parts: the table's state
+//! at that version). Files a commit removed (an overwrite, a DELETE, a
+//! compaction) stay in the folder until a vacuum: reading the folder's
+//! files would count rows twice or read deleted ones, silently. The log
+//! names the files that hold the table: the latest checkpoint's `add`
+//! actions, then each later commit's `add`s and `remove`s in order.
+//!
+//! Reading: one listing of `_delta_log/`, the checkpoint's parts (read as
+//! Parquet) and the commits after it, 16 at once. A snapshot already
+//! read is brought up to date with one listing from its version on and a
+//! GET per newer commit ([`Snapshot::refreshed`]).
+//!
+//! What is not read is refused by name (the table, the feature, the
+//! version), never read wrongly: deletion vectors on live files, column
+//! mapping (the files' column names are not the table's), reader features
+//! this reader does not know, a log whose commits are gone with no
+//! checkpoint to start from, a table whose files are not Parquet.
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
+
+use arrow::datatypes::{DataType, Field, Fields, Schema, TimeUnit};
+use futures::{StreamExt, TryStreamExt};
+use object_store::path::Path;
+use object_store::{ObjectMeta, ObjectStore, ObjectStoreExt};
+use serde_json::Value;
+
+/// The log's folder below a table's.
+pub(crate) const LOG: &str = "_delta_log";
+
+/// How many log objects are read at once.
+const READ_CONCURRENCY: usize = 16;
+
+/// Reader features this reader reads correctly (with the checks in
+/// [`Snapshot::check`] for those that need one).
+const KNOWN_FEATURES: &[&str] = &[
+    "columnMapping",
+    "deletionVectors",
+    "timestampNtz",
+    "typeWidening",
+    "typeWidening-preview",
+    "v2Checkpoint",
+    "vacuumProtocolCheck",
+];
+
+/// Whether the listed `objects` below `root` hold a Delta log.
+pub(crate) fn is_delta(objects: &[ObjectMeta], root: &Path) -> bool {
+    let depth = root.parts().count();
+    objects.iter().any(|m| {
+        m.location
+            .parts()
+            .nth(depth)
+            .is_some_and(|p| p.as_ref() == LOG)
+    })
+}
+
+/// A live data file of the table.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct DataFile {
+    /// Its location in the store.
+    pub location: Path,
+    pub size: u64,
+    /// Milliseconds since the epoch.
+    pub modified: i64,
+    /// Its value of each partition column, as the log writes it.
+    pub partition_values: HashMap<String, Option<String>>,
+    /// Rows, from the log's statistics when it has them.
+    pub rows: Option<u64>,
+    /// Whether it carries a deletion vector (rows deleted without a rewrite).
+    pub deletion_vector: bool,
+}
+
+/// The table's metadata action: its schema and partitioning.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Metadata {
+    pub schema: Arc<Schema>,
+    pub partition_columns: Vec<String>,
+    pub column_mapping: Option<String>,
+    pub provider: String,
+}
+
+/// The table at one version.
+#[derive(Debug, Clone)]
+pub(crate) struct Snapshot {
+    pub version: u64,
+    pub metadata: Metadata,
+    pub min_reader_version: i64,
+    pub reader_features: Vec<String>,
+    /// The live files, by their path as the log names them.
+    pub files: BTreeMap<String, DataFile>,
+}
+
+/// What the log's folder holds.
+#[derive(Debug, Default)]
+struct LogObjects {
+    commits: BTreeMap<u64, ObjectMeta>,
+    /// Complete classic checkpoints (one file, or every part of one).
+    checkpoints: BTreeMap<u64, Vec<ObjectMeta>>,
+}
+
+impl LogObjects {
+    fn from_listing(objects: impl IntoIterator<Item = ObjectMeta>, log: &Path) -> Self {
+        let depth = log.parts().count();
+        let mut found = Self::default();
+        let mut parts: BTreeMap<(u64, u32), Vec<(u32, ObjectMeta)>> = BTreeMap::new();
+        for meta in objects {
+            let segments: Vec<_> = meta.location.parts().skip(depth).collect();
+            let [name] = segments.as_slice() else {
+                continue;
+            };
+            let name = name.as_ref().to_string();
+            let Some((digits, rest)) = name.split_at_checked(20) else {
+                continue;
+            };
+            let Ok(version) = digits.parse::<u64>() else {
+                continue;
+            };
+            if rest == ".json" {
+                found.commits.insert(version, meta);
+            } else if rest == ".checkpoint.parquet" {
+                found.checkpoints.insert(version, vec![meta]);
+            } else if let Some(numbers) = rest
+                .strip_prefix(".checkpoint.")
+                .and_then(|r| r.strip_suffix(".parquet"))
+                && let Some((part, of)) = numbers.split_once('.')
+                && let (Ok(part), Ok(of)) = (part.parse::<u32>(), of.parse::<u32>())
+                && numbers.len() == 21
+            {
+                parts.entry((version, of)).or_default().push((part, meta));
+            }
+        }
+        for ((version, of), mut metas) in parts {
+            metas.sort_by_key(|(p, _)| *p);
+            let numbered: Vec<u32> = metas.iter().map(|(p, _)| *p).collect();
+            if numbered == (1..=of).collect::<Vec<_>>() {
+                found
+                    .checkpoints
+                    .entry(version)
+                    .or_insert_with(|| metas.into_iter().map(|(_, m)| m).collect());
+            }
+        }
+        found
+    }
+
+    fn latest(&self) -> Option<u64> {
+        let commit = self.commits.keys().next_back().copied();
+        let checkpoint = self.checkpoints.keys().next_back().copied();
+        commit.max(checkpoint)
+    }
+
+    /// The commits `from..=to`, if every one of them is here.
+    fn commits_between(&self, from: u64, to: u64) -> Option<Vec<&ObjectMeta>> {
+        (from..=to).map(|v| self.commits.get(&v)).collect()
+    }
+}
+
+/// Why a log cannot be read, said of the table.
+pub(crate) type LogError = String;
+
+impl Snapshot {
+    /// The table under `root` now, from its log.
+    pub(crate) async fn read(store: &dyn ObjectStore, root: &Path) -> Result<Self, LogError> {
+        let log = log_folder(root);
+        let listed: Vec<ObjectMeta> = store
+            .list(Some(&log))
+            .try_collect()
+            .await
+            .map_err(|e| format!("cannot list its Delta log: {e}"))?;
+        let objects = LogObjects::from_listing(listed, &log);
+        let latest = objects
+            .latest()
+            .ok_or_else(|| format!("its {LOG}/ folder holds no commit"))?;
+        // The latest checkpoint that every later commit follows, else
+        // the commits from the first.
+        let start = objects
+            .checkpoints
+            .keys()
+            .rev()
+            .find(|&&cp| cp == latest || objects.commits_between(cp + 1, latest).is_some())
+            .copied();
+        let mut state = Replay::default();
+        let first_commit = match start {
+            Some(cp) => {
+                for part in &objects.checkpoints[&cp] {
+                    for action in checkpoint_actions(store, part).await? {
+                        state.apply(&action, root, true)?;
+                    }
+                }
+                cp + 1
+            }
+            None => 0,
+        };
+        let commits = match first_commit > latest {
+            true => Vec::new(),
+            false => objects
+                .commits_between(first_commit, latest)
+                .ok_or_else(|| {
+                    format!(
+                        "its Delta log lacks commits before version {latest} and no \
+                         checkpoint covers them"
+                    )
+                })?,
+        };
+        state.apply_commits(store, commits, root).await?;
+        state.into_snapshot(latest)
+    }
+
+    /// This snapshot brought up to the log's latest version: one listing
+    /// from this version on and the newer commits; the whole log again
+    /// when they are gone (a log cleaned past this version).
+    pub(crate) async fn refreshed(
+        &self,
+        store: &dyn ObjectStore,
+        root: &Path,
+    ) -> Result<Option<Self>, LogError> {
+        let log = log_folder(root);
+        let offset = log.clone().join(format!("{:020}.json", self.version));
+        let listed: Vec<ObjectMeta> = store
+            .list_with_offset(Some(&log), &offset)
+            .try_collect()
+            .await
+            .map_err(|e| format!("cannot list its Delta log: {e}"))?;
+        let objects = LogObjects::from_listing(listed, &log);
+        let Some(latest) = objects.latest().filter(|&v| v > self.version) else {
+            return Ok(None);
+        };
+        let Some(commits) = objects.commits_between(self.version + 1, latest) else {
+            return Self::read(store, root).await.map(Some);
+        };
+        let mut state = Replay::from(self);
+        state.apply_commits(store, commits, root).await?;
+        state.into_snapshot(latest).map(Some)
+    }
+
+    /// Refuses what this reader cannot read correctly.
+    pub(crate) fn check(&self) -> Result<(), LogError> {
+        let at = self.version;
+        if self.min_reader_version > 3 {
+            return Err(format!(
+                "its Delta protocol asks for reader version {} (version {at}); squall reads up to 3",
+                self.min_reader_version
+            ));
+        }
+        if let Some(feature) = self
+            .reader_features
+            .iter()
+            .find(|f| !KNOWN_FEATURES.contains(&f.as_str()))
+        {
+            return Err(format!(
+                "its Delta protocol needs the reader feature {feature} (version {at}), which squall does not read"
+            ));
+        }
+        if let Some(mode) = self.metadata.column_mapping.as_deref()
+            && mode != "none"
+        {
+            return Err(format!(
+                "it uses Delta column mapping ({mode}, version {at}): its files name \
+                 the columns otherwise than the table, which squall does not read"
+            ));
+        }
+        if self.metadata.provider != "parquet" {
+            return Err(format!(
+                "its Delta files are {} (version {at}); squall reads Parquet",
+                self.metadata.provider
+            ));
+        }
+        if let Some(file) = self.files.values().find(|f| f.deletion_vector) {
+            return Err(format!(
+                "file {} has a Delta deletion vector (rows deleted in place, version {at}), \
+                 which squall does not read; rewriting the table's files \
+                 (OPTIMIZE, or REORG TABLE ... APPLY (PURGE)) removes them",
+                file.location
+            ));
+        }
+        Ok(())
+    }
+}
+
+fn log_folder(root: &Path) -> Path {
+    root.clone().join(LOG)
+}
+
+/// The table's state while actions are applied.
+#[derive(Debug, Default)]
+struct Replay {
+    metadata: Option<Metadata>,
+    min_reader_version: i64,
+    reader_features: Vec<String>,
+    files: BTreeMap<String, DataFile>,
+}
+
+impl From<&Snapshot> for Replay {
+    fn from(s: &Snapshot) -> Self {
+        Self {
+            metadata: Some(s.metadata.clone()),
+            min_reader_version: s.min_reader_version,
+            reader_features: s.reader_features.clone(),
+            files: s.files.clone(),
+        }
+    }
+}
+
+impl Replay {
+    /// Applies `commits` in order (read 16 at once).
+    async fn apply_commits(
+        &mut self,
+        store: &dyn ObjectStore,
+        commits: Vec<&ObjectMeta>,
+        root: &Path,
+    ) -> Result<(), LogError> {
+        let commits: Vec<ObjectMeta> = commits.into_iter().cloned().collect();
+        let mut texts = futures::stream::iter(commits)
+            .map(|meta: ObjectMeta| async move {
+                let failed = |e: object_store::Error| format!("cannot read {}: {e}", meta.location);
+                let bytes = store
+                    .get(&meta.location)
+                    .await
+                    .map_err(failed)?
+                    .bytes()
+                    .await
+                    .map_err(failed)?;
+                Ok::<_, LogError>((meta.location.clone(), bytes))
+            })
+            .buffered(READ_CONCURRENCY);
+        while let Some((location, bytes)) = texts.try_next().await? {
+            let text = std::str::from_utf8(&bytes)
+                .map_err(|e| format!("commit {location} is not text: {e}"))?;
+            for line in text.lines().filter(|l| !l.trim().is_empty()) {
+                let action: Value = serde_json::from_str(line)
+                    .map_err(|e| format!("commit {location} holds a line that is not JSON: {e}"))?;
+                self.apply(&action, root, false)
+                    .map_err(|e| format!("commit {location}: {e}"))?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Applies one action (a checkpoint's `remove`s are tombstones of
+    /// files already gone, and are skipped).
+    fn apply(&mut self, action: &Value, root: &Path, checkpoint: bool) -> Result<(), LogError> {
+        if let Some(add) = action.get("add").filter(|a| a.is_object()) {
+            let path = text(add, "path")?;
+            let file = data_file(add, path, root)?;
+            self.files.insert(path.to_string(), file);
+        }
+        if let Some(remove) = action.get("remove").filter(|r| r.is_object())
+            && !checkpoint
+        {
+            self.files.remove(text(remove, "path")?);
+        }
+        if let Some(meta) = action.get("metaData").filter(|m| m.is_object()) {
+            self.metadata = Some(metadata(meta)?);
+        }
+        if let Some(protocol) = action.get("protocol").filter(|p| p.is_object()) {
+            self.min_reader_version = protocol
+                .get("minReaderVersion")
+                .and_then(Value::as_i64)
+                .unwrap_or(1);
+            self.reader_features = protocol
+                .get("readerFeatures")
+                .and_then(Value::as_array)
+                .map(|fs| {
+                    fs.iter()
+                        .filter_map(|f| f.as_str().map(str::to_string))
+                        .collect()
+                })
+                .unwrap_or_default();
+        }
+        Ok(())
+    }
+
+    fn into_snapshot(self, version: u64) -> Result<Snapshot, LogError> {
+        let metadata = self
+            .metadata
+            .ok_or_else(|| format!("its Delta log has no metadata up to version {version}"))?;
+        Ok(Snapshot {
+            version,
+            metadata,
+            min_reader_version: self.min_reader_version,
+            reader_features: self.reader_features,
+            files: self.files,
+        })
+    }
+}
+
+fn text<'a>(action: &'a Value, key: &str) -> Result<&'a str, LogError> {
+    action
+        .get(key)
+        .and_then(Value::as_str)
+        .ok_or_else(|| format!("an action without its {key}"))
+}
+
+/// An `add` action's file.
+fn data_file(add: &Value, path: &str, root: &Path) -> Result<DataFile, LogError> {
+    let location = file_location(path, root)?;
+    let size = add
+        .get("size")
+        .and_then(Value::as_u64)
+        .ok_or_else(|| format!("file {path} has no size in the log"))?;
+    let partition_values = match add.get("partitionValues") {
+        Some(Value::Object(values)) => values
+            .iter()
+            .map(|(k, v)| (k.clone(), v.as_str().map(str::to_string)))
+            .collect(),
+        _ => HashMap::new(),
+    };
+    // Statistics are a JSON document in a string (`stats`).
+    let rows = add
+        .get("stats")
+        .and_then(Value::as_str)
+        .and_then(|s| serde_json::from_str::<Value>(s).ok())
+        .and_then(|s| s.get("numRecords").and_then(Value::as_u64));
+    Ok(DataFile {
+        location,
+        size,
+        modified: add
+            .get("modificationTime")
+            .and_then(Value::as_i64)
+            .unwrap_or(0),
+        partition_values,
+        rows,
+        deletion_vector: add.get("deletionVector").is_some_and(|d| !d.is_null()),
+    })
+}
+
+/// Where the file the log names `path` is: a path relative to the table's
+/// folder, percent-encoded as a URI's; an absolute URI (a shallow clone's
+/// files elsewhere) is refused.
+fn file_location(path: &str, root: &Path) -> Result<Path, LogError> {
+    if path.contains("://") || path.starts_with('/') {
+        return Err(format!(
+            "file {path} is outside the table's folder (an absolute path in the Delta log), \
+             which squall does not read"
+        ));
+    }
+    let relative = Path::from_url_path(path).map_err(|e| format!("file {path}: {e}"))?;
+    Ok(Path::from_iter(root.parts().chain(relative.parts())))
+}
+
+/// A `metaData` action.
+fn metadata(meta: &Value) -> Result<Metadata, LogError> {
+    let schema_text = text(meta, "schemaString")?;
+    let schema: Value = serde_json::from_str(schema_text)
+        .map_err(|e| format!("its Delta schema is not JSON: {e}"))?;
+    let fields = struct_fields(&schema)?;
+    let partition_columns = meta
+        .get("partitionColumns")
+        .and_then(Value::as_array)
+        .map(|cs| {
+            cs.iter()
+                .filter_map(|c| c.as_str().map(str::to_string))
+                .collect()
+        })
+        .unwrap_or_default();
+    let configuration = meta.get("configuration");
+    let column_mapping = configuration
+        .and_then(|c| c.get("delta.columnMapping.mode"))
+        .and_then(Value::as_str)
+        .map(str::to_string);
+    let provider = meta
+        .get("format")
+        .and_then(|f| f.get("provider"))
+        .and_then(Value::as_str)
+        .unwrap_or("parquet")
+        .to_ascii_lowercase();
+    Ok(Metadata {
+        schema: Arc::new(Schema::new(fields)),
+        partition_columns,
+        column_mapping,
+        provider,
+    })
+}
+
+/// The fields of a Delta `struct` type.
+fn struct_fields(t: &Value) -> Result<Fields, LogError> {
+    let fields = t
+        .get("fields")
+        .and_then(Value::as_array)
+        .ok_or_else(|| "a Delta struct type without fields".to_string())?;
+    fields
+        .iter()
+        .map(|f| {
+            let name = text(f, "name")?;
+            let ty = arrow_type(
+                f.get("type")
+                    .ok_or_else(|| format!("column {name} has no type"))?,
+            )
+            .map_err(|e| format!("column {name}: {e}"))?;
+            let nullable = f.get("nullable").and_then(Value::as_bool).unwrap_or(true);
+            Ok(Field::new(name, ty, nullable))
+        })
+        .collect()
+}
+
+/// The Arrow type of a Delta type, as the Parquet reader reads its files.
+fn arrow_type(t: &Value) -> Result<DataType, LogError> {
+    if let Some(name) = t.as_str() {
+        return Ok(match name {
+            "string" => DataType::Utf8,
+            "long" => DataType::Int64,
+            "integer" => DataType::Int32,
+            "short" => DataType::Int16,
+            "byte" => DataType::Int8,
+            "float" => DataType::Float32,
+            "double" => DataType::Float64,
+            "boolean" => DataType::Boolean,
+            "binary" => DataType::Binary,
+            "date" => DataType::Date32,
+            "timestamp" => DataType::Timestamp(TimeUnit::Microsecond, Some("UTC".into())),
+            "timestamp_ntz" => DataType::Timestamp(TimeUnit::Microsecond, None),
+            decimal if decimal.starts_with("decimal(") => {
+                let inner = decimal.trim_start_matches("decimal(").trim_end_matches(')');
+                let (p, s) = inner
+                    .split_once(',')
+                    .ok_or_else(|| format!("type {decimal}"))?;
+                let p: u8 = p.trim().parse().map_err(|_| format!("type {decimal}"))?;
+                let s: i8 = s.trim().parse().map_err(|_| format!("type {decimal}"))?;
+                DataType::Decimal128(p, s)
+            }
+            other => return Err(format!("the Delta type {other} is not read by squall")),
+        });
+    }
+    match t.get("type").and_then(Value::as_str) {
+        Some("struct") => Ok(DataType::Struct(struct_fields(t)?)),
+        Some("array") => {
+            let element = arrow_type(
+                t.get("elementType")
+                    .ok_or_else(|| "an array type without its elementType".to_string())?,
+            )?;
+            let nulls = t
+                .get("containsNull")
+                .and_then(Value::as_bool)
+                .unwrap_or(true);
+            Ok(DataType::List(Arc::new(Field::new(
+                "element", element, nulls,
+            ))))
+        }
+        Some("map") => {
+            let key = arrow_type(
+                t.get("keyType")
+                    .ok_or_else(|| "a map type without its keyType".to_string())?,
+            )?;
+            let value = arrow_type(
+                t.get("valueType")
+                    .ok_or_else(|| "a map type without its valueType".to_string())?,
+            )?;
+            let nulls = t
+                .get("valueContainsNull")
+                .and_then(Value::as_bool)
+                .unwrap_or(true);
+            let entries = Fields::from(vec![
+                Field::new("key", key, false),
+                Field::new("value", value, nulls),
+            ]);
+            Ok(DataType::Map(
+                Arc::new(Field::new("key_value", DataType::Struct(entries), false)),
+                false,
+            ))
+        }
+        other => Err(format!("the Delta type {other:?} is not read by squall")),
+    }
+}
+
+/// The actions of one checkpoint part (a Parquet file, one action a row),
+/// as the JSON a commit would write them.
+async fn checkpoint_actions(
+    store: &dyn ObjectStore,
+    part: &ObjectMeta,
+) -> Result<Vec<Value>, LogError> {
+    let bad = |e: &dyn std::fmt::Display| format!("checkpoint {}: {e}", part.location);
+    let bytes = store
+        .get(&part.location)
+        .await
+        .map_err(|e| bad(&e))?
+        .bytes()
+        .await
+        .map_err(|e| bad(&e))?;
+    // The part is read whole: one GET.
+    let reader = parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(bytes)
+        .map_err(|e| bad(&e))?;
+    let wanted: Vec<usize> = reader
+        .schema()
+        .fields()
+        .iter()
+        .enumerate()
+        .filter(|(_, f)| ["add", "remove", "metaData", "protocol"].contains(&f.name().as_str()))
+        .map(|(i, _)| i)
+        .collect();
+    let mask = parquet::arrow::ProjectionMask::roots(reader.parquet_schema(), wanted);
+    let batches = reader
+        .with_projection(mask)
+        .build()
+        .map_err(|e| bad(&e))?
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| bad(&e))?;
+    let mut out = Vec::new();
+    for batch in &batches {
+        let mut writer = arrow::json::LineDelimitedWriter::new(Vec::new());
+        writer.write(batch).map_err(|e| bad(&e))?;
+        writer.finish().map_err(|e| bad(&e))?;
+        let text = writer.into_inner();
+        for line in text.split(|b| *b == b'\n').filter(|l| !l.is_empty()) {
+            out.push(serde_json::from_slice(line).map_err(|e| bad(&e))?);
+        }
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn meta(key: &str) -> ObjectMeta {
+        ObjectMeta {
+            location: Path::from(key),
+            last_modified: chrono::DateTime::default(),
+            size: 1,
+            e_tag: None,
+            version: None,
+        }
+    }
+
+    /// Commits, single and multi-part checkpoints are told apart by name;
+    /// a checkpoint missing a part, a V2 checkpoint (its actions in
+    /// sidecars), checksums and the sidecars themselves are not read.
+    #[test]
+    fn log_objects_are_known_by_their_names() {
+        let log = Path::from("t/_delta_log");
+        let names = [
+            "00000000000000000000.json",
+            "00000000000000000001.json",
+            "00000000000000000001.crc",
+            "00000000000000000002.json",
+            "00000000000000000002.checkpoint.0000000001.0000000002.parquet",
+            "00000000000000000002.checkpoint.0000000002.0000000002.parquet",
+            "00000000000000000003.json",
+            "00000000000000000003.checkpoint.0000000001.0000000002.parquet",
+            "00000000000000000004.checkpoint.80a083e8-7026-4e79-81be-64bd76c43a11.json",
+            "00000000000000000004.json",
+            "00000000000000000005.checkpoint.parquet",
+            "_last_checkpoint",
+            "_sidecars/00000000000000000004.checkpoint.x.parquet",
+        ];
+        let objects = LogObjects::from_listing(
+            names.iter().map(|n| meta(&format!("t/_delta_log/{n}"))),
+            &log,
+        );
+        assert_eq!(
+            objects.commits.keys().copied().collect::<Vec<_>>(),
+            vec![0, 1, 2, 3, 4]
+        );
+        assert_eq!(
+            objects.checkpoints.keys().copied().collect::<Vec<_>>(),
+            vec![2, 5]
+        );
+        assert_eq!(objects.checkpoints[&2].len(), 2);
+        assert_eq!(objects.latest(), Some(5));
+        assert!(objects.commits_between(1, 4).is_some());
+        assert!(objects.commits_between(3, 5).is_none());
+    }
+
+    /// Delta's types as the Parquet reader reads its files.
+    #[test]
+    fn delta_types_become_arrow_types() {
+        let t = |json: &str| arrow_type(&serde_json::from_str(json).unwrap());
+        assert_eq!(
+            t(r#""decimal(12, 2)""#).unwrap(),
+            DataType::Decimal128(12, 2)
+        );
+        assert_eq!(
+            t(r#""timestamp""#).unwrap(),
+            DataType::Timestamp(TimeUnit::Microsecond, Some("UTC".into()))
+        );
+        assert_eq!(
+            t(r#"{"type":"array","elementType":"long","containsNull":false}"#).unwrap(),
+            DataType::List(Arc::new(Field::new("element", DataType::Int64, false)))
+        );
+        let map = t(r#"{"type":"map","keyType":"string","valueType":{"type":"struct","fields":[{"name":"a","type":"date","nullable":true}]},"valueContainsNull":true}"#)
+            .unwrap();
+        let DataType::Map(entries, false) = map else {
+            panic!("{map}")
+        };
+        assert_eq!(entries.name(), "key_value");
+        assert!(t(r#""variant""#).unwrap_err().contains("variant"));
+    }
+}

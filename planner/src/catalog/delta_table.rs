@@ -1,0 +1,490 @@
+//! [`DeltaTable`]: a catalog folder that holds a Delta Lake table, read as
+//! its log says ([`super::delta_log`]): the live files only, each with the
+//! partition values the log gives it, in the columns and types of the
+//! table's schema.
+//!
+//! Each query's scan first brings the table up to date (one listing of the
+//! log from the version read last, a GET per newer commit), so a server
+//! sees commits as they land, as it sees files added to a folder. A later
+//! commit that adds columns is read with the columns the table was
+//! registered with (the new ones are seen once the table is registered
+//! again: by the aws backend's next request, by a restarted server); one
+//! that changes a column's type or the partitioning fails the query saying
+//! so. Planning keeps the files whose partition values pass the WHERE
+//! clause's partition-only conjuncts and plans an ordinary Parquet scan of
+//! them, so the rest of the engine (task splitting, workers) sees what a
+//! listing table gives.
+
+use std::sync::Arc;
+
+use arrow::array::{Array, ArrayRef, AsArray, RecordBatch};
+use arrow::datatypes::{DataType, FieldRef, Schema, SchemaRef};
+use async_trait::async_trait;
+use datafusion::catalog::{Session, TableProvider, TableProviderFactory};
+use datafusion::common::stats::Precision;
+use datafusion::common::{DFSchema, ScalarValue, Statistics};
+use datafusion::datasource::TableType;
+use datafusion::datasource::file_format::FileFormat;
+use datafusion::datasource::file_format::parquet::ParquetFormat;
+use datafusion::datasource::listing::helpers::expr_applicable_for_cols;
+use datafusion::datasource::listing::{ListingTableUrl, PartitionedFile};
+use datafusion::datasource::physical_plan::{FileGroup, FileScanConfigBuilder};
+use datafusion::datasource::table_schema::TableSchemaBuilder;
+use datafusion::error::{DataFusionError, Result};
+use datafusion::execution::object_store::ObjectStoreUrl;
+use datafusion::logical_expr::utils::conjunction;
+use datafusion::logical_expr::{CreateExternalTable, Expr, TableProviderFilterPushDown};
+use datafusion::physical_plan::ExecutionPlan;
+use datafusion::physical_plan::empty::EmptyExec;
+use datafusion::prelude::SessionContext;
+use object_store::path::Path;
+use object_store::{ObjectMeta, ObjectStore};
+
+use super::delta_log::Snapshot;
+use super::{bare, present_lowercase, table_error};
+
+/// A Delta table (see the module documentation).
+#[derive(Debug)]
+pub(crate) struct DeltaTable {
+    name: String,
+    url: String,
+    store_url: ObjectStoreUrl,
+    root: Path,
+    file_schema: SchemaRef,
+    partition_fields: Vec<FieldRef>,
+    schema: SchemaRef,
+    live: tokio::sync::Mutex<Arc<Live>>,
+}
+
+/// A snapshot's files as a scan reads them.
+#[derive(Debug)]
+struct Live {
+    snapshot: Snapshot,
+    files: Vec<PartitionedFile>,
+    /// One row per file: its partition values, in their types.
+    values: RecordBatch,
+    /// Rows in all, when the log counts every file's.
+    rows: Option<u64>,
+}
+
+/// Registers the Delta table under `root` of the store at `store_url` as
+/// `name` (`url` names the same place for errors).
+pub(super) async fn register_table(
+    ctx: &SessionContext,
+    name: &str,
+    url: &str,
+    store_url: &ObjectStoreUrl,
+    root: &Path,
+) -> Result<()> {
+    let store = ctx.runtime_env().object_store(store_url)?;
+    let table = DeltaTable::open(store.as_ref(), name, url, store_url, root).await?;
+    ctx.register_table(bare(name), Arc::new(table))?;
+    present_lowercase(ctx, name)
+}
+
+/// `CREATE EXTERNAL TABLE ... STORED AS DELTA`, and `STORED AS PARQUET` of
+/// a folder holding a Delta log (read as DataFusion's listing table, its
+/// removed files would be read too); any other `STORED AS PARQUET` is
+/// `inner`'s (DataFusion's listing table).
+#[derive(Debug)]
+pub struct DeltaTableFactory {
+    pub inner: Arc<dyn TableProviderFactory>,
+}
+
+#[async_trait]
+impl TableProviderFactory for DeltaTableFactory {
+    async fn create(
+        &self,
+        state: &dyn Session,
+        cmd: &CreateExternalTable,
+    ) -> Result<Arc<dyn TableProvider>> {
+        let name = cmd.name.to_string();
+        let declared_delta = cmd.file_type.eq_ignore_ascii_case("delta");
+        let [location] = cmd.locations.as_slice() else {
+            return match declared_delta {
+                true => Err(table_error(
+                    &name,
+                    &cmd.locations.join(", "),
+                    "a Delta table has one location",
+                )),
+                false => self.inner.create(state, cmd).await,
+            };
+        };
+        let url = ListingTableUrl::parse(location)?;
+        let store = state.runtime_env().object_store(url.object_store())?;
+        let log = url.prefix().clone().join(super::delta_log::LOG);
+        let has_log = match declared_delta {
+            true => true,
+            false => {
+                use futures::StreamExt;
+                store.list(Some(&log)).next().await.is_some()
+            }
+        };
+        if !has_log {
+            return self.inner.create(state, cmd).await;
+        }
+        if !cmd.table_partition_cols.is_empty() {
+            return Err(table_error(
+                &name,
+                location,
+                "a Delta table's partition columns come from its log: declare none",
+            ));
+        }
+        let table = DeltaTable::open(
+            store.as_ref(),
+            &name,
+            location,
+            &url.object_store(),
+            url.prefix(),
+        )
+        .await?;
+        let columns = table.schema();
+        if let Some(declared) = cmd.schema.fields().iter().find(|f| {
+            !columns
+                .fields()
+                .iter()
+                .any(|c| c.name().eq_ignore_ascii_case(f.name()))
+        }) {
+            return Err(table_error(
+                &name,
+                location,
+                format!(
+                    "column {} is not in the Delta table's schema ({}); its columns come from its log",
+                    declared.name(),
+                    columns
+                        .fields()
+                        .iter()
+                        .map(|f| f.name().as_str())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+            ));
+        }
+        Ok(Arc::new(table))
+    }
+}
+
+impl DeltaTable {
+    /// The Delta table under `root`, its log read now.
+    async fn open(
+        store: &dyn ObjectStore,
+        name: &str,
+        url: &str,
+        store_url: &ObjectStoreUrl,
+        root: &Path,
+    ) -> Result<Self> {
+        let snapshot = Snapshot::read(store, root)
+            .await
+            .and_then(|s| s.check().map(|()| s))
+            .map_err(|why| table_error(name, url, why))?;
+        tracing::info!(
+            table = name,
+            version = snapshot.version,
+            files = snapshot.files.len(),
+            "a Delta table: its files read as its log says"
+        );
+        Self::try_new(name, url, store_url, root, snapshot)
+    }
+
+    fn try_new(
+        name: &str,
+        url: &str,
+        store_url: &ObjectStoreUrl,
+        root: &Path,
+        snapshot: Snapshot,
+    ) -> Result<Self> {
+        let meta = &snapshot.metadata;
+        let is_partition = |n: &str| meta.partition_columns.iter().any(|c| c == n);
+        let nullable = |f: &FieldRef| Arc::new(f.as_ref().clone().with_nullable(true));
+        let file_fields: Vec<FieldRef> = meta
+            .schema
+            .fields()
+            .iter()
+            .filter(|f| !is_partition(f.name()))
+            .map(nullable)
+            .collect();
+        let partition_fields = meta
+            .partition_columns
+            .iter()
+            .map(|c| {
+                meta.schema
+                    .field_with_name(c)
+                    .map(|f| Arc::new(f.clone().with_nullable(true)))
+                    .map_err(|_| {
+                        table_error(
+                            name,
+                            url,
+                            format!("its partition column {c} is not in its Delta schema"),
+                        )
+                    })
+            })
+            .collect::<Result<Vec<FieldRef>>>()?;
+        let mut fields = file_fields.clone();
+        fields.extend(partition_fields.iter().cloned());
+        let live = Live::new(snapshot, &partition_fields, name, url)?;
+        Ok(Self {
+            name: name.to_string(),
+            url: url.to_string(),
+            store_url: store_url.clone(),
+            root: root.clone(),
+            file_schema: Arc::new(Schema::new(file_fields)),
+            partition_fields,
+            schema: Arc::new(Schema::new(fields)),
+            live: tokio::sync::Mutex::new(Arc::new(live)),
+        })
+    }
+
+    fn error(&self, message: impl std::fmt::Display) -> DataFusionError {
+        table_error(&self.name, &self.url, message)
+    }
+
+    /// The table now: the snapshot read last, brought up to date.
+    async fn current(&self, state: &dyn Session) -> Result<Arc<Live>> {
+        let store = state.runtime_env().object_store(&self.store_url)?;
+        let mut live = self.live.lock().await;
+        let newer = live
+            .snapshot
+            .refreshed(store.as_ref(), &self.root)
+            .await
+            .map_err(|why| self.error(why))?;
+        if let Some(snapshot) = newer {
+            snapshot.check().map_err(|why| self.error(why))?;
+            self.check_schema(&snapshot)?;
+            *live = Arc::new(Live::new(
+                snapshot,
+                &self.partition_fields,
+                &self.name,
+                &self.url,
+            )?);
+        }
+        Ok(Arc::clone(&live))
+    }
+
+    /// Refuses a snapshot whose partitioning or column types differ from
+    /// the registered table's (added columns are not read, see above).
+    fn check_schema(&self, snapshot: &Snapshot) -> Result<()> {
+        let meta = &snapshot.metadata;
+        let names: Vec<&String> = self.partition_fields.iter().map(|f| f.name()).collect();
+        if meta.partition_columns.iter().collect::<Vec<_>>() != names {
+            return Err(self.error(format!(
+                "its Delta partition columns changed at version {} ({} now)",
+                snapshot.version,
+                meta.partition_columns.join(", ")
+            )));
+        }
+        for field in self.schema.fields() {
+            match meta.schema.field_with_name(field.name()) {
+                Ok(now) if now.data_type() == field.data_type() => {}
+                Ok(now) => {
+                    return Err(self.error(format!(
+                        "its column {} changed type at Delta version {} ({} to {})",
+                        field.name(),
+                        snapshot.version,
+                        field.data_type(),
+                        now.data_type()
+                    )));
+                }
+                Err(_) => {
+                    return Err(self.error(format!(
+                        "its column {} is gone at Delta version {}",
+                        field.name(),
+                        snapshot.version
+                    )));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn partition_names(&self) -> Vec<&str> {
+        self.partition_fields
+            .iter()
+            .map(|f| f.name().as_str())
+            .collect()
+    }
+}
+
+impl Live {
+    fn new(
+        snapshot: Snapshot,
+        partition_fields: &[FieldRef],
+        name: &str,
+        url: &str,
+    ) -> Result<Self> {
+        let files: Vec<_> = snapshot.files.values().collect();
+        let arrays = partition_fields
+            .iter()
+            .map(|field| {
+                let ty = field.data_type();
+                let scalars = files
+                    .iter()
+                    .map(
+                        |f| match f.partition_values.get(field.name()).cloned().flatten() {
+                            // An empty value is NULL but in a string column.
+                            Some(v) if !(v.is_empty() && *ty != DataType::Utf8) => partition_value(
+                                &v, ty,
+                            )
+                            .map_err(|e| {
+                                table_error(
+                                    name,
+                                    url,
+                                    format!(
+                                        "file {}: partition value {v:?} of {} is not a {ty}: {e}",
+                                        f.location,
+                                        field.name()
+                                    ),
+                                )
+                            }),
+                            _ => ScalarValue::try_from(ty),
+                        },
+                    )
+                    .collect::<Result<Vec<_>>>()?;
+                match scalars.is_empty() {
+                    true => Ok(arrow::array::new_empty_array(ty)),
+                    false => ScalarValue::iter_to_array(scalars),
+                }
+            })
+            .collect::<Result<Vec<ArrayRef>>>()?;
+        let values = RecordBatch::try_new_with_options(
+            Arc::new(Schema::new(partition_fields.to_vec())),
+            arrays,
+            &arrow::array::RecordBatchOptions::new().with_row_count(Some(files.len())),
+        )?;
+        let rows = files.iter().map(|f| f.rows).sum::<Option<u64>>();
+        let files = files
+            .iter()
+            .enumerate()
+            .map(|(i, f)| {
+                let meta = ObjectMeta {
+                    location: f.location.clone(),
+                    last_modified: chrono_millis(f.modified),
+                    size: f.size,
+                    e_tag: None,
+                    version: None,
+                };
+                let mut file: PartitionedFile = meta.into();
+                file.partition_values = values
+                    .columns()
+                    .iter()
+                    .map(|c| ScalarValue::try_from_array(c, i))
+                    .collect::<Result<_>>()?;
+                Ok(file)
+            })
+            .collect::<Result<Vec<_>>>()?;
+        Ok(Self {
+            snapshot,
+            files,
+            values,
+            rows,
+        })
+    }
+
+    /// Indexes of the files `filters` (partition-only conjuncts) keep.
+    fn kept(&self, state: &dyn Session, filters: &[Expr]) -> Result<Vec<usize>> {
+        let Some(filter) = conjunction(filters.iter().cloned()) else {
+            return Ok((0..self.files.len()).collect());
+        };
+        let df_schema = DFSchema::try_from(self.values.schema())?;
+        let expr = state.create_physical_expr(filter, &df_schema)?;
+        let mask = expr
+            .evaluate(&self.values)?
+            .into_array(self.values.num_rows())?;
+        let mask = mask.as_boolean();
+        Ok((0..mask.len())
+            .filter(|&i| mask.is_valid(i) && mask.value(i))
+            .collect())
+    }
+}
+
+/// A partition value as Delta writes it, in the column's type (a
+/// timestamp's text is UTC).
+fn partition_value(text: &str, ty: &DataType) -> Result<ScalarValue> {
+    ScalarValue::try_from_string(text.to_string(), ty)
+}
+
+fn chrono_millis(ms: i64) -> chrono::DateTime<chrono::Utc> {
+    chrono::DateTime::from_timestamp_millis(ms).unwrap_or_default()
+}
+
+#[async_trait]
+impl TableProvider for DeltaTable {
+    fn schema(&self) -> SchemaRef {
+        Arc::clone(&self.schema)
+    }
+
+    fn table_type(&self) -> TableType {
+        TableType::Base
+    }
+
+    fn supports_filters_pushdown(
+        &self,
+        filters: &[&Expr],
+    ) -> Result<Vec<TableProviderFilterPushDown>> {
+        let names = self.partition_names();
+        Ok(filters
+            .iter()
+            .map(|f| match expr_applicable_for_cols(&names, f) {
+                true => TableProviderFilterPushDown::Exact,
+                false => TableProviderFilterPushDown::Inexact,
+            })
+            .collect())
+    }
+
+    async fn scan(
+        &self,
+        state: &dyn Session,
+        projection: Option<&Vec<usize>>,
+        filters: &[Expr],
+        limit: Option<usize>,
+    ) -> Result<Arc<dyn ExecutionPlan>> {
+        let live = self.current(state).await?;
+        let names = self.partition_names();
+        let partition_filters: Vec<Expr> = filters
+            .iter()
+            .filter(|f| expr_applicable_for_cols(&names, f))
+            .cloned()
+            .collect();
+        let kept = live.kept(state, &partition_filters)?;
+        if kept.is_empty() {
+            let schema = match projection {
+                Some(p) => Arc::new(self.schema.project(p)?),
+                None => Arc::clone(&self.schema),
+            };
+            return Ok(Arc::new(EmptyExec::new(schema)));
+        }
+        let groups = state.config().target_partitions().clamp(1, kept.len());
+        let mut file_groups = vec![Vec::new(); groups];
+        for (n, &i) in kept.iter().enumerate() {
+            file_groups[n % groups].push(live.files[i].clone());
+        }
+        let mut statistics = Statistics::new_unknown(&self.schema);
+        if kept.len() == live.files.len()
+            && let Some(rows) = live.rows
+        {
+            statistics.num_rows = Precision::Exact(rows as usize);
+        }
+        let bytes: u64 = kept.iter().map(|&i| live.files[i].object_meta.size).sum();
+        statistics.total_byte_size = Precision::Inexact(bytes as usize);
+        let format = ParquetFormat::default().with_options(state.table_options().parquet.clone());
+        let table_schema = TableSchemaBuilder::from(&self.file_schema)
+            .with_table_partition_cols(self.partition_fields.clone())
+            .build();
+        let config =
+            FileScanConfigBuilder::new(self.store_url.clone(), format.file_source(table_schema))
+                .with_file_groups(file_groups.into_iter().map(FileGroup::new).collect())
+                .with_statistics(statistics)
+                .with_projection_indices(projection.cloned())?
+                .with_limit(limit)
+                .with_expr_adapter(Some(Arc::new(
+                    squall_core::case_blind::CaseBlindAdapterFactory,
+                )))
+                .build();
+        tracing::debug!(
+            table = %self.name,
+            version = live.snapshot.version,
+            files = kept.len(),
+            "scan planned over a Delta table's live files"
+        );
+        format.create_physical_plan(state, config).await
+    }
+}

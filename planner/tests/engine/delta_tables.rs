@@ -1,0 +1,282 @@
+//! Folders holding Delta Lake tables: read as their log says.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use arrow::array::{Int64Array, RecordBatch, StringArray};
+use arrow::datatypes::{DataType, Field, Schema};
+
+use crate::common::*;
+
+/// A Delta table written by hand: Parquet files and a `_delta_log/`.
+struct Delta<'a> {
+    dir: &'a Path,
+}
+
+impl Delta<'_> {
+    /// A Parquet file of (id, v) rows at `path`; its size.
+    fn file(&self, path: &str, ids: &[i64]) -> u64 {
+        let schema = Arc::new(Schema::new(vec![
+            Field::new("id", DataType::Int64, true),
+            Field::new("V", DataType::Utf8, true),
+        ]));
+        let names: Vec<String> = ids.iter().map(|i| format!("v{i}")).collect();
+        let batch = RecordBatch::try_new(
+            schema,
+            vec![
+                Arc::new(Int64Array::from(ids.to_vec())),
+                Arc::new(StringArray::from(names)),
+            ],
+        )
+        .unwrap();
+        let path = self.dir.join(path);
+        write_parquet(&path, batch);
+        std::fs::metadata(path).unwrap().len()
+    }
+
+    /// Commit `version` of these actions, one per line.
+    fn commit(&self, version: u64, actions: &[String]) {
+        let log = self.dir.join("_delta_log");
+        std::fs::create_dir_all(&log).unwrap();
+        std::fs::write(log.join(format!("{version:020}.json")), actions.join("\n")).unwrap();
+    }
+
+    /// An `add` of a file (named in the log as `logged`, percent-encoded)
+    /// of `ids` in partition `region`.
+    fn add(&self, logged: &str, on_disk: &str, region: Option<&str>, ids: &[i64]) -> String {
+        let size = self.file(on_disk, ids);
+        let region = match region {
+            Some(r) => format!("\"{r}\""),
+            None => "null".into(),
+        };
+        format!(
+            r#"{{"add":{{"path":"{logged}","partitionValues":{{"Region":{region}}},"size":{size},"modificationTime":1700000000000,"dataChange":true,"stats":"{{\"numRecords\":{}}}"}}}}"#,
+            ids.len()
+        )
+    }
+}
+
+fn remove(path: &str) -> String {
+    format!(
+        r#"{{"remove":{{"path":"{path}","deletionTimestamp":1700000000001,"dataChange":true}}}}"#
+    )
+}
+
+fn metadata(configuration: &str) -> String {
+    let schema = r#"{\"type\":\"struct\",\"fields\":[{\"name\":\"id\",\"type\":\"long\",\"nullable\":true,\"metadata\":{}},{\"name\":\"V\",\"type\":\"string\",\"nullable\":true,\"metadata\":{}},{\"name\":\"Region\",\"type\":\"string\",\"nullable\":true,\"metadata\":{}}]}"#;
+    format!(
+        r#"{{"metaData":{{"id":"t","format":{{"provider":"parquet","options":{{}}}},"schemaString":"{schema}","partitionColumns":["Region"],"configuration":{{{configuration}}},"createdTime":1700000000000}}}}"#
+    )
+}
+
+const PROTOCOL: &str = r#"{"protocol":{"minReaderVersion":1,"minWriterVersion":2}}"#;
+
+/// A checkpoint of `actions` (add, metaData, protocol: one per row), as
+/// Parquet, at `version`.
+fn checkpoint(dir: &Path, version: u64, actions: &[String]) {
+    let map = |name: &str| {
+        let entries = Field::new(
+            "key_value",
+            DataType::Struct(
+                vec![
+                    Field::new("key", DataType::Utf8, false),
+                    Field::new("value", DataType::Utf8, true),
+                ]
+                .into(),
+            ),
+            false,
+        );
+        Field::new(name, DataType::Map(Arc::new(entries), false), true)
+    };
+    let add = DataType::Struct(
+        vec![
+            Field::new("path", DataType::Utf8, true),
+            map("partitionValues"),
+            Field::new("size", DataType::Int64, true),
+            Field::new("modificationTime", DataType::Int64, true),
+            Field::new("dataChange", DataType::Boolean, true),
+            Field::new("stats", DataType::Utf8, true),
+        ]
+        .into(),
+    );
+    let meta = DataType::Struct(
+        vec![
+            Field::new("id", DataType::Utf8, true),
+            Field::new(
+                "format",
+                DataType::Struct(vec![Field::new("provider", DataType::Utf8, true)].into()),
+                true,
+            ),
+            Field::new("schemaString", DataType::Utf8, true),
+            Field::new(
+                "partitionColumns",
+                DataType::List(Arc::new(Field::new("element", DataType::Utf8, true))),
+                true,
+            ),
+            map("configuration"),
+        ]
+        .into(),
+    );
+    let protocol = DataType::Struct(
+        vec![
+            Field::new("minReaderVersion", DataType::Int32, true),
+            Field::new("minWriterVersion", DataType::Int32, true),
+        ]
+        .into(),
+    );
+    let schema = Arc::new(Schema::new(vec![
+        Field::new("add", add, true),
+        Field::new("metaData", meta, true),
+        Field::new("protocol", protocol, true),
+    ]));
+    let text = actions.join("\n");
+    let mut reader = arrow::json::ReaderBuilder::new(schema)
+        .build(std::io::Cursor::new(text))
+        .unwrap();
+    let batch = reader.next().unwrap().unwrap();
+    write_parquet(
+        dir.join(format!("_delta_log/{version:020}.checkpoint.parquet")),
+        batch,
+    );
+}
+
+/// A Delta table's folder keeps the files its commits removed (until a
+/// vacuum); squall reads the live ones only, as the log says: from its
+/// latest checkpoint (the commits before it deleted, as log cleanup does)
+/// and the commits after, with each file's partition values from the log
+/// (percent-encoded paths, a NULL partition), staged and with the engine's defaults. A
+/// commit landing after the table was first read is seen by the next
+/// statement of the same engine.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn delta_tables_are_read_as_their_logs_say() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("sales");
+    let t = Delta { dir: &root };
+    let a = t.add(
+        "Region=eu/a.parquet",
+        "Region=eu/a.parquet",
+        Some("eu"),
+        &[1, 2, 3],
+    );
+    let b = t.add(
+        "Region=us%20east/b.parquet",
+        "Region=us east/b.parquet",
+        Some("us east"),
+        &[4, 5],
+    );
+    t.commit(0, &[PROTOCOL.into(), metadata(""), a.clone(), b.clone()]);
+    // An overwrite of eu: a.parquet stays on disk, removed from the table.
+    let c = t.add(
+        "Region=eu/c.parquet",
+        "Region=eu/c.parquet",
+        Some("eu"),
+        &[10, 11],
+    );
+    t.commit(1, &[remove("Region=eu/a.parquet"), c.clone()]);
+    checkpoint(&root, 1, &[PROTOCOL.into(), metadata(""), b, c]);
+    std::fs::remove_file(root.join(format!("_delta_log/{:020}.json", 0))).unwrap();
+    let d = t.add(
+        "Region=__HIVE_DEFAULT_PARTITION__/d.parquet",
+        "Region=__HIVE_DEFAULT_PARTITION__/d.parquet",
+        None,
+        &[20],
+    );
+    t.commit(2, &[d]);
+    // A file no commit names.
+    t.file("Region=eu/stray.parquet", &[99]);
+    let staged = [
+        ("squall.query.single_task_bytes", "0"),
+        ("squall.scan.target_task_bytes", "16"),
+    ];
+    for pairs in [&staged[..], &[]] {
+        let engine = engine(dir.path(), pairs).await;
+        for (sql, want) in [
+            (
+                "select region, count(*) as n, sum(id) as s, min(v) as v from sales group by 1 order by 1",
+                "region,n,s,v\neu,2,21,v10\nus east,2,9,v4\n,1,20,v20\n",
+            ),
+            (
+                "select id from sales where region = 'us east' order by id",
+                "id\n4\n5\n",
+            ),
+            (
+                "select count(*) as n from sales where region is null",
+                "n\n1\n",
+            ),
+        ] {
+            assert_eq!(squall_csv(&engine, sql).await, want, "{sql} {pairs:?}");
+        }
+        if !pairs.is_empty() {
+            let r = engine
+                .sql("select region, count(*) from sales group by 1")
+                .await
+                .unwrap();
+            assert!(r.profile.is_some_and(|p| p.stages > 1), "runs staged");
+        }
+    }
+    // A commit after the table was read: the same engine's next statement sees it.
+    let engine = engine(dir.path(), &[]).await;
+    let count = "select count(*) as n, sum(id) as s from sales";
+    assert_eq!(squall_csv(&engine, count).await, "n,s\n5,50\n");
+    let e = t.add(
+        "Region=eu/e.parquet",
+        "Region=eu/e.parquet",
+        Some("eu"),
+        &[30],
+    );
+    t.commit(3, &[remove("Region=us%20east/b.parquet"), e]);
+    assert_eq!(squall_csv(&engine, count).await, "n,s\n4,71\n");
+}
+
+/// What squall does not read of a Delta table fails the queries naming it,
+/// saying what and where, never read wrongly: a deletion vector on a live
+/// file, column mapping, an unknown reader feature, a log whose first
+/// commits are gone with no checkpoint.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn delta_tables_squall_cannot_read_say_why() {
+    let dir = tempfile::tempdir().unwrap();
+    let table = |name: &str| Delta {
+        dir: &*Box::leak(dir.path().join(name).into_boxed_path()),
+    };
+    let t = table("vectors");
+    let a = t.add("a.parquet", "a.parquet", Some("eu"), &[1]).replace(
+        r#""dataChange":true"#,
+        r#""dataChange":true,"deletionVector":{"storageType":"u","pathOrInlineDv":"ab^-aqEH.-t@S}K{vb[*k^","offset":1,"sizeInBytes":36,"cardinality":2}"#,
+    );
+    let protocol3 = |features: &str| {
+        format!(
+            r#"{{"protocol":{{"minReaderVersion":3,"minWriterVersion":7,"readerFeatures":[{features}],"writerFeatures":[]}}}}"#
+        )
+    };
+    t.commit(0, &[protocol3(r#""deletionVectors""#), metadata(""), a]);
+    let t = table("mapped");
+    let a = t.add("a.parquet", "a.parquet", Some("eu"), &[1]);
+    t.commit(
+        0,
+        &[
+            protocol3(r#""columnMapping""#),
+            metadata(r#""delta.columnMapping.mode":"name""#),
+            a,
+        ],
+    );
+    let t = table("future");
+    let a = t.add("a.parquet", "a.parquet", Some("eu"), &[1]);
+    t.commit(0, &[protocol3(r#""someFeature""#), metadata(""), a]);
+    let t = table("cleaned");
+    let a = t.add("a.parquet", "a.parquet", Some("eu"), &[1]);
+    t.commit(5, &[a]);
+    let engine = engine(dir.path(), &[]).await;
+    for (table, says) in [
+        ("vectors", "a.parquet has a Delta deletion vector"),
+        ("mapped", "Delta column mapping (name"),
+        ("future", "reader feature someFeature"),
+        ("cleaned", "lacks commits before version 5"),
+    ] {
+        let err = engine
+            .sql(&format!("select count(*) from {table}"))
+            .await
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains(table) && err.contains(says), "{table}: {err}");
+    }
+}
