@@ -454,6 +454,14 @@ async fn file_schemas(
     schemas::file_schemas(ctx, store_url, files).await
 }
 
+/// Registers the Delta Lake table at `location` (a folder holding its
+/// `_delta_log/`) as `name`, read as its log says (a Glue table whose
+/// `table_type` is `DELTA`, as Athena registers one).
+pub async fn register_delta(ctx: &SessionContext, name: &str, location: &str) -> Result<()> {
+    let url = ListingTableUrl::parse(location)?;
+    delta_table::register_table(ctx, name, location, &url.object_store(), url.prefix()).await
+}
+
 /// After `CREATE EXTERNAL TABLE name ... PARTITIONED BY (...) LOCATION 'location'`:
 /// counts the table's partitions into `registry`.
 pub async fn record_partitions(

@@ -7,8 +7,11 @@
 //! partitions are read, wherever their locations are). As in Athena, a
 //! table's files are all the files at its location but hidden (`.x`) and
 //! bookkeeping (`_x`) ones, whatever their names: Athena's CTAS and INSERT
-//! write names without `.parquet`. Tables of other
-//! formats are left out, each named in a warning. The client comes from
+//! write names without `.parquet`. A Delta Lake table (`table_type`
+//! `DELTA`, as Athena registers one) is read as its log says; an Iceberg
+//! one fails the queries naming it, saying so (its folder holds deleted
+//! files too). Tables of other formats are left out, each named in a
+//! warning. The client comes from
 //! the process's AWS configuration like S3's and SQS's (region,
 //! credentials, `AWS_ENDPOINT_URL` for an emulator).
 //!
@@ -55,7 +58,12 @@ pub async fn register_glue_catalog(
     let mut deferred: Vec<(String, Arc<dyn DeferredTable>)> = Vec::new();
     for table in tables {
         let name = table.name().to_string();
-        let Some(location) = parquet_location(&table) else {
+        let Some(location) = parquet_location(&table).or_else(|| match table_format(&table) {
+            Some(TableFormat::Delta | TableFormat::Iceberg) => {
+                table.storage_descriptor().and_then(|sd| sd.location())
+            }
+            None => None,
+        }) else {
             tracing::warn!(database, table = name, "not a Parquet table; left out");
             continue;
         };
@@ -113,6 +121,24 @@ impl DeferredTable for GlueTable {
         registry: &PartitionRegistry,
     ) -> Result<()> {
         let (database, table, location) = (&self.database, &self.table, &self.location);
+        match table_format(table) {
+            Some(TableFormat::Delta) => {
+                return squall_planner::catalog::register_delta(ctx, name, location).await;
+            }
+            Some(TableFormat::Iceberg) => {
+                // Its folder holds the files of every snapshot, deleted
+                // ones too: read as Parquet, its answers would be wrong.
+                return Err(glue_error(
+                    database,
+                    Some(name),
+                    "an Iceberg table (table_type ICEBERG): squall reads Parquet and Delta \
+                     tables, not Iceberg's metadata"
+                        .to_string(),
+                )
+                .into());
+            }
+            None => {}
+        }
         let keys = table
             .partition_keys()
             .iter()
@@ -179,6 +205,28 @@ impl DeferredTable for GlueTable {
         // Glue's names are lowercase; the files' may not be.
         present_lowercase(ctx, name)
     }
+}
+
+/// A table format whose files its metadata names (a folder of such a
+/// table holds removed files too).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum TableFormat {
+    Delta,
+    Iceberg,
+}
+
+/// The table's format as Athena and Spark mark it in its parameters
+/// (`table_type`, `spark.sql.sources.provider`).
+fn table_format(table: &Table) -> Option<TableFormat> {
+    let parameters = table.parameters()?;
+    ["table_type", "spark.sql.sources.provider"]
+        .iter()
+        .filter_map(|k| parameters.get(*k))
+        .find_map(|v| match v.to_ascii_lowercase().as_str() {
+            "delta" => Some(TableFormat::Delta),
+            "iceberg" => Some(TableFormat::Iceberg),
+            _ => None,
+        })
 }
 
 /// The location of a Parquet table, by its input format or SerDe.

@@ -7,7 +7,9 @@
 //! invocation, equal the embedded backend's answers on the local folders;
 //! EXPLAIN through Glue counts the partitions pruned. The same files in
 //! one folder named as Athena's CTAS names them (no `.parquet`), a Glue
-//! table of their own, read whole.
+//! table of their own, read whole; and as a Delta table whose later commit
+//! removed a partition's files (left in the folder), through S3 and
+//! through Glue (`table_type` DELTA), its live files only.
 
 use std::path::Path;
 use std::process::Command;
@@ -23,6 +25,10 @@ const STATEMENTS: &[&str] = &[
     "select o_orderpriority, count(*), sum(o_totalprice) from orders_p where o_year = 1995 group by 1 order by 1",
     "select count(*), min(o_orderdate), max(o_orderkey) from orders_p where o_year >= 1997 and o_orderpriority = '1-URGENT'",
 ];
+
+/// The Delta table's statement (`{t}` the table; its WHERE and GROUP BY follow).
+const DELTA_SQL: &str =
+    "select o_year, o_orderpriority, count(*), sum(o_totalprice), max(o_comment) from {t}";
 
 fn ok_stdout(what: &str, out: std::process::Output) -> String {
     assert!(
@@ -56,7 +62,7 @@ fn write_partitioned(stack: &Stack, dir: &Path) {
 }
 
 /// Uploads `dir/orders_p` and registers it in Glue, partition by partition.
-fn upload_and_register(stack: &Stack, dir: &Path) {
+fn upload_and_register(stack: &Stack, dir: &Path) -> (String, String) {
     let script = r#"
 import boto3, os, sys
 root = sys.argv[1]
@@ -105,15 +111,54 @@ s3.put_object(Bucket='squall-local', Key=ctas + '_SUCCESS', Body=b'')
 glue.create_table(DatabaseName='squall_test', TableInput={
     'Name': 'orders_ctas', 'TableType': 'EXTERNAL_TABLE',
     'StorageDescriptor': dict(parquet, Columns=columns, Location='s3://squall-local/' + ctas)})
+# The same files as a Delta table (its log written here, as a Delta writer
+# would: percent-encoded paths, partition values), then the first
+# partition's files removed by a later commit but left in the folder.
+import json, urllib.parse
+delta = 'partitioned/orders_delta/'
+adds = []
+for folder, _, files in sorted(os.walk(os.path.join(root, 'orders_p'))):
+    for f in sorted(files):
+        rel = os.path.relpath(os.path.join(folder, f), os.path.join(root, 'orders_p'))
+        s3.upload_file(os.path.join(folder, f), 'squall-local', delta + rel)
+        values = dict(kv.split('=', 1) for kv in os.path.dirname(rel).split('/'))
+        adds.append({'add': {'path': urllib.parse.quote(rel), 'partitionValues': values,
+            'size': os.path.getsize(os.path.join(folder, f)), 'modificationTime': 1700000000000,
+            'dataChange': True}})
+types = [('o_orderkey', 'long'), ('o_custkey', 'long'), ('o_orderstatus', 'string'),
+    ('o_totalprice', 'decimal(15,2)'), ('o_orderdate', 'date'), ('o_clerk', 'string'),
+    ('o_shippriority', 'integer'), ('o_comment', 'string'), ('o_year', 'integer'),
+    ('o_orderpriority', 'string')]
+schema = {'type': 'struct', 'fields': [{'name': n, 'type': t, 'nullable': True, 'metadata': {}} for n, t in types]}
+v0 = [{'protocol': {'minReaderVersion': 1, 'minWriterVersion': 2}},
+    {'metaData': {'id': 'orders', 'format': {'provider': 'parquet', 'options': {}},
+        'schemaString': json.dumps(schema), 'partitionColumns': ['o_year', 'o_orderpriority'],
+        'configuration': {}, 'createdTime': 1700000000000}}] + adds
+first = adds[0]['add']['partitionValues']
+v1 = [{'remove': {'path': a['add']['path'], 'deletionTimestamp': 1700000000001, 'dataChange': True}}
+    for a in adds if a['add']['partitionValues'] == first]
+for version, actions in enumerate([v0, v1]):
+    s3.put_object(Bucket='squall-local', Key=f'{delta}_delta_log/{version:020}.json',
+        Body='\n'.join(json.dumps(a) for a in actions).encode())
+glue.create_table(DatabaseName='squall_test', TableInput={
+    'Name': 'orders_delta', 'TableType': 'EXTERNAL_TABLE', 'Parameters': {'table_type': 'DELTA'},
+    'StorageDescriptor': dict(parquet, Columns=columns, Location='s3://squall-local/' + delta)})
 print(len(inputs))
+print(first['o_year'], first['o_orderpriority'])
 "#;
     let out = Command::new("python3")
         .args(["-c", script, &dir.display().to_string()])
         .envs(stack.env.iter().cloned())
         .output()
         .expect("python3 with boto3");
-    let partitions = ok_stdout("uploading and registering in Glue", out);
-    assert_eq!(partitions.trim(), "35", "7 years x 5 priorities");
+    let printed = ok_stdout("uploading and registering in Glue", out);
+    let mut lines = printed.lines();
+    assert_eq!(lines.next(), Some("35"), "7 years x 5 priorities");
+    let (year, priority) = lines
+        .next()
+        .and_then(|l| l.split_once(' '))
+        .expect("the Delta table's removed partition");
+    (year.to_string(), priority.to_string())
 }
 
 /// `sql`'s answer as CSV through `squall query` on `backend` over `catalog`
@@ -137,7 +182,7 @@ fn query_csv(stack: &Stack, what: &str, backend: &str, catalog: &str, sql: &str)
 pub fn partitioned_tables(stack: &Stack) {
     let dir = tempfile::tempdir().expect("tempdir");
     write_partitioned(stack, dir.path());
-    upload_and_register(stack, dir.path());
+    let (year, priority) = upload_and_register(stack, dir.path());
     let local = dir.path().display().to_string();
     for sql in STATEMENTS {
         let expected = query_csv(stack, "embedded", "local", &local, sql);
@@ -176,6 +221,27 @@ pub fn partitioned_tables(stack: &Stack) {
         explain.contains("5 of 35 partitions (30 pruned)"),
         "{explain}"
     );
+    // The Delta table: its live files only, through S3 and Glue, every
+    // task a Lambda invocation reading the files the log names.
+    let expected = query_csv(
+        stack,
+        "embedded",
+        "local",
+        &local,
+        &format!(
+            "{} where not (o_year = {year} and o_orderpriority = '{priority}') group by 1, 2 order by 1, 2",
+            DELTA_SQL.replace("{t}", "orders_p")
+        ),
+    );
+    for catalog in [BUCKET_PREFIX, "glue://squall_test"] {
+        let sql = format!(
+            "{} group by 1, 2 order by 1, 2",
+            DELTA_SQL.replace("{t}", "orders_delta")
+        );
+        let actual = query_csv(stack, catalog, "aws", catalog, &sql);
+        let c = compare_csv(&expected, &actual, Some(&sql)).expect("comparable CSV");
+        assert!(c.ok, "Delta through {catalog}: {}\n{sql}", c.message);
+    }
     let missing = stack.squall(&[
         "query",
         "--backend",
