@@ -194,6 +194,17 @@ pub(super) async fn register_table(
             .await
             .map(|()| None);
     }
+    if let Some(format) = versioned_table_format(&objects, root) {
+        return Err(table_error(
+            name,
+            url,
+            format!(
+                "the folder is {format}, whose files include those of deleted rows and \
+                 older snapshots: squall reads it only as its metadata says, which it \
+                 does not read (it reads Parquet, CSV, JSON and Delta Lake tables)"
+            ),
+        ));
+    }
     let mut data = DataFiles::NamedParquet;
     let mut layout = partitions::layout(&objects, root, name, url, data)?;
     if layout.files == 0
@@ -291,6 +302,29 @@ pub(super) async fn register_table(
         .map_err(|e| table_error(name, url, message(&e)))?;
     present(ctx, name, store_url, root, registry, &layout)?;
     Ok(None)
+}
+
+/// The table format, other than Delta, whose metadata names which of the
+/// folder's files hold the table (an Iceberg table's
+/// `metadata/*.metadata.json`, a Hudi table's `.hoodie/`), if the listed
+/// `objects` below `root` are one.
+fn versioned_table_format(
+    objects: &[object_store::ObjectMeta],
+    root: &object_store::path::Path,
+) -> Option<&'static str> {
+    let depth = root.parts().count();
+    objects.iter().find_map(|m| {
+        let below: Vec<_> = m.location.parts().skip(depth).collect();
+        match below.as_slice() {
+            [folder, file]
+                if folder.as_ref() == "metadata" && file.as_ref().ends_with(".metadata.json") =>
+            {
+                Some("an Iceberg table (metadata/*.metadata.json)")
+            }
+            [folder, ..] if folder.as_ref() == ".hoodie" => Some("a Hudi table (.hoodie/)"),
+            _ => None,
+        }
+    })
 }
 
 /// The registered table `name` as users see it, whatever its files'
