@@ -10,6 +10,7 @@
 //! queries naming it fail saying why, the others answer.
 
 mod delta_log;
+mod delta_stats;
 mod delta_table;
 mod footer_format;
 mod listings;

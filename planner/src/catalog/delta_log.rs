@@ -71,6 +71,9 @@ pub(crate) struct DataFile {
     pub partition_values: HashMap<String, Option<String>>,
     /// Rows, from the log's statistics when it has them.
     pub rows: Option<u64>,
+    /// The log's statistics of the file (a JSON document: `numRecords`,
+    /// `minValues`, `maxValues`, `nullCount`), read when a query filters.
+    pub stats: Option<Arc<str>>,
     /// Whether it carries a deletion vector (rows deleted without a rewrite).
     pub deletion_vector: bool,
 }
@@ -410,9 +413,8 @@ fn data_file(add: &Value, path: &str, root: &Path) -> Result<DataFile, LogError>
         _ => HashMap::new(),
     };
     // Statistics are a JSON document in a string (`stats`).
-    let rows = add
-        .get("stats")
-        .and_then(Value::as_str)
+    let stats = add.get("stats").and_then(Value::as_str);
+    let rows = stats
         .and_then(|s| serde_json::from_str::<Value>(s).ok())
         .and_then(|s| s.get("numRecords").and_then(Value::as_u64));
     Ok(DataFile {
@@ -424,6 +426,7 @@ fn data_file(add: &Value, path: &str, root: &Path) -> Result<DataFile, LogError>
             .unwrap_or(0),
         partition_values,
         rows,
+        stats: stats.map(Arc::from),
         deletion_vector: add.get("deletionVector").is_some_and(|d| !d.is_null()),
     })
 }

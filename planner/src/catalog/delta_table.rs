@@ -61,6 +61,8 @@ pub(crate) struct DeltaTable {
 struct Live {
     snapshot: Snapshot,
     files: Vec<PartitionedFile>,
+    /// The log's statistics of each of `files`.
+    stats: Vec<Option<Arc<str>>>,
     /// One row per file: its partition values, in their types.
     values: RecordBatch,
     /// Rows in all, when the log counts every file's.
@@ -371,9 +373,11 @@ impl Live {
                 Ok(file)
             })
             .collect::<Result<Vec<_>>>()?;
+        let stats = snapshot.files.values().map(|f| f.stats.clone()).collect();
         Ok(Self {
             snapshot,
             files,
+            stats,
             values,
             rows,
         })
@@ -444,7 +448,19 @@ impl TableProvider for DeltaTable {
             .filter(|f| expr_applicable_for_cols(&names, f))
             .cloned()
             .collect();
-        let kept = live.kept(state, &partition_filters)?;
+        let mut kept = live.kept(state, &partition_filters)?;
+        let total = kept.len();
+        let stats: Vec<Option<&str>> = kept.iter().map(|&i| live.stats[i].as_deref()).collect();
+        let may_match = super::delta_stats::may_match(state, &self.schema, filters, &stats)?;
+        let mut matches = may_match.into_iter();
+        kept.retain(|_| matches.next().unwrap_or(true));
+        if kept.len() < total {
+            tracing::debug!(
+                table = %self.name,
+                skipped = total - kept.len(),
+                "files skipped by the Delta log's statistics"
+            );
+        }
         if kept.is_empty() {
             let schema = match projection {
                 Some(p) => Arc::new(self.schema.project(p)?),

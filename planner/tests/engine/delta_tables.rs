@@ -290,3 +290,103 @@ async fn delta_tables_squall_cannot_read_say_why() {
         assert!(err.contains(table) && err.contains(says), "{table}: {err}");
     }
 }
+
+/// The log's statistics of each file (`minValues`, `maxValues`,
+/// `nullCount`) skip files before planning reads their footers, only where
+/// the bounds hold: a file without statistics is read; a timestamp's
+/// bounds, written to the millisecond, keep a file whose rows lie within
+/// the millisecond past its written maximum.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn delta_statistics_skip_files_only_where_their_bounds_hold() {
+    use arrow::array::TimestampMicrosecondArray;
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("events");
+    let schema = Arc::new(Schema::new(vec![
+        Field::new("id", DataType::Int64, true),
+        Field::new(
+            "ts",
+            DataType::Timestamp(arrow::datatypes::TimeUnit::Microsecond, Some("UTC".into())),
+            true,
+        ),
+    ]));
+    // 2024-01-01 12:00:00 UTC, in microseconds.
+    let noon: i64 = 1_704_110_400_000_000;
+    let add = |name: &str, ids: &[i64], micros: i64, stats: Option<&str>| {
+        let batch = RecordBatch::try_new(
+            Arc::clone(&schema),
+            vec![
+                Arc::new(Int64Array::from(ids.to_vec())),
+                Arc::new(
+                    TimestampMicrosecondArray::from(vec![noon + micros; ids.len()])
+                        .with_timezone("UTC"),
+                ),
+            ],
+        )
+        .unwrap();
+        let path = root.join(name);
+        write_parquet(&path, batch);
+        let size = std::fs::metadata(path).unwrap().len();
+        let stats = match stats {
+            Some(s) => format!(r#","stats":"{}""#, s.replace('"', "\\\"")),
+            None => String::new(),
+        };
+        format!(
+            r#"{{"add":{{"path":"{name}","partitionValues":{{}},"size":{size},"modificationTime":1700000000000,"dataChange":true{stats}}}}}"#
+        )
+    };
+    let bounds = |lo: i64, hi: i64, ts: &str| {
+        format!(
+            r#"{{"numRecords":3,"minValues":{{"id":{lo},"ts":"{ts}"}},"maxValues":{{"id":{hi},"ts":"{ts}"}},"nullCount":{{"id":0,"ts":0}}}}"#
+        )
+    };
+    let a = add(
+        "a.parquet",
+        &[1, 2, 3],
+        0,
+        Some(&bounds(1, 3, "2024-01-01T12:00:00.000Z")),
+    );
+    let b = add(
+        "b.parquet",
+        &[10, 11, 12],
+        0,
+        Some(&bounds(10, 12, "2024-01-01T12:00:00.000Z")),
+    );
+    let c = add("c.parquet", &[20, 21], 0, None);
+    // Its rows half a millisecond past noon; the log writes noon.
+    let d = add(
+        "d.parquet",
+        &[30],
+        500,
+        Some(&bounds(30, 30, "2024-01-01T12:00:00.000Z")),
+    );
+    let delta_schema = r#"{\"type\":\"struct\",\"fields\":[{\"name\":\"id\",\"type\":\"long\",\"nullable\":true,\"metadata\":{}},{\"name\":\"ts\",\"type\":\"timestamp\",\"nullable\":true,\"metadata\":{}}]}"#;
+    let meta = format!(
+        r#"{{"metaData":{{"id":"e","format":{{"provider":"parquet","options":{{}}}},"schemaString":"{delta_schema}","partitionColumns":[],"configuration":{{}},"createdTime":1700000000000}}}}"#
+    );
+    Delta { dir: &root }.commit(0, &[PROTOCOL.into(), meta, a, b, c, d]);
+    let engine = engine(dir.path(), &[]).await;
+    let sql = "select count(*) as n, sum(id) as s from events where id >= 10 and id < 25";
+    assert_eq!(squall_csv(&engine, sql).await, "n,s\n5,74\n");
+    let plan = squall_csv(&engine, &format!("explain {sql}")).await;
+    let planned = |f: &str| plan.contains(&format!("events/{f}"));
+    assert!(
+        planned("b.parquet")
+            && planned("c.parquet")
+            && !planned("a.parquet")
+            && !planned("d.parquet"),
+        "{plan}"
+    );
+    for (sql, want) in [
+        (
+            "select id from events where ts > timestamp '2024-01-01 12:00:00.000100'",
+            "id\n30\n",
+        ),
+        ("select count(*) as n from events where id > 100", "n\n0\n"),
+        (
+            "select count(*) as n from events where id is null",
+            "n\n0\n",
+        ),
+    ] {
+        assert_eq!(squall_csv(&engine, sql).await, want, "{sql}");
+    }
+}
