@@ -190,9 +190,7 @@ impl Snapshot {
         let first_commit = match start {
             Some(cp) => {
                 for part in &objects.checkpoints[&cp] {
-                    for action in checkpoint_actions(store, part).await? {
-                        state.apply(&action, root, true)?;
-                    }
+                    apply_checkpoint(store, part, &mut state, root).await?;
                 }
                 cp + 1
             }
@@ -569,13 +567,18 @@ fn arrow_type(t: &Value) -> Result<DataType, LogError> {
     }
 }
 
-/// The actions of one checkpoint part (a Parquet file, one action a row),
-/// as the JSON a commit would write them.
-async fn checkpoint_actions(
+/// Applies the actions of one checkpoint part (a Parquet file, one action
+/// a row) to `state`, batch by batch, each row read as the JSON a commit
+/// would write it (a checkpoint of 100,000 files is never held as JSON at
+/// once).
+async fn apply_checkpoint(
     store: &dyn ObjectStore,
     part: &ObjectMeta,
-) -> Result<Vec<Value>, LogError> {
+    state: &mut Replay,
+    root: &Path,
+) -> Result<(), LogError> {
     let bad = |e: &dyn std::fmt::Display| format!("checkpoint {}: {e}", part.location);
+    // The part is read whole: one GET.
     let bytes = store
         .get(&part.location)
         .await
@@ -583,7 +586,6 @@ async fn checkpoint_actions(
         .bytes()
         .await
         .map_err(|e| bad(&e))?;
-    // The part is read whole: one GET.
     let reader = parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(bytes)
         .map_err(|e| bad(&e))?;
     let wanted: Vec<usize> = reader
@@ -591,27 +593,23 @@ async fn checkpoint_actions(
         .fields()
         .iter()
         .enumerate()
-        .filter(|(_, f)| ["add", "remove", "metaData", "protocol"].contains(&f.name().as_str()))
+        .filter(|(_, f)| ["add", "metaData", "protocol"].contains(&f.name().as_str()))
         .map(|(i, _)| i)
         .collect();
     let mask = parquet::arrow::ProjectionMask::roots(reader.parquet_schema(), wanted);
-    let batches = reader
-        .with_projection(mask)
-        .build()
-        .map_err(|e| bad(&e))?
-        .collect::<Result<Vec<_>, _>>()
-        .map_err(|e| bad(&e))?;
-    let mut out = Vec::new();
-    for batch in &batches {
+    let batches = reader.with_projection(mask).build().map_err(|e| bad(&e))?;
+    for batch in batches {
+        let batch = batch.map_err(|e| bad(&e))?;
         let mut writer = arrow::json::LineDelimitedWriter::new(Vec::new());
-        writer.write(batch).map_err(|e| bad(&e))?;
+        writer.write(&batch).map_err(|e| bad(&e))?;
         writer.finish().map_err(|e| bad(&e))?;
         let text = writer.into_inner();
         for line in text.split(|b| *b == b'\n').filter(|l| !l.is_empty()) {
-            out.push(serde_json::from_slice(line).map_err(|e| bad(&e))?);
+            let action: Value = serde_json::from_slice(line).map_err(|e| bad(&e))?;
+            state.apply(&action, root, true).map_err(|e| bad(&e))?;
         }
     }
-    Ok(out)
+    Ok(())
 }
 
 #[cfg(test)]

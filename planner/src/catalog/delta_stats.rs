@@ -11,7 +11,7 @@
 //! numbers past a double's digits), booleans and nested columns are not
 //! used. A file without statistics, or without a column's, is kept.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
 use arrow::array::{ArrayRef, BooleanArray, UInt64Array};
@@ -47,13 +47,21 @@ pub(super) fn may_match(
     else {
         return Ok(all);
     };
-    let parsed = FileStatistics {
-        schema: Arc::clone(schema),
-        files: stats
-            .iter()
-            .map(|s| s.and_then(|s| serde_json::from_str(s).ok()))
-            .collect(),
-    };
+    // Each file's statistics parsed once, keeping the filtered columns'
+    // bounds in their types (a table of 100,000 files is not held as JSON
+    // documents).
+    let columns: Vec<(String, DataType)> = filters
+        .iter()
+        .flat_map(|f| f.column_refs())
+        .map(|c| c.name.clone())
+        .collect::<HashSet<_>>()
+        .into_iter()
+        .filter_map(|name| {
+            let ty = schema.field_with_name(&name).ok()?.data_type().clone();
+            Some((name, ty))
+        })
+        .collect();
+    let parsed = FileStatistics::parse(stats, &columns)?;
     match predicate.prune(&parsed) {
         Ok(kept) => Ok(kept),
         Err(e) => {
@@ -63,10 +71,12 @@ pub(super) fn may_match(
     }
 }
 
-/// The files' parsed statistics.
+/// The files' statistics of some columns.
 struct FileStatistics {
-    schema: SchemaRef,
-    files: Vec<Option<Value>>,
+    files: usize,
+    rows: ArrayRef,
+    /// Per column: its minimums, maximums (if usable) and null counts.
+    columns: HashMap<String, (Option<ArrayRef>, Option<ArrayRef>, ArrayRef)>,
 }
 
 /// Which bound of a column.
@@ -76,37 +86,69 @@ enum Bound {
     Max,
 }
 
+/// Whether a column's `bound` in the log holds (see the module documentation).
+fn usable(ty: &DataType, bound: Bound) -> bool {
+    match ty {
+        DataType::Int8 | DataType::Int16 | DataType::Int32 | DataType::Int64 => true,
+        DataType::Date32 => true,
+        DataType::Timestamp(TimeUnit::Microsecond, _) => true,
+        DataType::Utf8 => bound == Bound::Min,
+        _ => false,
+    }
+}
+
 impl FileStatistics {
-    fn bounds(&self, column: &Column, bound: Bound) -> Option<ArrayRef> {
-        let field = self.schema.field_with_name(&column.name).ok()?;
-        let ty = field.data_type();
-        let usable = match ty {
-            DataType::Int8 | DataType::Int16 | DataType::Int32 | DataType::Int64 => true,
-            DataType::Date32 => true,
-            DataType::Timestamp(TimeUnit::Microsecond, _) => true,
-            DataType::Utf8 => bound == Bound::Min,
-            _ => false,
-        };
-        if !usable {
-            return None;
-        }
-        let key = match bound {
-            Bound::Min => "minValues",
-            Bound::Max => "maxValues",
-        };
-        let values = self
-            .files
+    fn parse(stats: &[Option<&str>], columns: &[(String, DataType)]) -> Result<Self> {
+        let mut rows = Vec::with_capacity(stats.len());
+        let mut bounds: Vec<[Vec<ScalarValue>; 2]> = columns
             .iter()
-            .map(|stats| {
-                stats
-                    .as_ref()
-                    .and_then(|s| s.get(key)?.get(field.name()))
-                    .and_then(|v| bound_value(v, ty, bound))
-                    .map_or_else(|| ScalarValue::try_from(ty), Ok)
+            .map(|_| {
+                [
+                    Vec::with_capacity(stats.len()),
+                    Vec::with_capacity(stats.len()),
+                ]
             })
-            .collect::<Result<Vec<_>>>()
-            .ok()?;
-        ScalarValue::iter_to_array(values).ok()
+            .collect();
+        let mut nulls: Vec<Vec<Option<u64>>> = columns.iter().map(|_| Vec::new()).collect();
+        for text in stats {
+            let doc: Option<Value> = text.and_then(|s| serde_json::from_str(s).ok());
+            let doc = doc.as_ref();
+            rows.push(doc.and_then(|d| d.get("numRecords")?.as_u64()));
+            for (c, (name, ty)) in columns.iter().enumerate() {
+                for (b, (bound, key)) in [(Bound::Min, "minValues"), (Bound::Max, "maxValues")]
+                    .into_iter()
+                    .enumerate()
+                {
+                    let value = doc
+                        .filter(|_| usable(ty, bound))
+                        .and_then(|d| d.get(key)?.get(name))
+                        .and_then(|v| bound_value(v, ty, bound));
+                    bounds[c][b].push(match value {
+                        Some(v) => v,
+                        None => ScalarValue::try_from(ty)?,
+                    });
+                }
+                nulls[c].push(doc.and_then(|d| d.get("nullCount")?.get(name)?.as_u64()));
+            }
+        }
+        let mut parsed = HashMap::new();
+        for (((name, ty), [min, max]), nulls) in columns.iter().zip(bounds).zip(nulls) {
+            let array =
+                |values: Vec<ScalarValue>, bound| match usable(ty, bound) && !values.is_empty() {
+                    true => ScalarValue::iter_to_array(values).ok(),
+                    false => None,
+                };
+            let nulls: ArrayRef = Arc::new(UInt64Array::from(nulls));
+            parsed.insert(
+                name.clone(),
+                (array(min, Bound::Min), array(max, Bound::Max), nulls),
+            );
+        }
+        Ok(Self {
+            files: stats.len(),
+            rows: Arc::new(UInt64Array::from(rows)),
+            columns: parsed,
+        })
     }
 }
 
@@ -129,34 +171,23 @@ fn bound_value(value: &Value, ty: &DataType, bound: Bound) -> Option<ScalarValue
 
 impl PruningStatistics for FileStatistics {
     fn min_values(&self, column: &Column) -> Option<ArrayRef> {
-        self.bounds(column, Bound::Min)
+        self.columns.get(&column.name)?.0.clone()
     }
 
     fn max_values(&self, column: &Column) -> Option<ArrayRef> {
-        self.bounds(column, Bound::Max)
+        self.columns.get(&column.name)?.1.clone()
     }
 
     fn num_containers(&self) -> usize {
-        self.files.len()
+        self.files
     }
 
     fn null_counts(&self, column: &Column) -> Option<ArrayRef> {
-        self.schema.field_with_name(&column.name).ok()?;
-        let counts: UInt64Array = self
-            .files
-            .iter()
-            .map(|s| s.as_ref()?.get("nullCount")?.get(&column.name)?.as_u64())
-            .collect();
-        Some(Arc::new(counts))
+        Some(Arc::clone(&self.columns.get(&column.name)?.2))
     }
 
     fn row_counts(&self) -> Option<ArrayRef> {
-        let rows: UInt64Array = self
-            .files
-            .iter()
-            .map(|s| s.as_ref()?.get("numRecords")?.as_u64())
-            .collect();
-        Some(Arc::new(rows))
+        Some(Arc::clone(&self.rows))
     }
 
     fn contained(&self, _column: &Column, _values: &HashSet<ScalarValue>) -> Option<BooleanArray> {
