@@ -9,10 +9,12 @@
 //! (a file that is not Parquet, files whose schemas conflict) is set aside:
 //! queries naming it fail saying why, the others answer.
 
+mod avro;
 mod delta_log;
 mod delta_stats;
 mod delta_table;
 mod footer_format;
+mod iceberg;
 mod listings;
 mod named;
 mod names;
@@ -190,8 +192,13 @@ pub(super) async fn register_table(
         false => Listing::Sequential,
     };
     let objects = list_table(store.as_ref(), root, name, url, listing).await?;
-    if delta_log::is_delta(&objects, root) {
-        return delta_table::register_table(ctx, name, url, store_url, root)
+    let logged = match () {
+        () if delta_log::is_delta(&objects, root) => Some(delta_log::LogFormat::Delta),
+        () if iceberg::is_iceberg(&objects, root) => Some(delta_log::LogFormat::Iceberg),
+        () => None,
+    };
+    if let Some(format) = logged {
+        return delta_table::register_table(ctx, name, url, store_url, root, format)
             .await
             .map(|()| None);
     }
@@ -202,7 +209,7 @@ pub(super) async fn register_table(
             format!(
                 "the folder is {format}, whose files include those of deleted rows and \
                  older snapshots: squall reads it only as its metadata says, which it \
-                 does not read (it reads Parquet, CSV, JSON and Delta Lake tables)"
+                 does not read (it reads Parquet, CSV, JSON, Delta Lake and Iceberg tables)"
             ),
         ));
     }
@@ -305,10 +312,9 @@ pub(super) async fn register_table(
     Ok(None)
 }
 
-/// The table format, other than Delta, whose metadata names which of the
-/// folder's files hold the table (an Iceberg table's
-/// `metadata/*.metadata.json`, a Hudi table's `.hoodie/`), if the listed
-/// `objects` below `root` are one.
+/// The table format, other than Delta and Iceberg, whose metadata names
+/// which of the folder's files hold the table (a Hudi table's `.hoodie/`),
+/// if the listed `objects` below `root` are one.
 fn versioned_table_format(
     objects: &[object_store::ObjectMeta],
     root: &object_store::path::Path,
@@ -317,11 +323,6 @@ fn versioned_table_format(
     objects.iter().find_map(|m| {
         let below: Vec<_> = m.location.parts().skip(depth).collect();
         match below.as_slice() {
-            [folder, file]
-                if folder.as_ref() == "metadata" && file.as_ref().ends_with(".metadata.json") =>
-            {
-                Some("an Iceberg table (metadata/*.metadata.json)")
-            }
             [folder, ..] if folder.as_ref() == ".hoodie" => Some("a Hudi table (.hoodie/)"),
             _ => None,
         }
@@ -493,8 +494,32 @@ async fn file_schemas(
 /// `_delta_log/`) as `name`, read as its log says (a Glue table whose
 /// `table_type` is `DELTA`, as Athena registers one).
 pub async fn register_delta(ctx: &SessionContext, name: &str, location: &str) -> Result<()> {
+    register_logged(ctx, name, location, delta_log::LogFormat::Delta).await
+}
+
+/// Registers the Iceberg table at `location` (a folder holding its
+/// `metadata/`) as `name`, read as its latest metadata says (a Glue table
+/// whose `table_type` is `ICEBERG`).
+pub async fn register_iceberg(ctx: &SessionContext, name: &str, location: &str) -> Result<()> {
+    register_logged(ctx, name, location, delta_log::LogFormat::Iceberg).await
+}
+
+async fn register_logged(
+    ctx: &SessionContext,
+    name: &str,
+    location: &str,
+    format: delta_log::LogFormat,
+) -> Result<()> {
     let url = ListingTableUrl::parse(location)?;
-    delta_table::register_table(ctx, name, location, &url.object_store(), url.prefix()).await
+    delta_table::register_table(
+        ctx,
+        name,
+        location,
+        &url.object_store(),
+        url.prefix(),
+        format,
+    )
+    .await
 }
 
 /// After `CREATE EXTERNAL TABLE name ... PARTITIONED BY (...) LOCATION 'location'`:

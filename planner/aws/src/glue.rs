@@ -8,10 +8,10 @@
 //! table's files are all the files at its location but hidden (`.x`) and
 //! bookkeeping (`_x`) ones, whatever their names: Athena's CTAS and INSERT
 //! write names without `.parquet`. A Delta Lake table (`table_type`
-//! `DELTA`, as Athena registers one) is read as its log says; an Iceberg
-//! one fails the queries naming it, saying so (its folder holds deleted
-//! files too). Tables of other formats are left out, each named in a
-//! warning. The client comes from
+//! `DELTA`, as Athena registers one) is read as its log says, an Iceberg
+//! one (`ICEBERG`) as its latest metadata in its folder says (their
+//! folders hold deleted rows' files too). Tables of other formats are left
+//! out, each named in a warning. The client comes from
 //! the process's AWS configuration like S3's and SQS's (region,
 //! credentials, `AWS_ENDPOINT_URL` for an emulator).
 //!
@@ -126,16 +126,7 @@ impl DeferredTable for GlueTable {
                 return squall_planner::catalog::register_delta(ctx, name, location).await;
             }
             Some(TableFormat::Iceberg) => {
-                // Its folder holds the files of every snapshot, deleted
-                // ones too: read as Parquet, its answers would be wrong.
-                return Err(glue_error(
-                    database,
-                    Some(name),
-                    "an Iceberg table (table_type ICEBERG): squall reads Parquet and Delta \
-                     tables, not Iceberg's metadata"
-                        .to_string(),
-                )
-                .into());
+                return squall_planner::catalog::register_iceberg(ctx, name, location).await;
             }
             None => {}
         }

@@ -87,9 +87,19 @@ pub(crate) struct Metadata {
     pub provider: String,
 }
 
+/// Which log a snapshot was read from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum LogFormat {
+    Delta,
+    /// An Iceberg table's metadata ([`super::iceberg`]); `version` is its
+    /// metadata file's number.
+    Iceberg,
+}
+
 /// The table at one version.
 #[derive(Debug, Clone)]
 pub(crate) struct Snapshot {
+    pub format: LogFormat,
     pub version: u64,
     pub metadata: Metadata,
     pub min_reader_version: i64,
@@ -380,6 +390,7 @@ impl Replay {
             .metadata
             .ok_or_else(|| format!("its Delta log has no metadata up to version {version}"))?;
         Ok(Snapshot {
+            format: LogFormat::Delta,
             version,
             metadata,
             min_reader_version: self.min_reader_version,

@@ -40,7 +40,7 @@ use datafusion::prelude::SessionContext;
 use object_store::path::Path;
 use object_store::{ObjectMeta, ObjectStore};
 
-use super::delta_log::Snapshot;
+use super::delta_log::{LogFormat, Snapshot};
 use super::{bare, present_lowercase, table_error};
 
 /// A Delta table (see the module documentation).
@@ -69,25 +69,28 @@ struct Live {
     rows: Option<u64>,
 }
 
-/// Registers the Delta table under `root` of the store at `store_url` as
-/// `name` (`url` names the same place for errors).
+/// Registers the Delta (or Iceberg, as `format` says) table under `root`
+/// of the store at `store_url` as `name` (`url` names the same place for
+/// errors).
 pub(super) async fn register_table(
     ctx: &SessionContext,
     name: &str,
     url: &str,
     store_url: &ObjectStoreUrl,
     root: &Path,
+    format: LogFormat,
 ) -> Result<()> {
     let store = ctx.runtime_env().object_store(store_url)?;
-    let table = DeltaTable::open(store.as_ref(), name, url, store_url, root).await?;
+    let table = DeltaTable::open(store.as_ref(), name, url, store_url, root, format).await?;
     ctx.register_table(bare(name), Arc::new(table))?;
     present_lowercase(ctx, name)
 }
 
-/// `CREATE EXTERNAL TABLE ... STORED AS DELTA`, and `STORED AS PARQUET` of
-/// a folder holding a Delta log (read as DataFusion's listing table, its
-/// removed files would be read too); any other `STORED AS PARQUET` is
-/// `inner`'s (DataFusion's listing table).
+/// `CREATE EXTERNAL TABLE ... STORED AS DELTA` (or `ICEBERG`), and
+/// `STORED AS PARQUET` of a folder holding a Delta log or Iceberg metadata
+/// (read as DataFusion's listing table, its removed files would be read
+/// too); any other `STORED AS PARQUET` is `inner`'s (DataFusion's listing
+/// table).
 #[derive(Debug)]
 pub struct DeltaTableFactory {
     pub inner: Arc<dyn TableProviderFactory>,
@@ -101,35 +104,35 @@ impl TableProviderFactory for DeltaTableFactory {
         cmd: &CreateExternalTable,
     ) -> Result<Arc<dyn TableProvider>> {
         let name = cmd.name.to_string();
-        let declared_delta = cmd.file_type.eq_ignore_ascii_case("delta");
+        let declared = match cmd.file_type.to_ascii_lowercase().as_str() {
+            "delta" => Some(LogFormat::Delta),
+            "iceberg" => Some(LogFormat::Iceberg),
+            _ => None,
+        };
         let [location] = cmd.locations.as_slice() else {
-            return match declared_delta {
-                true => Err(table_error(
+            return match declared {
+                Some(_) => Err(table_error(
                     &name,
                     &cmd.locations.join(", "),
-                    "a Delta table has one location",
+                    "a Delta or Iceberg table has one location",
                 )),
-                false => self.inner.create(state, cmd).await,
+                None => self.inner.create(state, cmd).await,
             };
         };
         let url = ListingTableUrl::parse(location)?;
         let store = state.runtime_env().object_store(url.object_store())?;
-        let log = url.prefix().clone().join(super::delta_log::LOG);
-        let has_log = match declared_delta {
-            true => true,
-            false => {
-                use futures::StreamExt;
-                store.list(Some(&log)).next().await.is_some()
-            }
+        let format = match declared {
+            Some(format) => Some(format),
+            None => logged_format(store.as_ref(), url.prefix()).await,
         };
-        if !has_log {
+        let Some(format) = format else {
             return self.inner.create(state, cmd).await;
-        }
+        };
         if !cmd.table_partition_cols.is_empty() {
             return Err(table_error(
                 &name,
                 location,
-                "a Delta table's partition columns come from its log: declare none",
+                "a Delta or Iceberg table's partition columns come from its metadata: declare none",
             ));
         }
         let table = DeltaTable::open(
@@ -138,6 +141,7 @@ impl TableProviderFactory for DeltaTableFactory {
             location,
             &url.object_store(),
             url.prefix(),
+            format,
         )
         .await?;
         let columns = table.schema();
@@ -151,7 +155,7 @@ impl TableProviderFactory for DeltaTableFactory {
                 &name,
                 location,
                 format!(
-                    "column {} is not in the Delta table's schema ({}); its columns come from its log",
+                    "column {} is not in the table's schema ({}); its columns come from its metadata",
                     declared.name(),
                     columns
                         .fields()
@@ -166,17 +170,39 @@ impl TableProviderFactory for DeltaTableFactory {
     }
 }
 
+/// The format of the table under `root` whose metadata names its files,
+/// if it is one: a `_delta_log/`, or Iceberg's `metadata/*.metadata.json`.
+async fn logged_format(store: &dyn ObjectStore, root: &Path) -> Option<LogFormat> {
+    use futures::StreamExt;
+    let log = root.clone().join(super::delta_log::LOG);
+    if store.list(Some(&log)).next().await.is_some() {
+        return Some(LogFormat::Delta);
+    }
+    let metadata = root.clone().join("metadata");
+    let listed: Vec<ObjectMeta> = store
+        .list(Some(&metadata))
+        .take(1000)
+        .filter_map(|m| std::future::ready(m.ok()))
+        .collect()
+        .await;
+    super::iceberg::is_iceberg(&listed, root).then_some(LogFormat::Iceberg)
+}
+
 impl DeltaTable {
-    /// The Delta table under `root`, its log read now.
+    /// The table under `root`, its log (Delta) or metadata (Iceberg) read now.
     async fn open(
         store: &dyn ObjectStore,
         name: &str,
         url: &str,
         store_url: &ObjectStoreUrl,
         root: &Path,
+        format: LogFormat,
     ) -> Result<Self> {
-        let snapshot = Snapshot::read(store, root)
-            .await
+        let snapshot = match format {
+            LogFormat::Delta => Snapshot::read(store, root).await,
+            LogFormat::Iceberg => super::iceberg::read(store, root).await,
+        };
+        let snapshot = snapshot
             .and_then(|s| s.check().map(|()| s))
             .map_err(|why| table_error(name, url, why))?;
         tracing::info!(
@@ -244,11 +270,13 @@ impl DeltaTable {
     async fn current(&self, state: &dyn Session) -> Result<Arc<Live>> {
         let store = state.runtime_env().object_store(&self.store_url)?;
         let mut live = self.live.lock().await;
-        let newer = live
-            .snapshot
-            .refreshed(store.as_ref(), &self.root)
-            .await
-            .map_err(|why| self.error(why))?;
+        let newer = match live.snapshot.format {
+            LogFormat::Delta => live.snapshot.refreshed(store.as_ref(), &self.root).await,
+            LogFormat::Iceberg => {
+                super::iceberg::refreshed(&live.snapshot, store.as_ref(), &self.root).await
+            }
+        };
+        let newer = newer.map_err(|why| self.error(why))?;
         if let Some(snapshot) = newer {
             snapshot.check().map_err(|why| self.error(why))?;
             self.check_schema(&snapshot)?;
@@ -269,7 +297,7 @@ impl DeltaTable {
         let names: Vec<&String> = self.partition_fields.iter().map(|f| f.name()).collect();
         if meta.partition_columns.iter().collect::<Vec<_>>() != names {
             return Err(self.error(format!(
-                "its Delta partition columns changed at version {} ({} now)",
+                "its partition columns changed at version {} ({} now)",
                 snapshot.version,
                 meta.partition_columns.join(", ")
             )));
@@ -279,7 +307,7 @@ impl DeltaTable {
                 Ok(now) if now.data_type() == field.data_type() => {}
                 Ok(now) => {
                     return Err(self.error(format!(
-                        "its column {} changed type at Delta version {} ({} to {})",
+                        "its column {} changed type at version {} ({} to {})",
                         field.name(),
                         snapshot.version,
                         field.data_type(),
@@ -288,7 +316,7 @@ impl DeltaTable {
                 }
                 Err(_) => {
                     return Err(self.error(format!(
-                        "its column {} is gone at Delta version {}",
+                        "its column {} is gone at version {}",
                         field.name(),
                         snapshot.version
                     )));

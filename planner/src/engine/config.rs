@@ -154,7 +154,8 @@ pub fn session_state(
         });
         let delta = Arc::new(crate::catalog::DeltaTableFactory { inner: parquet });
         factories.insert("PARQUET".into(), delta.clone());
-        factories.insert("DELTA".into(), delta);
+        factories.insert("DELTA".into(), delta.clone());
+        factories.insert("ICEBERG".into(), delta);
     }
     if let Some(planners) = state.expr_planners() {
         planners.insert(0, Arc::new(crate::row_fields::RowFieldByPosition));

@@ -231,8 +231,8 @@ async fn delta_tables_are_read_as_their_logs_say() {
 /// What squall does not read of a Delta table fails the queries naming it,
 /// saying what and where, never read wrongly: a deletion vector on a live
 /// file, column mapping, an unknown reader feature, a log whose first
-/// commits are gone with no checkpoint; and Iceberg and Hudi tables, whose
-/// folders hold deleted rows' files too.
+/// commits are gone with no checkpoint; and Hudi tables, whose folders
+/// hold deleted rows' files too.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn delta_tables_squall_cannot_read_say_why() {
     let dir = tempfile::tempdir().unwrap();
@@ -266,16 +266,12 @@ async fn delta_tables_squall_cannot_read_say_why() {
     let t = table("cleaned");
     let a = t.add("a.parquet", "a.parquet", Some("eu"), &[1]);
     t.commit(5, &[a]);
-    // Iceberg's and Hudi's folders: their metadata says which files hold the table.
-    table("ice").file("data/a.parquet", &[1]);
-    std::fs::create_dir_all(dir.path().join("ice/metadata")).unwrap();
-    std::fs::write(dir.path().join("ice/metadata/v1.metadata.json"), "{}").unwrap();
+    // Hudi's folders: its metadata says which files hold the table.
     table("hudi").file("p/a.parquet", &[1]);
     std::fs::create_dir_all(dir.path().join("hudi/.hoodie")).unwrap();
     std::fs::write(dir.path().join("hudi/.hoodie/hoodie.properties"), "").unwrap();
     let engine = engine(dir.path(), &[]).await;
     for (table, says) in [
-        ("ice", "an Iceberg table"),
         ("hudi", "a Hudi table"),
         ("vectors", "a.parquet has a Delta deletion vector"),
         ("mapped", "Delta column mapping (name"),

@@ -118,6 +118,7 @@ mod fetch_with_ties;
 mod file_schemas;
 mod generated_rows;
 mod handoff;
+mod iceberg_tables;
 mod lambdas;
 mod limits;
 mod literals;

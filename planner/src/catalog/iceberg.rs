@@ -1,0 +1,447 @@
+//! Iceberg tables in a catalog folder: read as their metadata says.
+//!
+//! An Iceberg table's folder holds `metadata/` (`00008-<uuid>.metadata.json`
+//! or `v8.metadata.json`, manifest lists and manifests in Avro) and the
+//! data files of every snapshot still kept, deleted rows' files among
+//! them. The table now is its latest metadata file (the number
+//! `version-hint.text` names, else the highest), its current snapshot's
+//! manifest list, and the live entries of those manifests: the Parquet
+//! files a query reads. Each query brings the table up to date first
+//! (a listing of `metadata/` from the file read last).
+//!
+//! Files' paths in the metadata are absolute (`s3://bucket/t/data/...`);
+//! those below the table's recorded `location` are read below the folder
+//! the table is in now (a table copied or moved with its folder reads).
+//! Iceberg reads columns by id; squall reads them by name, so a table
+//! whose history renamed a column, or dropped one and added another of
+//! the same name, is refused, as are delete files (merge-on-read deletes),
+//! data files other than Parquet, and metadata past format version 2.
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
+
+use arrow::datatypes::{DataType, Field, Fields, Schema, TimeUnit};
+use futures::{StreamExt, TryStreamExt};
+use object_store::path::Path;
+use object_store::{ObjectMeta, ObjectStore, ObjectStoreExt};
+use serde_json::Value;
+
+use super::avro;
+use super::delta_log::{DataFile, LogError, LogFormat, Metadata, Snapshot};
+
+/// How many manifests are read at once.
+const READ_CONCURRENCY: usize = 16;
+
+/// Whether the listed `objects` below `root` hold an Iceberg table's metadata.
+pub(crate) fn is_iceberg(objects: &[ObjectMeta], root: &Path) -> bool {
+    objects
+        .iter()
+        .any(|m| metadata_number(&m.location, root).is_some())
+}
+
+/// The number of the metadata file at `location`, if it is one directly
+/// in `root`'s `metadata/` (`00008-<uuid>.metadata.json`,
+/// `v8.metadata.json`, either `.gz.metadata.json`).
+fn metadata_number(location: &Path, root: &Path) -> Option<u64> {
+    let depth = root.parts().count();
+    let below: Vec<_> = location.parts().skip(depth).collect();
+    let [folder, name] = below.as_slice() else {
+        return None;
+    };
+    if folder.as_ref() != "metadata" || !name.as_ref().ends_with(".metadata.json") {
+        return None;
+    }
+    let name = name.as_ref();
+    let digits: String = name
+        .strip_prefix('v')
+        .unwrap_or(name)
+        .chars()
+        .take_while(char::is_ascii_digit)
+        .collect();
+    digits.parse().ok()
+}
+
+/// The table under `root` now.
+pub(crate) async fn read(store: &dyn ObjectStore, root: &Path) -> Result<Snapshot, LogError> {
+    let folder = root.clone().join("metadata");
+    let listed: Vec<ObjectMeta> = store
+        .list(Some(&folder))
+        .try_collect()
+        .await
+        .map_err(|e| format!("cannot list its Iceberg metadata: {e}"))?;
+    let latest = latest_metadata(store, root, &listed).await?;
+    read_version(store, root, latest).await
+}
+
+/// This snapshot brought up to the table's latest metadata, if newer.
+pub(crate) async fn refreshed(
+    snapshot: &Snapshot,
+    store: &dyn ObjectStore,
+    root: &Path,
+) -> Result<Option<Snapshot>, LogError> {
+    let folder = root.clone().join("metadata");
+    let offset = folder.clone().join(format!("{:05}", snapshot.version));
+    let listed: Vec<ObjectMeta> = store
+        .list_with_offset(Some(&folder), &offset)
+        .try_collect()
+        .await
+        .map_err(|e| format!("cannot list its Iceberg metadata: {e}"))?;
+    let newer = listed
+        .into_iter()
+        .filter_map(|m| Some((metadata_number(&m.location, root)?, m)))
+        .filter(|(n, _)| *n > snapshot.version)
+        .max_by_key(|(n, _)| *n);
+    match newer {
+        Some(latest) => read_version(store, root, latest).await.map(Some),
+        None => Ok(None),
+    }
+}
+
+/// The latest metadata file of `listed`: the one `version-hint.text`
+/// names if it is there, else the highest numbered.
+async fn latest_metadata(
+    store: &dyn ObjectStore,
+    root: &Path,
+    listed: &[ObjectMeta],
+) -> Result<(u64, ObjectMeta), LogError> {
+    let numbered: Vec<(u64, &ObjectMeta)> = listed
+        .iter()
+        .filter_map(|m| Some((metadata_number(&m.location, root)?, m)))
+        .collect();
+    let hint = listed
+        .iter()
+        .find(|m| m.location.filename() == Some("version-hint.text"));
+    if let Some(hint) = hint
+        && let Ok(text) = get(store, &hint.location).await
+        && let Ok(n) = String::from_utf8_lossy(&text).trim().parse::<u64>()
+        && let Some((_, m)) = numbered.iter().find(|(v, _)| *v == n)
+    {
+        return Ok((n, (*m).clone()));
+    }
+    numbered
+        .into_iter()
+        .max_by_key(|(n, _)| *n)
+        .map(|(n, m)| (n, m.clone()))
+        .ok_or_else(|| "its metadata/ folder holds no metadata file".to_string())
+}
+
+async fn get(store: &dyn ObjectStore, location: &Path) -> Result<bytes::Bytes, LogError> {
+    let failed = |e: object_store::Error| format!("cannot read {location}: {e}");
+    store
+        .get(location)
+        .await
+        .map_err(failed)?
+        .bytes()
+        .await
+        .map_err(failed)
+}
+
+/// The table as the metadata file `meta` (number `version`) says.
+async fn read_version(
+    store: &dyn ObjectStore,
+    root: &Path,
+    (version, meta): (u64, ObjectMeta),
+) -> Result<Snapshot, LogError> {
+    let mut bytes = get(store, &meta.location).await?.to_vec();
+    if meta.location.as_ref().ends_with(".gz.metadata.json") {
+        let mut plain = Vec::new();
+        std::io::Read::read_to_end(
+            &mut flate2::read::GzDecoder::new(bytes.as_slice()),
+            &mut plain,
+        )
+        .map_err(|e| format!("metadata {}: {e}", meta.location))?;
+        bytes = plain;
+    }
+    let doc: Value = serde_json::from_slice(&bytes)
+        .map_err(|e| format!("metadata {} is not JSON: {e}", meta.location))?;
+    let at = &meta.location;
+    let format_version = doc
+        .get("format-version")
+        .and_then(Value::as_u64)
+        .unwrap_or(1);
+    if format_version > 2 {
+        return Err(format!(
+            "its Iceberg metadata is of format version {format_version} ({at}); squall reads 1 and 2"
+        ));
+    }
+    let location = doc
+        .get("location")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .trim_end_matches('/')
+        .to_string();
+    let schema = current_schema(&doc).map_err(|e| format!("metadata {at}: {e}"))?;
+    let mut files = BTreeMap::new();
+    let current = doc
+        .get("current-snapshot-id")
+        .and_then(Value::as_i64)
+        .filter(|&id| id >= 0);
+    if let Some(id) = current {
+        let snapshot = doc
+            .get("snapshots")
+            .and_then(Value::as_array)
+            .and_then(|s| {
+                s.iter()
+                    .find(|s| s.get("snapshot-id").and_then(Value::as_i64) == Some(id))
+            })
+            .ok_or_else(|| format!("metadata {at}: its current snapshot {id} is not listed"))?;
+        let manifests: Vec<(String, i64)> =
+            match snapshot.get("manifest-list").and_then(Value::as_str) {
+                Some(list) => {
+                    let list = located(list, &location, root)?;
+                    avro::records(&get(store, &list).await?)
+                        .map_err(|e| format!("manifest list {list}: {e}"))?
+                        .iter()
+                        .map(|m| {
+                            let path = m.get("manifest_path").and_then(Value::as_str).ok_or_else(
+                                || format!("manifest list {list}: an entry without its path"),
+                            )?;
+                            let content = m.get("content").and_then(Value::as_i64).unwrap_or(0);
+                            Ok((path.to_string(), content))
+                        })
+                        .collect::<Result<_, LogError>>()?
+                }
+                None => snapshot
+                    .get("manifests")
+                    .and_then(Value::as_array)
+                    .map(|m| {
+                        m.iter()
+                            .filter_map(|p| Some((p.as_str()?.to_string(), 0)))
+                            .collect()
+                    })
+                    .unwrap_or_default(),
+            };
+        let located_manifests = manifests
+            .into_iter()
+            .map(|(path, content)| Ok((located(&path, &location, root)?, content)))
+            .collect::<Result<Vec<_>, LogError>>()?;
+        let mut entries = futures::stream::iter(located_manifests)
+            .map(|(path, content)| async move {
+                let bytes = get(store, &path).await?;
+                let records = avro::records(&bytes).map_err(|e| format!("manifest {path}: {e}"))?;
+                Ok::<_, LogError>((path, content, records))
+            })
+            .buffered(READ_CONCURRENCY);
+        while let Some((path, content, records)) = entries.try_next().await? {
+            for entry in records {
+                // 2: deleted in this snapshot.
+                if entry.get("status").and_then(Value::as_i64) == Some(2) {
+                    continue;
+                }
+                let data = entry
+                    .get("data_file")
+                    .ok_or_else(|| format!("manifest {path}: an entry without its data_file"))?;
+                let kind = data
+                    .get("content")
+                    .and_then(Value::as_i64)
+                    .unwrap_or(content);
+                let file_path = data
+                    .get("file_path")
+                    .and_then(Value::as_str)
+                    .ok_or_else(|| format!("manifest {path}: a data file without its path"))?;
+                if kind != 0 {
+                    return Err(format!(
+                        "it has delete files (merge-on-read deletes, such as {file_path}), \
+                         which squall does not read; rewriting the table's data files \
+                         (rewrite_data_files) applies them"
+                    ));
+                }
+                let format = data
+                    .get("file_format")
+                    .and_then(Value::as_str)
+                    .unwrap_or("PARQUET");
+                if !format.eq_ignore_ascii_case("parquet") {
+                    return Err(format!(
+                        "its data file {file_path} is {format}; squall reads Parquet"
+                    ));
+                }
+                let file = DataFile {
+                    location: located(file_path, &location, root)?,
+                    size: data
+                        .get("file_size_in_bytes")
+                        .and_then(Value::as_u64)
+                        .ok_or_else(|| format!("data file {file_path} has no size"))?,
+                    modified: 0,
+                    partition_values: HashMap::new(),
+                    rows: data.get("record_count").and_then(Value::as_u64),
+                    stats: None,
+                    deletion_vector: false,
+                };
+                files.insert(file_path.to_string(), file);
+            }
+        }
+    }
+    Ok(Snapshot {
+        format: LogFormat::Iceberg,
+        version,
+        metadata: Metadata {
+            schema: Arc::new(schema),
+            partition_columns: Vec::new(),
+            column_mapping: None,
+            provider: "parquet".into(),
+        },
+        min_reader_version: 1,
+        reader_features: Vec::new(),
+        files,
+    })
+}
+
+/// Where the object the metadata names `path` is: below `root` if it is
+/// below the table's recorded `location`, else where it says, in this store.
+fn located(path: &str, location: &str, root: &Path) -> Result<Path, LogError> {
+    if let Some(rest) = path
+        .strip_prefix(location)
+        .filter(|r| !location.is_empty() && r.starts_with('/'))
+    {
+        let parts = rest
+            .split('/')
+            .filter(|p| !p.is_empty())
+            .map(object_store::path::PathPart::from);
+        return Ok(Path::from_iter(root.parts().chain(parts)));
+    }
+    Err(format!(
+        "{path} is outside the table's location {location}, which squall does not read"
+    ))
+}
+
+/// The table's current schema in Arrow's types, refusing a history that
+/// renamed a column or gave a name to two columns (squall reads by name).
+fn current_schema(doc: &Value) -> Result<Schema, LogError> {
+    let schemas: Vec<&Value> = match doc.get("schemas").and_then(Value::as_array) {
+        Some(s) => s.iter().collect(),
+        None => doc.get("schema").into_iter().collect(),
+    };
+    let current_id = doc.get("current-schema-id").and_then(Value::as_i64);
+    let current = schemas
+        .iter()
+        .find(|s| current_id.is_none() || s.get("schema-id").and_then(Value::as_i64) == current_id)
+        .ok_or_else(|| "no current schema".to_string())?;
+    let mut names: HashMap<i64, String> = HashMap::new();
+    let mut ids: HashMap<String, i64> = HashMap::new();
+    for schema in &schemas {
+        let mut fields = Vec::new();
+        field_names(schema, "", &mut fields);
+        for (id, name) in fields {
+            if let Some(before) = names.insert(id, name.clone())
+                && before != name
+            {
+                return Err(format!(
+                    "its column {before} was renamed {name}: Iceberg reads columns by id, \
+                     squall by name, so its older files would read NULL"
+                ));
+            }
+            if let Some(before) = ids.insert(name.clone(), id)
+                && before != id
+            {
+                return Err(format!(
+                    "its column {name} was dropped and another added by the same name: \
+                     Iceberg reads columns by id, squall by name"
+                ));
+            }
+        }
+    }
+    Ok(Schema::new(struct_fields(current)?))
+}
+
+/// Every field of a struct type, nested ones too, as (id, dotted name).
+fn field_names(t: &Value, prefix: &str, out: &mut Vec<(i64, String)>) {
+    let Some(fields) = t.get("fields").and_then(Value::as_array) else {
+        return;
+    };
+    for f in fields {
+        let (Some(id), Some(name)) = (
+            f.get("id").and_then(Value::as_i64),
+            f.get("name").and_then(Value::as_str),
+        ) else {
+            continue;
+        };
+        let full = format!("{prefix}{name}");
+        out.push((id, full.clone()));
+        if let Some(inner) = f.get("type").filter(|t| t.is_object()) {
+            field_names(inner, &format!("{full}."), out);
+            for key in ["element", "value"] {
+                if let Some(nested) = inner.get(key).filter(|t| t.is_object()) {
+                    field_names(nested, &format!("{full}.{key}."), out);
+                }
+            }
+        }
+    }
+}
+
+fn struct_fields(t: &Value) -> Result<Fields, LogError> {
+    let fields = t
+        .get("fields")
+        .and_then(Value::as_array)
+        .ok_or_else(|| "a struct type without fields".to_string())?;
+    fields
+        .iter()
+        .map(|f| {
+            let name = f.get("name").and_then(Value::as_str).unwrap_or_default();
+            let ty = arrow_type(f.get("type").unwrap_or(&Value::Null))
+                .map_err(|e| format!("column {name}: {e}"))?;
+            Ok(Field::new(name, ty, true))
+        })
+        .collect()
+}
+
+/// The Arrow type of an Iceberg type, as the Parquet reader reads its files.
+fn arrow_type(t: &Value) -> Result<DataType, LogError> {
+    if let Some(name) = t.as_str() {
+        return Ok(match name {
+            "boolean" => DataType::Boolean,
+            "int" => DataType::Int32,
+            "long" => DataType::Int64,
+            "float" => DataType::Float32,
+            "double" => DataType::Float64,
+            "date" => DataType::Date32,
+            "time" => DataType::Time64(TimeUnit::Microsecond),
+            "timestamp" => DataType::Timestamp(TimeUnit::Microsecond, None),
+            "timestamptz" => DataType::Timestamp(TimeUnit::Microsecond, Some("UTC".into())),
+            "timestamp_ns" => DataType::Timestamp(TimeUnit::Nanosecond, None),
+            "timestamptz_ns" => DataType::Timestamp(TimeUnit::Nanosecond, Some("UTC".into())),
+            "string" => DataType::Utf8,
+            "uuid" => DataType::FixedSizeBinary(16),
+            "binary" => DataType::Binary,
+            fixed if fixed.starts_with("fixed[") => {
+                let n: i32 = fixed
+                    .trim_start_matches("fixed[")
+                    .trim_end_matches(']')
+                    .parse()
+                    .map_err(|_| format!("type {fixed}"))?;
+                DataType::FixedSizeBinary(n)
+            }
+            decimal if decimal.starts_with("decimal(") => {
+                let inner = decimal.trim_start_matches("decimal(").trim_end_matches(')');
+                let (p, s) = inner
+                    .split_once(',')
+                    .ok_or_else(|| format!("type {decimal}"))?;
+                let p: u8 = p.trim().parse().map_err(|_| format!("type {decimal}"))?;
+                let s: i8 = s.trim().parse().map_err(|_| format!("type {decimal}"))?;
+                DataType::Decimal128(p, s)
+            }
+            other => return Err(format!("the Iceberg type {other} is not read by squall")),
+        });
+    }
+    match t.get("type").and_then(Value::as_str) {
+        Some("struct") => Ok(DataType::Struct(struct_fields(t)?)),
+        Some("list") => {
+            let element = arrow_type(t.get("element").unwrap_or(&Value::Null))?;
+            Ok(DataType::List(Arc::new(Field::new(
+                "element", element, true,
+            ))))
+        }
+        Some("map") => {
+            let key = arrow_type(t.get("key").unwrap_or(&Value::Null))?;
+            let value = arrow_type(t.get("value").unwrap_or(&Value::Null))?;
+            let entries = Fields::from(vec![
+                Field::new("key", key, false),
+                Field::new("value", value, true),
+            ]);
+            Ok(DataType::Map(
+                Arc::new(Field::new("key_value", DataType::Struct(entries), false)),
+                false,
+            ))
+        }
+        other => Err(format!("the Iceberg type {other:?} is not read by squall")),
+    }
+}
