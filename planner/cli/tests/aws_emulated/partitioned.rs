@@ -9,7 +9,8 @@
 //! one folder named as Athena's CTAS names them (no `.parquet`), a Glue
 //! table of their own, read whole; and as a Delta table whose later commit
 //! removed a partition's files (left in the folder), through S3 and
-//! through Glue (`table_type` DELTA), its live files only.
+//! through Glue (`table_type` DELTA), its live files only; and an Iceberg
+//! table (pyiceberg's), through S3 and Glue (`table_type` ICEBERG).
 
 use std::path::Path;
 use std::process::Command;
@@ -25,6 +26,11 @@ const STATEMENTS: &[&str] = &[
     "select o_orderpriority, count(*), sum(o_totalprice) from orders_p where o_year = 1995 group by 1 order by 1",
     "select count(*), min(o_orderdate), max(o_orderkey) from orders_p where o_year >= 1997 and o_orderpriority = '1-URGENT'",
 ];
+
+/// pyiceberg's tables the planner's tests read.
+fn iceberg_fixture() -> std::path::PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/data/iceberg")
+}
 
 /// The Delta table's statement (`{t}` the table; its WHERE and GROUP BY follow).
 const DELTA_SQL: &str =
@@ -143,11 +149,27 @@ for version, actions in enumerate([v0, v1]):
 glue.create_table(DatabaseName='squall_test', TableInput={
     'Name': 'orders_delta', 'TableType': 'EXTERNAL_TABLE', 'Parameters': {'table_type': 'DELTA'},
     'StorageDescriptor': dict(parquet, Columns=columns, Location='s3://squall-local/' + delta)})
+# An Iceberg table (pyiceberg's, planner/tests/data/iceberg/sales), its
+# metadata naming the folder it was written in.
+ice = 'partitioned/sales_ice/'
+fixture = sys.argv[2]
+for folder, _, files in os.walk(fixture):
+    for f in files:
+        path = os.path.join(folder, f)
+        s3.upload_file(path, 'squall-local', ice + os.path.relpath(path, fixture))
+glue.create_table(DatabaseName='squall_test', TableInput={
+    'Name': 'sales_ice', 'TableType': 'EXTERNAL_TABLE', 'Parameters': {'table_type': 'ICEBERG'},
+    'StorageDescriptor': {'Columns': [], 'Location': 's3://squall-local/' + ice}})
 print(len(inputs))
 print(first['o_year'], first['o_orderpriority'])
 "#;
     let out = Command::new("python3")
-        .args(["-c", script, &dir.display().to_string()])
+        .args([
+            "-c",
+            script,
+            &dir.display().to_string(),
+            &iceberg_fixture().join("sales").display().to_string(),
+        ])
         .envs(stack.env.iter().cloned())
         .output()
         .expect("python3 with boto3");
@@ -241,6 +263,23 @@ pub fn partitioned_tables(stack: &Stack) {
         let actual = query_csv(stack, catalog, "aws", catalog, &sql);
         let c = compare_csv(&expected, &actual, Some(&sql)).expect("comparable CSV");
         assert!(c.ok, "Delta through {catalog}: {}\n{sql}", c.message);
+    }
+    // The Iceberg table: its live files only, through S3 and Glue.
+    let sql =
+        "select region, count(*), sum(amount), max(ts), min(id) from {t} group by 1 order by 1";
+    let fixture = iceberg_fixture().display().to_string();
+    let expected = query_csv(
+        stack,
+        "embedded",
+        "local",
+        &fixture,
+        &sql.replace("{t}", "sales"),
+    );
+    for catalog in [BUCKET_PREFIX, "glue://squall_test"] {
+        let sql = sql.replace("{t}", "sales_ice");
+        let actual = query_csv(stack, catalog, "aws", catalog, &sql);
+        let c = compare_csv(&expected, &actual, Some(&sql)).expect("comparable CSV");
+        assert!(c.ok, "Iceberg through {catalog}: {}\n{sql}", c.message);
     }
     let missing = stack.squall(&[
         "query",
