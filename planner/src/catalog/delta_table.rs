@@ -52,7 +52,13 @@ pub(crate) struct DeltaTable {
     root: Path,
     file_schema: SchemaRef,
     partition_fields: Vec<FieldRef>,
+    /// The table's columns in its schema's order, as users see them.
     schema: SchemaRef,
+    /// The columns as the scan makes them: the files' then the partition
+    /// columns (DataFusion's order).
+    scan_schema: SchemaRef,
+    /// Each of `schema`'s columns' index in `scan_schema`.
+    order: Vec<usize>,
     live: tokio::sync::Mutex<Arc<Live>>,
 }
 
@@ -247,8 +253,14 @@ impl DeltaTable {
                     })
             })
             .collect::<Result<Vec<FieldRef>>>()?;
-        let mut fields = file_fields.clone();
-        fields.extend(partition_fields.iter().cloned());
+        let mut scan_fields = file_fields.clone();
+        scan_fields.extend(partition_fields.iter().cloned());
+        let scan_schema = Arc::new(Schema::new(scan_fields));
+        let fields: Vec<FieldRef> = meta.schema.fields().iter().map(nullable).collect();
+        let order = fields
+            .iter()
+            .map(|f| scan_schema.index_of(f.name()))
+            .collect::<std::result::Result<Vec<_>, _>>()?;
         let live = Live::new(snapshot, &partition_fields, name, url)?;
         Ok(Self {
             name: name.to_string(),
@@ -258,6 +270,8 @@ impl DeltaTable {
             file_schema: Arc::new(Schema::new(file_fields)),
             partition_fields,
             schema: Arc::new(Schema::new(fields)),
+            scan_schema,
+            order,
             live: tokio::sync::Mutex::new(Arc::new(live)),
         })
     }
@@ -501,7 +515,7 @@ impl TableProvider for DeltaTable {
         for (n, &i) in kept.iter().enumerate() {
             file_groups[n % groups].push(live.files[i].clone());
         }
-        let mut statistics = Statistics::new_unknown(&self.schema);
+        let mut statistics = Statistics::new_unknown(&self.scan_schema);
         if kept.len() == live.files.len()
             && let Some(rows) = live.rows
         {
@@ -517,7 +531,10 @@ impl TableProvider for DeltaTable {
             FileScanConfigBuilder::new(self.store_url.clone(), format.file_source(table_schema))
                 .with_file_groups(file_groups.into_iter().map(FileGroup::new).collect())
                 .with_statistics(statistics)
-                .with_projection_indices(projection.cloned())?
+                .with_projection_indices(Some(match projection {
+                    Some(p) => p.iter().map(|&i| self.order[i]).collect(),
+                    None => self.order.clone(),
+                }))?
                 .with_limit(limit)
                 .with_expr_adapter(Some(Arc::new(
                     squall_core::case_blind::CaseBlindAdapterFactory,

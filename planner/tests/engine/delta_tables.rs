@@ -63,7 +63,7 @@ fn remove(path: &str) -> String {
 }
 
 fn metadata(configuration: &str) -> String {
-    let schema = r#"{\"type\":\"struct\",\"fields\":[{\"name\":\"id\",\"type\":\"long\",\"nullable\":true,\"metadata\":{}},{\"name\":\"V\",\"type\":\"string\",\"nullable\":true,\"metadata\":{}},{\"name\":\"Region\",\"type\":\"string\",\"nullable\":true,\"metadata\":{}}]}"#;
+    let schema = r#"{\"type\":\"struct\",\"fields\":[{\"name\":\"id\",\"type\":\"long\",\"nullable\":true,\"metadata\":{}},{\"name\":\"Region\",\"type\":\"string\",\"nullable\":true,\"metadata\":{}},{\"name\":\"V\",\"type\":\"string\",\"nullable\":true,\"metadata\":{}}]}"#;
     format!(
         r#"{{"metaData":{{"id":"t","format":{{"provider":"parquet","options":{{}}}},"schemaString":"{schema}","partitionColumns":["Region"],"configuration":{{{configuration}}},"createdTime":1700000000000}}}}"#
     )
@@ -144,7 +144,8 @@ fn checkpoint(dir: &Path, version: u64, actions: &[String]) {
 /// vacuum); squall reads the live ones only, as the log says: from its
 /// latest checkpoint (the commits before it deleted, as log cleanup does)
 /// and the commits after, with each file's partition values from the log
-/// (percent-encoded paths, a NULL partition), staged and with the engine's defaults. A
+/// (percent-encoded paths, a NULL partition), its columns in its schema's
+/// order, staged and with the engine's defaults. A
 /// commit landing after the table was first read is seen by the next
 /// statement of the same engine.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -202,6 +203,12 @@ async fn delta_tables_are_read_as_their_logs_say() {
             (
                 "select count(*) as n from sales where region is null",
                 "n\n1\n",
+            ),
+            // The columns in the schema's order, the partition column's
+            // too (DataFusion's scan puts partition columns last).
+            (
+                "select * from sales where id >= 10 order by id",
+                "id,region,v\n10,eu,v10\n11,eu,v11\n20,,v20\n",
             ),
         ] {
             assert_eq!(squall_csv(&engine, sql).await, want, "{sql} {pairs:?}");
