@@ -12,18 +12,18 @@
 mod avro;
 mod delta_log;
 mod delta_stats;
-mod delta_table;
 mod footer_format;
 mod iceberg;
 mod listings;
+mod logged_table;
 mod named;
 mod names;
 mod schemas;
 mod text_formats;
 mod text_tables;
 
-pub use delta_table::DeltaTableFactory;
 pub use listings::RecentListings;
+pub use logged_table::LoggedTableFactory;
 pub use named::DeferredTable;
 pub use names::{bare, sql_names};
 pub(crate) use schemas::inferred_schema;
@@ -198,7 +198,7 @@ pub(super) async fn register_table(
         () => None,
     };
     if let Some(format) = logged {
-        return delta_table::register_table(ctx, name, url, store_url, root, format)
+        return logged_table::register_table(ctx, name, url, store_url, root, format)
             .await
             .map(|()| None);
     }
@@ -511,7 +511,7 @@ async fn register_logged(
     format: delta_log::LogFormat,
 ) -> Result<()> {
     let url = ListingTableUrl::parse(location)?;
-    delta_table::register_table(
+    logged_table::register_table(
         ctx,
         name,
         location,

@@ -146,16 +146,17 @@ pub fn session_state(
         .with_runtime_env(runtime)
         .with_default_features()
         .with_physical_optimizer_rules(crate::scalar_build::physical_optimizer_rules());
-    // Delta tables: `STORED AS DELTA`, and a Parquet location holding a
-    // Delta log, read as the log says.
+    // Delta and Iceberg tables: `STORED AS DELTA` / `ICEBERG`, and a
+    // Parquet location holding a Delta log or Iceberg metadata, read as
+    // their metadata says.
     if let Some(factories) = state.table_factories() {
         let parquet = factories.get("PARQUET").cloned().unwrap_or_else(|| {
             Arc::new(datafusion::datasource::listing_table_factory::ListingTableFactory::new())
         });
-        let delta = Arc::new(crate::catalog::DeltaTableFactory { inner: parquet });
-        factories.insert("PARQUET".into(), delta.clone());
-        factories.insert("DELTA".into(), delta.clone());
-        factories.insert("ICEBERG".into(), delta);
+        let logged = Arc::new(crate::catalog::LoggedTableFactory { inner: parquet });
+        factories.insert("PARQUET".into(), logged.clone());
+        factories.insert("DELTA".into(), logged.clone());
+        factories.insert("ICEBERG".into(), logged);
     }
     if let Some(planners) = state.expr_planners() {
         planners.insert(0, Arc::new(crate::row_fields::RowFieldByPosition));

@@ -1,19 +1,22 @@
-//! [`DeltaTable`]: a catalog folder that holds a Delta Lake table, read as
-//! its log says ([`super::delta_log`]): the live files only, each with the
-//! partition values the log gives it, in the columns and types of the
-//! table's schema.
+//! [`LoggedTable`]: a catalog folder holding a table whose metadata names
+//! its files, a Delta Lake table (its log, [`super::delta_log`]) or an
+//! Iceberg table (its metadata, [`super::iceberg`]): the live files only,
+//! each with the partition values the log gives it, in the columns and
+//! types of the table's schema, in its order.
 //!
-//! Each query's scan first brings the table up to date (one listing of the
-//! log from the version read last, a GET per newer commit), so a server
-//! sees commits as they land, as it sees files added to a folder. A later
-//! commit that adds columns is read with the columns the table was
-//! registered with (the new ones are seen once the table is registered
-//! again: by the aws backend's next request, by a restarted server); one
-//! that changes a column's type or the partitioning fails the query saying
-//! so. Planning keeps the files whose partition values pass the WHERE
-//! clause's partition-only conjuncts and plans an ordinary Parquet scan of
-//! them, so the rest of the engine (task splitting, workers) sees what a
-//! listing table gives.
+//! Each query's scan first brings the table up to date (for Delta, one
+//! listing of the log from the version read last and a GET per newer
+//! commit; for Iceberg, a listing of its metadata from the file read
+//! last), so a server sees commits as they land, as it sees files added to
+//! a folder. A later commit that adds columns is read with the columns the
+//! table was registered with (the new ones are seen once the table is
+//! registered again: by the aws backend's next request, by a restarted
+//! server); one that changes a column's type or the partitioning fails the
+//! query saying so. Planning keeps the files whose partition values pass
+//! the WHERE clause's partition-only conjuncts and whose statistics allow
+//! the rest ([`super::delta_stats`]), and plans an ordinary Parquet scan
+//! of them, so the rest of the engine (task splitting, workers) sees what
+//! a listing table gives.
 
 use std::sync::Arc;
 
@@ -43,9 +46,9 @@ use object_store::{ObjectMeta, ObjectStore};
 use super::delta_log::{LogFormat, Snapshot};
 use super::{bare, present_lowercase, table_error};
 
-/// A Delta table (see the module documentation).
+/// A Delta or Iceberg table (see the module documentation).
 #[derive(Debug)]
-pub(crate) struct DeltaTable {
+pub(crate) struct LoggedTable {
     name: String,
     url: String,
     store_url: ObjectStoreUrl,
@@ -87,7 +90,7 @@ pub(super) async fn register_table(
     format: LogFormat,
 ) -> Result<()> {
     let store = ctx.runtime_env().object_store(store_url)?;
-    let table = DeltaTable::open(store.as_ref(), name, url, store_url, root, format).await?;
+    let table = LoggedTable::open(store.as_ref(), name, url, store_url, root, format).await?;
     ctx.register_table(bare(name), Arc::new(table))?;
     present_lowercase(ctx, name)
 }
@@ -98,12 +101,12 @@ pub(super) async fn register_table(
 /// too); any other `STORED AS PARQUET` is `inner`'s (DataFusion's listing
 /// table).
 #[derive(Debug)]
-pub struct DeltaTableFactory {
+pub struct LoggedTableFactory {
     pub inner: Arc<dyn TableProviderFactory>,
 }
 
 #[async_trait]
-impl TableProviderFactory for DeltaTableFactory {
+impl TableProviderFactory for LoggedTableFactory {
     async fn create(
         &self,
         state: &dyn Session,
@@ -141,7 +144,7 @@ impl TableProviderFactory for DeltaTableFactory {
                 "a Delta or Iceberg table's partition columns come from its metadata: declare none",
             ));
         }
-        let table = DeltaTable::open(
+        let table = LoggedTable::open(
             store.as_ref(),
             &name,
             location,
@@ -194,7 +197,7 @@ async fn logged_format(store: &dyn ObjectStore, root: &Path) -> Option<LogFormat
     super::iceberg::is_iceberg(&listed, root).then_some(LogFormat::Iceberg)
 }
 
-impl DeltaTable {
+impl LoggedTable {
     /// The table under `root`, its log (Delta) or metadata (Iceberg) read now.
     async fn open(
         store: &dyn ObjectStore,
@@ -215,7 +218,7 @@ impl DeltaTable {
             table = name,
             version = snapshot.version,
             files = snapshot.files.len(),
-            "a Delta table: its files read as its log says"
+            "a table whose metadata names its files: its live files read"
         );
         Self::try_new(name, url, store_url, root, snapshot)
     }
@@ -453,7 +456,7 @@ fn chrono_millis(ms: i64) -> chrono::DateTime<chrono::Utc> {
 }
 
 #[async_trait]
-impl TableProvider for DeltaTable {
+impl TableProvider for LoggedTable {
     fn schema(&self) -> SchemaRef {
         Arc::clone(&self.schema)
     }
@@ -544,7 +547,7 @@ impl TableProvider for DeltaTable {
             table = %self.name,
             version = live.snapshot.version,
             files = kept.len(),
-            "scan planned over a Delta table's live files"
+            "scan planned over a logged table's live files"
         );
         format.create_physical_plan(state, config).await
     }
