@@ -3,10 +3,10 @@
 //!
 //! The file's own schema (in its header) drives the decoding: records,
 //! enums, arrays, maps, unions, fixed, and the primitive types; logical
-//! types are read as their underlying types. `bytes` and `fixed` values
-//! (an Iceberg manifest's column bounds) are not kept: they read as
-//! NULL. Blocks compressed with deflate, zstandard or snappy are read, or
-//! uncompressed ones.
+//! types are read as their underlying types; `bytes` and `fixed` values
+//! (an Iceberg manifest's column bounds) as hexadecimal text ([`unhex`]
+//! reads them back). Blocks compressed with deflate, zstandard or snappy
+//! are read, or uncompressed ones.
 
 use std::collections::HashMap;
 use std::io::Read;
@@ -242,8 +242,8 @@ impl Names {
                     }
                     Some("fixed") => {
                         let size = o.get("size").and_then(Value::as_u64).unwrap_or(0);
-                        r.take(usize::try_from(size).map_err(|_| "a fixed size")?)?;
-                        Ok(Value::Null)
+                        let bytes = r.take(usize::try_from(size).map_err(|_| "a fixed size")?)?;
+                        Ok(Value::String(hex(bytes)))
                     }
                     // A primitive with attributes (a logical type).
                     Some(name) => self.primitive(name, r, ns),
@@ -289,10 +289,7 @@ impl Names {
                 Value::from(f64::from_le_bytes(b))
             }
             "string" => Value::String(r.string()?),
-            "bytes" => {
-                r.bytes()?;
-                Value::Null
-            }
+            "bytes" => Value::String(hex(r.bytes()?)),
             named => {
                 let schema = self
                     .types
@@ -303,4 +300,25 @@ impl Names {
             }
         })
     }
+}
+
+fn hex(bytes: &[u8]) -> String {
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    let mut out = String::with_capacity(bytes.len() * 2);
+    for b in bytes {
+        out.push(char::from(DIGITS[usize::from(b >> 4)]));
+        out.push(char::from(DIGITS[usize::from(b & 0xf)]));
+    }
+    out
+}
+
+/// The bytes of a `bytes` or `fixed` value as [`records`] reads them.
+pub(crate) fn unhex(text: &str) -> Option<Vec<u8>> {
+    if text.len() % 2 != 0 {
+        return None;
+    }
+    (0..text.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(text.get(i..i + 2)?, 16).ok())
+        .collect()
 }

@@ -34,7 +34,8 @@ fn catalog() -> tempfile::TempDir {
 /// An Iceberg table's folder keeps the files its DELETE and overwrite
 /// replaced (10 data files for 7 live rows); squall reads the live ones,
 /// from its latest metadata's snapshot, its manifest list and manifests
-/// (Avro, deflate), staged and with the engine's defaults; a newer
+/// (Avro, deflate), staged and with the engine's defaults, skipping files
+/// by the manifests' column bounds; a newer
 /// metadata file landing after the table was read is seen by the same
 /// engine's next statement.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -62,6 +63,20 @@ async fn iceberg_tables_are_read_as_their_metadata_says() {
             assert_eq!(squall_csv(&engine, sql).await, want, "{sql} {pairs:?}");
         }
     }
+    // The manifests' column bounds skip files before planning reads them:
+    // of the 3 live files, one holds ids of 1000 and more.
+    let bounded = engine(dir.path(), &[]).await;
+    let sql = "select count(*) as n, sum(id) as s from sales where id >= 1000";
+    assert_eq!(squall_csv(&bounded, sql).await, "n,s\n1,1000\n");
+    let plan = squall_csv(&bounded, &format!("explain {sql}")).await;
+    let files: std::collections::HashSet<&str> = plan
+        .split(|c: char| c.is_whitespace() || matches!(c, '[' | ']' | ',' | '"'))
+        .filter(|w| w.contains(".parquet"))
+        .map(|w| w.split(':').next().unwrap_or(w))
+        .collect();
+    assert_eq!(files.len(), 1, "{plan}");
+    let sql = "select count(*) as n from sales where ts < timestamp '2024-01-03 00:00:00+00:00'";
+    assert_eq!(squall_csv(&bounded, sql).await, "n\n0\n");
     // The table before its last commit (the overwrite), then after.
     let metadata = dir.path().join("sales/metadata");
     let last = std::fs::read_dir(&metadata)
