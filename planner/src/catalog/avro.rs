@@ -314,7 +314,7 @@ fn hex(bytes: &[u8]) -> String {
 
 /// The bytes of a `bytes` or `fixed` value as [`records`] reads them.
 pub(crate) fn unhex(text: &str) -> Option<Vec<u8>> {
-    if text.len() % 2 != 0 {
+    if !text.len().is_multiple_of(2) {
         return None;
     }
     (0..text.len())
