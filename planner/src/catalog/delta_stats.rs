@@ -10,6 +10,9 @@
 //! by writers in different ways, is not used. Floats (NaN), decimals (JSON
 //! numbers past a double's digits), booleans and nested columns are not
 //! used. A file without statistics, or without a column's, is kept.
+//!
+//! An Iceberg table's manifests give the same per file (column bounds and
+//! null counts by field id); [`super::iceberg`] writes them in this form.
 
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
