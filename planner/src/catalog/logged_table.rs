@@ -63,12 +63,20 @@ pub(crate) struct LoggedTable {
     /// Each of `schema`'s columns' index in `scan_schema`.
     order: Vec<usize>,
     live: tokio::sync::Mutex<Arc<Live>>,
+    /// When the snapshot was read, while no scan has used it: the first
+    /// scan of the statement that registered the table uses it as it is
+    /// (read moments before), later ones bring it up to date.
+    opened: std::sync::Mutex<Option<std::time::Instant>>,
 }
+
+/// How long after a table's registration its first scan uses the snapshot
+/// the registration read without listing its log again.
+const FRESH_FOR: std::time::Duration = std::time::Duration::from_secs(5);
 
 /// A snapshot's files as a scan reads them.
 #[derive(Debug)]
 struct Live {
-    snapshot: Snapshot,
+    snapshot: Arc<Snapshot>,
     files: Vec<PartitionedFile>,
     /// The log's statistics of each of `files`.
     stats: Vec<Option<Arc<str>>>,
@@ -197,8 +205,57 @@ async fn logged_format(store: &dyn ObjectStore, root: &Path) -> Option<LogFormat
     super::iceberg::is_iceberg(&listed, root).then_some(LogFormat::Iceberg)
 }
 
+/// `snapshot` brought up to its table's latest version, if newer.
+async fn refreshed(
+    snapshot: &Snapshot,
+    store: &dyn ObjectStore,
+    root: &Path,
+) -> std::result::Result<Option<Snapshot>, super::delta_log::LogError> {
+    match snapshot.format {
+        LogFormat::Delta => snapshot.refreshed(store, root).await,
+        LogFormat::Iceberg => super::iceberg::refreshed(snapshot, store, root).await,
+    }
+}
+
+/// Snapshots read in this process, by table (store and folder), the most
+/// recent last: an engine built again (the aws backend builds one per
+/// request) brings a table it names up to date from its snapshot (one
+/// listing) instead of reading its log or manifests again. Kept while
+/// they hold at most [`KEPT_FILES`] files in all (about 1.6 KB a file),
+/// the most recent always.
+static READ: std::sync::LazyLock<std::sync::Mutex<Vec<(String, Arc<Snapshot>)>>> =
+    std::sync::LazyLock::new(Default::default);
+
+/// Live files the process's snapshots may hold in all.
+const KEPT_FILES: usize = 200_000;
+
+fn table_key(store_url: &ObjectStoreUrl, root: &Path) -> String {
+    format!("{}{}", store_url.as_str(), root)
+}
+
+fn remembered(store_url: &ObjectStoreUrl, root: &Path) -> Option<Arc<Snapshot>> {
+    let key = table_key(store_url, root);
+    let read = READ.lock().ok()?;
+    read.iter()
+        .find(|(k, _)| *k == key)
+        .map(|(_, s)| Arc::clone(s))
+}
+
+fn remember(store_url: &ObjectStoreUrl, root: &Path, snapshot: &Arc<Snapshot>) {
+    let key = table_key(store_url, root);
+    let Ok(mut read) = READ.lock() else {
+        return;
+    };
+    read.retain(|(k, _)| *k != key);
+    read.push((key, Arc::clone(snapshot)));
+    while read.len() > 1 && read.iter().map(|(_, s)| s.files.len()).sum::<usize>() > KEPT_FILES {
+        read.remove(0);
+    }
+}
+
 impl LoggedTable {
-    /// The table under `root`, its log (Delta) or metadata (Iceberg) read now.
+    /// The table under `root`, its log (Delta) or metadata (Iceberg) read
+    /// now, or brought up to date from the process's last reading of it.
     async fn open(
         store: &dyn ObjectStore,
         name: &str,
@@ -207,13 +264,20 @@ impl LoggedTable {
         root: &Path,
         format: LogFormat,
     ) -> Result<Self> {
-        let snapshot = match format {
-            LogFormat::Delta => Snapshot::read(store, root).await,
-            LogFormat::Iceberg => super::iceberg::read(store, root).await,
+        let snapshot = match remembered(store_url, root).filter(|s| s.format == format) {
+            Some(known) => refreshed(&known, store, root)
+                .await
+                .map(|newer| newer.map(Arc::new).unwrap_or(known)),
+            None => match format {
+                LogFormat::Delta => Snapshot::read(store, root).await,
+                LogFormat::Iceberg => super::iceberg::read(store, root).await,
+            }
+            .map(Arc::new),
         };
         let snapshot = snapshot
             .and_then(|s| s.check().map(|()| s))
             .map_err(|why| table_error(name, url, why))?;
+        remember(store_url, root, &snapshot);
         tracing::info!(
             table = name,
             version = snapshot.version,
@@ -228,7 +292,7 @@ impl LoggedTable {
         url: &str,
         store_url: &ObjectStoreUrl,
         root: &Path,
-        snapshot: Snapshot,
+        snapshot: Arc<Snapshot>,
     ) -> Result<Self> {
         let meta = &snapshot.metadata;
         let is_partition = |n: &str| meta.partition_columns.iter().any(|c| c == n);
@@ -276,6 +340,7 @@ impl LoggedTable {
             scan_schema,
             order,
             live: tokio::sync::Mutex::new(Arc::new(live)),
+            opened: std::sync::Mutex::new(Some(std::time::Instant::now())),
         })
     }
 
@@ -287,16 +352,18 @@ impl LoggedTable {
     async fn current(&self, state: &dyn Session) -> Result<Arc<Live>> {
         let store = state.runtime_env().object_store(&self.store_url)?;
         let mut live = self.live.lock().await;
-        let newer = match live.snapshot.format {
-            LogFormat::Delta => live.snapshot.refreshed(store.as_ref(), &self.root).await,
-            LogFormat::Iceberg => {
-                super::iceberg::refreshed(&live.snapshot, store.as_ref(), &self.root).await
-            }
-        };
-        let newer = newer.map_err(|why| self.error(why))?;
+        let opened = self.opened.lock().ok().and_then(|mut o| o.take());
+        if opened.is_some_and(|at| at.elapsed() < FRESH_FOR) {
+            return Ok(Arc::clone(&live));
+        }
+        let newer = refreshed(&live.snapshot, store.as_ref(), &self.root)
+            .await
+            .map_err(|why| self.error(why))?;
         if let Some(snapshot) = newer {
             snapshot.check().map_err(|why| self.error(why))?;
             self.check_schema(&snapshot)?;
+            let snapshot = Arc::new(snapshot);
+            remember(&self.store_url, &self.root, &snapshot);
             *live = Arc::new(Live::new(
                 snapshot,
                 &self.partition_fields,
@@ -353,7 +420,7 @@ impl LoggedTable {
 
 impl Live {
     fn new(
-        snapshot: Snapshot,
+        snapshot: Arc<Snapshot>,
         partition_fields: &[FieldRef],
         name: &str,
         url: &str,

@@ -145,7 +145,8 @@ fn checkpoint(dir: &Path, version: u64, actions: &[String]) {
 /// latest checkpoint (the commits before it deleted, as log cleanup does)
 /// and the commits after, with each file's partition values from the log
 /// (percent-encoded paths, a NULL partition), its columns in its schema's
-/// order, staged and with the engine's defaults. A
+/// order, staged and with the engine's defaults; an engine built again
+/// reads no log (the process's snapshot, brought up to date). A
 /// commit landing after the table was first read is seen by the next
 /// statement of the same engine.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -221,6 +222,18 @@ async fn delta_tables_are_read_as_their_logs_say() {
             assert!(r.profile.is_some_and(|p| p.stages > 1), "runs staged");
         }
     }
+    // An engine built again (the aws backend's per request) reads no log:
+    // the process's snapshot of the table, brought up to date by one
+    // listing (its checkpoint and commits were read by the first engine).
+    let staged_engine = || async { engine(dir.path(), &staged).await.for_one_request() };
+    let planning = |engine: squall_planner::Engine| async move {
+        let sql = "select count(*), sum(id) from sales where v <> 'x'";
+        let r = engine.sql(sql).await.unwrap();
+        r.profile.expect("staged").requests.planning
+    };
+    let again = planning(staged_engine().await).await;
+    assert_eq!(again.get, 0, "nothing read again: {again:?}");
+    assert_eq!(again.list, 2, "the table's folder and its log: {again:?}");
     // A commit after the table was read: the same engine's next statement sees it.
     let engine = engine(dir.path(), &[]).await;
     let count = "select count(*) as n, sum(id) as s from sales";

@@ -77,7 +77,9 @@ async fn iceberg_tables_are_read_as_their_metadata_says() {
     assert_eq!(files.len(), 1, "{plan}");
     let sql = "select count(*) as n from sales where ts < timestamp '2024-01-03 00:00:00+00:00'";
     assert_eq!(squall_csv(&bounded, sql).await, "n\n0\n");
-    // The table before its last commit (the overwrite), then after.
+    // The table before its last commit (the overwrite), then after (a
+    // copy of its own: this process remembers the tables it has read).
+    let dir = catalog();
     let metadata = dir.path().join("sales/metadata");
     let last = std::fs::read_dir(&metadata)
         .unwrap()
