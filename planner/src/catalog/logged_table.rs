@@ -223,8 +223,11 @@ async fn refreshed(
 /// listing) instead of reading its log or manifests again. Kept while
 /// they hold at most [`KEPT_FILES`] files in all (about 1.6 KB a file),
 /// the most recent always.
-static READ: std::sync::LazyLock<std::sync::Mutex<Vec<(String, Arc<Snapshot>)>>> =
+static READ: std::sync::LazyLock<std::sync::Mutex<Remembered>> =
     std::sync::LazyLock::new(Default::default);
+
+/// Snapshots by table key ([`table_key`]), the most recent last.
+type Remembered = Vec<(String, Arc<Snapshot>)>;
 
 /// Live files the process's snapshots may hold in all.
 const KEPT_FILES: usize = 200_000;
