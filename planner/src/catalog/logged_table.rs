@@ -192,7 +192,8 @@ impl TableProviderFactory for LoggedTableFactory {
 async fn logged_format(store: &dyn ObjectStore, root: &Path) -> Option<LogFormat> {
     use futures::StreamExt;
     let log = root.clone().join(super::delta_log::LOG);
-    if store.list(Some(&log)).next().await.is_some() {
+    // A location that is a file lists nothing here (or fails: no folder).
+    if matches!(store.list(Some(&log)).next().await, Some(Ok(_))) {
         return Some(LogFormat::Delta);
     }
     let metadata = root.clone().join("metadata");

@@ -234,6 +234,41 @@ async fn delta_tables_are_read_as_their_logs_say() {
     let again = planning(staged_engine().await).await;
     assert_eq!(again.get, 0, "nothing read again: {again:?}");
     assert_eq!(again.list, 2, "the table's folder and its log: {again:?}");
+    // `STORED AS DELTA`, and `STORED AS PARQUET` of the Delta folder, read
+    // the log; `STORED AS PARQUET` of one file reads the file.
+    let file = root.join("Region=eu/c.parquet");
+    let external = engine(dir.path(), &[("squall.catalog.allowed_roots", "*")]).await;
+    for (sql, want) in [
+        (
+            format!(
+                "create external table d stored as delta location '{}/'",
+                root.display()
+            ),
+            None,
+        ),
+        ("select count(*) as n from d".into(), Some("n\n5\n")),
+        (
+            format!(
+                "create external table p stored as parquet location '{}/'",
+                root.display()
+            ),
+            None,
+        ),
+        ("select count(*) as n from p".into(), Some("n\n5\n")),
+        (
+            format!(
+                "create external table f stored as parquet location '{}'",
+                file.display()
+            ),
+            None,
+        ),
+        ("select sum(id) as s from f".into(), Some("s\n21\n")),
+    ] {
+        let got = squall_csv(&external, &sql).await;
+        if let Some(want) = want {
+            assert_eq!(got, want, "{sql}");
+        }
+    }
     // A commit after the table was read: the same engine's next statement sees it.
     let engine = engine(dir.path(), &[]).await;
     let count = "select count(*) as n, sum(id) as s from sales";
