@@ -550,6 +550,24 @@ impl TableProvider for LoggedTable {
             .collect())
     }
 
+    /// squall does not write these tables: a commit is the writer's.
+    async fn insert_into(
+        &self,
+        _state: &dyn Session,
+        _input: Arc<dyn ExecutionPlan>,
+        _insert_op: datafusion::logical_expr::dml::InsertOp,
+    ) -> Result<Arc<dyn ExecutionPlan>> {
+        let format = match self.live.lock().await.snapshot.format {
+            LogFormat::Delta => "a Delta Lake table",
+            LogFormat::Iceberg => "an Iceberg table",
+        };
+        Err(self.error(format!(
+            "it is {format}, which squall reads but does not write: write it with its \
+             own writers (Spark, delta-rs, pyiceberg, Trino), and squall's next query reads \
+             the new commit"
+        )))
+    }
+
     async fn scan(
         &self,
         state: &dyn Session,

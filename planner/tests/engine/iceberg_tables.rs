@@ -97,7 +97,8 @@ async fn iceberg_tables_are_read_as_their_metadata_says() {
 }
 
 /// A table whose history renamed a column is refused (Iceberg reads
-/// columns by id, squall by name: its older files would read NULL).
+/// columns by id, squall by name: its older files would read NULL); an
+/// INSERT into one says squall does not write Iceberg tables.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn iceberg_tables_squall_cannot_read_say_why() {
     let dir = catalog();
@@ -109,6 +110,17 @@ async fn iceberg_tables_squall_cannot_read_say_why() {
         .to_string();
     assert!(
         err.contains("renamed") && err.contains("column v was renamed w"),
+        "{err}"
+    );
+    // Written by its own writers, not by squall.
+    let err = engine
+        .sql("insert into sales select * from sales")
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("table sales")
+            && err.contains("an Iceberg table, which squall reads but does not write"),
         "{err}"
     );
 }
