@@ -101,6 +101,8 @@ pub(crate) enum LogFormat {
 pub(crate) struct Snapshot {
     pub format: LogFormat,
     pub version: u64,
+    /// The metadata file it was read from (Iceberg's; none for Delta).
+    pub source: Option<String>,
     pub metadata: Metadata,
     pub min_reader_version: i64,
     pub reader_features: Vec<String>,
@@ -392,6 +394,7 @@ impl Replay {
         Ok(Snapshot {
             format: LogFormat::Delta,
             version,
+            source: None,
             metadata,
             min_reader_version: self.min_reader_version,
             reader_features: self.reader_features,

@@ -73,25 +73,66 @@ pub(crate) async fn read(store: &dyn ObjectStore, root: &Path) -> Result<Snapsho
     read_version(store, root, latest).await
 }
 
-/// This snapshot brought up to the table's latest metadata, if newer.
+/// This snapshot brought up to the table's latest metadata, if newer: the
+/// next numbers' metadata files looked for one at a time (a listing from
+/// the number, or a HEAD of `vN.metadata.json`: one request when nothing
+/// changed, whatever the manifests in `metadata/`).
+///
+/// `sorted`: the store lists keys in order (S3), so the first key past a
+/// number's prefix is its file or there is none; a local folder lists in
+/// no order and is read through.
 pub(crate) async fn refreshed(
     snapshot: &Snapshot,
     store: &dyn ObjectStore,
     root: &Path,
+    sorted: bool,
 ) -> Result<Option<Snapshot>, LogError> {
     let folder = root.clone().join("metadata");
-    let offset = folder.clone().join(format!("{:05}", snapshot.version));
-    let listed: Vec<ObjectMeta> = store
-        .list_with_offset(Some(&folder), &offset)
-        .try_collect()
-        .await
-        .map_err(|e| format!("cannot list its Iceberg metadata: {e}"))?;
-    let newer = listed
-        .into_iter()
-        .filter_map(|m| Some((metadata_number(&m.location, root)?, m)))
-        .filter(|(n, _)| *n > snapshot.version)
-        .max_by_key(|(n, _)| *n);
-    match newer {
+    let named_v = snapshot
+        .source
+        .as_deref()
+        .is_some_and(|s| s.starts_with('v'));
+    let mut newest = None;
+    for n in snapshot.version + 1.. {
+        let found = match named_v {
+            true => {
+                let path = folder.clone().join(format!("v{n}.metadata.json"));
+                match store.head(&path).await {
+                    Ok(meta) => Some(meta),
+                    Err(object_store::Error::NotFound { .. }) => None,
+                    Err(e) => return Err(format!("cannot read its Iceberg metadata: {e}")),
+                }
+            }
+            false => {
+                let prefix = format!("{n:05}-");
+                let offset = folder.clone().join(prefix.as_str());
+                let mut listed = store.list_with_offset(Some(&folder), &offset);
+                let mut found = None;
+                while let Some(item) = listed.next().await {
+                    let meta =
+                        item.map_err(|e| format!("cannot list its Iceberg metadata: {e}"))?;
+                    let name = meta.location.filename().unwrap_or_default();
+                    if name.starts_with(&prefix) && name.ends_with(".metadata.json") {
+                        found = Some(meta);
+                        break;
+                    }
+                    if sorted {
+                        break;
+                    }
+                }
+                found
+            }
+        };
+        match found {
+            Some(meta) => newest = Some((n, meta)),
+            None => break,
+        }
+        if n > snapshot.version + 1_000 {
+            // Far behind: the highest of a whole listing.
+            return read(store, root).await.map(Some);
+        }
+    }
+    match newest {
         Some(latest) => read_version(store, root, latest).await.map(Some),
         None => Ok(None),
     }
@@ -275,6 +316,7 @@ async fn read_version(
     Ok(Snapshot {
         format: LogFormat::Iceberg,
         version,
+        source: meta.location.filename().map(str::to_string),
         metadata: Metadata {
             schema: Arc::new(schema),
             partition_columns: Vec::new(),

@@ -210,11 +210,16 @@ async fn logged_format(store: &dyn ObjectStore, root: &Path) -> Option<LogFormat
 async fn refreshed(
     snapshot: &Snapshot,
     store: &dyn ObjectStore,
+    store_url: &ObjectStoreUrl,
     root: &Path,
 ) -> std::result::Result<Option<Snapshot>, super::delta_log::LogError> {
     match snapshot.format {
         LogFormat::Delta => snapshot.refreshed(store, root).await,
-        LogFormat::Iceberg => super::iceberg::refreshed(snapshot, store, root).await,
+        LogFormat::Iceberg => {
+            // S3 lists keys in order; a local folder does not.
+            let sorted = store_url.as_str().starts_with("s3://");
+            super::iceberg::refreshed(snapshot, store, root, sorted).await
+        }
     }
 }
 
@@ -269,7 +274,7 @@ impl LoggedTable {
         format: LogFormat,
     ) -> Result<Self> {
         let snapshot = match remembered(store_url, root).filter(|s| s.format == format) {
-            Some(known) => refreshed(&known, store, root)
+            Some(known) => refreshed(&known, store, store_url, root)
                 .await
                 .map(|newer| newer.map(Arc::new).unwrap_or(known)),
             None => match format {
@@ -360,7 +365,7 @@ impl LoggedTable {
         if opened.is_some_and(|at| at.elapsed() < FRESH_FOR) {
             return Ok(Arc::clone(&live));
         }
-        let newer = refreshed(&live.snapshot, store.as_ref(), &self.root)
+        let newer = refreshed(&live.snapshot, store.as_ref(), &self.store_url, &self.root)
             .await
             .map_err(|why| self.error(why))?;
         if let Some(snapshot) = newer {
