@@ -6,8 +6,8 @@
 //! them. The table now is its latest metadata file (the number
 //! `version-hint.text` names, else the highest), its current snapshot's
 //! manifest list, and the live entries of those manifests: the Parquet
-//! files a query reads. Each query brings the table up to date first
-//! (a listing of `metadata/` from the file read last).
+//! files a query reads. Each query brings the table up to date first,
+//! looking for the next metadata numbers ([`refreshed`]).
 //!
 //! Files' paths in the metadata are absolute (`s3://bucket/t/data/...`);
 //! those below the table's recorded `location` are read below the folder

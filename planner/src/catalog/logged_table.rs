@@ -6,8 +6,8 @@
 //!
 //! Each query's scan first brings the table up to date (for Delta, one
 //! listing of the log from the version read last and a GET per newer
-//! commit; for Iceberg, a listing of its metadata from the file read
-//! last), so a server sees commits as they land, as it sees files added to
+//! commit; for Iceberg, a look for the next metadata file's number), so
+//! a server sees commits as they land, as it sees files added to
 //! a folder. A later commit that adds columns is read with the columns the
 //! table was registered with (the new ones are seen once the table is
 //! registered again: by the aws backend's next request, by a restarted
