@@ -15,6 +15,8 @@ mod delta_stats;
 mod footer_format;
 mod iceberg;
 mod listings;
+mod log_types;
+mod logged_registration;
 mod logged_table;
 mod named;
 mod names;
@@ -23,7 +25,7 @@ mod text_formats;
 mod text_tables;
 
 pub use listings::RecentListings;
-pub use logged_table::LoggedTableFactory;
+pub use logged_registration::{LoggedTableFactory, register_delta, register_iceberg};
 pub use named::DeferredTable;
 pub use names::{bare, sql_names};
 pub(crate) use schemas::inferred_schema;
@@ -202,7 +204,7 @@ pub(super) async fn register_table(
             .await
             .map(|()| None);
     }
-    if let Some(format) = versioned_table_format(&objects, root) {
+    if let Some(format) = logged_registration::unread_format(&objects, root) {
         return Err(table_error(
             name,
             url,
@@ -310,23 +312,6 @@ pub(super) async fn register_table(
         .map_err(|e| table_error(name, url, message(&e)))?;
     present(ctx, name, store_url, root, registry, &layout)?;
     Ok(None)
-}
-
-/// The table format, other than Delta and Iceberg, whose metadata names
-/// which of the folder's files hold the table (a Hudi table's `.hoodie/`),
-/// if the listed `objects` below `root` are one.
-fn versioned_table_format(
-    objects: &[object_store::ObjectMeta],
-    root: &object_store::path::Path,
-) -> Option<&'static str> {
-    let depth = root.parts().count();
-    objects.iter().find_map(|m| {
-        let below: Vec<_> = m.location.parts().skip(depth).collect();
-        match below.as_slice() {
-            [folder, ..] if folder.as_ref() == ".hoodie" => Some("a Hudi table (.hoodie/)"),
-            _ => None,
-        }
-    })
 }
 
 /// The registered table `name` as users see it, whatever its files'
@@ -488,38 +473,6 @@ async fn file_schemas(
     files.retain(|f| data.holds(&f.location, depth));
     files.sort_by(|a, b| a.location.cmp(&b.location));
     schemas::file_schemas(ctx, store_url, files).await
-}
-
-/// Registers the Delta Lake table at `location` (a folder holding its
-/// `_delta_log/`) as `name`, read as its log says (a Glue table whose
-/// `table_type` is `DELTA`, as Athena registers one).
-pub async fn register_delta(ctx: &SessionContext, name: &str, location: &str) -> Result<()> {
-    register_logged(ctx, name, location, delta_log::LogFormat::Delta).await
-}
-
-/// Registers the Iceberg table at `location` (a folder holding its
-/// `metadata/`) as `name`, read as its latest metadata says (a Glue table
-/// whose `table_type` is `ICEBERG`).
-pub async fn register_iceberg(ctx: &SessionContext, name: &str, location: &str) -> Result<()> {
-    register_logged(ctx, name, location, delta_log::LogFormat::Iceberg).await
-}
-
-async fn register_logged(
-    ctx: &SessionContext,
-    name: &str,
-    location: &str,
-    format: delta_log::LogFormat,
-) -> Result<()> {
-    let url = ListingTableUrl::parse(location)?;
-    logged_table::register_table(
-        ctx,
-        name,
-        location,
-        &url.object_store(),
-        url.prefix(),
-        format,
-    )
-    .await
 }
 
 /// After `CREATE EXTERNAL TABLE name ... PARTITIONED BY (...) LOCATION 'location'`:

@@ -24,7 +24,7 @@
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
-use arrow::datatypes::{DataType, Field, Fields, Schema, TimeUnit};
+use arrow::datatypes::Schema;
 use futures::{StreamExt, TryStreamExt};
 use object_store::path::Path;
 use object_store::{ObjectMeta, ObjectStore, ObjectStoreExt};
@@ -462,7 +462,7 @@ fn metadata(meta: &Value) -> Result<Metadata, LogError> {
     let schema_text = text(meta, "schemaString")?;
     let schema: Value = serde_json::from_str(schema_text)
         .map_err(|e| format!("its Delta schema is not JSON: {e}"))?;
-    let fields = struct_fields(&schema)?;
+    let fields = super::log_types::delta_fields(&schema)?;
     let partition_columns = meta
         .get("partitionColumns")
         .and_then(Value::as_array)
@@ -489,96 +489,6 @@ fn metadata(meta: &Value) -> Result<Metadata, LogError> {
         column_mapping,
         provider,
     })
-}
-
-/// The fields of a Delta `struct` type.
-fn struct_fields(t: &Value) -> Result<Fields, LogError> {
-    let fields = t
-        .get("fields")
-        .and_then(Value::as_array)
-        .ok_or_else(|| "a Delta struct type without fields".to_string())?;
-    fields
-        .iter()
-        .map(|f| {
-            let name = text(f, "name")?;
-            let ty = arrow_type(
-                f.get("type")
-                    .ok_or_else(|| format!("column {name} has no type"))?,
-            )
-            .map_err(|e| format!("column {name}: {e}"))?;
-            let nullable = f.get("nullable").and_then(Value::as_bool).unwrap_or(true);
-            Ok(Field::new(name, ty, nullable))
-        })
-        .collect()
-}
-
-/// The Arrow type of a Delta type, as the Parquet reader reads its files.
-fn arrow_type(t: &Value) -> Result<DataType, LogError> {
-    if let Some(name) = t.as_str() {
-        return Ok(match name {
-            "string" => DataType::Utf8,
-            "long" => DataType::Int64,
-            "integer" => DataType::Int32,
-            "short" => DataType::Int16,
-            "byte" => DataType::Int8,
-            "float" => DataType::Float32,
-            "double" => DataType::Float64,
-            "boolean" => DataType::Boolean,
-            "binary" => DataType::Binary,
-            "date" => DataType::Date32,
-            "timestamp" => DataType::Timestamp(TimeUnit::Microsecond, Some("UTC".into())),
-            "timestamp_ntz" => DataType::Timestamp(TimeUnit::Microsecond, None),
-            decimal if decimal.starts_with("decimal(") => {
-                let inner = decimal.trim_start_matches("decimal(").trim_end_matches(')');
-                let (p, s) = inner
-                    .split_once(',')
-                    .ok_or_else(|| format!("type {decimal}"))?;
-                let p: u8 = p.trim().parse().map_err(|_| format!("type {decimal}"))?;
-                let s: i8 = s.trim().parse().map_err(|_| format!("type {decimal}"))?;
-                DataType::Decimal128(p, s)
-            }
-            other => return Err(format!("the Delta type {other} is not read by squall")),
-        });
-    }
-    match t.get("type").and_then(Value::as_str) {
-        Some("struct") => Ok(DataType::Struct(struct_fields(t)?)),
-        Some("array") => {
-            let element = arrow_type(
-                t.get("elementType")
-                    .ok_or_else(|| "an array type without its elementType".to_string())?,
-            )?;
-            let nulls = t
-                .get("containsNull")
-                .and_then(Value::as_bool)
-                .unwrap_or(true);
-            Ok(DataType::List(Arc::new(Field::new(
-                "element", element, nulls,
-            ))))
-        }
-        Some("map") => {
-            let key = arrow_type(
-                t.get("keyType")
-                    .ok_or_else(|| "a map type without its keyType".to_string())?,
-            )?;
-            let value = arrow_type(
-                t.get("valueType")
-                    .ok_or_else(|| "a map type without its valueType".to_string())?,
-            )?;
-            let nulls = t
-                .get("valueContainsNull")
-                .and_then(Value::as_bool)
-                .unwrap_or(true);
-            let entries = Fields::from(vec![
-                Field::new("key", key, false),
-                Field::new("value", value, nulls),
-            ]);
-            Ok(DataType::Map(
-                Arc::new(Field::new("key_value", DataType::Struct(entries), false)),
-                false,
-            ))
-        }
-        other => Err(format!("the Delta type {other:?} is not read by squall")),
-    }
 }
 
 /// Applies the actions of one checkpoint part (a Parquet file, one action
@@ -627,80 +537,5 @@ async fn apply_checkpoint(
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn meta(key: &str) -> ObjectMeta {
-        ObjectMeta {
-            location: Path::from(key),
-            last_modified: chrono::DateTime::default(),
-            size: 1,
-            e_tag: None,
-            version: None,
-        }
-    }
-
-    /// Commits, single and multi-part checkpoints are told apart by name;
-    /// a checkpoint missing a part, a V2 checkpoint (its actions in
-    /// sidecars), checksums and the sidecars themselves are not read.
-    #[test]
-    fn log_objects_are_known_by_their_names() {
-        let log = Path::from("t/_delta_log");
-        let names = [
-            "00000000000000000000.json",
-            "00000000000000000001.json",
-            "00000000000000000001.crc",
-            "00000000000000000002.json",
-            "00000000000000000002.checkpoint.0000000001.0000000002.parquet",
-            "00000000000000000002.checkpoint.0000000002.0000000002.parquet",
-            "00000000000000000003.json",
-            "00000000000000000003.checkpoint.0000000001.0000000002.parquet",
-            "00000000000000000004.checkpoint.80a083e8-7026-4e79-81be-64bd76c43a11.json",
-            "00000000000000000004.json",
-            "00000000000000000005.checkpoint.parquet",
-            "_last_checkpoint",
-            "_sidecars/00000000000000000004.checkpoint.x.parquet",
-        ];
-        let objects = LogObjects::from_listing(
-            names.iter().map(|n| meta(&format!("t/_delta_log/{n}"))),
-            &log,
-        );
-        assert_eq!(
-            objects.commits.keys().copied().collect::<Vec<_>>(),
-            vec![0, 1, 2, 3, 4]
-        );
-        assert_eq!(
-            objects.checkpoints.keys().copied().collect::<Vec<_>>(),
-            vec![2, 5]
-        );
-        assert_eq!(objects.checkpoints[&2].len(), 2);
-        assert_eq!(objects.latest(), Some(5));
-        assert!(objects.commits_between(1, 4).is_some());
-        assert!(objects.commits_between(3, 5).is_none());
-    }
-
-    /// Delta's types as the Parquet reader reads its files.
-    #[test]
-    fn delta_types_become_arrow_types() {
-        let t = |json: &str| arrow_type(&serde_json::from_str(json).unwrap());
-        assert_eq!(
-            t(r#""decimal(12, 2)""#).unwrap(),
-            DataType::Decimal128(12, 2)
-        );
-        assert_eq!(
-            t(r#""timestamp""#).unwrap(),
-            DataType::Timestamp(TimeUnit::Microsecond, Some("UTC".into()))
-        );
-        assert_eq!(
-            t(r#"{"type":"array","elementType":"long","containsNull":false}"#).unwrap(),
-            DataType::List(Arc::new(Field::new("element", DataType::Int64, false)))
-        );
-        let map = t(r#"{"type":"map","keyType":"string","valueType":{"type":"struct","fields":[{"name":"a","type":"date","nullable":true}]},"valueContainsNull":true}"#)
-            .unwrap();
-        let DataType::Map(entries, false) = map else {
-            panic!("{map}")
-        };
-        assert_eq!(entries.name(), "key_value");
-        assert!(t(r#""variant""#).unwrap_err().contains("variant"));
-    }
-}
+#[path = "delta_log_tests.rs"]
+mod tests;

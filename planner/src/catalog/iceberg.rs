@@ -20,7 +20,7 @@
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
-use arrow::datatypes::{DataType, Field, Fields, Schema, TimeUnit};
+use arrow::datatypes::Schema;
 use futures::{StreamExt, TryStreamExt};
 use object_store::path::Path;
 use object_store::{ObjectMeta, ObjectStore, ObjectStoreExt};
@@ -383,7 +383,7 @@ fn current_schema(doc: &Value) -> Result<Schema, LogError> {
             }
         }
     }
-    Ok(Schema::new(struct_fields(current)?))
+    Ok(Schema::new(super::log_types::iceberg_fields(current)?))
 }
 
 /// The current schema's top-level columns whose bounds a manifest's
@@ -516,83 +516,5 @@ fn field_names(t: &Value, prefix: &str, out: &mut Vec<(i64, String)>) {
                 }
             }
         }
-    }
-}
-
-fn struct_fields(t: &Value) -> Result<Fields, LogError> {
-    let fields = t
-        .get("fields")
-        .and_then(Value::as_array)
-        .ok_or_else(|| "a struct type without fields".to_string())?;
-    fields
-        .iter()
-        .map(|f| {
-            let name = f.get("name").and_then(Value::as_str).unwrap_or_default();
-            let ty = arrow_type(f.get("type").unwrap_or(&Value::Null))
-                .map_err(|e| format!("column {name}: {e}"))?;
-            Ok(Field::new(name, ty, true))
-        })
-        .collect()
-}
-
-/// The Arrow type of an Iceberg type, as the Parquet reader reads its files.
-fn arrow_type(t: &Value) -> Result<DataType, LogError> {
-    if let Some(name) = t.as_str() {
-        return Ok(match name {
-            "boolean" => DataType::Boolean,
-            "int" => DataType::Int32,
-            "long" => DataType::Int64,
-            "float" => DataType::Float32,
-            "double" => DataType::Float64,
-            "date" => DataType::Date32,
-            "time" => DataType::Time64(TimeUnit::Microsecond),
-            "timestamp" => DataType::Timestamp(TimeUnit::Microsecond, None),
-            "timestamptz" => DataType::Timestamp(TimeUnit::Microsecond, Some("UTC".into())),
-            "timestamp_ns" => DataType::Timestamp(TimeUnit::Nanosecond, None),
-            "timestamptz_ns" => DataType::Timestamp(TimeUnit::Nanosecond, Some("UTC".into())),
-            "string" => DataType::Utf8,
-            "uuid" => DataType::FixedSizeBinary(16),
-            "binary" => DataType::Binary,
-            fixed if fixed.starts_with("fixed[") => {
-                let n: i32 = fixed
-                    .trim_start_matches("fixed[")
-                    .trim_end_matches(']')
-                    .parse()
-                    .map_err(|_| format!("type {fixed}"))?;
-                DataType::FixedSizeBinary(n)
-            }
-            decimal if decimal.starts_with("decimal(") => {
-                let inner = decimal.trim_start_matches("decimal(").trim_end_matches(')');
-                let (p, s) = inner
-                    .split_once(',')
-                    .ok_or_else(|| format!("type {decimal}"))?;
-                let p: u8 = p.trim().parse().map_err(|_| format!("type {decimal}"))?;
-                let s: i8 = s.trim().parse().map_err(|_| format!("type {decimal}"))?;
-                DataType::Decimal128(p, s)
-            }
-            other => return Err(format!("the Iceberg type {other} is not read by squall")),
-        });
-    }
-    match t.get("type").and_then(Value::as_str) {
-        Some("struct") => Ok(DataType::Struct(struct_fields(t)?)),
-        Some("list") => {
-            let element = arrow_type(t.get("element").unwrap_or(&Value::Null))?;
-            Ok(DataType::List(Arc::new(Field::new(
-                "element", element, true,
-            ))))
-        }
-        Some("map") => {
-            let key = arrow_type(t.get("key").unwrap_or(&Value::Null))?;
-            let value = arrow_type(t.get("value").unwrap_or(&Value::Null))?;
-            let entries = Fields::from(vec![
-                Field::new("key", key, false),
-                Field::new("value", value, true),
-            ]);
-            Ok(DataType::Map(
-                Arc::new(Field::new("key_value", DataType::Struct(entries), false)),
-                false,
-            ))
-        }
-        other => Err(format!("the Iceberg type {other:?} is not read by squall")),
     }
 }

@@ -20,23 +20,22 @@
 
 use std::sync::Arc;
 
-use arrow::array::{Array, ArrayRef, AsArray, RecordBatch};
+use arrow::array::{ArrayRef, RecordBatch};
 use arrow::datatypes::{DataType, FieldRef, Schema, SchemaRef};
 use async_trait::async_trait;
-use datafusion::catalog::{Session, TableProvider, TableProviderFactory};
+use datafusion::catalog::{Session, TableProvider};
 use datafusion::common::stats::Precision;
-use datafusion::common::{DFSchema, ScalarValue, Statistics};
+use datafusion::common::{ScalarValue, Statistics};
 use datafusion::datasource::TableType;
 use datafusion::datasource::file_format::FileFormat;
 use datafusion::datasource::file_format::parquet::ParquetFormat;
+use datafusion::datasource::listing::PartitionedFile;
 use datafusion::datasource::listing::helpers::expr_applicable_for_cols;
-use datafusion::datasource::listing::{ListingTableUrl, PartitionedFile};
-use datafusion::datasource::physical_plan::{FileGroup, FileScanConfigBuilder};
+use datafusion::datasource::physical_plan::FileScanConfigBuilder;
 use datafusion::datasource::table_schema::TableSchemaBuilder;
 use datafusion::error::{DataFusionError, Result};
 use datafusion::execution::object_store::ObjectStoreUrl;
-use datafusion::logical_expr::utils::conjunction;
-use datafusion::logical_expr::{CreateExternalTable, Expr, TableProviderFilterPushDown};
+use datafusion::logical_expr::{Expr, TableProviderFilterPushDown};
 use datafusion::physical_plan::ExecutionPlan;
 use datafusion::physical_plan::empty::EmptyExec;
 use datafusion::prelude::SessionContext;
@@ -45,6 +44,7 @@ use object_store::{ObjectMeta, ObjectStore};
 
 use super::delta_log::{LogFormat, Snapshot};
 use super::{bare, present_lowercase, table_error};
+use crate::partitions::listed::{file_groups, rows_passing};
 
 /// A Delta or Iceberg table (see the module documentation).
 #[derive(Debug)]
@@ -101,109 +101,6 @@ pub(super) async fn register_table(
     let table = LoggedTable::open(store.as_ref(), name, url, store_url, root, format).await?;
     ctx.register_table(bare(name), Arc::new(table))?;
     present_lowercase(ctx, name)
-}
-
-/// `CREATE EXTERNAL TABLE ... STORED AS DELTA` (or `ICEBERG`), and
-/// `STORED AS PARQUET` of a folder holding a Delta log or Iceberg metadata
-/// (read as DataFusion's listing table, its removed files would be read
-/// too); any other `STORED AS PARQUET` is `inner`'s (DataFusion's listing
-/// table).
-#[derive(Debug)]
-pub struct LoggedTableFactory {
-    pub inner: Arc<dyn TableProviderFactory>,
-}
-
-#[async_trait]
-impl TableProviderFactory for LoggedTableFactory {
-    async fn create(
-        &self,
-        state: &dyn Session,
-        cmd: &CreateExternalTable,
-    ) -> Result<Arc<dyn TableProvider>> {
-        let name = cmd.name.to_string();
-        let declared = match cmd.file_type.to_ascii_lowercase().as_str() {
-            "delta" => Some(LogFormat::Delta),
-            "iceberg" => Some(LogFormat::Iceberg),
-            _ => None,
-        };
-        let [location] = cmd.locations.as_slice() else {
-            return match declared {
-                Some(_) => Err(table_error(
-                    &name,
-                    &cmd.locations.join(", "),
-                    "a Delta or Iceberg table has one location",
-                )),
-                None => self.inner.create(state, cmd).await,
-            };
-        };
-        let url = ListingTableUrl::parse(location)?;
-        let store = state.runtime_env().object_store(url.object_store())?;
-        let format = match declared {
-            Some(format) => Some(format),
-            None => logged_format(store.as_ref(), url.prefix()).await,
-        };
-        let Some(format) = format else {
-            return self.inner.create(state, cmd).await;
-        };
-        if !cmd.table_partition_cols.is_empty() {
-            return Err(table_error(
-                &name,
-                location,
-                "a Delta or Iceberg table's partition columns come from its metadata: declare none",
-            ));
-        }
-        let table = LoggedTable::open(
-            store.as_ref(),
-            &name,
-            location,
-            &url.object_store(),
-            url.prefix(),
-            format,
-        )
-        .await?;
-        let columns = table.schema();
-        if let Some(declared) = cmd.schema.fields().iter().find(|f| {
-            !columns
-                .fields()
-                .iter()
-                .any(|c| c.name().eq_ignore_ascii_case(f.name()))
-        }) {
-            return Err(table_error(
-                &name,
-                location,
-                format!(
-                    "column {} is not in the table's schema ({}); its columns come from its metadata",
-                    declared.name(),
-                    columns
-                        .fields()
-                        .iter()
-                        .map(|f| f.name().as_str())
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                ),
-            ));
-        }
-        Ok(Arc::new(table))
-    }
-}
-
-/// The format of the table under `root` whose metadata names its files,
-/// if it is one: a `_delta_log/`, or Iceberg's `metadata/*.metadata.json`.
-async fn logged_format(store: &dyn ObjectStore, root: &Path) -> Option<LogFormat> {
-    use futures::StreamExt;
-    let log = root.clone().join(super::delta_log::LOG);
-    // A location that is a file lists nothing here (or fails: no folder).
-    if matches!(store.list(Some(&log)).next().await, Some(Ok(_))) {
-        return Some(LogFormat::Delta);
-    }
-    let metadata = root.clone().join("metadata");
-    let listed: Vec<ObjectMeta> = store
-        .list(Some(&metadata))
-        .take(1000)
-        .filter_map(|m| std::future::ready(m.ok()))
-        .collect()
-        .await;
-    super::iceberg::is_iceberg(&listed, root).then_some(LogFormat::Iceberg)
 }
 
 /// `snapshot` brought up to its table's latest version, if newer.
@@ -265,7 +162,7 @@ fn remember(store_url: &ObjectStoreUrl, root: &Path, snapshot: &Arc<Snapshot>) {
 impl LoggedTable {
     /// The table under `root`, its log (Delta) or metadata (Iceberg) read
     /// now, or brought up to date from the process's last reading of it.
-    async fn open(
+    pub(super) async fn open(
         store: &dyn ObjectStore,
         name: &str,
         url: &str,
@@ -503,22 +400,6 @@ impl Live {
             rows,
         })
     }
-
-    /// Indexes of the files `filters` (partition-only conjuncts) keep.
-    fn kept(&self, state: &dyn Session, filters: &[Expr]) -> Result<Vec<usize>> {
-        let Some(filter) = conjunction(filters.iter().cloned()) else {
-            return Ok((0..self.files.len()).collect());
-        };
-        let df_schema = DFSchema::try_from(self.values.schema())?;
-        let expr = state.create_physical_expr(filter, &df_schema)?;
-        let mask = expr
-            .evaluate(&self.values)?
-            .into_array(self.values.num_rows())?;
-        let mask = mask.as_boolean();
-        Ok((0..mask.len())
-            .filter(|&i| mask.is_valid(i) && mask.value(i))
-            .collect())
-    }
 }
 
 /// A partition value as Delta writes it, in the column's type (a
@@ -582,17 +463,20 @@ impl TableProvider for LoggedTable {
     ) -> Result<Arc<dyn ExecutionPlan>> {
         let live = self.current(state).await?;
         let names = self.partition_names();
-        let partition_filters: Vec<Expr> = filters
+        let (partition_filters, data_filters): (Vec<Expr>, Vec<Expr>) = filters
             .iter()
-            .filter(|f| expr_applicable_for_cols(&names, f))
             .cloned()
-            .collect();
-        let mut kept = live.kept(state, &partition_filters)?;
+            .partition(|f| expr_applicable_for_cols(&names, f));
+        let mut kept = rows_passing(state, &live.values, &partition_filters)?;
         let total = kept.len();
-        let stats: Vec<Option<&str>> = kept.iter().map(|&i| live.stats[i].as_deref()).collect();
-        let may_match = super::delta_stats::may_match(state, &self.schema, filters, &stats)?;
-        let mut matches = may_match.into_iter();
-        kept.retain(|_| matches.next().unwrap_or(true));
+        // The files' statistics are parsed only when a filter can use them.
+        if !data_filters.is_empty() {
+            let stats: Vec<Option<&str>> = kept.iter().map(|&i| live.stats[i].as_deref()).collect();
+            let may_match =
+                super::delta_stats::may_match(state, &self.schema, &data_filters, &stats)?;
+            let mut matches = may_match.into_iter();
+            kept.retain(|_| matches.next().unwrap_or(true));
+        }
         if kept.len() < total {
             tracing::debug!(
                 table = %self.name,
@@ -607,11 +491,7 @@ impl TableProvider for LoggedTable {
             };
             return Ok(Arc::new(EmptyExec::new(schema)));
         }
-        let groups = state.config().target_partitions().clamp(1, kept.len());
-        let mut file_groups = vec![Vec::new(); groups];
-        for (n, &i) in kept.iter().enumerate() {
-            file_groups[n % groups].push(live.files[i].clone());
-        }
+        let files = kept.iter().map(|&i| live.files[i].clone()).collect();
         let mut statistics = Statistics::new_unknown(&self.scan_schema);
         if kept.len() == live.files.len()
             && let Some(rows) = live.rows
@@ -626,7 +506,7 @@ impl TableProvider for LoggedTable {
             .build();
         let config =
             FileScanConfigBuilder::new(self.store_url.clone(), format.file_source(table_schema))
-                .with_file_groups(file_groups.into_iter().map(FileGroup::new).collect())
+                .with_file_groups(file_groups(state, files))
                 .with_statistics(statistics)
                 .with_projection_indices(Some(match projection {
                     Some(p) => p.iter().map(|&i| self.order[i]).collect(),

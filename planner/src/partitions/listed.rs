@@ -182,28 +182,44 @@ impl ListedPartitionsTable {
         self.locations.len()
     }
 
-    /// Indexes of the partitions `filters` (partition-only conjuncts) keep.
-    fn kept(&self, state: &dyn Session, filters: &[Expr]) -> Result<Vec<usize>> {
-        let Some(filter) = conjunction(filters.iter().cloned()) else {
-            return Ok((0..self.locations.len()).collect());
-        };
-        let df_schema = DFSchema::try_from(self.values.schema())?;
-        let expr = state.create_physical_expr(filter, &df_schema)?;
-        let mask = expr
-            .evaluate(&self.values)?
-            .into_array(self.values.num_rows())?;
-        let mask = mask.as_boolean();
-        Ok((0..mask.len())
-            .filter(|&i| mask.is_valid(i) && mask.value(i))
-            .collect())
-    }
-
     fn partition_names(&self) -> Vec<&str> {
         self.partition_fields
             .iter()
             .map(|f| f.name().as_str())
             .collect()
     }
+}
+
+/// The rows of `values` (one per partition or file: its partition values)
+/// that `filters`, conjuncts over those columns only, keep.
+pub(crate) fn rows_passing(
+    state: &dyn Session,
+    values: &RecordBatch,
+    filters: &[Expr],
+) -> Result<Vec<usize>> {
+    let Some(filter) = conjunction(filters.iter().cloned()) else {
+        return Ok((0..values.num_rows()).collect());
+    };
+    let df_schema = DFSchema::try_from(values.schema())?;
+    let expr = state.create_physical_expr(filter, &df_schema)?;
+    let mask = expr.evaluate(values)?.into_array(values.num_rows())?;
+    let mask = mask.as_boolean();
+    Ok((0..mask.len())
+        .filter(|&i| mask.is_valid(i) && mask.value(i))
+        .collect())
+}
+
+/// `files` dealt round-robin into one file group per target partition.
+pub(crate) fn file_groups(state: &dyn Session, files: Vec<PartitionedFile>) -> Vec<FileGroup> {
+    let groups = state
+        .config()
+        .target_partitions()
+        .clamp(1, files.len().max(1));
+    let mut grouped = vec![Vec::new(); groups];
+    for (i, f) in files.into_iter().enumerate() {
+        grouped[i % groups].push(f);
+    }
+    grouped.into_iter().map(FileGroup::new).collect()
 }
 
 /// The files of one partition: every file but hidden, bookkeeping and
@@ -267,7 +283,7 @@ impl TableProvider for ListedPartitionsTable {
             .filter(|f| expr_applicable_for_cols(&names, f))
             .cloned()
             .collect();
-        let kept = self.kept(state, &partition_filters)?;
+        let kept = rows_passing(state, &self.values, &partition_filters)?;
         let store = state.runtime_env().object_store(&self.store_url)?;
         let listed: Vec<(usize, Vec<ObjectMeta>)> = futures::stream::iter(kept)
             .map(|i| {
@@ -304,18 +320,13 @@ impl TableProvider for ListedPartitionsTable {
             };
             return Ok(Arc::new(EmptyExec::new(schema)));
         }
-        let groups = state.config().target_partitions().clamp(1, files.len());
-        let mut file_groups = vec![Vec::new(); groups];
-        for (i, f) in files.into_iter().enumerate() {
-            file_groups[i % groups].push(f);
-        }
         let format = ParquetFormat::default().with_options(state.table_options().parquet.clone());
         let table_schema = TableSchemaBuilder::from(&self.file_schema)
             .with_table_partition_cols(self.partition_fields.clone())
             .build();
         let config =
             FileScanConfigBuilder::new(self.store_url.clone(), format.file_source(table_schema))
-                .with_file_groups(file_groups.into_iter().map(FileGroup::new).collect())
+                .with_file_groups(file_groups(state, files))
                 .with_projection_indices(projection.cloned())?
                 .with_limit(limit)
                 .build();

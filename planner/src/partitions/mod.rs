@@ -37,7 +37,7 @@ use crate::error::PlannerError;
 
 mod copy_nulls;
 mod hive_values;
-mod listed;
+pub(crate) mod listed;
 pub use copy_nulls::nulls_as_hive_folders;
 pub use hive_values::HiveFolderValues;
 pub use listed::{ListedPartition, ListedPartitionsTable};
