@@ -10,6 +10,7 @@
 //! queries naming it fail saying why, the others answer.
 
 mod avro;
+mod deletes;
 mod delta_log;
 mod delta_stats;
 mod footer_format;
@@ -24,6 +25,7 @@ mod schemas;
 mod text_formats;
 mod text_tables;
 
+pub(crate) use deletes::DeletedPositions;
 pub use listings::RecentListings;
 pub use logged_registration::{LoggedTableFactory, register_delta, register_iceberg};
 pub use named::DeferredTable;

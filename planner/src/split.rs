@@ -36,7 +36,11 @@ use object_store::{ObjectStore, ObjectStoreExt};
 use parquet::arrow::arrow_reader::statistics::StatisticsConverter;
 use parquet::arrow::async_reader::MetadataFetch;
 use parquet::file::metadata::{ParquetMetaData, ParquetMetaDataReader};
+use roaring::{RoaringBitmap, RoaringTreemap};
+use squall_core::deleted_rows::DeletedRows;
 use squall_core::task::{FileRowGroups, ScanAssignment};
+
+use crate::catalog::DeletedPositions;
 
 /// Footers a scan's planning reads first, with [`FOOTER_PREFETCH_BYTES`]
 /// tails, before it sizes the tail of the rest by them.
@@ -156,6 +160,9 @@ pub struct RowGroupUnit {
     pub rows: u64,
     /// The file's partition values as text (empty when unpartitioned).
     pub partition_values: Vec<Option<String>>,
+    /// The row group's rows deleted without a rewrite, when it has any
+    /// (`rows` counts without them).
+    pub deleted: Option<DeletedRows>,
 }
 
 impl FooterCache {
@@ -369,11 +376,38 @@ pub async fn scan_units(
             }
             None => vec![true; count],
         };
+        let deleted = file.extensions.get::<DeletedPositions>();
+        if let Some(DeletedPositions(positions)) = deleted
+            && let Some(last) = positions.max()
+            && last >= metadata.file_metadata().num_rows().max(0) as u64
+        {
+            return Err(datafusion::error::DataFusionError::Plan(format!(
+                "file {path}: its deletion vector deletes row {last}, and the file has {} rows \
+                 (the vector belongs to another version of the file)",
+                metadata.file_metadata().num_rows()
+            )));
+        }
+        let mut first_row = 0u64;
         for (i, rg) in metadata.row_groups().iter().enumerate() {
+            let rows = rg.num_rows().max(0) as u64;
+            let start = first_row;
+            first_row += rows;
             if !keep.get(i).copied().unwrap_or(true) {
                 out.row_groups_pruned += 1;
                 continue;
             }
+            let gone = deleted
+                .map(|DeletedPositions(p)| within(p, start, rows))
+                .unwrap_or_default();
+            if rows > 0 && gone.len() == rows {
+                // Every row deleted: nothing to read.
+                out.row_groups_pruned += 1;
+                continue;
+            }
+            let deleted_rows = match gone.is_empty() {
+                true => None,
+                false => Some(DeletedRows::new(i, rows, &gone)?),
+            };
             out.units.push(RowGroupUnit {
                 path: path.clone(),
                 file_size: file.object_meta.size,
@@ -398,12 +432,23 @@ pub async fn scan_units(
                         .map(|c| c.compressed_size().max(0) as u64)
                         .sum(),
                 },
-                rows: rg.num_rows().max(0) as u64,
+                rows: rows - gone.len(),
                 partition_values: partition_values.clone(),
+                deleted: deleted_rows,
             });
         }
     }
     Ok(out)
+}
+
+/// The positions of `positions` (a file's) within the `rows` rows from
+/// `start`, counted from the first of them.
+fn within(positions: &RoaringTreemap, start: u64, rows: u64) -> RoaringBitmap {
+    let mut iter = positions.iter();
+    iter.advance_to(start);
+    iter.take_while(|&p| p < start + rows)
+        .map(|p| (p - start) as u32)
+        .collect()
 }
 
 /// Deal the row groups of a stage's scans (one [`ScanUnits`] per scan leaf)
@@ -446,7 +491,10 @@ pub fn assign_tasks(
         acc += unit.bytes;
         let files = &mut tasks[task][*scan].files;
         match files.last_mut() {
-            Some(f) if f.path == unit.path => f.row_groups.push(unit.row_group),
+            Some(f) if f.path == unit.path => {
+                f.row_groups.push(unit.row_group);
+                f.deleted.extend(unit.deleted.clone());
+            }
             _ => files.push(FileRowGroups {
                 path: unit.path.clone(),
                 size: unit.file_size,
@@ -454,6 +502,7 @@ pub fn assign_tasks(
                 row_group_count: unit.row_group_count,
                 row_groups: vec![unit.row_group],
                 partition_values: unit.partition_values.clone(),
+                deleted: unit.deleted.clone().into_iter().collect(),
             }),
         }
     }

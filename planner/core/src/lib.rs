@@ -43,6 +43,7 @@ pub mod codec;
 pub mod config;
 pub mod csv_files;
 mod delegated_udaf;
+pub mod deleted_rows;
 pub mod error;
 pub mod exchange;
 pub mod exec;

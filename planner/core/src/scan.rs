@@ -232,6 +232,16 @@ fn check_row_groups(file: &FileRowGroups) -> Result<()> {
             file.row_group_count, file.size
         )));
     }
+    if let Some(d) = file
+        .deleted
+        .iter()
+        .find(|d| !file.row_groups.contains(&d.row_group))
+    {
+        return Err(bad(format!(
+            "deleted rows of row group {}, which the task does not read",
+            d.row_group
+        )));
+    }
     if let Some(rg) = file
         .row_groups
         .iter()
@@ -285,7 +295,7 @@ fn file_groups(
     }
     let n = partitions.min(units.len());
     let per = units.len().div_ceil(n);
-    Ok(units
+    units
         .chunks(per)
         .map(|chunk| {
             let mut pieces: Vec<PartitionedFile> = Vec::new();
@@ -295,7 +305,12 @@ fn file_groups(
                 let file = &files[index];
                 let mut plan = ParquetAccessPlan::new_none(file.row_group_count);
                 while i < chunk.len() && chunk[i].0 == index {
-                    plan.scan(chunk[i].1);
+                    let rg = chunk[i].1;
+                    plan.scan(rg);
+                    if let Some(deleted) = file.deleted.iter().find(|d| d.row_group == rg) {
+                        let kept = deleted.selection().map_err(|why| bad_payload(file, why))?;
+                        plan.scan_selection(rg, kept);
+                    }
                     i += 1;
                 }
                 let mut piece = PartitionedFile::new(file.path.clone(), file.size);
@@ -311,9 +326,9 @@ fn file_groups(
                 piece.partition_values.clone_from(&values[index]);
                 pieces.push(piece.with_extension(plan));
             }
-            FileGroup::new(pieces)
+            Ok(FileGroup::new(pieces))
         })
-        .collect())
+        .collect()
 }
 
 #[cfg(test)]
@@ -328,6 +343,7 @@ mod tests {
             row_group_count: count,
             row_groups: rgs.to_vec(),
             partition_values: vec![],
+            deleted: vec![],
         }
     }
 

@@ -124,6 +124,11 @@ pub struct FileRowGroups {
     /// (`None` is null); empty for an unpartitioned table.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub partition_values: Vec<Option<String>>,
+    /// The rows deleted from `row_groups` without rewriting the file (a
+    /// Delta deletion vector, Iceberg position deletes), per row group that
+    /// has any, ascending; the task skips them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub deleted: Vec<crate::deleted_rows::DeletedRows>,
 }
 
 /// What one shuffle-read leaf reads: output partition `i` of the read node
@@ -489,6 +494,7 @@ mod tests {
                     row_group_count: 4,
                     row_groups: vec![1, 3],
                     partition_values: vec![Some("1995".into()), None],
+                    deleted: vec![],
                 }],
                 partitions: 2,
             }],

@@ -16,7 +16,7 @@
 //! GET per newer commit ([`Snapshot::refreshed`]).
 //!
 //! What is not read is refused by name (the table, the feature, the
-//! version), never read wrongly: deletion vectors on live files, column
+//! version), never read wrongly: column
 //! mapping (the files' column names are not the table's), reader features
 //! this reader does not know, a log whose commits are gone with no
 //! checkpoint to start from, a table whose files are not Parquet.
@@ -74,8 +74,9 @@ pub(crate) struct DataFile {
     /// The log's statistics of the file (a JSON document: `numRecords`,
     /// `minValues`, `maxValues`, `nullCount`), read when a query filters.
     pub stats: Option<Arc<str>>,
-    /// Whether it carries a deletion vector (rows deleted without a rewrite).
-    pub deletion_vector: bool,
+    /// Where its rows deleted without a rewrite are (`rows` counts
+    /// without them).
+    pub deletion_vector: Option<super::deletes::DeletionVector>,
 }
 
 /// The table's metadata action: its schema and partitioning.
@@ -282,14 +283,6 @@ impl Snapshot {
                 self.metadata.provider
             ));
         }
-        if let Some(file) = self.files.values().find(|f| f.deletion_vector) {
-            return Err(format!(
-                "file {} has a Delta deletion vector (rows deleted in place, version {at}), \
-                 which squall does not read; rewriting the table's files \
-                 (OPTIMIZE, or REORG TABLE ... APPLY (PURGE)) removes them",
-                file.location
-            ));
-        }
         Ok(())
     }
 }
@@ -343,10 +336,22 @@ impl Replay {
         while let Some((location, bytes)) = texts.try_next().await? {
             let text = std::str::from_utf8(&bytes)
                 .map_err(|e| format!("commit {location} is not text: {e}"))?;
-            for line in text.lines().filter(|l| !l.trim().is_empty()) {
-                let action: Value = serde_json::from_str(line)
-                    .map_err(|e| format!("commit {location} holds a line that is not JSON: {e}"))?;
-                self.apply(&action, root, false)
+            let actions = text
+                .lines()
+                .filter(|l| !l.trim().is_empty())
+                .map(|line| {
+                    serde_json::from_str::<Value>(line).map_err(|e| {
+                        format!("commit {location} holds a line that is not JSON: {e}")
+                    })
+                })
+                .collect::<Result<Vec<_>, _>>()?;
+            // A commit's actions are a set: a file's `remove` (with its old
+            // deletion vector) goes before its `add` (with its new one),
+            // whatever their order in the commit.
+            let (removes, others): (Vec<&Value>, Vec<&Value>) =
+                actions.iter().partition(|a| a.get("remove").is_some());
+            for action in removes.into_iter().chain(others) {
+                self.apply(action, root, false)
                     .map_err(|e| format!("commit {location}: {e}"))?;
             }
         }
@@ -426,9 +431,14 @@ fn data_file(add: &Value, path: &str, root: &Path) -> Result<DataFile, LogError>
     };
     // Statistics are a JSON document in a string (`stats`).
     let stats = add.get("stats").and_then(Value::as_str);
+    let deletion_vector = match add.get("deletionVector") {
+        Some(dv) => super::deletes::DeletionVector::parse(dv, path)?,
+        None => None,
+    };
     let rows = stats
         .and_then(|s| serde_json::from_str::<Value>(s).ok())
-        .and_then(|s| s.get("numRecords").and_then(Value::as_u64));
+        .and_then(|s| s.get("numRecords").and_then(Value::as_u64))
+        .map(|n| n.saturating_sub(deletion_vector.as_ref().map_or(0, |d| d.cardinality)));
     Ok(DataFile {
         location,
         size,
@@ -439,7 +449,7 @@ fn data_file(add: &Value, path: &str, root: &Path) -> Result<DataFile, LogError>
         partition_values,
         rows,
         stats: stats.map(Arc::from),
-        deletion_vector: add.get("deletionVector").is_some_and(|d| !d.is_null()),
+        deletion_vector,
     })
 }
 

@@ -307,7 +307,7 @@ async fn read_version(
                     partition_values: HashMap::new(),
                     rows: data.get("record_count").and_then(Value::as_u64),
                     stats: file_stats(data, &bounded),
-                    deletion_vector: false,
+                    deletion_vector: None,
                 };
                 files.insert(file_path.to_string(), file);
             }

@@ -42,6 +42,7 @@ use datafusion::prelude::SessionContext;
 use object_store::path::Path;
 use object_store::{ObjectMeta, ObjectStore};
 
+use super::deletes::{DeletedPositions, DeletionVector, deleted_positions};
 use super::delta_log::{LogFormat, Snapshot};
 use super::{bare, present_lowercase, table_error};
 use crate::partitions::listed::{file_groups, rows_passing};
@@ -80,6 +81,8 @@ struct Live {
     files: Vec<PartitionedFile>,
     /// The log's statistics of each of `files`.
     stats: Vec<Option<Arc<str>>>,
+    /// Where each of `files`' deleted rows are, if it has any.
+    deletions: Vec<Option<DeletionVector>>,
     /// One row per file: its partition values, in their types.
     values: RecordBatch,
     /// Rows in all, when the log counts every file's.
@@ -280,6 +283,33 @@ impl LoggedTable {
         Ok(Arc::clone(&live))
     }
 
+    /// The files `kept` of `live`, each with its deleted rows' positions
+    /// (a [`DeletedPositions`] extension) when it has any.
+    async fn with_deletions(
+        &self,
+        state: &dyn Session,
+        live: &Live,
+        kept: &[usize],
+    ) -> Result<Vec<PartitionedFile>> {
+        let mut files: Vec<PartitionedFile> = kept.iter().map(|&i| live.files[i].clone()).collect();
+        let (at, vectors): (Vec<usize>, Vec<&DeletionVector>) = kept
+            .iter()
+            .enumerate()
+            .filter_map(|(k, &i)| live.deletions[i].as_ref().map(|d| (k, d)))
+            .unzip();
+        if vectors.is_empty() {
+            return Ok(files);
+        }
+        let store = state.runtime_env().object_store(&self.store_url)?;
+        let positions = deleted_positions(store.as_ref(), &self.root, &vectors)
+            .await
+            .map_err(|why| self.error(why))?;
+        for (k, positions) in at.into_iter().zip(positions) {
+            files[k].extensions.insert(DeletedPositions(positions));
+        }
+        Ok(files)
+    }
+
     /// Refuses a snapshot whose partitioning or column types differ from
     /// the registered table's (added columns are not read, see above).
     fn check_schema(&self, snapshot: &Snapshot) -> Result<()> {
@@ -392,10 +422,16 @@ impl Live {
             })
             .collect::<Result<Vec<_>>>()?;
         let stats = snapshot.files.values().map(|f| f.stats.clone()).collect();
+        let deletions = snapshot
+            .files
+            .values()
+            .map(|f| f.deletion_vector.clone())
+            .collect();
         Ok(Self {
             snapshot,
             files,
             stats,
+            deletions,
             values,
             rows,
         })
@@ -491,7 +527,7 @@ impl TableProvider for LoggedTable {
             };
             return Ok(Arc::new(EmptyExec::new(schema)));
         }
-        let files = kept.iter().map(|&i| live.files[i].clone()).collect();
+        let files = self.with_deletions(state, &live, &kept).await?;
         let mut statistics = Statistics::new_unknown(&self.scan_schema);
         if kept.len() == live.files.len()
             && let Some(rows) = live.rows

@@ -12,6 +12,7 @@ fn units(sizes: &[(&str, u64)]) -> ScanUnits {
             bytes: *b,
             rows: 10,
             partition_values: vec![],
+            deleted: None,
         });
     }
     s

@@ -284,8 +284,8 @@ async fn delta_tables_are_read_as_their_logs_say() {
 }
 
 /// What squall does not read of a Delta table fails the queries naming it,
-/// saying what and where, never read wrongly: a deletion vector on a live
-/// file, column mapping, an unknown reader feature, a log whose first
+/// saying what and where, never read wrongly: a deletion vector whose file
+/// is gone or kept at an absolute path, column mapping, an unknown reader feature, a log whose first
 /// commits are gone with no checkpoint; and Hudi tables, whose folders
 /// hold deleted rows' files too.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -304,6 +304,12 @@ async fn delta_tables_squall_cannot_read_say_why() {
             r#"{{"protocol":{{"minReaderVersion":3,"minWriterVersion":7,"readerFeatures":[{features}],"writerFeatures":[]}}}}"#
         )
     };
+    t.commit(0, &[protocol3(r#""deletionVectors""#), metadata(""), a]);
+    let t = table("absolute");
+    let a = t.add("a.parquet", "a.parquet", Some("eu"), &[1]).replace(
+        r#""dataChange":true"#,
+        r#""dataChange":true,"deletionVector":{"storageType":"p","pathOrInlineDv":"s3://elsewhere/dv.bin","offset":1,"sizeInBytes":36,"cardinality":2}"#,
+    );
     t.commit(0, &[protocol3(r#""deletionVectors""#), metadata(""), a]);
     let t = table("mapped");
     let a = t.add("a.parquet", "a.parquet", Some("eu"), &[1]);
@@ -328,7 +334,11 @@ async fn delta_tables_squall_cannot_read_say_why() {
     let engine = engine(dir.path(), &[]).await;
     for (table, says) in [
         ("hudi", "a Hudi table"),
-        ("vectors", "a.parquet has a Delta deletion vector"),
+        ("vectors", "cannot read the deletion vector in "),
+        (
+            "absolute",
+            "deletion vector is kept at an absolute path (s3://",
+        ),
         ("mapped", "Delta column mapping (name"),
         ("future", "reader feature someFeature"),
         ("cleaned", "lacks commits before version 5"),

@@ -112,6 +112,7 @@ mod catalog;
 mod concurrency;
 mod correlated_subqueries;
 mod dates;
+mod delta_deletion_vectors;
 mod delta_tables;
 mod faults;
 mod fetch_with_ties;
