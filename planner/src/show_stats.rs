@@ -45,11 +45,11 @@ pub async fn stats_query(ctx: &SessionContext, reference: TableReference) -> Res
     let table = ctx.read_table(provider)?;
     let schema = Arc::new(table.schema().as_arrow().clone());
     let physical = table.create_physical_plan().await?;
-    let (file_schema, footers) = match parquet_scan(&physical) {
+    let (file_schema, footers, deleted) = match parquet_scan(&physical) {
         Some(scan) => {
             crate::split::scan_footers(scan, &ctx.runtime_env(), &FooterCache::default()).await?
         }
-        None => (Arc::new(Schema::empty()), Vec::new()),
+        None => (Arc::new(Schema::empty()), Vec::new(), 0),
     };
     let mut columns: Vec<ColumnStats> = schema
         .fields()
@@ -74,6 +74,8 @@ pub async fn stats_query(ctx: &SessionContext, reference: TableReference) -> Res
             add_file(column, footer)?;
         }
     }
+    // Rows deleted in place (deletion vectors) are not the table's.
+    rows = rows.map(|r| r.saturating_sub(deleted));
     for column in columns
         .iter_mut()
         .filter(|c| footers.is_empty() || file_schema.field_with_name(c.field.name()).is_err())
@@ -83,7 +85,8 @@ pub async fn stats_query(ctx: &SessionContext, reference: TableReference) -> Res
     let mut out = Vec::with_capacity(columns.len() + 1);
     for column in &mut columns {
         let fraction = match (column.nulls, rows) {
-            (Some(n), Some(r)) if r > 0 => Some(n as f64 / r as f64),
+            // At most 1: a file's nulls count its deleted rows too.
+            (Some(n), Some(r)) if r > 0 => Some((n as f64 / r as f64).min(1.0)),
             (Some(_), Some(_)) => Some(0.0),
             _ => None,
         };

@@ -285,18 +285,24 @@ async fn read_footers(
 }
 
 /// The footers of every file `scan` reads (once each), with the schema of
-/// its files' columns.
+/// its files' columns, and the rows deleted from those files in place
+/// (deletion vectors).
 pub async fn scan_footers(
     scan: &DataSourceExec,
     runtime: &RuntimeEnv,
     cache: &FooterCache,
-) -> Result<(SchemaRef, Vec<Arc<ParquetMetaData>>)> {
+) -> Result<(SchemaRef, Vec<Arc<ParquetMetaData>>, u64)> {
     let (config, _) = scan
         .downcast_to_file_source::<ParquetSource>()
         .ok_or_else(|| PlannerError::Internal("not a Parquet scan".into()))?;
     let files = listed_once(config);
+    let deleted = files
+        .iter()
+        .filter_map(|f| f.extensions.get::<DeletedPositions>())
+        .map(|d| d.0.len())
+        .sum();
     let footers = read_footers(&files, &config.object_store_url, runtime, cache).await?;
-    Ok((Arc::clone(config.file_schema()), footers))
+    Ok((Arc::clone(config.file_schema()), footers, deleted))
 }
 
 /// The files of a scan, each once: the planner may have split one file

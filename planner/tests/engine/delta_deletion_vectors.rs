@@ -64,6 +64,9 @@ async fn spark_deletion_vectors_are_applied() {
         ] {
             assert_eq!(squall_csv(&engine, sql).await, want, "{sql} {pairs:?}");
         }
+        // SHOW STATS counts the table's rows without the deleted.
+        let stats = squall_csv(&engine, "show stats for small").await;
+        assert_eq!(stats.lines().last(), Some(",,,,8.0,,"), "{stats}");
         for sql in [
             "select part, col1, col2 from {} order by col1",
             "select part, count(*) as n, sum(col1) as s from {} group by part order by part",
