@@ -15,6 +15,7 @@ mod delta_log;
 mod delta_stats;
 mod footer_format;
 mod iceberg;
+mod iceberg_deletes;
 mod listings;
 mod log_types;
 mod logged_registration;

@@ -77,6 +77,9 @@ pub(crate) struct DataFile {
     /// Where its rows deleted without a rewrite are (`rows` counts
     /// without them).
     pub deletion_vector: Option<super::deletes::DeletionVector>,
+    /// Its Iceberg data sequence number (0 for Delta): which position
+    /// delete files apply to it.
+    pub sequence: i64,
 }
 
 /// The table's metadata action: its schema and partitioning.
@@ -109,6 +112,8 @@ pub(crate) struct Snapshot {
     pub reader_features: Vec<String>,
     /// The live files, by their path as the log names them.
     pub files: BTreeMap<String, DataFile>,
+    /// Iceberg's live position delete files (none for Delta).
+    pub position_deletes: Vec<super::iceberg_deletes::PositionDeleteFile>,
 }
 
 /// What the log's folder holds.
@@ -404,6 +409,7 @@ impl Replay {
             min_reader_version: self.min_reader_version,
             reader_features: self.reader_features,
             files: self.files,
+            position_deletes: Vec::new(),
         })
     }
 }
@@ -450,6 +456,7 @@ fn data_file(add: &Value, path: &str, root: &Path) -> Result<DataFile, LogError>
         rows,
         stats: stats.map(Arc::from),
         deletion_vector,
+        sequence: 0,
     })
 }
 

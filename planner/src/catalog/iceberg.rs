@@ -14,8 +14,10 @@
 //! the table is in now (a table copied or moved with its folder reads).
 //! Iceberg reads columns by id; squall reads them by name, so a table
 //! whose history renamed a column, or dropped one and added another of
-//! the same name, is refused, as are delete files (merge-on-read deletes),
-//! data files other than Parquet, and metadata past format version 2.
+//! the same name, is refused, as are equality delete files (rows deleted
+//! by their values), data files other than Parquet, and metadata past
+//! format version 2. Position delete files (merge-on-read DELETEs) are
+//! applied ([`super::iceberg_deletes`]).
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
@@ -28,6 +30,7 @@ use serde_json::Value;
 
 use super::avro;
 use super::delta_log::{DataFile, LogError, LogFormat, Metadata, Snapshot};
+use super::iceberg_deletes::PositionDeleteFile;
 
 /// How many manifests are read at once.
 const READ_CONCURRENCY: usize = 16;
@@ -214,6 +217,7 @@ async fn read_version(
     let schema = current_schema(&doc).map_err(|e| format!("metadata {at}: {e}"))?;
     let bounded = bounded_columns(&doc);
     let mut files = BTreeMap::new();
+    let mut position_deletes = Vec::new();
     let current = doc
         .get("current-snapshot-id")
         .and_then(Value::as_i64)
@@ -227,7 +231,9 @@ async fn read_version(
                     .find(|s| s.get("snapshot-id").and_then(Value::as_i64) == Some(id))
             })
             .ok_or_else(|| format!("metadata {at}: its current snapshot {id} is not listed"))?;
-        let manifests: Vec<(String, i64)> =
+        // Each manifest's path, content (0 data, 1 deletes) and sequence
+        // number (its added entries' when they have none).
+        let manifests: Vec<(String, i64, i64)> =
             match snapshot.get("manifest-list").and_then(Value::as_str) {
                 Some(list) => {
                     let list = located(list, &location, root)?;
@@ -239,7 +245,11 @@ async fn read_version(
                                 || format!("manifest list {list}: an entry without its path"),
                             )?;
                             let content = m.get("content").and_then(Value::as_i64).unwrap_or(0);
-                            Ok((path.to_string(), content))
+                            let sequence = m
+                                .get("sequence_number")
+                                .and_then(Value::as_i64)
+                                .unwrap_or(0);
+                            Ok((path.to_string(), content, sequence))
                         })
                         .collect::<Result<_, LogError>>()?
                 }
@@ -248,28 +258,34 @@ async fn read_version(
                     .and_then(Value::as_array)
                     .map(|m| {
                         m.iter()
-                            .filter_map(|p| Some((p.as_str()?.to_string(), 0)))
+                            .filter_map(|p| Some((p.as_str()?.to_string(), 0, 0)))
                             .collect()
                     })
                     .unwrap_or_default(),
             };
         let located_manifests = manifests
             .into_iter()
-            .map(|(path, content)| Ok((located(&path, &location, root)?, content)))
+            .map(|(path, content, sequence)| {
+                Ok((located(&path, &location, root)?, content, sequence))
+            })
             .collect::<Result<Vec<_>, LogError>>()?;
         let mut entries = futures::stream::iter(located_manifests)
-            .map(|(path, content)| async move {
+            .map(|(path, content, sequence)| async move {
                 let bytes = get(store, &path).await?;
                 let records = avro::records(&bytes).map_err(|e| format!("manifest {path}: {e}"))?;
-                Ok::<_, LogError>((path, content, records))
+                Ok::<_, LogError>((path, content, sequence, records))
             })
             .buffered(READ_CONCURRENCY);
-        while let Some((path, content, records)) = entries.try_next().await? {
+        while let Some((path, content, manifest_sequence, records)) = entries.try_next().await? {
             for entry in records {
                 // 2: deleted in this snapshot.
                 if entry.get("status").and_then(Value::as_i64) == Some(2) {
                     continue;
                 }
+                let sequence = entry
+                    .get("sequence_number")
+                    .and_then(Value::as_i64)
+                    .unwrap_or(manifest_sequence);
                 let data = entry
                     .get("data_file")
                     .ok_or_else(|| format!("manifest {path}: an entry without its data_file"))?;
@@ -281,17 +297,37 @@ async fn read_version(
                     .get("file_path")
                     .and_then(Value::as_str)
                     .ok_or_else(|| format!("manifest {path}: a data file without its path"))?;
-                if kind != 0 {
-                    return Err(format!(
-                        "it has delete files (merge-on-read deletes, such as {file_path}), \
-                         which squall does not read; rewriting the table's data files \
-                         (rewrite_data_files) applies them"
-                    ));
-                }
                 let format = data
                     .get("file_format")
                     .and_then(Value::as_str)
                     .unwrap_or("PARQUET");
+                let size = data
+                    .get("file_size_in_bytes")
+                    .and_then(Value::as_u64)
+                    .ok_or_else(|| format!("file {file_path} has no size"))?;
+                match kind {
+                    0 => {}
+                    1 if format.eq_ignore_ascii_case("parquet") => {
+                        position_deletes.push(PositionDeleteFile {
+                            location: located(file_path, &location, root)?,
+                            size,
+                            sequence,
+                        });
+                        continue;
+                    }
+                    1 => {
+                        return Err(format!(
+                            "its position delete file {file_path} is {format}; squall reads Parquet"
+                        ));
+                    }
+                    _ => {
+                        return Err(format!(
+                            "it has equality delete files (rows deleted by their values, such \
+                             as {file_path}), which squall does not read; rewriting the table's \
+                             data files (rewrite_data_files) applies them"
+                        ));
+                    }
+                }
                 if !format.eq_ignore_ascii_case("parquet") {
                     return Err(format!(
                         "its data file {file_path} is {format}; squall reads Parquet"
@@ -299,15 +335,13 @@ async fn read_version(
                 }
                 let file = DataFile {
                     location: located(file_path, &location, root)?,
-                    size: data
-                        .get("file_size_in_bytes")
-                        .and_then(Value::as_u64)
-                        .ok_or_else(|| format!("data file {file_path} has no size"))?,
+                    size,
                     modified: 0,
                     partition_values: HashMap::new(),
                     rows: data.get("record_count").and_then(Value::as_u64),
                     stats: file_stats(data, &bounded),
                     deletion_vector: None,
+                    sequence,
                 };
                 files.insert(file_path.to_string(), file);
             }
@@ -326,6 +360,7 @@ async fn read_version(
         min_reader_version: 1,
         reader_features: Vec::new(),
         files,
+        position_deletes,
     })
 }
 

@@ -44,6 +44,7 @@ use object_store::{ObjectMeta, ObjectStore};
 
 use super::deletes::{DeletedPositions, DeletionVector, deleted_positions};
 use super::delta_log::{LogFormat, Snapshot};
+use super::iceberg_deletes;
 use super::{bare, present_lowercase, table_error};
 use crate::partitions::listed::{file_groups, rows_passing};
 
@@ -83,6 +84,9 @@ struct Live {
     stats: Vec<Option<Arc<str>>>,
     /// Where each of `files`' deleted rows are, if it has any.
     deletions: Vec<Option<DeletionVector>>,
+    /// Each of `files`' path as the log names it, and its Iceberg data
+    /// sequence number (which position delete files apply to it).
+    names: Vec<(String, i64)>,
     /// One row per file: its partition values, in their types.
     values: RecordBatch,
     /// Rows in all, when the log counts every file's.
@@ -297,7 +301,8 @@ impl LoggedTable {
             .enumerate()
             .filter_map(|(k, &i)| live.deletions[i].as_ref().map(|d| (k, d)))
             .unzip();
-        if vectors.is_empty() {
+        let position_deletes = &live.snapshot.position_deletes;
+        if vectors.is_empty() && position_deletes.is_empty() {
             return Ok(files);
         }
         let store = state.runtime_env().object_store(&self.store_url)?;
@@ -306,6 +311,22 @@ impl LoggedTable {
             .map_err(|why| self.error(why))?;
         for (k, positions) in at.into_iter().zip(positions) {
             files[k].extensions.insert(DeletedPositions(positions));
+        }
+        if !position_deletes.is_empty() {
+            let read = iceberg_deletes::read_all(&store, position_deletes)
+                .await
+                .map_err(|why| self.error(why))?;
+            let deletes: Vec<(i64, Arc<iceberg_deletes::Positions>)> = position_deletes
+                .iter()
+                .map(|d| d.sequence)
+                .zip(read)
+                .collect();
+            for (file, &i) in files.iter_mut().zip(kept) {
+                let (name, sequence) = &live.names[i];
+                if let Some(positions) = iceberg_deletes::deleted_from(name, *sequence, &deletes) {
+                    file.extensions.insert(DeletedPositions(positions));
+                }
+            }
         }
         Ok(files)
     }
@@ -400,7 +421,11 @@ impl Live {
             arrays,
             &arrow::array::RecordBatchOptions::new().with_row_count(Some(files.len())),
         )?;
-        let rows = files.iter().map(|f| f.rows).sum::<Option<u64>>();
+        // Position delete files make the files' counts of rows too high.
+        let rows = match snapshot.position_deletes.is_empty() {
+            true => files.iter().map(|f| f.rows).sum::<Option<u64>>(),
+            false => None,
+        };
         let files = files
             .iter()
             .enumerate()
@@ -427,11 +452,17 @@ impl Live {
             .values()
             .map(|f| f.deletion_vector.clone())
             .collect();
+        let names = snapshot
+            .files
+            .iter()
+            .map(|(name, f)| (name.clone(), f.sequence))
+            .collect();
         Ok(Self {
             snapshot,
             files,
             stats,
             deletions,
+            names,
             values,
             rows,
         })

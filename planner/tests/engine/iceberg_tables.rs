@@ -25,7 +25,7 @@ fn copy_dir(from: &Path, to: &Path) {
 fn catalog() -> tempfile::TempDir {
     let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/iceberg");
     let dir = tempfile::tempdir().unwrap();
-    for table in ["sales", "renamed"] {
+    for table in ["sales", "renamed", "merged"] {
         copy_dir(&fixture.join(table), &dir.path().join(table));
     }
     dir
@@ -94,6 +94,52 @@ async fn iceberg_tables_are_read_as_their_metadata_says() {
     assert_eq!(squall_csv(&engine, count).await, "n,s\n13,345\n");
     std::fs::rename(&aside, &last).unwrap();
     assert_eq!(squall_csv(&engine, count).await, "n,s\n7,1162\n");
+}
+
+/// Merge-on-read deletes (position delete files, as Athena's, Trino's and
+/// Spark's DELETE write them): the deleted rows are not read, staged and
+/// as one task; each delete file deletes from the files no newer than
+/// itself; the table as of its first delete commit, then its latest.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn iceberg_position_deletes_are_applied() {
+    let dir = catalog();
+    let staged = [
+        ("squall.query.single_task_bytes", "0"),
+        ("squall.scan.target_task_bytes", "16"),
+    ];
+    for pairs in [&staged[..], &[]] {
+        let engine = engine(dir.path(), pairs).await;
+        for (sql, want) in [
+            (
+                "select region, count(*) as n, sum(id) as s, min(id) as lo, max(id) as hi \
+                 from merged group by 1 order by 1",
+                "region,n,s,lo,hi\neu,12,1224,0,204\nus,13,1391,5,209\n",
+            ),
+            ("select count(*) as n from merged", "n\n25\n"),
+            (
+                "select id from merged where id between 100 and 199 order by id",
+                "id\n100\n104\n106\n107\n108\n",
+            ),
+        ] {
+            assert_eq!(squall_csv(&engine, sql).await, want, "{sql} {pairs:?}");
+        }
+    }
+    // Its metadata as of the first delete commit (101, 103, 105 and 109
+    // deleted; 102 deleted by the next; ids 200 to 209 appended last).
+    let dir = catalog();
+    let metadata = dir.path().join("merged/metadata");
+    let mut files: Vec<_> = std::fs::read_dir(&metadata)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.to_string_lossy().ends_with(".metadata.json"))
+        .collect();
+    files.sort();
+    for later in &files[4..] {
+        std::fs::rename(later, later.with_extension("aside")).unwrap();
+    }
+    let engine = engine(dir.path(), &[]).await;
+    let sql = "select count(*) as n, sum(id) as s from merged where id >= 100";
+    assert_eq!(squall_csv(&engine, sql).await, "n,s\n6,627\n");
 }
 
 /// A table whose history renamed a column is refused (Iceberg reads

@@ -5,23 +5,35 @@ with pyiceberg (`pip install "pyiceberg[sql-sqlite,pyarrow,pyiceberg-core]"`):
            (a copy-on-write rewrite: the old files stay in the folder), an
            overwrite of region 'eu': 7 live rows, in 2 of the 10 data files on disk.
   renamed  one append, then a column renamed (v to w).
+  merged   merge-on-read deletes, as Athena, Trino and Spark write them:
+           two appends to a table partitioned by region, then two commits
+           of position delete files (Parquet of file_path, pos) deleting
+           rows of the second append's files, then a third append: 30 rows
+           written, 25 live. pyiceberg does not write position deletes; its
+           own manifest writers and snapshot producer commit them here, and
+           its reader applies them (the answer printed last).
 
 They are written under /tmp/squall-iceberg-fixture (the location their
 metadata records, absolute paths) and copied here; the tests read them
 from another folder, as a table moved with its folder.
 
-  python3 planner/tests/data/iceberg/make.py
+  python3 planner/tests/data/iceberg/make.py [TABLE...]   (all by default)
 """
 import datetime
 import decimal
 import os
 import shutil
+import sys
+import uuid
 
 import pyarrow as pa
+import pyarrow.parquet as pq
 from pyiceberg.catalog.sql import SqlCatalog
+from pyiceberg.manifest import DataFile, DataFileContent, FileFormat, ManifestContent, ManifestWriterV2
 from pyiceberg.partitioning import PartitionField, PartitionSpec
 from pyiceberg.schema import Schema
 from pyiceberg.transforms import IdentityTransform
+from pyiceberg.typedef import Record
 from pyiceberg.types import DecimalType, LongType, NestedField, StringType, TimestamptzType
 
 WORK = "/tmp/squall-iceberg-fixture"
@@ -65,8 +77,75 @@ renamed.append(pa.table({"k": pa.array([1], pa.int64()), "v": ["a"]}))
 with catalog.load_table("db.renamed").update_schema() as update:
     update.rename_column("v", "w")
 
-for name in ["sales", "renamed"]:
+
+class DeleteManifestWriter(ManifestWriterV2):
+    """A manifest of delete files (pyiceberg writes data manifests only)."""
+
+    def content(self):
+        return ManifestContent.DELETES
+
+
+def position_deletes(table, rows):
+    """Commits a position delete file per partition of `rows` ((data file, position, region))."""
+    tx = table.transaction()
+    producer = tx.update_snapshot().fast_append()
+
+    def writer(spec):
+        name = f"{table.location()}/metadata/{producer.commit_uuid}-d{next(producer._manifest_num_counter)}.avro"
+        return DeleteManifestWriter(spec, tx.table_metadata.schema(), producer._io.new_output(name), producer._snapshot_id, "deflate")
+
+    producer.new_manifest_writer = writer
+    by_region = {}
+    for path, pos, region in rows:
+        by_region.setdefault(region, []).append((path, pos))
+    for region, entries in sorted(by_region.items()):
+        entries.sort()
+        path = f"{table.location()}/data/region={region}/deletes-{uuid.uuid4()}.parquet"
+        local = path.removeprefix("file://")
+        os.makedirs(os.path.dirname(local), exist_ok=True)
+        fields = [
+            pa.field("file_path", pa.string(), nullable=False, metadata={"PARQUET:field_id": "2147483546"}),
+            pa.field("pos", pa.int64(), nullable=False, metadata={"PARQUET:field_id": "2147483545"}),
+        ]
+        columns = [pa.array([e[0] for e in entries]), pa.array([e[1] for e in entries], pa.int64())]
+        pq.write_table(pa.table(columns, schema=pa.schema(fields)), local)
+        producer.append_data_file(DataFile.from_args(
+            content=DataFileContent.POSITION_DELETES, file_path=path, file_format=FileFormat.PARQUET,
+            partition=Record(region), record_count=len(entries), file_size_in_bytes=os.path.getsize(local),
+            _table_format_version=2,
+        ))
+    producer.commit()
+    tx.commit_transaction()
+
+
+merged = catalog.create_table(
+    "db.merged",
+    schema=Schema(NestedField(1, "id", LongType(), required=False), NestedField(2, "region", StringType(), required=False)),
+    partition_spec=PartitionSpec(PartitionField(source_id=2, field_id=1000, transform=IdentityTransform(), name="region")),
+)
+
+
+def append_ids(table, first):
+    table.append(pa.table({
+        "id": pa.array([first + k for k in range(10)], pa.int64()),
+        "region": ["eu" if k < 5 else "us" for k in range(10)],
+    }))
+
+
+append_ids(merged, 0)
+before = {task.file.file_path for task in catalog.load_table("db.merged").scan().plan_files()}
+append_ids(merged, 100)
+merged = catalog.load_table("db.merged")
+second = sorted(task.file.file_path for task in merged.scan().plan_files() if task.file.file_path not in before)
+eu, us = [p for p in second if "region=eu" in p][0], [p for p in second if "region=us" in p][0]
+# ids 101, 103 (eu) and 105, 109 (us); then 102 (eu) in a second commit.
+position_deletes(merged, [(eu, 1, "eu"), (eu, 3, "eu"), (us, 0, "us"), (us, 4, "us")])
+position_deletes(catalog.load_table("db.merged"), [(eu, 2, "eu")])
+append_ids(catalog.load_table("db.merged"), 200)
+
+for name in sys.argv[1:] or ["sales", "renamed", "merged"]:
     target = os.path.join(HERE, name)
     shutil.rmtree(target, ignore_errors=True)
     shutil.copytree(os.path.join(WORK, "warehouse", "db", name), target)
 print(catalog.load_table("db.sales").scan().to_arrow().sort_by("id").to_pydict())
+print(catalog.load_table("db.merged").scan().to_arrow().sort_by("id").to_pydict())
