@@ -21,8 +21,8 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
 use futures::{StreamExt, TryStreamExt};
+use object_store::ObjectStore;
 use object_store::path::Path;
-use object_store::{ObjectStore, ObjectStoreExt};
 use roaring::RoaringTreemap;
 use serde_json::Value;
 
@@ -205,7 +205,7 @@ fn remembered() -> &'static Mutex<Remembered> {
 
 /// The deleted positions of each of `vectors` (of the table under `root`,
 /// in order): those the process remembers, the others read from the log's
-/// text or their files, one ranged GET per vector (16 at once).
+/// text or their files (a file's vectors read together).
 pub(crate) async fn deleted_positions(
     store: &dyn ObjectStore,
     root: &Path,
@@ -220,25 +220,37 @@ pub(crate) async fn deleted_positions(
         let cache = remembered().lock().unwrap_or_else(|e| e.into_inner());
         keys.iter().map(|k| cache.0.get(k).cloned()).collect()
     };
-    let missing: Vec<usize> = (0..vectors.len()).filter(|&i| known[i].is_none()).collect();
-    let read: Vec<(usize, Arc<RoaringTreemap>)> = futures::stream::iter(missing)
-        .map(|i| async move {
-            let vector = vectors[i];
-            let positions = match vector.file(root)? {
-                None => vector.positions(None)?,
-                Some(file) => {
-                    let bytes = store
-                        .get_range(&file, vector.range())
-                        .await
-                        .map_err(|e| format!("cannot read the deletion vector in {file}: {e}"))?;
-                    vector.positions(Some((&bytes, &file)))?
-                }
+    // The missing vectors by the file they are kept in (none: in the log):
+    // one request per file for all its vectors (ranges a MiB apart or less
+    // are read together), 16 files at once.
+    let mut by_file: HashMap<Option<Path>, Vec<usize>> = HashMap::new();
+    for i in (0..vectors.len()).filter(|&i| known[i].is_none()) {
+        by_file.entry(vectors[i].file(root)?).or_default().push(i);
+    }
+    let read: Vec<Vec<(usize, Arc<RoaringTreemap>)>> = futures::stream::iter(by_file)
+        .map(|(file, indexes)| async move {
+            let Some(file) = file else {
+                return indexes
+                    .into_iter()
+                    .map(|i| Ok((i, Arc::new(vectors[i].positions(None)?))))
+                    .collect::<Result<Vec<_>, String>>();
             };
-            Ok::<_, String>((i, Arc::new(positions)))
+            let ranges: Vec<std::ops::Range<u64>> =
+                indexes.iter().map(|&i| vectors[i].range()).collect();
+            let bytes = store
+                .get_ranges(&file, &ranges)
+                .await
+                .map_err(|e| format!("cannot read the deletion vector in {file}: {e}"))?;
+            indexes
+                .into_iter()
+                .zip(bytes)
+                .map(|(i, bytes)| Ok((i, Arc::new(vectors[i].positions(Some((&bytes, &file)))?))))
+                .collect()
         })
         .buffer_unordered(READ_CONCURRENCY)
         .try_collect()
         .await?;
+    let read = read.into_iter().flatten();
     let mut out = known;
     let mut cache = remembered().lock().unwrap_or_else(|e| e.into_inner());
     for (i, positions) in read {
