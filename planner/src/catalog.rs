@@ -286,7 +286,7 @@ pub(super) async fn register_table(
         let failed = match file_schemas(ctx, Arc::clone(&store), store_url, root, data).await {
             Err(unreadable) => Some(unreadable),
             Ok(schemas) if schemas.is_empty() => Some(e.to_string()),
-            Ok(schemas) => match crate::schema_merge::merge(&schemas) {
+            Ok(schemas) => match crate::schema_merge::merge(&schemas::named_alike(schemas)) {
                 Err(conflict) => Some(conflict),
                 Ok(merged) => {
                     let options = ParquetReadOptions::default()

@@ -371,10 +371,7 @@ pub async fn scan_units(
         out.row_groups_total += count;
         let keep = match &predicate {
             Some(pp) => {
-                let stats = RowGroupStatistics {
-                    metadata: &metadata,
-                    schema: &file_schema,
-                };
+                let stats = RowGroupStatistics::new(&metadata, &file_schema);
                 pp.prune(&stats).unwrap_or_else(|e| {
                     tracing::debug!(%e, file = %path, "row-group pruning skipped");
                     vec![true; count]
@@ -556,33 +553,76 @@ impl MetadataFetch for RangeFetch {
 }
 
 /// Row-group statistics of one file, for [`PruningPredicate`].
+/// One file's row-group statistics of the table's columns (`table`, the
+/// columns the table's files hold): each column found in the file as a
+/// scan reads it (by name, in another case, or as the table's metadata
+/// maps it: `squall_core::case_blind`), wherever the file puts it, and its
+/// bounds cast to the table's type.
 struct RowGroupStatistics<'a> {
     metadata: &'a ParquetMetaData,
-    schema: &'a Schema,
+    table: &'a Schema,
+    /// The file's own columns, in its order.
+    file: Schema,
+    /// The table's columns the file names otherwise.
+    renames: HashMap<String, String>,
 }
 
-impl RowGroupStatistics<'_> {
+impl<'a> RowGroupStatistics<'a> {
+    fn new(metadata: &'a ParquetMetaData, table: &'a Schema) -> Self {
+        let meta = metadata.file_metadata();
+        let file =
+            parquet::arrow::parquet_to_arrow_schema(meta.schema_descr(), meta.key_value_metadata())
+                .unwrap_or_else(|_| Schema::empty());
+        let renames = squall_core::case_blind::file_names(table, &file);
+        Self {
+            metadata,
+            table,
+            file,
+            renames,
+        }
+    }
+
+    /// The converter of `column`'s statistics in this file: none when the
+    /// file lacks it (or it is nested).
     fn converter(&self, column: &Column) -> Option<StatisticsConverter<'_>> {
-        StatisticsConverter::try_new(
-            column.name(),
-            self.schema,
+        let name = self
+            .renames
+            .get(column.name())
+            .map_or(column.name(), String::as_str);
+        let converter = StatisticsConverter::try_new(
+            name,
+            &self.file,
             self.metadata.file_metadata().schema_descr(),
         )
-        .ok()
+        .ok()?;
+        converter.parquet_column_index().map(|_| converter)
+    }
+
+    /// `values` (a file's bounds of `column`) in the table's type of it.
+    fn typed(&self, column: &Column, values: ArrayRef) -> Option<ArrayRef> {
+        let ty = self.table.field_with_name(column.name()).ok()?.data_type();
+        match values.data_type() == ty {
+            true => Some(values),
+            false => arrow::compute::cast(&values, ty).ok(),
+        }
     }
 }
 
 impl PruningStatistics for RowGroupStatistics<'_> {
     fn min_values(&self, column: &Column) -> Option<ArrayRef> {
-        self.converter(column)?
+        let values = self
+            .converter(column)?
             .row_group_mins(self.metadata.row_groups().iter())
-            .ok()
+            .ok()?;
+        self.typed(column, values)
     }
 
     fn max_values(&self, column: &Column) -> Option<ArrayRef> {
-        self.converter(column)?
+        let values = self
+            .converter(column)?
             .row_group_maxes(self.metadata.row_groups().iter())
-            .ok()
+            .ok()?;
+        self.typed(column, values)
     }
 
     fn num_containers(&self) -> usize {

@@ -56,7 +56,7 @@ impl PhysicalExprAdapterFactory for CaseBlindAdapterFactory {
 /// The table's columns the file names in another case: table name to the
 /// file's, where the file has no column of the exact name and exactly one
 /// of its columns matches whatever the case.
-fn file_names(logical: &Schema, physical: &Schema) -> HashMap<String, String> {
+pub fn file_names(logical: &Schema, physical: &Schema) -> HashMap<String, String> {
     // Each file open asks: sets, not a search per column, for wide tables.
     let in_file: HashSet<&str> = physical
         .fields()

@@ -170,6 +170,20 @@ fn case_folded(schemas: &[Schema]) -> HashMap<String, String> {
     folded
 }
 
+/// Files' schemas (file name, schema) with the columns they name in
+/// different cases named alike ([`case_folded`]), for `schema_merge`.
+pub(super) fn named_alike(schemas: Vec<(String, Schema)>) -> Vec<(String, Schema)> {
+    let plain: Vec<Schema> = schemas.iter().map(|(_, s)| s.clone()).collect();
+    let folded = case_folded(&plain);
+    match folded.is_empty() {
+        true => schemas,
+        false => schemas
+            .into_iter()
+            .map(|(file, schema)| (file, renamed(schema, &folded)))
+            .collect(),
+    }
+}
+
 /// `schema` with its columns named as `folded` says.
 fn renamed(schema: Schema, folded: &HashMap<String, String>) -> Schema {
     let fields: Vec<_> = schema

@@ -269,3 +269,75 @@ async fn columns_files_name_in_different_cases_are_one_column() {
         }
     }
 }
+
+/// Files of one table that order its columns differently (as writers do
+/// after a schema change), one with a narrower type and one naming a
+/// column in another case: planning skips row groups by each file's own
+/// statistics of the filtered column, wherever the file puts it. Before,
+/// planning read the statistics of the column at the table's position in
+/// the file: `where a = 7` skipped the file holding 7 (its first column
+/// was `b`), and answered no row. And a file naming a column in another
+/// case with a narrower type (`B` INT32 beside `b` BIGINT) made a second
+/// column `B` of the table (`b` read NULL from it).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn row_groups_are_skipped_by_the_filtered_columns_own_statistics() {
+    use arrow::array::{Int32Array, Int64Array, RecordBatch};
+    use arrow::datatypes::{DataType, Field, Schema};
+    use std::sync::Arc;
+    let dir = tempfile::tempdir().unwrap();
+    let t = dir.path().join("t");
+    let batch = |fields: Vec<(&str, DataType)>, columns: Vec<arrow::array::ArrayRef>| {
+        let schema = Schema::new(
+            fields
+                .into_iter()
+                .map(|(n, ty)| Field::new(n, ty, true))
+                .collect::<Vec<_>>(),
+        );
+        RecordBatch::try_new(Arc::new(schema), columns).unwrap()
+    };
+    write_parquet(
+        t.join("f1.parquet"),
+        batch(
+            vec![("a", DataType::Int64), ("b", DataType::Int64)],
+            vec![
+                Arc::new(Int64Array::from(vec![1, 2, 3])),
+                Arc::new(Int64Array::from(vec![100, 200, 300])),
+            ],
+        ),
+    );
+    write_parquet(
+        t.join("f2.parquet"),
+        batch(
+            vec![("b", DataType::Int64), ("a", DataType::Int64)],
+            vec![
+                Arc::new(Int64Array::from(vec![1000, 2000])),
+                Arc::new(Int64Array::from(vec![7, 8])),
+            ],
+        ),
+    );
+    write_parquet(
+        t.join("f3.parquet"),
+        batch(
+            vec![("B", DataType::Int32), ("a", DataType::Int32)],
+            vec![
+                Arc::new(Int32Array::from(vec![5000])),
+                Arc::new(Int32Array::from(vec![9])),
+            ],
+        ),
+    );
+    for pairs in [&[][..], &[("squall.query.single_task_bytes", "1000000000")]] {
+        let engine = engine(dir.path(), pairs).await;
+        for (sql, want) in [
+            ("select a, b from t where a = 7", "a,b\n7,1000\n"),
+            ("select a, b from t where b = 1000", "a,b\n7,1000\n"),
+            ("select a, b from t where a = 9", "a,b\n9,5000\n"),
+            ("select a, b from t where b > 4000", "a,b\n9,5000\n"),
+            (
+                "select count(*) as n from t where a between 2 and 8",
+                "n\n4\n",
+            ),
+        ] {
+            assert_eq!(squall_csv(&engine, sql).await, want, "{sql} {pairs:?}");
+        }
+    }
+}
