@@ -21,6 +21,12 @@ pub fn widen(a: &DataType, b: &DataType) -> Option<DataType> {
     if a == b {
         return Some(a.clone());
     }
+    // A dictionary-encoded column (pandas' categoricals, as pyarrow writes
+    // them) holds its values' type.
+    match (a, b) {
+        (Dictionary(_, v), other) | (other, Dictionary(_, v)) => return widen(v, other),
+        _ => {}
+    }
     let signed = |t: &DataType| match t {
         Int8 => Some(8),
         Int16 => Some(16),
@@ -148,6 +154,15 @@ pub fn merge(schemas: &[(String, Schema)]) -> Result<Schema, String> {
 mod tests {
     use super::*;
     use DataType::*;
+
+    #[test]
+    fn dictionaries_widen_as_their_values() {
+        let dict = |v: DataType| Dictionary(Box::new(Int32), Box::new(v));
+        assert_eq!(widen(&dict(Utf8), &Utf8View), Some(Utf8View));
+        assert_eq!(widen(&LargeUtf8, &dict(Utf8)), Some(LargeUtf8));
+        assert_eq!(widen(&dict(Int32), &dict(Int64)), Some(Int64));
+        assert_eq!(widen(&dict(Utf8), &Int64), None);
+    }
 
     #[test]
     fn types_widen_only_where_no_value_is_lost() {

@@ -341,3 +341,44 @@ async fn row_groups_are_skipped_by_the_filtered_columns_own_statistics() {
         }
     }
 }
+
+/// A column one file writes dictionary-encoded (pandas' categoricals, as
+/// pyarrow writes them) and another plainly is one column of the values'
+/// type; before, the table was refused ("no type holds both").
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn dictionary_encoded_columns_are_columns_of_their_values() {
+    use arrow::array::{DictionaryArray, Int64Array, RecordBatch, StringArray};
+    use arrow::datatypes::Int32Type;
+    use std::sync::Arc;
+    let dir = tempfile::tempdir().unwrap();
+    let t = dir.path().join("t");
+    let plain = RecordBatch::try_from_iter([
+        (
+            "id",
+            Arc::new(Int64Array::from(vec![1, 2])) as arrow::array::ArrayRef,
+        ),
+        ("s", Arc::new(StringArray::from(vec!["x", "y"]))),
+    ])
+    .unwrap();
+    let dict: DictionaryArray<Int32Type> = vec!["y", "z", "y"].into_iter().collect();
+    let encoded = RecordBatch::try_from_iter([
+        (
+            "id",
+            Arc::new(Int64Array::from(vec![3, 4, 5])) as arrow::array::ArrayRef,
+        ),
+        ("s", Arc::new(dict)),
+    ])
+    .unwrap();
+    write_parquet(t.join("a.parquet"), plain);
+    write_parquet(t.join("b.parquet"), encoded);
+    let engine = engine(dir.path(), &[]).await;
+    for (sql, want) in [
+        (
+            "select s, count(*) as n, sum(id) as ids from t group by s order by s",
+            "s,n,ids\nx,1,1\ny,3,10\nz,1,4\n",
+        ),
+        ("select id from t where s = 'z'", "id\n4\n"),
+    ] {
+        assert_eq!(squall_csv(&engine, sql).await, want, "{sql}");
+    }
+}
