@@ -14,7 +14,7 @@
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
-use arrow::datatypes::{Schema, SchemaRef};
+use arrow::datatypes::{Field, Schema, SchemaRef};
 use datafusion::common::tree_node::{Transformed, TransformedResult, TreeNode};
 use datafusion::error::Result;
 use datafusion::physical_expr::PhysicalExpr;
@@ -53,9 +53,24 @@ impl PhysicalExprAdapterFactory for CaseBlindAdapterFactory {
     }
 }
 
-/// The table's columns the file names in another case: table name to the
-/// file's, where the file has no column of the exact name and exactly one
-/// of its columns matches whatever the case.
+/// A table column's metadata naming the file column it is read from
+/// (Delta column mapping's physical name), whatever the file's columns'
+/// names: absent from a file, the column is NULL in its rows.
+pub const FILE_COLUMN: &str = "squall.file_column";
+
+/// A table column's metadata giving the Parquet field id it is read from
+/// (Delta column mapping's id mode): a file with field ids is read by id,
+/// one without by [`FILE_COLUMN`].
+pub const FILE_FIELD_ID: &str = "squall.file_field_id";
+
+/// The Parquet field id of a file's column, as the Parquet reader gives it.
+const PARQUET_FIELD_ID: &str = "PARQUET:field_id";
+
+/// The table's columns the file names otherwise: table name to the file's.
+/// A column whose metadata maps it ([`FILE_FIELD_ID`], [`FILE_COLUMN`]) is
+/// the file column it names (a name the file lacks when it has none);
+/// otherwise, where the file has no column of the exact name and exactly
+/// one of its columns matches whatever the case, that one.
 pub fn file_names(logical: &Schema, physical: &Schema) -> HashMap<String, String> {
     // Each file open asks: sets, not a search per column, for wide tables.
     let in_file: HashSet<&str> = physical
@@ -63,16 +78,53 @@ pub fn file_names(logical: &Schema, physical: &Schema) -> HashMap<String, String
         .iter()
         .map(|f| f.name().as_str())
         .collect();
+    let mapped = |f: &Field| {
+        f.metadata().contains_key(FILE_COLUMN) || f.metadata().contains_key(FILE_FIELD_ID)
+    };
     if logical
         .fields()
         .iter()
-        .all(|f| in_file.contains(f.name().as_str()))
+        .all(|f| in_file.contains(f.name().as_str()) && !mapped(f))
     {
         return HashMap::new();
     }
-    logical
+    let by_id: HashMap<&str, &str> = physical
         .fields()
         .iter()
+        .filter_map(|f| {
+            Some((
+                f.metadata().get(PARQUET_FIELD_ID)?.as_str(),
+                f.name().as_str(),
+            ))
+        })
+        .collect();
+    let mut names: HashMap<String, String> = logical
+        .fields()
+        .iter()
+        .filter(|f| mapped(f))
+        .map(|f| {
+            let id = f
+                .metadata()
+                .get(FILE_FIELD_ID)
+                .filter(|_| !by_id.is_empty());
+            let column = match id {
+                Some(id) => by_id.get(id.as_str()).map(|c| c.to_string()),
+                None => f
+                    .metadata()
+                    .get(FILE_COLUMN)
+                    .filter(|c| in_file.contains(c.as_str()))
+                    .cloned(),
+            };
+            // A name no file column has: NULL in this file's rows.
+            let column = column.unwrap_or_else(|| format!("\u{1}absent {}", f.name()));
+            (f.name().clone(), column)
+        })
+        .filter(|(table, file)| table != file)
+        .collect();
+    let case_blind: Vec<(String, String)> = logical
+        .fields()
+        .iter()
+        .filter(|f| !mapped(f))
         .filter(|f| !in_file.contains(f.name().as_str()))
         .filter_map(|f| {
             let mut matching = physical
@@ -86,7 +138,9 @@ pub fn file_names(logical: &Schema, physical: &Schema) -> HashMap<String, String
                 _ => None,
             }
         })
-        .collect()
+        .collect();
+    names.extend(case_blind);
+    names
 }
 
 /// DataFusion's adapter, given the file's names for the table's columns.
@@ -142,5 +196,40 @@ mod tests {
         assert!(file_names(&logical, &file(&["userid", "UserId", "v"])).is_empty());
         assert!(file_names(&logical, &file(&["USERID", "UserId", "v"])).is_empty());
         assert!(file_names(&logical, &file(&["v"])).is_empty());
+    }
+
+    #[test]
+    fn mapped_columns_are_read_from_the_file_column_they_name() {
+        let meta = |pairs: &[(&str, &str)]| {
+            pairs
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect::<HashMap<_, _>>()
+        };
+        let logical = Schema::new(vec![
+            Field::new("renamed", DataType::Int64, true)
+                .with_metadata(meta(&[(FILE_COLUMN, "col-1"), (FILE_FIELD_ID, "1")])),
+            Field::new("v", DataType::Int64, true).with_metadata(meta(&[(FILE_COLUMN, "col-2")])),
+        ]);
+        let by_name = Schema::new(vec![
+            Field::new("col-1", DataType::Int64, true),
+            Field::new("v", DataType::Int64, true),
+        ]);
+        let names = file_names(&logical, &by_name);
+        assert_eq!(names.get("renamed").map(String::as_str), Some("col-1"));
+        // The file's `v` is another column (dropped, its name reused): not read.
+        assert!(
+            names.get("v").is_some_and(|n| n.contains("absent")),
+            "{names:?}"
+        );
+        let with_ids = Schema::new(vec![
+            Field::new("old-name", DataType::Int64, true)
+                .with_metadata(meta(&[(PARQUET_FIELD_ID, "1")])),
+            Field::new("col-2", DataType::Int64, true)
+                .with_metadata(meta(&[(PARQUET_FIELD_ID, "2")])),
+        ]);
+        let names = file_names(&logical, &with_ids);
+        assert_eq!(names.get("renamed").map(String::as_str), Some("old-name"));
+        assert_eq!(names.get("v").map(String::as_str), Some("col-2"));
     }
 }

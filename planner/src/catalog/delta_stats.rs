@@ -53,15 +53,18 @@ pub(super) fn may_match(
     // Each file's statistics parsed once, keeping the filtered columns'
     // bounds in their types (a table of 100,000 files is not held as JSON
     // documents).
-    let columns: Vec<(String, DataType)> = filters
+    // Each column's name, the name the log's statistics give it (its
+    // physical name under column mapping) and its type.
+    let columns: Vec<(String, String, DataType)> = filters
         .iter()
         .flat_map(|f| f.column_refs())
         .map(|c| c.name.clone())
         .collect::<HashSet<_>>()
         .into_iter()
         .filter_map(|name| {
-            let ty = schema.field_with_name(&name).ok()?.data_type().clone();
-            Some((name, ty))
+            let field = schema.field_with_name(&name).ok()?;
+            let logged = super::logged_table::logged_name(field).to_string();
+            Some((name, logged, field.data_type().clone()))
         })
         .collect();
     let parsed = FileStatistics::parse(stats, &columns)?;
@@ -101,7 +104,7 @@ fn usable(ty: &DataType, bound: Bound) -> bool {
 }
 
 impl FileStatistics {
-    fn parse(stats: &[Option<&str>], columns: &[(String, DataType)]) -> Result<Self> {
+    fn parse(stats: &[Option<&str>], columns: &[(String, String, DataType)]) -> Result<Self> {
         let mut rows = Vec::with_capacity(stats.len());
         let mut bounds: Vec<[Vec<ScalarValue>; 2]> = columns
             .iter()
@@ -117,25 +120,25 @@ impl FileStatistics {
             let doc: Option<Value> = text.and_then(|s| serde_json::from_str(s).ok());
             let doc = doc.as_ref();
             rows.push(doc.and_then(|d| d.get("numRecords")?.as_u64()));
-            for (c, (name, ty)) in columns.iter().enumerate() {
+            for (c, (_, logged, ty)) in columns.iter().enumerate() {
                 for (b, (bound, key)) in [(Bound::Min, "minValues"), (Bound::Max, "maxValues")]
                     .into_iter()
                     .enumerate()
                 {
                     let value = doc
                         .filter(|_| usable(ty, bound))
-                        .and_then(|d| d.get(key)?.get(name))
+                        .and_then(|d| d.get(key)?.get(logged))
                         .and_then(|v| bound_value(v, ty, bound));
                     bounds[c][b].push(match value {
                         Some(v) => v,
                         None => ScalarValue::try_from(ty)?,
                     });
                 }
-                nulls[c].push(doc.and_then(|d| d.get("nullCount")?.get(name)?.as_u64()));
+                nulls[c].push(doc.and_then(|d| d.get("nullCount")?.get(logged)?.as_u64()));
             }
         }
         let mut parsed = HashMap::new();
-        for (((name, ty), [min, max]), nulls) in columns.iter().zip(bounds).zip(nulls) {
+        for (((name, _, ty), [min, max]), nulls) in columns.iter().zip(bounds).zip(nulls) {
             let array =
                 |values: Vec<ScalarValue>, bound| match usable(ty, bound) && !values.is_empty() {
                     true => ScalarValue::iter_to_array(values).ok(),

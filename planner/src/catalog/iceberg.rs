@@ -12,11 +12,12 @@
 //! Files' paths in the metadata are absolute (`s3://bucket/t/data/...`);
 //! those below the table's recorded `location` are read below the folder
 //! the table is in now (a table copied or moved with its folder reads).
-//! Iceberg reads columns by id; squall reads them by name, so a table
-//! whose history renamed a column, or dropped one and added another of
-//! the same name, is refused, as are equality delete files (rows deleted
-//! by their values), data files other than Parquet, and metadata past
-//! format version 2. Position delete files (merge-on-read DELETEs) are
+//! Iceberg reads columns by id, and so does squall for top-level columns
+//! (each column's field id in its metadata: `squall_core::case_blind`), so
+//! a renamed column, or a name reused after a drop, reads right; a table
+//! whose history renamed a nested field (read by name) is refused, as are
+//! equality delete files (rows deleted by their values), data files other
+//! than Parquet, and metadata past format version 2. Position delete files (merge-on-read DELETEs) are
 //! applied ([`super::iceberg_deletes`]).
 
 use std::collections::{BTreeMap, HashMap};
@@ -355,6 +356,7 @@ async fn read_version(
             schema: Arc::new(schema),
             partition_columns: Vec::new(),
             column_mapping: None,
+            nested_mapping: None,
             provider: "parquet".into(),
         },
         min_reader_version: 1,
@@ -382,8 +384,9 @@ fn located(path: &str, location: &str, root: &Path) -> Result<Path, LogError> {
     ))
 }
 
-/// The table's current schema in Arrow's types, refusing a history that
-/// renamed a column or gave a name to two columns (squall reads by name).
+/// The table's current schema in Arrow's types, each top-level column
+/// with its field id (read by it), refusing a history that renamed a
+/// nested field or gave one name to two (read by name).
 fn current_schema(doc: &Value) -> Result<Schema, LogError> {
     let schemas: Vec<&Value> = match doc.get("schemas").and_then(Value::as_array) {
         Some(s) => s.iter().collect(),
@@ -394,31 +397,61 @@ fn current_schema(doc: &Value) -> Result<Schema, LogError> {
         .iter()
         .find(|s| current_id.is_none() || s.get("schema-id").and_then(Value::as_i64) == current_id)
         .ok_or_else(|| "no current schema".to_string())?;
+    // Top-level columns are read by id (renamed, or a name reused after a
+    // drop: `squall_core::case_blind`); a nested field's history must keep
+    // its name, as nested fields are read by name.
+    let top_level = |schema: &Value| -> Vec<i64> {
+        schema
+            .get("fields")
+            .and_then(Value::as_array)
+            .map(|fs| fs.iter().filter_map(|f| f.get("id")?.as_i64()).collect())
+            .unwrap_or_default()
+    };
     let mut names: HashMap<i64, String> = HashMap::new();
     let mut ids: HashMap<String, i64> = HashMap::new();
     for schema in &schemas {
         let mut fields = Vec::new();
         field_names(schema, "", &mut fields);
-        for (id, name) in fields {
+        let top = top_level(schema);
+        for (id, name) in fields.into_iter().filter(|(id, _)| !top.contains(id)) {
             if let Some(before) = names.insert(id, name.clone())
                 && before != name
             {
                 return Err(format!(
-                    "its column {before} was renamed {name}: Iceberg reads columns by id, \
-                     squall by name, so its older files would read NULL"
+                    "its nested field {before} was renamed {name}: squall reads nested \
+                     fields by name, so its older files would read NULL"
                 ));
             }
             if let Some(before) = ids.insert(name.clone(), id)
                 && before != id
             {
                 return Err(format!(
-                    "its column {name} was dropped and another added by the same name: \
-                     Iceberg reads columns by id, squall by name"
+                    "its nested field {name} was dropped and another added by the same name: \
+                     squall reads nested fields by name"
                 ));
             }
         }
     }
-    Ok(Schema::new(super::log_types::iceberg_fields(current)?))
+    let described: Vec<&Value> = current
+        .get("fields")
+        .and_then(Value::as_array)
+        .map(|fs| fs.iter().collect())
+        .unwrap_or_default();
+    let fields = super::log_types::iceberg_fields(current)?
+        .iter()
+        .zip(described)
+        .map(|(field, json)| {
+            use squall_core::case_blind::{FILE_COLUMN, FILE_FIELD_ID};
+            let mut metadata = HashMap::new();
+            // Files without field ids (imported) are read by name.
+            metadata.insert(FILE_COLUMN.to_string(), field.name().clone());
+            if let Some(id) = json.get("id").and_then(Value::as_i64) {
+                metadata.insert(FILE_FIELD_ID.to_string(), id.to_string());
+            }
+            Arc::new(field.as_ref().clone().with_metadata(metadata))
+        })
+        .collect::<Vec<_>>();
+    Ok(Schema::new(fields))
 }
 
 /// The current schema's top-level columns whose bounds a manifest's
@@ -551,5 +584,34 @@ fn field_names(t: &Value, prefix: &str, out: &mut Vec<(i64, String)>) {
                 }
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn schema(id: i64, inner: &str) -> Value {
+        json!({"schema-id": id, "type": "struct", "fields": [
+            {"id": 1, "name": "k", "required": false, "type": "long"},
+            {"id": 2, "name": "s", "required": false, "type": {"type": "struct", "fields": [
+                {"id": 3, "name": inner, "required": false, "type": "string"}]}}]})
+    }
+
+    #[test]
+    fn top_level_columns_carry_their_field_ids_and_nested_renames_are_refused() {
+        let doc = json!({"current-schema-id": 0, "schemas": [schema(0, "x")]});
+        let current = current_schema(&doc).unwrap();
+        let k = current.field_with_name("k").unwrap();
+        assert_eq!(
+            k.metadata()
+                .get(squall_core::case_blind::FILE_FIELD_ID)
+                .map(String::as_str),
+            Some("1")
+        );
+        let doc = json!({"current-schema-id": 1, "schemas": [schema(0, "x"), schema(1, "y")]});
+        let err = current_schema(&doc).unwrap_err();
+        assert!(err.contains("nested field s.x was renamed s.y"), "{err}");
     }
 }

@@ -387,10 +387,11 @@ impl Live {
             .iter()
             .map(|field| {
                 let ty = field.data_type();
-                let scalars = files
-                    .iter()
-                    .map(
-                        |f| match f.partition_values.get(field.name()).cloned().flatten() {
+                let scalars =
+                    files
+                        .iter()
+                        .map(|f| {
+                            match f.partition_values.get(logged_name(field)).cloned().flatten() {
                             // An empty value is NULL but in a string column.
                             Some(v) if !(v.is_empty() && *ty != DataType::Utf8) => partition_value(
                                 &v, ty,
@@ -407,9 +408,9 @@ impl Live {
                                 )
                             }),
                             _ => ScalarValue::try_from(ty),
-                        },
-                    )
-                    .collect::<Result<Vec<_>>>()?;
+                        }
+                        })
+                        .collect::<Result<Vec<_>>>()?;
                 match scalars.is_empty() {
                     true => Ok(arrow::array::new_empty_array(ty)),
                     false => ScalarValue::iter_to_array(scalars),
@@ -467,6 +468,15 @@ impl Live {
             rows,
         })
     }
+}
+
+/// The name the log gives `field` in files' partition values and
+/// statistics: its physical name under column mapping, else its name.
+pub(super) fn logged_name(field: &arrow::datatypes::Field) -> &str {
+    field
+        .metadata()
+        .get(squall_core::case_blind::FILE_COLUMN)
+        .map_or(field.name().as_str(), String::as_str)
 }
 
 /// A partition value as Delta writes it, in the column's type (a

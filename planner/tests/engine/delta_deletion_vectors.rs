@@ -32,7 +32,8 @@ fn copy_dir(from: &Path, to: &Path) {
 
 /// Spark's and Databricks' tables (`planner/tests/data/delta/README.md`):
 /// vectors in files shared by several data files, before and after a
-/// checkpoint, in a partitioned table; the live rows as Spark reads them.
+/// checkpoint, in a partitioned table, with and without column mapping;
+/// the live rows as Spark reads them.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn spark_deletion_vectors_are_applied() {
     let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/delta");
@@ -42,6 +43,8 @@ async fn spark_deletion_vectors_are_applied() {
         ("with-short-dv", "short"),
         ("dv-partitioned-with-checkpoint", "parted"),
         ("dv-partitioned-with-checkpoint-expected", "parted_expected"),
+        ("dv-with-columnmapping", "mapped"),
+        ("dv-with-columnmapping-expected", "mapped_expected"),
     ] {
         copy_dir(&fixture.join(from), &dir.path().join(to));
     }
@@ -67,6 +70,19 @@ async fn spark_deletion_vectors_are_applied() {
         // SHOW STATS counts the table's rows without the deleted.
         let stats = squall_csv(&engine, "show stats for small").await;
         assert_eq!(stats.lines().last(), Some(",,,,8.0,,"), "{stats}");
+        // `mapped`'s files name its columns by physical names (column
+        // mapping): read by them, its partition values and statistics too.
+        for sql in [
+            "select part, col1, col2 from {} order by col1",
+            "select count(*) as n, sum(col1) as s from {} where col1 >= 45",
+            "select count(*) as n from {} where part = 3 and col2 = 'foo3'",
+        ] {
+            assert_eq!(
+                squall_csv(&engine, &sql.replace("{}", "mapped")).await,
+                squall_csv(&engine, &sql.replace("{}", "mapped_expected")).await,
+                "{sql} {pairs:?}"
+            );
+        }
         for sql in [
             "select part, col1, col2 from {} order by col1",
             "select part, count(*) as n, sum(col1) as s from {} group by part order by part",

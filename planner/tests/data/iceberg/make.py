@@ -4,7 +4,9 @@ with pyiceberg (`pip install "pyiceberg[sql-sqlite,pyarrow,pyiceberg-core]"`):
   sales    4 appends to a table partitioned by region, a DELETE of id < 15
            (a copy-on-write rewrite: the old files stay in the folder), an
            overwrite of region 'eu': 7 live rows, in 2 of the 10 data files on disk.
-  renamed  one append, then a column renamed (v to w).
+  renamed  one append, a column renamed (v to w), a column added by the
+           old name (v, another field id), a second append: (1, a, NULL)
+           and (2, b, x) as Iceberg reads them by id.
   merged   merge-on-read deletes, as Athena, Trino and Spark write them:
            two appends to a table partitioned by region, then two commits
            of position delete files (Parquet of file_path, pos) deleting
@@ -76,6 +78,12 @@ renamed = catalog.create_table("db.renamed", schema=Schema(NestedField(1, "k", L
 renamed.append(pa.table({"k": pa.array([1], pa.int64()), "v": ["a"]}))
 with catalog.load_table("db.renamed").update_schema() as update:
     update.rename_column("v", "w")
+# The name v again, for another column (field id 3): the first file's v is not it.
+with catalog.load_table("db.renamed").update_schema() as update:
+    update.add_column("v", StringType())
+catalog.load_table("db.renamed").append(pa.table({
+    "k": pa.array([2], pa.int64()), "w": pa.array(["b"], pa.large_string()), "v": pa.array(["x"], pa.large_string()),
+}))
 
 
 class DeleteManifestWriter(ManifestWriterV2):
@@ -149,3 +157,4 @@ for name in sys.argv[1:] or ["sales", "renamed", "merged"]:
     shutil.copytree(os.path.join(WORK, "warehouse", "db", name), target)
 print(catalog.load_table("db.sales").scan().to_arrow().sort_by("id").to_pydict())
 print(catalog.load_table("db.merged").scan().to_arrow().sort_by("id").to_pydict())
+print(catalog.load_table("db.renamed").scan().to_arrow().sort_by("k").to_pydict())
