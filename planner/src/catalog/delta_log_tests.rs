@@ -12,9 +12,10 @@ fn meta(key: &str) -> ObjectMeta {
     }
 }
 
-/// Commits, single and multi-part checkpoints are told apart by name;
-/// a checkpoint missing a part, a V2 checkpoint (its actions in
-/// sidecars), checksums and the sidecars themselves are not read.
+/// Commits, single and multi-part checkpoints and V2 checkpoints (named
+/// by a UUID, their files' actions in sidecars) are told apart by name; a
+/// checkpoint missing a part, checksums and the sidecars themselves are
+/// not checkpoints.
 #[test]
 fn log_objects_are_known_by_their_names() {
     let log = Path::from("t/_delta_log");
@@ -43,7 +44,7 @@ fn log_objects_are_known_by_their_names() {
     );
     assert_eq!(
         objects.checkpoints.keys().copied().collect::<Vec<_>>(),
-        vec![2, 5]
+        vec![2, 4, 5]
     );
     assert_eq!(objects.checkpoints[&2].len(), 2);
     assert_eq!(objects.latest(), Some(5));
