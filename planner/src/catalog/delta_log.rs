@@ -198,13 +198,13 @@ pub(crate) type LogError = String;
 
 impl Snapshot {
     /// The table under `root` now, from its log.
-    pub(crate) async fn read(store: &dyn ObjectStore, root: &Path) -> Result<Self, LogError> {
+    pub(crate) async fn read(
+        store: &dyn ObjectStore,
+        root: &Path,
+        sorted: bool,
+    ) -> Result<Self, LogError> {
         let log = log_folder(root);
-        let listed: Vec<ObjectMeta> = store
-            .list(Some(&log))
-            .try_collect()
-            .await
-            .map_err(|e| format!("cannot list its Delta log: {e}"))?;
+        let listed = list_numbered(store, &log, None, sorted).await?;
         let objects = LogObjects::from_listing(listed, &log);
         let latest = objects
             .latest()
@@ -249,20 +249,17 @@ impl Snapshot {
         &self,
         store: &dyn ObjectStore,
         root: &Path,
+        sorted: bool,
     ) -> Result<Option<Self>, LogError> {
         let log = log_folder(root);
         let offset = log.clone().join(format!("{:020}.json", self.version));
-        let listed: Vec<ObjectMeta> = store
-            .list_with_offset(Some(&log), &offset)
-            .try_collect()
-            .await
-            .map_err(|e| format!("cannot list its Delta log: {e}"))?;
+        let listed = list_numbered(store, &log, Some(&offset), sorted).await?;
         let objects = LogObjects::from_listing(listed, &log);
         let Some(latest) = objects.latest().filter(|&v| v > self.version) else {
             return Ok(None);
         };
         let Some(commits) = objects.commits_between(self.version + 1, latest) else {
-            return Self::read(store, root).await.map(Some);
+            return Self::read(store, root, sorted).await.map(Some);
         };
         let mut state = Replay::from(self);
         state.apply_commits(store, commits, root).await?;
@@ -309,6 +306,38 @@ impl Snapshot {
         }
         Ok(())
     }
+}
+
+/// The objects of the log folder `log` (after `offset`, if given). A store
+/// that lists keys in order (`sorted`: S3) is listed up to the first name
+/// starting with `_`: the numbered commits and checkpoints sort before
+/// `_commits/`, `_last_checkpoint` and `_sidecars/`, which a table with V2
+/// checkpoints fills with thousands of files, and the listing stops there,
+/// asking for no further page.
+async fn list_numbered(
+    store: &dyn ObjectStore,
+    log: &Path,
+    offset: Option<&Path>,
+    sorted: bool,
+) -> Result<Vec<ObjectMeta>, LogError> {
+    let depth = log.parts().count();
+    let listing = match offset {
+        Some(offset) => store.list_with_offset(Some(log), offset),
+        None => store.list(Some(log)),
+    };
+    listing
+        .try_take_while(|meta| {
+            let numbered = !sorted
+                || meta
+                    .location
+                    .parts()
+                    .nth(depth)
+                    .is_none_or(|name| !name.as_ref().starts_with('_'));
+            futures::future::ready(Ok(numbered))
+        })
+        .try_collect()
+        .await
+        .map_err(|e| format!("cannot list its Delta log: {e}"))
 }
 
 fn log_folder(root: &Path) -> Path {

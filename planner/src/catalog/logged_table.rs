@@ -118,13 +118,20 @@ async fn refreshed(
     root: &Path,
 ) -> std::result::Result<Option<Snapshot>, super::delta_log::LogError> {
     match snapshot.format {
-        LogFormat::Delta => snapshot.refreshed(store, root).await,
+        LogFormat::Delta => {
+            snapshot
+                .refreshed(store, root, lists_in_order(store_url))
+                .await
+        }
         LogFormat::Iceberg => {
-            // S3 lists keys in order; a local folder does not.
-            let sorted = store_url.as_str().starts_with("s3://");
-            super::iceberg::refreshed(snapshot, store, root, sorted).await
+            super::iceberg::refreshed(snapshot, store, root, lists_in_order(store_url)).await
         }
     }
+}
+
+/// Whether the store lists keys in order: S3 does, a local folder does not.
+fn lists_in_order(store_url: &ObjectStoreUrl) -> bool {
+    store_url.as_str().starts_with("s3://")
 }
 
 /// Snapshots read in this process, by table (store and folder), the most
@@ -182,7 +189,7 @@ impl LoggedTable {
                 .await
                 .map(|newer| newer.map(Arc::new).unwrap_or(known)),
             None => match format {
-                LogFormat::Delta => Snapshot::read(store, root).await,
+                LogFormat::Delta => Snapshot::read(store, root, lists_in_order(store_url)).await,
                 LogFormat::Iceberg => super::iceberg::read(store, root).await,
             }
             .map(Arc::new),
