@@ -14,7 +14,7 @@
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
-use arrow::datatypes::{Field, Schema, SchemaRef};
+use arrow::datatypes::{DataType, Field, Schema, SchemaRef};
 use datafusion::common::tree_node::{Transformed, TransformedResult, TreeNode};
 use datafusion::error::Result;
 use datafusion::physical_expr::PhysicalExpr;
@@ -34,22 +34,45 @@ impl PhysicalExprAdapterFactory for CaseBlindAdapterFactory {
         physical_file_schema: SchemaRef,
     ) -> Result<Arc<dyn PhysicalExprAdapter>> {
         let renames = file_names(&logical_file_schema, &physical_file_schema);
-        let logical = match renames.is_empty() {
+        // Nested columns whose fields the file names otherwise: read as the
+        // file names them, then named as the table does.
+        let retyped: HashMap<String, (DataType, DataType)> = logical_file_schema
+            .fields()
+            .iter()
+            .filter(|f| f.data_type().is_nested())
+            .filter_map(|f| {
+                let in_file = renames.get(f.name()).unwrap_or(f.name());
+                let file = physical_file_schema.field_with_name(in_file).ok()?;
+                let named = crate::nested_names::file_named(f.data_type(), file.data_type())?;
+                Some((f.name().clone(), (f.data_type().clone(), named)))
+            })
+            .collect();
+        let logical = match renames.is_empty() && retyped.is_empty() {
             true => logical_file_schema,
             false => Arc::new(Schema::new_with_metadata(
                 logical_file_schema
                     .fields()
                     .iter()
-                    .map(|f| match renames.get(f.name()) {
-                        Some(name) => Arc::new(f.as_ref().clone().with_name(name)),
-                        None => Arc::clone(f),
+                    .map(|f| {
+                        let mut f = f.as_ref().clone();
+                        if let Some((_, named)) = retyped.get(f.name()) {
+                            f = f.with_data_type(named.clone());
+                        }
+                        match renames.get(f.name()) {
+                            Some(name) => Arc::new(f.with_name(name)),
+                            None => Arc::new(f),
+                        }
                     })
                     .collect::<Vec<_>>(),
                 logical_file_schema.metadata().clone(),
             )),
         };
         let inner = DefaultPhysicalExprAdapterFactory.create(logical, physical_file_schema)?;
-        Ok(Arc::new(CaseBlindAdapter { renames, inner }))
+        Ok(Arc::new(CaseBlindAdapter {
+            renames,
+            retyped: retyped.into_iter().map(|(k, (ty, _))| (k, ty)).collect(),
+            inner,
+        }))
     }
 }
 
@@ -64,7 +87,7 @@ pub const FILE_COLUMN: &str = "squall.file_column";
 pub const FILE_FIELD_ID: &str = "squall.file_field_id";
 
 /// The Parquet field id of a file's column, as the Parquet reader gives it.
-const PARQUET_FIELD_ID: &str = "PARQUET:field_id";
+pub(crate) const PARQUET_FIELD_ID: &str = "PARQUET:field_id";
 
 /// The table's columns the file names otherwise: table name to the file's.
 /// A column whose metadata maps it ([`FILE_FIELD_ID`], [`FILE_COLUMN`]) is
@@ -143,16 +166,20 @@ pub fn file_names(logical: &Schema, physical: &Schema) -> HashMap<String, String
     names
 }
 
-/// DataFusion's adapter, given the file's names for the table's columns.
+/// DataFusion's adapter, given the file's names for the table's columns
+/// and for the nested fields of some.
 #[derive(Debug)]
 struct CaseBlindAdapter {
     renames: HashMap<String, String>,
+    /// Nested columns read as the file names their fields, by name: the
+    /// table's type of each.
+    retyped: HashMap<String, DataType>,
     inner: Arc<dyn PhysicalExprAdapter>,
 }
 
 impl PhysicalExprAdapter for CaseBlindAdapter {
     fn rewrite(&self, expr: Arc<dyn PhysicalExpr>) -> Result<Arc<dyn PhysicalExpr>> {
-        if self.renames.is_empty() {
+        if self.renames.is_empty() && self.retyped.is_empty() {
             return self.inner.rewrite(expr);
         }
         let renamed = expr
@@ -160,10 +187,15 @@ impl PhysicalExprAdapter for CaseBlindAdapter {
                 let Some(column) = e.downcast_ref::<Column>() else {
                     return Ok(Transformed::no(e));
                 };
-                match self.renames.get(column.name()) {
-                    Some(name) => Ok(Transformed::yes(
-                        Arc::new(Column::new(name, column.index())) as Arc<dyn PhysicalExpr>,
-                    )),
+                let named: Arc<dyn PhysicalExpr> = match self.renames.get(column.name()) {
+                    Some(name) => Arc::new(Column::new(name, column.index())),
+                    None => Arc::clone(&e),
+                };
+                match self.retyped.get(column.name()) {
+                    Some(ty) => Ok(Transformed::yes(Arc::new(
+                        crate::nested_names::Renamed::new(named, ty.clone()),
+                    ))),
+                    None if self.renames.contains_key(column.name()) => Ok(Transformed::yes(named)),
                     None => Ok(Transformed::no(e)),
                 }
             })

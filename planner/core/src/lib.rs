@@ -54,6 +54,7 @@ pub mod guarded_udf;
 pub mod json_files;
 pub mod key_filter;
 pub mod memory;
+pub mod nested_names;
 pub mod read_ahead;
 pub mod recovery;
 pub mod requests;

@@ -88,8 +88,6 @@ pub(crate) struct Metadata {
     pub schema: Arc<Schema>,
     pub partition_columns: Vec<String>,
     pub column_mapping: Option<String>,
-    /// A nested field whose files name it otherwise (column mapping), if any.
-    pub nested_mapping: Option<String>,
     pub provider: String,
 }
 
@@ -289,13 +287,6 @@ impl Snapshot {
         {
             return Err(format!(
                 "it uses Delta column mapping mode {mode} (version {at}), which squall does not read"
-            ));
-        }
-        if let Some(field) = &self.metadata.nested_mapping {
-            return Err(format!(
-                "its files name the nested field {field} otherwise than the table (Delta column \
-                 mapping, version {at}), which squall does not read: it reads mapped top-level \
-                 columns"
             ));
         }
         if self.metadata.provider != "parquet" {
@@ -545,11 +536,11 @@ fn metadata(meta: &Value) -> Result<Metadata, LogError> {
     // Column mapping: each column's files name it by its physical name (by
     // field id in `id` mode), which the column's metadata carries to the
     // scan (`squall_core::case_blind`).
-    let (fields, nested_mapping) = match column_mapping.as_deref() {
+    let fields = match column_mapping.as_deref() {
         Some("name" | "id") => {
             mapped_fields(&schema, fields, column_mapping.as_deref() == Some("id"))
         }
-        _ => (fields, None),
+        _ => fields,
     };
     let provider = meta
         .get("format")
@@ -561,77 +552,44 @@ fn metadata(meta: &Value) -> Result<Metadata, LogError> {
         schema: Arc::new(Schema::new(fields)),
         partition_columns,
         column_mapping,
-        nested_mapping,
         provider,
     })
 }
 
-/// `fields` (the top-level columns of the Delta `schema`) each with the
-/// file column it is read from in its metadata: its physical name, and in
-/// `id` mode its field id. And the first nested field whose physical name
-/// is not its name, if any (not read: see [`Snapshot::check`]).
+/// `fields` (the columns of the Delta `schema`) each, nested fields too,
+/// with the file column it is read from in its metadata: its physical
+/// name, and in `id` mode its field id.
 fn mapped_fields(
     schema: &Value,
     fields: arrow::datatypes::Fields,
     by_id: bool,
-) -> (arrow::datatypes::Fields, Option<String>) {
+) -> arrow::datatypes::Fields {
     use squall_core::case_blind::{FILE_COLUMN, FILE_FIELD_ID};
-    let described: Vec<&Value> = schema
-        .get("fields")
-        .and_then(Value::as_array)
-        .map(|fs| fs.iter().collect())
-        .unwrap_or_default();
-    let mut nested = None;
-    let fields = fields
-        .iter()
-        .zip(described)
-        .map(|(field, json)| {
-            let mapping = json.get("metadata");
-            let mut metadata = HashMap::new();
-            if let Some(physical) = mapping
-                .and_then(|m| m.get("delta.columnMapping.physicalName"))
-                .and_then(Value::as_str)
-            {
-                metadata.insert(FILE_COLUMN.to_string(), physical.to_string());
-            }
-            if let Some(id) = mapping
-                .and_then(|m| m.get("delta.columnMapping.id"))
-                .and_then(Value::as_i64)
-                .filter(|_| by_id)
-            {
-                metadata.insert(FILE_FIELD_ID.to_string(), id.to_string());
-            }
-            if nested.is_none() {
-                nested = json
-                    .get("type")
-                    .and_then(|t| renamed_within(t, field.name()));
-            }
-            Arc::new(field.as_ref().clone().with_metadata(metadata))
-        })
-        .collect();
-    (fields, nested)
-}
-
-/// The path of the first field within the Delta type `t` (of the column at
-/// `path`) whose physical name is not its name.
-fn renamed_within(t: &Value, path: &str) -> Option<String> {
-    match t.get("type").and_then(Value::as_str) {
-        Some("struct") => t.get("fields")?.as_array()?.iter().find_map(|f| {
-            let name = f.get("name")?.as_str()?;
-            let here = format!("{path}.{name}");
-            let physical = f
-                .get("metadata")
-                .and_then(|m| m.get("delta.columnMapping.physicalName"))
-                .and_then(Value::as_str);
-            match physical {
-                Some(p) if p != name => Some(here),
-                _ => renamed_within(f.get("type")?, &here),
-            }
-        }),
-        Some("array") => renamed_within(t.get("elementType")?, path),
-        Some("map") => renamed_within(t.get("keyType")?, path)
-            .or_else(|| renamed_within(t.get("valueType")?, path)),
-        _ => None,
+    let metadata_of = |json: &Value| {
+        let mapping = json.get("metadata");
+        let mut metadata = HashMap::new();
+        if let Some(physical) = mapping
+            .and_then(|m| m.get("delta.columnMapping.physicalName"))
+            .and_then(Value::as_str)
+        {
+            metadata.insert(FILE_COLUMN.to_string(), physical.to_string());
+        }
+        if let Some(id) = mapping
+            .and_then(|m| m.get("delta.columnMapping.id"))
+            .and_then(Value::as_i64)
+            .filter(|_| by_id)
+        {
+            metadata.insert(FILE_FIELD_ID.to_string(), id.to_string());
+        }
+        metadata
+    };
+    match super::log_types::with_field_metadata(
+        &arrow::datatypes::DataType::Struct(fields.clone()),
+        schema,
+        &metadata_of,
+    ) {
+        arrow::datatypes::DataType::Struct(mapped) => mapped,
+        _ => fields,
     }
 }
 

@@ -12,12 +12,11 @@
 //! Files' paths in the metadata are absolute (`s3://bucket/t/data/...`);
 //! those below the table's recorded `location` are read below the folder
 //! the table is in now (a table copied or moved with its folder reads).
-//! Iceberg reads columns by id, and so does squall for top-level columns
-//! (each column's field id in its metadata: `squall_core::case_blind`), so
-//! a renamed column, or a name reused after a drop, reads right; a table
-//! whose history renamed a nested field (read by name) is refused, as are
-//! equality delete files (rows deleted by their values), data files other
-//! than Parquet, and metadata past format version 2. Position delete files (merge-on-read DELETEs) are
+//! Iceberg reads columns by id, and so does squall, nested fields too
+//! (each field's id in its metadata: `squall_core::case_blind`), so a
+//! renamed column, or a name reused after a drop, reads right. Equality
+//! delete files (rows deleted by their values), data files other than
+//! Parquet and metadata past format version 2 are refused. Position delete files (merge-on-read DELETEs) are
 //! applied ([`super::iceberg_deletes`]).
 
 use std::collections::{BTreeMap, HashMap};
@@ -356,7 +355,6 @@ async fn read_version(
             schema: Arc::new(schema),
             partition_columns: Vec::new(),
             column_mapping: None,
-            nested_mapping: None,
             provider: "parquet".into(),
         },
         min_reader_version: 1,
@@ -384,9 +382,8 @@ fn located(path: &str, location: &str, root: &Path) -> Result<Path, LogError> {
     ))
 }
 
-/// The table's current schema in Arrow's types, each top-level column
-/// with its field id (read by it), refusing a history that renamed a
-/// nested field or gave one name to two (read by name).
+/// The table's current schema in Arrow's types, each column and nested
+/// field with its field id (read by it) and name (files without ids).
 fn current_schema(doc: &Value) -> Result<Schema, LogError> {
     let schemas: Vec<&Value> = match doc.get("schemas").and_then(Value::as_array) {
         Some(s) => s.iter().collect(),
@@ -397,60 +394,30 @@ fn current_schema(doc: &Value) -> Result<Schema, LogError> {
         .iter()
         .find(|s| current_id.is_none() || s.get("schema-id").and_then(Value::as_i64) == current_id)
         .ok_or_else(|| "no current schema".to_string())?;
-    // Top-level columns are read by id (renamed, or a name reused after a
-    // drop: `squall_core::case_blind`); a nested field's history must keep
-    // its name, as nested fields are read by name.
-    let top_level = |schema: &Value| -> Vec<i64> {
-        schema
-            .get("fields")
-            .and_then(Value::as_array)
-            .map(|fs| fs.iter().filter_map(|f| f.get("id")?.as_i64()).collect())
-            .unwrap_or_default()
-    };
-    let mut names: HashMap<i64, String> = HashMap::new();
-    let mut ids: HashMap<String, i64> = HashMap::new();
-    for schema in &schemas {
-        let mut fields = Vec::new();
-        field_names(schema, "", &mut fields);
-        let top = top_level(schema);
-        for (id, name) in fields.into_iter().filter(|(id, _)| !top.contains(id)) {
-            if let Some(before) = names.insert(id, name.clone())
-                && before != name
-            {
-                return Err(format!(
-                    "its nested field {before} was renamed {name}: squall reads nested \
-                     fields by name, so its older files would read NULL"
-                ));
-            }
-            if let Some(before) = ids.insert(name.clone(), id)
-                && before != id
-            {
-                return Err(format!(
-                    "its nested field {name} was dropped and another added by the same name: \
-                     squall reads nested fields by name"
-                ));
-            }
+    // Every column and nested field is read by its field id, as Iceberg
+    // reads it: a renamed one reads its older files, a name reused after a
+    // drop does not read the dropped one's values (`squall_core::case_blind`).
+    let metadata_of = |json: &Value| {
+        use squall_core::case_blind::{FILE_COLUMN, FILE_FIELD_ID};
+        let mut metadata = HashMap::new();
+        // Files without field ids (imported) are read by name.
+        if let Some(name) = json.get("name").and_then(Value::as_str) {
+            metadata.insert(FILE_COLUMN.to_string(), name.to_string());
         }
-    }
-    let described: Vec<&Value> = current
-        .get("fields")
-        .and_then(Value::as_array)
-        .map(|fs| fs.iter().collect())
-        .unwrap_or_default();
-    let fields = super::log_types::iceberg_fields(current)?
-        .iter()
-        .zip(described)
-        .map(|(field, json)| {
-            use squall_core::case_blind::{FILE_COLUMN, FILE_FIELD_ID};
-            let mut metadata = HashMap::new();
-            // Files without field ids (imported) are read by name.
-            metadata.insert(FILE_COLUMN.to_string(), field.name().clone());
-            if let Some(id) = json.get("id").and_then(Value::as_i64) {
-                metadata.insert(FILE_FIELD_ID.to_string(), id.to_string());
-            }
-            Arc::new(field.as_ref().clone().with_metadata(metadata))
-        })
-        .collect::<Vec<_>>();
+        if let Some(id) = json.get("id").and_then(Value::as_i64) {
+            metadata.insert(FILE_FIELD_ID.to_string(), id.to_string());
+        }
+        metadata
+    };
+    let fields = super::log_types::iceberg_fields(current)?;
+    let fields = match super::log_types::with_field_metadata(
+        &arrow::datatypes::DataType::Struct(fields.clone()),
+        current,
+        &metadata_of,
+    ) {
+        arrow::datatypes::DataType::Struct(mapped) => mapped,
+        _ => fields,
+    };
     Ok(Schema::new(fields))
 }
 
@@ -562,31 +529,6 @@ fn bound_json(bytes: &[u8], ty: &str) -> Option<Value> {
     })
 }
 
-/// Every field of a struct type, nested ones too, as (id, dotted name).
-fn field_names(t: &Value, prefix: &str, out: &mut Vec<(i64, String)>) {
-    let Some(fields) = t.get("fields").and_then(Value::as_array) else {
-        return;
-    };
-    for f in fields {
-        let (Some(id), Some(name)) = (
-            f.get("id").and_then(Value::as_i64),
-            f.get("name").and_then(Value::as_str),
-        ) else {
-            continue;
-        };
-        let full = format!("{prefix}{name}");
-        out.push((id, full.clone()));
-        if let Some(inner) = f.get("type").filter(|t| t.is_object()) {
-            field_names(inner, &format!("{full}."), out);
-            for key in ["element", "value"] {
-                if let Some(nested) = inner.get(key).filter(|t| t.is_object()) {
-                    field_names(nested, &format!("{full}.{key}."), out);
-                }
-            }
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -600,18 +542,21 @@ mod tests {
     }
 
     #[test]
-    fn top_level_columns_carry_their_field_ids_and_nested_renames_are_refused() {
-        let doc = json!({"current-schema-id": 0, "schemas": [schema(0, "x")]});
-        let current = current_schema(&doc).unwrap();
-        let k = current.field_with_name("k").unwrap();
-        assert_eq!(
-            k.metadata()
-                .get(squall_core::case_blind::FILE_FIELD_ID)
-                .map(String::as_str),
-            Some("1")
-        );
+    fn columns_and_nested_fields_carry_their_field_ids() {
         let doc = json!({"current-schema-id": 1, "schemas": [schema(0, "x"), schema(1, "y")]});
-        let err = current_schema(&doc).unwrap_err();
-        assert!(err.contains("nested field s.x was renamed s.y"), "{err}");
+        let current = current_schema(&doc).unwrap();
+        let id = |f: &arrow::datatypes::Field| {
+            f.metadata()
+                .get(squall_core::case_blind::FILE_FIELD_ID)
+                .cloned()
+        };
+        assert_eq!(id(current.field_with_name("k").unwrap()), Some("1".into()));
+        let arrow::datatypes::DataType::Struct(inner) =
+            current.field_with_name("s").unwrap().data_type()
+        else {
+            panic!("{current:?}")
+        };
+        assert_eq!(inner[0].name(), "y");
+        assert_eq!(id(&inner[0]), Some("3".into()));
     }
 }

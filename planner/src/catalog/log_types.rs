@@ -153,3 +153,66 @@ fn map_type(key: DataType, value: DataType, nulls: bool) -> DataType {
         false,
     )
 }
+
+/// `ty` (a column's Arrow type, made from the log's type `t`: Delta's or
+/// Iceberg's JSON) with each nested struct field's metadata set by
+/// `metadata_of` from the field's JSON: how files name it.
+pub(super) fn with_field_metadata(
+    ty: &DataType,
+    t: &Value,
+    metadata_of: &dyn Fn(&Value) -> std::collections::HashMap<String, String>,
+) -> DataType {
+    let inner = |f: &Field, json: Option<&Value>| match json {
+        Some(json) => Arc::new(f.clone().with_data_type(with_field_metadata(
+            f.data_type(),
+            json,
+            metadata_of,
+        ))),
+        None => Arc::new(f.clone()),
+    };
+    match ty {
+        DataType::Struct(fields) => {
+            let described: Vec<&Value> = t
+                .get("fields")
+                .and_then(Value::as_array)
+                .map(|fs| fs.iter().collect())
+                .unwrap_or_default();
+            DataType::Struct(
+                fields
+                    .iter()
+                    .zip(described)
+                    .map(|(f, json)| {
+                        let typed = inner(f, json.get("type"));
+                        Arc::new(typed.as_ref().clone().with_metadata(metadata_of(json)))
+                    })
+                    .collect(),
+            )
+        }
+        DataType::List(f) => {
+            DataType::List(inner(f, t.get("elementType").or_else(|| t.get("element"))))
+        }
+        DataType::Map(entries, sorted) => {
+            let DataType::Struct(kv) = entries.data_type() else {
+                return ty.clone();
+            };
+            let typed: Fields = kv
+                .iter()
+                .zip([
+                    t.get("keyType").or_else(|| t.get("key")),
+                    t.get("valueType").or_else(|| t.get("value")),
+                ])
+                .map(|(f, json)| inner(f, json))
+                .collect();
+            DataType::Map(
+                Arc::new(
+                    entries
+                        .as_ref()
+                        .clone()
+                        .with_data_type(DataType::Struct(typed)),
+                ),
+                *sorted,
+            )
+        }
+        _ => ty.clone(),
+    }
+}

@@ -45,6 +45,16 @@ async fn spark_deletion_vectors_are_applied() {
         ("dv-partitioned-with-checkpoint-expected", "parted_expected"),
         ("dv-with-columnmapping", "mapped"),
         ("dv-with-columnmapping-expected", "mapped_expected"),
+        ("table-with-columnmapping-mode-name", "by_name"),
+        (
+            "table-with-columnmapping-mode-name-expected",
+            "by_name_expected",
+        ),
+        ("table-with-columnmapping-mode-id", "by_id"),
+        (
+            "table-with-columnmapping-mode-id-expected",
+            "by_id_expected",
+        ),
     ] {
         copy_dir(&fixture.join(from), &dir.path().join(to));
     }
@@ -72,6 +82,21 @@ async fn spark_deletion_vectors_are_applied() {
         assert_eq!(stats.lines().last(), Some(",,,,8.0,,"), "{stats}");
         // `mapped`'s files name its columns by physical names (column
         // mapping): read by them, its partition values and statistics too.
+        // Nested fields (structs in structs, arrays and maps of structs)
+        // the files name by physical name or field id.
+        for table in ["by_name", "by_id"] {
+            for sql in [
+                "select * from {} order by bytetype",
+                "select bytetype, nested_struct.ac.aca as aca, array_of_structs[1].ab as ab \
+                 from {} where nested_struct.aa >= 2 order by 1",
+            ] {
+                let got = squall_csv(&engine, &sql.replace("{}", table)).await;
+                let want =
+                    squall_csv(&engine, &sql.replace("{}", &format!("{table}_expected"))).await;
+                assert_eq!(got, want, "{sql} {table} {pairs:?}");
+                assert!(got.lines().count() > 3, "{got}");
+            }
+        }
         for sql in [
             "select part, col1, col2 from {} order by col1",
             "select count(*) as n, sum(col1) as s from {} where col1 >= 45",

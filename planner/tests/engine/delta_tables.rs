@@ -285,8 +285,7 @@ async fn delta_tables_are_read_as_their_logs_say() {
 
 /// What squall does not read of a Delta table fails the queries naming it,
 /// saying what and where, never read wrongly: a deletion vector whose file
-/// is gone or kept at an absolute path, a nested field column mapping
-/// renames, an unknown reader feature, a log whose first
+/// is gone or kept at an absolute path, an unknown reader feature, a log whose first
 /// commits are gone with no checkpoint; and Hudi tables, whose folders
 /// hold deleted rows' files too.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -312,15 +311,6 @@ async fn delta_tables_squall_cannot_read_say_why() {
         r#""dataChange":true,"deletionVector":{"storageType":"p","pathOrInlineDv":"s3://elsewhere/dv.bin","offset":1,"sizeInBytes":36,"cardinality":2}"#,
     );
     t.commit(0, &[protocol3(r#""deletionVectors""#), metadata(""), a]);
-    let t = table("mapped");
-    let a = t.add("a.parquet", "a.parquet", Some("eu"), &[1]);
-    // A struct column whose field the files name otherwise.
-    let nested = metadata(r#""delta.columnMapping.mode":"name""#).replace(
-        r#"{\"name\":\"V\",\"type\":\"string\",\"nullable\":true,\"metadata\":{}}"#,
-        r#"{\"name\":\"V\",\"type\":{\"type\":\"struct\",\"fields\":[{\"name\":\"x\",\"type\":\"long\",\"nullable\":true,\"metadata\":{\"delta.columnMapping.physicalName\":\"col-7\"}}]},\"nullable\":true,\"metadata\":{}}"#,
-    );
-    assert!(nested.contains("col-7"));
-    t.commit(0, &[protocol3(r#""columnMapping""#), nested, a]);
     let t = table("future");
     let a = t.add("a.parquet", "a.parquet", Some("eu"), &[1]);
     t.commit(0, &[protocol3(r#""someFeature""#), metadata(""), a]);
@@ -339,7 +329,6 @@ async fn delta_tables_squall_cannot_read_say_why() {
             "absolute",
             "deletion vector is kept at an absolute path (s3://",
         ),
-        ("mapped", "the nested field V.x otherwise"),
         ("future", "reader feature someFeature"),
         ("cleaned", "lacks commits before version 5"),
     ] {

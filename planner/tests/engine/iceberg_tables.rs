@@ -143,8 +143,9 @@ async fn iceberg_position_deletes_are_applied() {
 }
 
 /// A table whose history renamed a column and gave its old name to a new
-/// one reads each column by its field id, as Iceberg does (the first
-/// file's `v` is the column now named `w`), staged and one task, its
+/// one, and renamed a struct's field, reads each column and field by its
+/// field id, as Iceberg does (the first file's `v` is the column now named
+/// `w`; the third's `s.x` is `s.z`), staged and one task, its
 /// filters and statistics too; an INSERT into one says squall does not
 /// write Iceberg tables.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -159,8 +160,14 @@ async fn iceberg_columns_are_read_by_field_id() {
         for (sql, want) in [
             (
                 "select k, w, v from renamed order by k",
-                "k,w,v\n1,a,\n2,b,x\n",
+                "k,w,v\n1,a,\n2,b,x\n3,c,y\n4,d,w\n",
             ),
+            // A struct's field renamed (s.x to s.z) between two appends.
+            (
+                "select k, s.z as z from renamed order by k",
+                "k,z\n1,\n2,\n3,5\n4,6\n",
+            ),
+            ("select k from renamed where s.z = 5", "k\n3\n"),
             ("select k from renamed where w = 'a'", "k\n1\n"),
             ("select k from renamed where v = 'x'", "k\n2\n"),
             ("select k from renamed where v is null", "k\n1\n"),

@@ -5,8 +5,10 @@ with pyiceberg (`pip install "pyiceberg[sql-sqlite,pyarrow,pyiceberg-core]"`):
            (a copy-on-write rewrite: the old files stay in the folder), an
            overwrite of region 'eu': 7 live rows, in 2 of the 10 data files on disk.
   renamed  one append, a column renamed (v to w), a column added by the
-           old name (v, another field id), a second append: (1, a, NULL)
-           and (2, b, x) as Iceberg reads them by id.
+           old name (v, another field id), a second append, a struct column
+           s added, a third append, its field renamed (s.x to s.z), a fourth
+           append: (1, a, NULL, NULL), (2, b, x, NULL), (3, c, y, {z: 5}),
+           (4, d, w, {z: 6}) as Iceberg reads them by id.
   merged   merge-on-read deletes, as Athena, Trino and Spark write them:
            two appends to a table partitioned by region, then two commits
            of position delete files (Parquet of file_path, pos) deleting
@@ -36,7 +38,7 @@ from pyiceberg.partitioning import PartitionField, PartitionSpec
 from pyiceberg.schema import Schema
 from pyiceberg.transforms import IdentityTransform
 from pyiceberg.typedef import Record
-from pyiceberg.types import DecimalType, LongType, NestedField, StringType, TimestamptzType
+from pyiceberg.types import DecimalType, LongType, NestedField, StringType, StructType, TimestamptzType
 
 WORK = "/tmp/squall-iceberg-fixture"
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -83,6 +85,20 @@ with catalog.load_table("db.renamed").update_schema() as update:
     update.add_column("v", StringType())
 catalog.load_table("db.renamed").append(pa.table({
     "k": pa.array([2], pa.int64()), "w": pa.array(["b"], pa.large_string()), "v": pa.array(["x"], pa.large_string()),
+}))
+# A struct column, then its field renamed (s.x to s.z) between two appends.
+with catalog.load_table("db.renamed").update_schema() as update:
+    update.add_column("s", StructType(NestedField(5, "x", LongType(), required=False)))
+struct = pa.struct([pa.field("x", pa.int64())])
+catalog.load_table("db.renamed").append(pa.table({
+    "k": pa.array([3], pa.int64()), "w": pa.array(["c"], pa.large_string()), "v": pa.array(["y"], pa.large_string()),
+    "s": pa.array([{"x": 5}], struct),
+}))
+with catalog.load_table("db.renamed").update_schema() as update:
+    update.rename_column(("s", "x"), "z")
+catalog.load_table("db.renamed").append(pa.table({
+    "k": pa.array([4], pa.int64()), "w": pa.array(["d"], pa.large_string()), "v": pa.array(["w"], pa.large_string()),
+    "s": pa.array([{"z": 6}], pa.struct([pa.field("z", pa.int64())])),
 }))
 
 
