@@ -100,6 +100,7 @@ pub mod standard_sql;
 pub mod table_sample;
 pub mod task_settings;
 pub mod temp_dirs;
+pub mod time_travel;
 pub mod trino_dialect;
 pub mod trino_functions;
 pub mod trino_session;

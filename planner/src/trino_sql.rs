@@ -20,42 +20,9 @@ use datafusion::sql::sqlparser::tokenizer::{Token, Tokenizer};
 /// parsed ([`crate::nesting`]).
 pub fn parse(sql: &str) -> Result<VecDeque<Statement>> {
     crate::nesting::check(sql)?;
-    refuse_time_travel(sql)?;
-    statements(&prepare(sql))
-}
-
-/// Trino's time travel (`t FOR VERSION AS OF 3`, `t FOR TIMESTAMP AS OF
-/// ...`) refused saying so: squall reads a Delta or Iceberg table as its
-/// latest version (the parser said "Expected: one of UPDATE or SHARE").
-fn refuse_time_travel(sql: &str) -> Result<()> {
-    let lower = sql.to_ascii_lowercase();
-    if !lower.contains("version") && !lower.contains("timestamp") {
-        return Ok(());
-    }
-    let Ok(tokens) = Tokenizer::new(&GenericDialect {}, sql).tokenize() else {
-        return Ok(());
-    };
-    let words: Vec<Keyword> = tokens
-        .iter()
-        .filter(|t| !matches!(t, Token::Whitespace(_)))
-        .map(|t| match t {
-            Token::Word(w) if w.quote_style.is_none() => w.keyword,
-            _ => Keyword::NoKeyword,
-        })
-        .collect();
-    let travels = words.windows(4).any(|w| {
-        w[0] == Keyword::FOR
-            && matches!(w[1], Keyword::VERSION | Keyword::TIMESTAMP)
-            && w[2] == Keyword::AS
-            && w[3] == Keyword::OF
-    });
-    match travels {
-        true => Err(datafusion::error::DataFusionError::NotImplemented(
-            "time travel (FOR VERSION AS OF, FOR TIMESTAMP AS OF) is not supported: squall \
-             reads a Delta or Iceberg table as its latest version"
-                .into(),
-        )),
-        false => Ok(()),
+    match crate::time_travel::rewrite(sql)? {
+        Some(travelled) => statements(&prepare(&travelled)),
+        None => statements(&prepare(sql)),
     }
 }
 
@@ -542,24 +509,6 @@ fn without_security(sql: &str) -> Cow<'_, str> {
 #[cfg(test)]
 mod tests {
     use super::prepare;
-
-    #[test]
-    fn time_travel_is_refused_saying_so() {
-        for sql in [
-            "select * from t for version as of 3",
-            "SELECT count(*) FROM t FOR TIMESTAMP AS OF TIMESTAMP '2024-01-01 00:00:00 UTC'",
-        ] {
-            let err = super::parse(sql).unwrap_err().to_string();
-            assert!(err.contains("time travel"), "{sql}: {err}");
-        }
-        for fine in [
-            "select 'for version as of' as s",
-            "select \"version\" from t",
-            "select cast(x as timestamp) from t",
-        ] {
-            assert!(super::parse(fine).is_ok(), "{fine}");
-        }
-    }
 
     #[test]
     fn trino_s_explain_options_squall_answers_anyway_go() {

@@ -100,6 +100,15 @@ pub(crate) enum LogFormat {
     Iceberg,
 }
 
+/// A point in a table's history a query reads it at (`FOR VERSION AS
+/// OF`, `FOR TIMESTAMP AS OF`): a Delta version or Iceberg snapshot id, or
+/// a time in milliseconds since the epoch.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub(crate) enum TravelTo {
+    Version(u64),
+    Millis(i64),
+}
+
 /// The table at one version.
 #[derive(Debug, Clone)]
 pub(crate) struct Snapshot {
@@ -201,18 +210,49 @@ impl Snapshot {
         root: &Path,
         sorted: bool,
     ) -> Result<Self, LogError> {
+        Self::read_at(store, root, sorted, None).await
+    }
+
+    /// The table as of `at` (its latest version when `None`): a version,
+    /// or the last version committed at or before a time.
+    pub(crate) async fn read_at(
+        store: &dyn ObjectStore,
+        root: &Path,
+        sorted: bool,
+        at: Option<TravelTo>,
+    ) -> Result<Self, LogError> {
         let log = log_folder(root);
         let listed = list_numbered(store, &log, None, sorted).await?;
         let objects = LogObjects::from_listing(listed, &log);
-        let latest = objects
+        let newest = objects
             .latest()
             .ok_or_else(|| format!("its {LOG}/ folder holds no commit"))?;
+        let latest = match at {
+            None => newest,
+            Some(TravelTo::Version(v)) if v > newest => {
+                return Err(format!("it has no version {v} (its latest is {newest})"));
+            }
+            Some(TravelTo::Version(v)) => v,
+            Some(TravelTo::Millis(ms)) => objects
+                .commits
+                .iter()
+                .filter(|(_, m)| m.last_modified.timestamp_millis() <= ms)
+                .map(|(v, _)| *v)
+                .max()
+                .ok_or_else(|| {
+                    format!(
+                        "it has no version committed at or before {} (of its log's commits)",
+                        chrono::DateTime::from_timestamp_millis(ms).unwrap_or_default()
+                    )
+                })?,
+        };
         // The latest checkpoint that every later commit follows, else
         // the commits from the first.
         let start = objects
             .checkpoints
             .keys()
             .rev()
+            .filter(|&&cp| cp <= latest)
             .find(|&&cp| cp == latest || objects.commits_between(cp + 1, latest).is_some())
             .copied();
         let mut state = Replay::default();

@@ -29,7 +29,7 @@ use object_store::{ObjectMeta, ObjectStore, ObjectStoreExt};
 use serde_json::Value;
 
 use super::avro;
-use super::delta_log::{DataFile, LogError, LogFormat, Metadata, Snapshot};
+use super::delta_log::{DataFile, LogError, LogFormat, Metadata, Snapshot, TravelTo};
 use super::iceberg_deletes::PositionDeleteFile;
 
 /// How many manifests are read at once.
@@ -66,6 +66,17 @@ fn metadata_number(location: &Path, root: &Path) -> Option<u64> {
 
 /// The table under `root` now.
 pub(crate) async fn read(store: &dyn ObjectStore, root: &Path) -> Result<Snapshot, LogError> {
+    read_at(store, root, None).await
+}
+
+/// The table as of `at` (its current snapshot when `None`): a snapshot id,
+/// or the snapshot current at a time (its latest metadata's snapshot log),
+/// read in the schema it was written in.
+pub(crate) async fn read_at(
+    store: &dyn ObjectStore,
+    root: &Path,
+    at: Option<TravelTo>,
+) -> Result<Snapshot, LogError> {
     let folder = root.clone().join("metadata");
     let listed: Vec<ObjectMeta> = store
         .list(Some(&folder))
@@ -73,7 +84,7 @@ pub(crate) async fn read(store: &dyn ObjectStore, root: &Path) -> Result<Snapsho
         .await
         .map_err(|e| format!("cannot list its Iceberg metadata: {e}"))?;
     let latest = latest_metadata(store, root, &listed).await?;
-    read_version(store, root, latest).await
+    read_version(store, root, latest, at).await
 }
 
 /// This snapshot brought up to the table's latest metadata, if newer: the
@@ -136,7 +147,7 @@ pub(crate) async fn refreshed(
         }
     }
     match newest {
-        Some(latest) => read_version(store, root, latest).await.map(Some),
+        Some(latest) => read_version(store, root, latest, None).await.map(Some),
         None => Ok(None),
     }
 }
@@ -185,6 +196,7 @@ async fn read_version(
     store: &dyn ObjectStore,
     root: &Path,
     (version, meta): (u64, ObjectMeta),
+    travel: Option<TravelTo>,
 ) -> Result<Snapshot, LogError> {
     let mut bytes = get(store, &meta.location).await?.to_vec();
     if meta.location.as_ref().ends_with(".gz.metadata.json") {
@@ -214,14 +226,22 @@ async fn read_version(
         .unwrap_or_default()
         .trim_end_matches('/')
         .to_string();
-    let schema = current_schema(&doc).map_err(|e| format!("metadata {at}: {e}"))?;
-    let bounded = bounded_columns(&doc);
+    let current = match travel {
+        None => doc
+            .get("current-snapshot-id")
+            .and_then(Value::as_i64)
+            .filter(|&id| id >= 0),
+        Some(travel) => Some(travelled_to(&doc, travel)?),
+    };
+    // A snapshot travelled to is read in the schema it was written in.
+    let schema_id = match travel {
+        None => None,
+        Some(_) => snapshot_of(&doc, current).and_then(|s| s.get("schema-id")?.as_i64()),
+    };
+    let schema = current_schema(&doc, schema_id).map_err(|e| format!("metadata {at}: {e}"))?;
+    let bounded = bounded_columns(&doc, schema_id);
     let mut files = BTreeMap::new();
     let mut position_deletes = Vec::new();
-    let current = doc
-        .get("current-snapshot-id")
-        .and_then(Value::as_i64)
-        .filter(|&id| id >= 0);
     if let Some(id) = current {
         let snapshot = doc
             .get("snapshots")
@@ -364,6 +384,54 @@ async fn read_version(
     })
 }
 
+/// The snapshot of `doc` whose id is `id`.
+fn snapshot_of(doc: &Value, id: Option<i64>) -> Option<&Value> {
+    doc.get("snapshots")?
+        .as_array()?
+        .iter()
+        .find(|s| s.get("snapshot-id").and_then(Value::as_i64) == id)
+}
+
+/// The snapshot id `travel` names in `doc`: the id itself, if the table has
+/// that snapshot, or the snapshot current at a time (the snapshot log's
+/// last entry at or before it).
+fn travelled_to(doc: &Value, travel: TravelTo) -> Result<i64, LogError> {
+    match travel {
+        TravelTo::Version(v) => {
+            let id = i64::try_from(v).unwrap_or(i64::MAX);
+            snapshot_of(doc, Some(id))
+                .map(|_| id)
+                .ok_or_else(|| format!("it has no snapshot {v}"))
+        }
+        TravelTo::Millis(ms) => {
+            let entries: Vec<(i64, i64)> = doc
+                .get("snapshot-log")
+                .and_then(Value::as_array)
+                .or_else(|| doc.get("snapshots").and_then(Value::as_array))
+                .into_iter()
+                .flatten()
+                .filter_map(|e| {
+                    Some((
+                        e.get("timestamp-ms")?.as_i64()?,
+                        e.get("snapshot-id")?.as_i64()?,
+                    ))
+                })
+                .collect();
+            entries
+                .into_iter()
+                .filter(|(t, _)| *t <= ms)
+                .max_by_key(|(t, _)| *t)
+                .map(|(_, id)| id)
+                .ok_or_else(|| {
+                    format!(
+                        "it has no snapshot at or before {}",
+                        chrono::DateTime::from_timestamp_millis(ms).unwrap_or_default()
+                    )
+                })
+        }
+    }
+}
+
 /// Where the object the metadata names `path` is: below `root` if it is
 /// below the table's recorded `location`, else where it says, in this store.
 fn located(path: &str, location: &str, root: &Path) -> Result<Path, LogError> {
@@ -384,12 +452,12 @@ fn located(path: &str, location: &str, root: &Path) -> Result<Path, LogError> {
 
 /// The table's current schema in Arrow's types, each column and nested
 /// field with its field id (read by it) and name (files without ids).
-fn current_schema(doc: &Value) -> Result<Schema, LogError> {
+fn current_schema(doc: &Value, schema_id: Option<i64>) -> Result<Schema, LogError> {
     let schemas: Vec<&Value> = match doc.get("schemas").and_then(Value::as_array) {
         Some(s) => s.iter().collect(),
         None => doc.get("schema").into_iter().collect(),
     };
-    let current_id = doc.get("current-schema-id").and_then(Value::as_i64);
+    let current_id = schema_id.or_else(|| doc.get("current-schema-id").and_then(Value::as_i64));
     let current = schemas
         .iter()
         .find(|s| current_id.is_none() || s.get("schema-id").and_then(Value::as_i64) == current_id)
@@ -424,8 +492,8 @@ fn current_schema(doc: &Value) -> Result<Schema, LogError> {
 /// The current schema's top-level columns whose bounds a manifest's
 /// entries give and [`super::delta_stats`] uses, by field id: their names
 /// and Iceberg types.
-fn bounded_columns(doc: &Value) -> HashMap<i64, (String, String)> {
-    let current_id = doc.get("current-schema-id").and_then(Value::as_i64);
+fn bounded_columns(doc: &Value, schema_id: Option<i64>) -> HashMap<i64, (String, String)> {
+    let current_id = schema_id.or_else(|| doc.get("current-schema-id").and_then(Value::as_i64));
     let schemas = doc
         .get("schemas")
         .and_then(Value::as_array)
@@ -544,7 +612,7 @@ mod tests {
     #[test]
     fn columns_and_nested_fields_carry_their_field_ids() {
         let doc = json!({"current-schema-id": 1, "schemas": [schema(0, "x"), schema(1, "y")]});
-        let current = current_schema(&doc).unwrap();
+        let current = current_schema(&doc, None).unwrap();
         let id = |f: &arrow::datatypes::Field| {
             f.metadata()
                 .get(squall_core::case_blind::FILE_FIELD_ID)

@@ -43,7 +43,7 @@ use object_store::path::Path;
 use object_store::{ObjectMeta, ObjectStore};
 
 use super::deletes::{DeletedPositions, DeletionVector, deleted_positions};
-use super::delta_log::{LogFormat, Snapshot};
+use super::delta_log::{LogFormat, Snapshot, TravelTo};
 use super::iceberg_deletes;
 use super::{bare, present_lowercase, table_error};
 use crate::partitions::listed::{file_groups, rows_passing};
@@ -69,6 +69,9 @@ pub(crate) struct LoggedTable {
     /// scan of the statement that registered the table uses it as it is
     /// (read moments before), later ones bring it up to date.
     opened: std::sync::Mutex<Option<std::time::Instant>>,
+    /// Read as of a point in its history (`FOR VERSION AS OF`): never
+    /// brought up to date.
+    pinned: bool,
 }
 
 /// How long after a table's registration its first scan uses the snapshot
@@ -261,7 +264,38 @@ impl LoggedTable {
             order,
             live: tokio::sync::Mutex::new(Arc::new(live)),
             opened: std::sync::Mutex::new(Some(std::time::Instant::now())),
+            pinned: false,
         })
+    }
+
+    /// The store its files are in.
+    pub(crate) fn store_url(&self) -> &ObjectStoreUrl {
+        &self.store_url
+    }
+
+    /// This table as of `at` (a version or snapshot id, or a time), read
+    /// now with `store`: a table of its own, never brought up to date.
+    pub(crate) async fn travelled(&self, store: &dyn ObjectStore, at: TravelTo) -> Result<Self> {
+        let format = self.live.lock().await.snapshot.format;
+        let snapshot = match format {
+            LogFormat::Delta => {
+                Snapshot::read_at(store, &self.root, lists_in_order(&self.store_url), Some(at))
+                    .await
+            }
+            LogFormat::Iceberg => super::iceberg::read_at(store, &self.root, Some(at)).await,
+        };
+        let snapshot = snapshot
+            .and_then(|s| s.check().map(|()| s))
+            .map_err(|why| self.error(why))?;
+        let mut table = Self::try_new(
+            &self.name,
+            &self.url,
+            &self.store_url,
+            &self.root,
+            Arc::new(snapshot),
+        )?;
+        table.pinned = true;
+        Ok(table)
     }
 
     fn error(&self, message: impl std::fmt::Display) -> DataFusionError {
@@ -273,7 +307,7 @@ impl LoggedTable {
         let store = state.runtime_env().object_store(&self.store_url)?;
         let mut live = self.live.lock().await;
         let opened = self.opened.lock().ok().and_then(|mut o| o.take());
-        if opened.is_some_and(|at| at.elapsed() < FRESH_FOR) {
+        if self.pinned || opened.is_some_and(|at| at.elapsed() < FRESH_FOR) {
             return Ok(Arc::clone(&live));
         }
         let newer = refreshed(&live.snapshot, store.as_ref(), &self.store_url, &self.root)

@@ -26,6 +26,8 @@ use datafusion::prelude::{ParquetReadOptions, SessionConfig, SessionContext};
 use std::time::{Duration, Instant};
 use tokio::sync::Mutex;
 
+use super::delta_log::TravelTo;
+use super::logged_table::LoggedTable;
 use super::{bare, message, present_lowercase, register_table, table_error};
 use crate::partitions::PartitionRegistry;
 
@@ -57,6 +59,20 @@ pub trait DeferredTable: std::fmt::Debug + Send + Sync {
         name: &str,
         registry: &PartitionRegistry,
     ) -> Result<()>;
+}
+
+/// The name time travel gives table `base` as of `at` (the SQL's `base
+/// FOR VERSION AS OF 3` is read as the table `"base@v3"`,
+/// `crate::trino_sql`): `base@v<version>` or `base@t<milliseconds since the
+/// epoch>`.
+pub(crate) fn travel_name(name: &str) -> Option<(&str, TravelTo)> {
+    let (base, point) = name.rsplit_once('@')?;
+    let at = match point.split_at_checked(1)? {
+        ("v", n) => TravelTo::Version(n.parse().ok()?),
+        ("t", ms) => TravelTo::Millis(ms.parse().ok()?),
+        _ => return None,
+    };
+    (!base.is_empty()).then_some((base, at))
 }
 
 /// A table of the catalog and, once named, its registration.
@@ -96,6 +112,9 @@ pub(super) struct CatalogTables {
     inner: Arc<dyn SchemaProvider>,
     tables: RwLock<HashMap<String, Arc<Named>>>,
     registrar: Registrar,
+    /// Delta and Iceberg tables as of points in their history, by the
+    /// names time travel gives them (`orders@v3`: [`travel_name`]).
+    travelled: RwLock<HashMap<String, Arc<dyn TableProvider>>>,
 }
 
 impl std::fmt::Debug for CatalogTables {
@@ -128,7 +147,41 @@ impl CatalogTables {
             inner,
             tables: RwLock::new(tables),
             registrar,
+            travelled: RwLock::new(HashMap::new()),
         }
+    }
+
+    /// The table `base` as of `at`, under the name `name` time travel gave
+    /// it (read once per engine).
+    async fn travelled(
+        &self,
+        name: &str,
+        base: &str,
+        at: TravelTo,
+    ) -> Result<Option<Arc<dyn TableProvider>>> {
+        if let Some(table) = self
+            .travelled
+            .read()
+            .ok()
+            .and_then(|t| t.get(name).cloned())
+        {
+            return Ok(Some(table));
+        }
+        let Some(table) = Box::pin(self.table(base)).await? else {
+            return Ok(None);
+        };
+        let Some(logged) = table.downcast_ref::<LoggedTable>() else {
+            return Err(DataFusionError::Plan(format!(
+                "table {base} has no history to read: time travel (FOR VERSION AS OF, FOR \
+                 TIMESTAMP AS OF) reads Delta and Iceberg tables"
+            )));
+        };
+        let store = self.registrar.runtime.object_store(logged.store_url())?;
+        let pinned: Arc<dyn TableProvider> = Arc::new(logged.travelled(store.as_ref(), at).await?);
+        if let Ok(mut travelled) = self.travelled.write() {
+            travelled.insert(name.to_string(), Arc::clone(&pinned));
+        }
+        Ok(Some(pinned))
     }
 
     fn named(&self, name: &str) -> Option<Arc<Named>> {
@@ -226,6 +279,9 @@ impl SchemaProvider for CatalogTables {
     async fn table(&self, name: &str) -> Result<Option<Arc<dyn TableProvider>>> {
         if let Some(table) = self.inner.table(name).await? {
             return Ok(Some(table));
+        }
+        if let Some((base, at)) = travel_name(name) {
+            return self.travelled(name, base, at).await;
         }
         let Some(named) = self.named(name) else {
             return Ok(None);

@@ -149,6 +149,58 @@ async fn v2_checkpoints_and_their_sidecars_are_read() {
     }
 }
 
+/// Time travel: Spark's partitioned table (50 rows written, then one
+/// row deleted per commit as a deletion vector, a checkpoint at 10) as of
+/// each version reads the rows its log says (50 less one per DELETE),
+/// before, at and after its checkpoint, staged and as one task; as of a
+/// time after its last commit, the latest; a version past the latest, or a
+/// table that is no Delta or Iceberg table, is refused naming it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn delta_tables_read_as_of_a_version() {
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/delta");
+    let dir = tempfile::tempdir().unwrap();
+    copy_dir(
+        &fixture.join("dv-partitioned-with-checkpoint"),
+        &dir.path().join("parted"),
+    );
+    copy_dir(
+        &fixture.join("dv-partitioned-with-checkpoint-expected"),
+        &dir.path().join("plain"),
+    );
+    for pairs in [&STAGED[..], &[]] {
+        let engine = engine(dir.path(), pairs).await;
+        for version in [0, 5, 10, 11, 15] {
+            let sql = format!("select count(*) as n from parted for version as of {version}");
+            assert_eq!(
+                squall_csv(&engine, &sql).await,
+                format!("n\n{}\n", 50 - version),
+                "{sql} {pairs:?}"
+            );
+        }
+        // Two versions of one table in one query.
+        let sql = "select (select count(*) from parted for version as of 2) - count(*) as gone \
+                   from Parted FOR VERSION AS OF 12";
+        assert_eq!(squall_csv(&engine, sql).await, "gone\n10\n", "{pairs:?}");
+    }
+    let engine = engine(dir.path(), &[]).await;
+    let sql =
+        "select count(*) as n from parted for timestamp as of timestamp '2999-01-01 00:00:00 UTC'";
+    assert_eq!(squall_csv(&engine, sql).await, "n\n35\n");
+    for (sql, says) in [
+        (
+            "select count(*) from parted for version as of 16",
+            "it has no version 16 (its latest is 15)",
+        ),
+        (
+            "select count(*) from plain for version as of 1",
+            "table plain has no history to read",
+        ),
+    ] {
+        let err = engine.sql(sql).await.unwrap_err().to_string();
+        assert!(err.contains(says), "{sql}: {err}");
+    }
+}
+
 /// A deletion vector as Delta frames it in its file: size, magic, bitmap,
 /// CRC-32.
 fn framed(positions: &RoaringTreemap) -> Vec<u8> {

@@ -142,6 +142,72 @@ async fn iceberg_position_deletes_are_applied() {
     assert_eq!(squall_csv(&engine, sql).await, "n,s\n6,627\n");
 }
 
+/// Time travel: the table with merge-on-read deletes as of each of its
+/// snapshots (by id, from its snapshot log: 10 rows, 20, 16 after four
+/// deletes, 15 after one more, 25), and as of the time of its third; a
+/// time before its first snapshot is refused saying so.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn iceberg_tables_read_as_of_a_snapshot() {
+    let dir = catalog();
+    let metadata = dir.path().join("merged/metadata");
+    let last = std::fs::read_dir(&metadata)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.to_string_lossy().ends_with(".metadata.json"))
+        .max()
+        .unwrap();
+    let doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(last).unwrap()).unwrap();
+    let log: Vec<(i64, i64)> = doc["snapshot-log"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| {
+            (
+                e["snapshot-id"].as_i64().unwrap(),
+                e["timestamp-ms"].as_i64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(log.len(), 5);
+    let staged = [
+        ("squall.query.single_task_bytes", "0"),
+        ("squall.scan.target_task_bytes", "16"),
+    ];
+    for pairs in [&staged[..], &[]] {
+        let engine = engine(dir.path(), pairs).await;
+        for ((id, _), rows) in log.iter().zip([10, 20, 16, 15, 25]) {
+            let sql = format!("select count(*) as n from merged for version as of {id}");
+            assert_eq!(
+                squall_csv(&engine, &sql).await,
+                format!("n\n{rows}\n"),
+                "{sql}"
+            );
+        }
+    }
+    let engine = engine(dir.path(), &[]).await;
+    let at = |ms: i64| {
+        chrono::DateTime::from_timestamp_millis(ms)
+            .unwrap()
+            .format("%Y-%m-%d %H:%M:%S%.3f")
+            .to_string()
+    };
+    let sql = format!(
+        "select count(*) as n from merged for timestamp as of timestamp '{} UTC'",
+        at(log[2].1)
+    );
+    assert_eq!(squall_csv(&engine, &sql).await, "n\n16\n", "{sql}");
+    let sql = format!(
+        "select count(*) from merged for timestamp as of timestamp '{} UTC'",
+        at(log[0].1 - 1)
+    );
+    let err = engine.sql(&sql).await.unwrap_err().to_string();
+    assert!(
+        err.contains("merged") && err.contains("no snapshot at or before"),
+        "{err}"
+    );
+}
+
 /// A table whose history renamed a column and gave its old name to a new
 /// one, and renamed a struct's field, reads each column and field by its
 /// field id, as Iceberg does (the first file's `v` is the column now named
