@@ -82,6 +82,12 @@ pub(super) async fn query(
         let result = engine.sql_stream(sql, &options).await?;
         let profiled = result.profile.clone();
         match format {
+            // A statement with no result columns (CREATE TABLE, CREATE
+            // VIEW, SET): nothing to print. Its table of no columns failed
+            // ("must either specify a row count or at least one column").
+            _ if result.schema.fields().is_empty() => {
+                result.collect().await?;
+            }
             Format::Table if is_plan(&result.schema) => {
                 print_result(&result.collect().await?, format)?
             }

@@ -280,3 +280,31 @@ fn a_table_of_many_rows_is_printed_in_blocks_under_one_header() {
         "rows in order, none repeated"
     );
 }
+
+/// A statement with no result columns (CREATE TABLE ... AS, CREATE VIEW)
+/// succeeds and prints nothing, in every format; its empty table failed
+/// ("must either specify a row count or at least one column", exit 1).
+#[test]
+fn statements_without_result_columns_print_nothing_and_succeed() {
+    for format in ["table", "csv", "json"] {
+        for sql in [
+            "create table t as select 1 as x",
+            "create view v as select 1 as x",
+        ] {
+            let out = Command::new(env!("CARGO_BIN_EXE_squall"))
+                .args(["query", "--format", format, sql])
+                .output()
+                .expect("run squall query");
+            assert!(
+                out.status.success(),
+                "{format} {sql}: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+            assert_eq!(
+                String::from_utf8_lossy(&out.stdout).trim(),
+                "",
+                "{format} {sql}"
+            );
+        }
+    }
+}
