@@ -11,25 +11,6 @@ use roaring::RoaringTreemap;
 
 use crate::common::*;
 
-const STAGED: [(&str, &str); 2] = [
-    ("squall.query.single_task_bytes", "0"),
-    ("squall.scan.target_task_bytes", "16"),
-];
-
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for entry in std::fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        let target = to.join(entry.file_name());
-        match entry.file_type().unwrap().is_dir() {
-            true => copy_dir(&entry.path(), &target),
-            false => {
-                std::fs::copy(entry.path(), target).unwrap();
-            }
-        }
-    }
-}
-
 /// Spark's and Databricks' tables (`planner/tests/data/delta/README.md`):
 /// vectors in files shared by several data files, before and after a
 /// checkpoint, in a partitioned table, with and without column mapping;

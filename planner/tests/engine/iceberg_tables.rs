@@ -7,18 +7,15 @@ use std::path::Path;
 
 use crate::common::*;
 
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for entry in std::fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        let target = to.join(entry.file_name());
-        match entry.file_type().unwrap().is_dir() {
-            true => copy_dir(&entry.path(), &target),
-            false => {
-                std::fs::copy(entry.path(), target).unwrap();
-            }
-        }
-    }
+/// The metadata files of a table's `metadata` folder, oldest first.
+fn metadata_files(metadata: &Path) -> Vec<std::path::PathBuf> {
+    let mut files: Vec<_> = std::fs::read_dir(metadata)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.to_string_lossy().ends_with(".metadata.json"))
+        .collect();
+    files.sort();
+    files
 }
 
 /// The tables written by pyiceberg, in a fresh catalog folder.
@@ -41,11 +38,7 @@ fn catalog() -> tempfile::TempDir {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn iceberg_tables_are_read_as_their_metadata_says() {
     let dir = catalog();
-    let staged = [
-        ("squall.query.single_task_bytes", "0"),
-        ("squall.scan.target_task_bytes", "16"),
-    ];
-    for pairs in [&staged[..], &[]] {
+    for pairs in [&STAGED[..], &[]] {
         let engine = engine(dir.path(), pairs).await;
         for (sql, want) in [
             (
@@ -81,12 +74,7 @@ async fn iceberg_tables_are_read_as_their_metadata_says() {
     // copy of its own: this process remembers the tables it has read).
     let dir = catalog();
     let metadata = dir.path().join("sales/metadata");
-    let last = std::fs::read_dir(&metadata)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.to_string_lossy().ends_with(".metadata.json"))
-        .max()
-        .unwrap();
+    let last = metadata_files(&metadata).pop().unwrap();
     let aside = dir.path().join("last.metadata.json");
     std::fs::rename(&last, &aside).unwrap();
     let engine = engine(dir.path(), &[]).await;
@@ -103,11 +91,7 @@ async fn iceberg_tables_are_read_as_their_metadata_says() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn iceberg_position_deletes_are_applied() {
     let dir = catalog();
-    let staged = [
-        ("squall.query.single_task_bytes", "0"),
-        ("squall.scan.target_task_bytes", "16"),
-    ];
-    for pairs in [&staged[..], &[]] {
+    for pairs in [&STAGED[..], &[]] {
         let engine = engine(dir.path(), pairs).await;
         for (sql, want) in [
             (
@@ -128,12 +112,7 @@ async fn iceberg_position_deletes_are_applied() {
     // deleted; 102 deleted by the next; ids 200 to 209 appended last).
     let dir = catalog();
     let metadata = dir.path().join("merged/metadata");
-    let mut files: Vec<_> = std::fs::read_dir(&metadata)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.to_string_lossy().ends_with(".metadata.json"))
-        .collect();
-    files.sort();
+    let files = metadata_files(&metadata);
     for later in &files[4..] {
         std::fs::rename(later, later.with_extension("aside")).unwrap();
     }
@@ -150,12 +129,7 @@ async fn iceberg_position_deletes_are_applied() {
 async fn iceberg_tables_read_as_of_a_snapshot() {
     let dir = catalog();
     let metadata = dir.path().join("merged/metadata");
-    let last = std::fs::read_dir(&metadata)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.to_string_lossy().ends_with(".metadata.json"))
-        .max()
-        .unwrap();
+    let last = metadata_files(&metadata).pop().unwrap();
     let doc: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(last).unwrap()).unwrap();
     let log: Vec<(i64, i64)> = doc["snapshot-log"]
@@ -170,11 +144,7 @@ async fn iceberg_tables_read_as_of_a_snapshot() {
         })
         .collect();
     assert_eq!(log.len(), 5);
-    let staged = [
-        ("squall.query.single_task_bytes", "0"),
-        ("squall.scan.target_task_bytes", "16"),
-    ];
-    for pairs in [&staged[..], &[]] {
+    for pairs in [&STAGED[..], &[]] {
         let engine = engine(dir.path(), pairs).await;
         for ((id, _), rows) in log.iter().zip([10, 20, 16, 15, 25]) {
             let sql = format!("select count(*) as n from merged for version as of {id}");
@@ -217,11 +187,7 @@ async fn iceberg_tables_read_as_of_a_snapshot() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn iceberg_columns_are_read_by_field_id() {
     let dir = catalog();
-    let staged = [
-        ("squall.query.single_task_bytes", "0"),
-        ("squall.scan.target_task_bytes", "16"),
-    ];
-    for pairs in [&staged[..], &[]] {
+    for pairs in [&STAGED[..], &[]] {
         let engine = engine(dir.path(), pairs).await;
         for (sql, want) in [
             (

@@ -227,3 +227,24 @@ pub fn write_parquet(path: impl AsRef<Path>, batch: arrow::array::RecordBatch) {
     w.write(&batch).expect("a batch");
     w.close().expect("written");
 }
+
+/// Settings that run a query staged, a task per row group or so.
+pub const STAGED: [(&str, &str); 2] = [
+    ("squall.query.single_task_bytes", "0"),
+    ("squall.scan.target_task_bytes", "16"),
+];
+
+/// The folder `from`, copied to `to` (made), files and folders.
+pub fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let target = to.join(entry.file_name());
+        match entry.file_type().unwrap().is_dir() {
+            true => copy_dir(&entry.path(), &target),
+            false => {
+                std::fs::copy(entry.path(), target).unwrap();
+            }
+        }
+    }
+}
