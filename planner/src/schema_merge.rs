@@ -106,6 +106,40 @@ pub fn widen(a: &DataType, b: &DataType) -> Option<DataType> {
         } else {
             BinaryView
         }),
+        // A struct whose files hold different fields (one added later, a
+        // field's type widened, fields in another order): every field of
+        // either, by name, in the order first seen, each widened; a field
+        // one side lacks is NULL in its rows. The scan casts each file's
+        // struct to it by name.
+        (Struct(fa), Struct(fb)) => {
+            let mut fields: Vec<Field> = Vec::with_capacity(fa.len().max(fb.len()));
+            for f in fa.iter() {
+                fields.push(match fb.find(f.name()) {
+                    Some((_, g)) => Field::new(
+                        f.name(),
+                        widen(f.data_type(), g.data_type())?,
+                        f.is_nullable() || g.is_nullable(),
+                    ),
+                    None => f.as_ref().clone().with_nullable(true),
+                });
+            }
+            for g in fb.iter().filter(|g| fa.find(g.name()).is_none()) {
+                fields.push(g.as_ref().clone().with_nullable(true));
+            }
+            Some(Struct(fields.into()))
+        }
+        (List(fa), List(fb)) | (List(fa), LargeList(fb)) | (LargeList(fa), List(fb)) => {
+            let element = widen(fa.data_type(), fb.data_type())?;
+            let field = Field::new(fa.name(), element, fa.is_nullable() || fb.is_nullable());
+            Some(match (a, b) {
+                (List(_), List(_)) => List(field.into()),
+                _ => LargeList(field.into()),
+            })
+        }
+        (Map(ea, sorted), Map(eb, _)) => {
+            let entries = widen(ea.data_type(), eb.data_type())?;
+            Some(Map(Field::new(ea.name(), entries, false).into(), *sorted))
+        }
         _ => None,
     }
 }
@@ -154,6 +188,33 @@ pub fn merge(schemas: &[(String, Schema)]) -> Result<Schema, String> {
 mod tests {
     use super::*;
     use DataType::*;
+
+    #[test]
+    fn structs_widen_field_by_field() {
+        let s = |fields: Vec<Field>| Struct(fields.into());
+        let a = s(vec![Field::new("a", Int32, false)]);
+        let b = s(vec![
+            Field::new("b", Utf8, false),
+            Field::new("a", Int64, false),
+        ]);
+        assert_eq!(
+            widen(&a, &b),
+            Some(s(vec![
+                Field::new("a", Int64, false),
+                Field::new("b", Utf8, true),
+            ]))
+        );
+        let list = |t: DataType| List(Field::new("element", t, true).into());
+        assert_eq!(
+            widen(&list(a.clone()), &list(b.clone())),
+            Some(list(s(vec![
+                Field::new("a", Int64, false),
+                Field::new("b", Utf8, true),
+            ])))
+        );
+        let clash = s(vec![Field::new("a", Utf8, false)]);
+        assert_eq!(widen(&a, &clash), None);
+    }
 
     #[test]
     fn dictionaries_widen_as_their_values() {

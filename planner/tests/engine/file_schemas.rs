@@ -382,3 +382,67 @@ async fn dictionary_encoded_columns_are_columns_of_their_values() {
         assert_eq!(squall_csv(&engine, sql).await, want, "{sql}");
     }
 }
+
+/// A struct column whose files hold different fields (one added later,
+/// fields in another order, a field's integer widened), also as the
+/// element of a list, is one column of every field, read from each file
+/// by field name (a field a file lacks is NULL), staged and one task;
+/// before, the table was refused ("no type holds both").
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn struct_columns_whose_files_hold_different_fields_are_one_column() {
+    use arrow::array::{
+        Array, ArrayRef, Int32Array, Int64Array, ListArray, RecordBatch, StringArray, StructArray,
+    };
+    use arrow::buffer::OffsetBuffer;
+    use arrow::datatypes::Field;
+    use std::sync::Arc;
+    let dir = tempfile::tempdir().unwrap();
+    let t = dir.path().join("t");
+    let file = |name: &str, id: i64, fields: Vec<(&str, ArrayRef)>| {
+        let fields: Vec<(Arc<Field>, ArrayRef)> = fields
+            .into_iter()
+            .map(|(n, a)| (Arc::new(Field::new(n, a.data_type().clone(), true)), a))
+            .collect();
+        let s = StructArray::from(fields);
+        let element = Arc::new(Field::new("element", s.data_type().clone(), true));
+        let list = ListArray::new(
+            element,
+            OffsetBuffer::from_lengths([1]),
+            Arc::new(s.clone()),
+            None,
+        );
+        let batch = RecordBatch::try_from_iter([
+            ("id", Arc::new(Int64Array::from(vec![id])) as ArrayRef),
+            ("s", Arc::new(s) as ArrayRef),
+            ("l", Arc::new(list) as ArrayRef),
+        ])
+        .unwrap();
+        write_parquet(t.join(name), batch);
+    };
+    file(
+        "a.parquet",
+        1,
+        vec![("a", Arc::new(Int32Array::from(vec![1])))],
+    );
+    file(
+        "b.parquet",
+        2,
+        vec![
+            ("b", Arc::new(StringArray::from(vec!["x"]))),
+            ("a", Arc::new(Int64Array::from(vec![20]))),
+        ],
+    );
+    for pairs in [&STAGED[..], &[]] {
+        let engine = engine(dir.path(), pairs).await;
+        for (sql, want) in [
+            (
+                "select id, s.a as a, s.b as b, l[1].a as la, l[1].b as lb from t order by id",
+                "id,a,b,la,lb\n1,1,,1,\n2,20,x,20,x\n",
+            ),
+            ("select id from t where s.b = 'x'", "id\n2\n"),
+            ("select sum(s.a) as s from t", "s\n21\n"),
+        ] {
+            assert_eq!(squall_csv(&engine, sql).await, want, "{sql} {pairs:?}");
+        }
+    }
+}
