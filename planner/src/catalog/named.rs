@@ -178,7 +178,13 @@ impl CatalogTables {
         };
         let store = self.registrar.runtime.object_store(logged.store_url())?;
         let pinned: Arc<dyn TableProvider> = Arc::new(logged.travelled(store.as_ref(), at).await?);
-        if let Ok(mut travelled) = self.travelled.write() {
+        // A version never changes, nor the table as of a time past; as of
+        // a time still to come (or just gone) it may, and is read again.
+        let settled = match at {
+            TravelTo::Version(_) => true,
+            TravelTo::Millis(ms) => ms < chrono::Utc::now().timestamp_millis() - 60_000,
+        };
+        if settled && let Ok(mut travelled) = self.travelled.write() {
             travelled.insert(name.to_string(), Arc::clone(&pinned));
         }
         Ok(Some(pinned))
