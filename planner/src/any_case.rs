@@ -87,6 +87,11 @@ fn lowercase_fields(t: &DataType) -> DataType {
 }
 
 impl LowercaseColumns {
+    /// The table it presents.
+    pub fn inner(&self) -> &Arc<dyn TableProvider> {
+        &self.inner
+    }
+
     /// `inner` presented with lowercase column names; `None` when its
     /// names are lowercase already, or would collide once lowercased.
     pub fn wrap(inner: Arc<dyn TableProvider>) -> Option<Self> {

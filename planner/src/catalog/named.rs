@@ -170,7 +170,10 @@ impl CatalogTables {
         let Some(table) = Box::pin(self.table(base)).await? else {
             return Ok(None);
         };
-        let Some(logged) = table.downcast_ref::<LoggedTable>() else {
+        // A table presenting its columns in lowercase wraps the table.
+        let lowercase = table.downcast_ref::<crate::any_case::LowercaseColumns>();
+        let inner = lowercase.map_or(&table, |l| l.inner());
+        let Some(logged) = inner.downcast_ref::<LoggedTable>() else {
             return Err(DataFusionError::Plan(format!(
                 "table {base} has no history to read: time travel (FOR VERSION AS OF, FOR \
                  TIMESTAMP AS OF) reads Delta and Iceberg tables"
@@ -178,6 +181,11 @@ impl CatalogTables {
         };
         let store = self.registrar.runtime.object_store(logged.store_url())?;
         let pinned: Arc<dyn TableProvider> = Arc::new(logged.travelled(store.as_ref(), at).await?);
+        let pinned = match lowercase {
+            Some(_) => crate::any_case::LowercaseColumns::wrap(Arc::clone(&pinned))
+                .map_or(pinned, |l| Arc::new(l) as Arc<dyn TableProvider>),
+            None => pinned,
+        };
         // A version never changes, nor the table as of a time past; as of
         // a time still to come (or just gone) it may, and is read again.
         let settled = match at {

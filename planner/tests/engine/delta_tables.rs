@@ -440,3 +440,40 @@ async fn delta_statistics_skip_files_only_where_their_bounds_hold() {
         assert_eq!(squall_csv(&engine, sql).await, want, "{sql}");
     }
 }
+
+/// Time travel by time over a table writing in-commit timestamps (as
+/// Databricks does by default): each commit's `inCommitTimestamp`, not its
+/// file's modification time (all alike here, as in a copied table),
+/// decides which version was current; the commits before they were
+/// enabled go by their files' times.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn delta_time_travel_follows_in_commit_timestamps() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("ict");
+    let t = Delta { dir: &root };
+    let info =
+        |ms: i64| format!(r#"{{"commitInfo":{{"inCommitTimestamp":{ms},"operation":"WRITE"}}}}"#);
+    // Version 0 without one (before enablement), then 1,000,000 ms apart.
+    t.commit(
+        0,
+        &[
+            PROTOCOL.into(),
+            metadata(""),
+            t.add("a.parquet", "a.parquet", Some("eu"), &[1]),
+        ],
+    );
+    for (version, ms) in [(1u64, 1_000_000i64), (2, 2_000_000), (3, 3_000_000)] {
+        let file = format!("{version}.parquet");
+        let add = t.add(&file, &file, Some("eu"), &[version as i64 + 1]);
+        t.commit(version, &[info(ms), add]);
+    }
+    let engine = engine(dir.path(), &[]).await;
+    for (at, want) in [
+        ("1970-01-01 00:25:00 UTC", "n\n2\n"),
+        ("1970-01-01 00:33:20 UTC", "n\n3\n"),
+        ("1970-01-01 00:50:00 UTC", "n\n4\n"),
+    ] {
+        let sql = format!("select count(*) as n from ict for timestamp as of timestamp '{at}'");
+        assert_eq!(squall_csv(&engine, &sql).await, want, "{sql}");
+    }
+}
