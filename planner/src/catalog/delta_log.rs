@@ -335,58 +335,6 @@ impl Snapshot {
     }
 }
 
-/// The last version of the log's commits (`objects`) committed at or
-/// before `ms` (milliseconds since the epoch): by each commit's in-commit
-/// timestamp where the table writes them (`commitInfo.inCommitTimestamp`,
-/// Databricks' default: found by a binary search, a GET per commit
-/// probed), else by its file's modification time.
-async fn committed_by(
-    store: &dyn ObjectStore,
-    objects: &LogObjects,
-    ms: i64,
-) -> Result<Option<u64>, LogError> {
-    let commits: Vec<(&u64, &ObjectMeta)> = objects.commits.iter().collect();
-    let by_file = |m: &ObjectMeta| m.last_modified.timestamp_millis();
-    let Some((_, newest)) = commits.last() else {
-        return Ok(None);
-    };
-    if in_commit_timestamp(store, newest).await?.is_none() {
-        return Ok(commits
-            .iter()
-            .filter(|(_, m)| by_file(m) <= ms)
-            .map(|(v, _)| **v)
-            .max());
-    }
-    // Commits before in-commit timestamps were enabled have none: their
-    // files' times order them.
-    let (mut lo, mut hi) = (0, commits.len());
-    while lo < hi {
-        let mid = (lo + hi) / 2;
-        let meta = commits[mid].1;
-        let at = in_commit_timestamp(store, meta)
-            .await?
-            .unwrap_or_else(|| by_file(meta));
-        match at <= ms {
-            true => lo = mid + 1,
-            false => hi = mid,
-        }
-    }
-    Ok(lo.checked_sub(1).map(|i| *commits[i].0))
-}
-
-/// A commit's `commitInfo.inCommitTimestamp`, if it has one.
-async fn in_commit_timestamp(
-    store: &dyn ObjectStore,
-    commit: &ObjectMeta,
-) -> Result<Option<i64>, LogError> {
-    let bytes = read_whole(store, &commit.location).await?;
-    let text = String::from_utf8_lossy(&bytes);
-    Ok(text
-        .lines()
-        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
-        .find_map(|a| a.get("commitInfo")?.get("inCommitTimestamp")?.as_i64()))
-}
-
 /// The objects of the log folder `log` (after `offset`, if given). A store
 /// that lists keys in order (`sorted`: S3) is listed up to the first name
 /// starting with `_`: the numbered commits and checkpoints sort before
@@ -625,9 +573,11 @@ fn metadata(meta: &Value) -> Result<Metadata, LogError> {
     // field id in `id` mode), which the column's metadata carries to the
     // scan (`squall_core::case_blind`).
     let fields = match column_mapping.as_deref() {
-        Some("name" | "id") => {
-            mapped_fields(&schema, fields, column_mapping.as_deref() == Some("id"))
-        }
+        Some("name" | "id") => super::log_types::mapped_fields(
+            &schema,
+            fields,
+            column_mapping.as_deref() == Some("id"),
+        ),
         _ => fields,
     };
     let provider = meta
@@ -644,147 +594,13 @@ fn metadata(meta: &Value) -> Result<Metadata, LogError> {
     })
 }
 
-/// `fields` (the columns of the Delta `schema`) each, nested fields too,
-/// with the file column it is read from in its metadata: its physical
-/// name, and in `id` mode its field id.
-fn mapped_fields(
-    schema: &Value,
-    fields: arrow::datatypes::Fields,
-    by_id: bool,
-) -> arrow::datatypes::Fields {
-    use squall_core::case_blind::{FILE_COLUMN, FILE_FIELD_ID};
-    let metadata_of = |json: &Value| {
-        let mapping = json.get("metadata");
-        let mut metadata = HashMap::new();
-        if let Some(physical) = mapping
-            .and_then(|m| m.get("delta.columnMapping.physicalName"))
-            .and_then(Value::as_str)
-        {
-            metadata.insert(FILE_COLUMN.to_string(), physical.to_string());
-        }
-        if let Some(id) = mapping
-            .and_then(|m| m.get("delta.columnMapping.id"))
-            .and_then(Value::as_i64)
-            .filter(|_| by_id)
-        {
-            metadata.insert(FILE_FIELD_ID.to_string(), id.to_string());
-        }
-        metadata
-    };
-    match super::log_types::with_field_metadata(
-        &arrow::datatypes::DataType::Struct(fields.clone()),
-        schema,
-        &metadata_of,
-    ) {
-        arrow::datatypes::DataType::Struct(mapped) => mapped,
-        _ => fields,
-    }
-}
+#[path = "delta_checkpoint.rs"]
+mod checkpoint;
+use checkpoint::{apply_checkpoint, read_whole};
 
-/// Applies one checkpoint file: a classic checkpoint's part, or a V2
-/// checkpoint (JSON or Parquet) and the sidecar files it names (in
-/// `_delta_log/_sidecars/`, read 16 at once, applied in order).
-async fn apply_checkpoint(
-    store: &dyn ObjectStore,
-    part: &ObjectMeta,
-    state: &mut Replay,
-    root: &Path,
-) -> Result<(), LogError> {
-    let bytes = read_whole(store, &part.location).await?;
-    let sidecars = apply_checkpoint_bytes(bytes, &part.location, state, root)?;
-    let folder = log_folder(root).join("_sidecars");
-    let locations = sidecars
-        .iter()
-        .map(|p| {
-            let name = Path::from_url_path(p).map_err(|e| format!("sidecar {p}: {e}"))?;
-            match (p.contains('/'), name.filename()) {
-                (false, Some(file)) => Ok(folder.clone().join(file)),
-                _ => Err(format!(
-                    "checkpoint {} names a sidecar outside {LOG}/_sidecars/ ({p}), which \
-                     squall does not read",
-                    part.location
-                )),
-            }
-        })
-        .collect::<Result<Vec<_>, LogError>>()?;
-    let mut read = futures::stream::iter(locations)
-        .map(|location| async move {
-            let bytes = read_whole(store, &location).await?;
-            Ok::<_, LogError>((location, bytes))
-        })
-        .buffered(READ_CONCURRENCY);
-    while let Some((location, bytes)) = read.try_next().await? {
-        if !apply_checkpoint_bytes(bytes, &location, state, root)?.is_empty() {
-            return Err(format!("sidecar {location} names sidecars of its own"));
-        }
-    }
-    Ok(())
-}
-
-/// The object at `location`, whole: one GET.
-async fn read_whole(store: &dyn ObjectStore, location: &Path) -> Result<bytes::Bytes, LogError> {
-    let bad = |e: &dyn std::fmt::Display| format!("cannot read {location}: {e}");
-    store
-        .get(location)
-        .await
-        .map_err(|e| bad(&e))?
-        .bytes()
-        .await
-        .map_err(|e| bad(&e))
-}
-
-/// Applies the actions of one checkpoint file (`bytes`, read from
-/// `location`: JSON lines if its name says so, else Parquet, read batch by
-/// batch); the sidecar files it names.
-fn apply_checkpoint_bytes(
-    bytes: bytes::Bytes,
-    location: &Path,
-    state: &mut Replay,
-    root: &Path,
-) -> Result<Vec<String>, LogError> {
-    let bad = |e: &dyn std::fmt::Display| format!("checkpoint {location}: {e}");
-    let mut sidecars = Vec::new();
-    let mut apply = |action: Value, state: &mut Replay| -> Result<(), LogError> {
-        if let Some(path) = action
-            .get("sidecar")
-            .and_then(|s| s.get("path"))
-            .and_then(Value::as_str)
-        {
-            sidecars.push(path.to_string());
-        }
-        state.apply(&action, root, true).map_err(|e| bad(&e))
-    };
-    if location.as_ref().ends_with(".json") {
-        let text = std::str::from_utf8(&bytes).map_err(|e| bad(&e))?;
-        for line in text.lines().filter(|l| !l.trim().is_empty()) {
-            apply(serde_json::from_str(line).map_err(|e| bad(&e))?, state)?;
-        }
-        return Ok(sidecars);
-    }
-    let reader = parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(bytes)
-        .map_err(|e| bad(&e))?;
-    let wanted: Vec<usize> = reader
-        .schema()
-        .fields()
-        .iter()
-        .enumerate()
-        .filter(|(_, f)| ["add", "metaData", "protocol", "sidecar"].contains(&f.name().as_str()))
-        .map(|(i, _)| i)
-        .collect();
-    let mask = parquet::arrow::ProjectionMask::roots(reader.parquet_schema(), wanted);
-    let batches = reader.with_projection(mask).build().map_err(|e| bad(&e))?;
-    for batch in batches {
-        let batch = batch.map_err(|e| bad(&e))?;
-        let mut writer = arrow::json::LineDelimitedWriter::new(Vec::new());
-        writer.write(&batch).map_err(|e| bad(&e))?;
-        writer.finish().map_err(|e| bad(&e))?;
-        let text = writer.into_inner();
-        for line in text.split(|b| *b == b'\n').filter(|l| !l.is_empty()) {
-            apply(serde_json::from_slice(line).map_err(|e| bad(&e))?, state)?;
-        }
-    }
-    Ok(sidecars)
-}
+#[path = "delta_history.rs"]
+mod history;
+use history::committed_by;
 
 #[cfg(test)]
 #[path = "delta_log_tests.rs"]

@@ -216,3 +216,40 @@ pub(super) fn with_field_metadata(
         _ => ty.clone(),
     }
 }
+
+/// `fields` (the columns of the Delta `schema`) each, nested fields too,
+/// with the file column it is read from in its metadata: its physical
+/// name, and in `id` mode its field id.
+pub(super) fn mapped_fields(
+    schema: &Value,
+    fields: arrow::datatypes::Fields,
+    by_id: bool,
+) -> arrow::datatypes::Fields {
+    use squall_core::case_blind::{FILE_COLUMN, FILE_FIELD_ID};
+    let metadata_of = |json: &Value| {
+        let mapping = json.get("metadata");
+        let mut metadata = std::collections::HashMap::new();
+        if let Some(physical) = mapping
+            .and_then(|m| m.get("delta.columnMapping.physicalName"))
+            .and_then(Value::as_str)
+        {
+            metadata.insert(FILE_COLUMN.to_string(), physical.to_string());
+        }
+        if let Some(id) = mapping
+            .and_then(|m| m.get("delta.columnMapping.id"))
+            .and_then(Value::as_i64)
+            .filter(|_| by_id)
+        {
+            metadata.insert(FILE_FIELD_ID.to_string(), id.to_string());
+        }
+        metadata
+    };
+    match with_field_metadata(
+        &arrow::datatypes::DataType::Struct(fields.clone()),
+        schema,
+        &metadata_of,
+    ) {
+        arrow::datatypes::DataType::Struct(mapped) => mapped,
+        _ => fields,
+    }
+}
