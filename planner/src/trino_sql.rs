@@ -135,6 +135,10 @@ pub fn prepare(sql: &str) -> Cow<'_, str> {
         Some(plain) => Cow::Owned(plain),
         None => sql,
     };
+    let sql = match without_session_keyword(&sql) {
+        Some(plain) => Cow::Owned(plain),
+        None => sql,
+    };
     let sql = match crate::hex_literals::in_decimal(&sql) {
         Some(decimal) => Cow::Owned(decimal),
         None => sql,
@@ -446,6 +450,40 @@ fn trino_type(tokens: &[Token], at: &mut usize) -> Option<arrow::datatypes::Data
     })
 }
 
+/// Trino's `SET SESSION name = value` as the engine's `SET name = value`
+/// (a statement the server answers itself; `squall query` runs it): each
+/// statement starting `SET SESSION` loses the `SESSION`. `None` when none
+/// does.
+fn without_session_keyword(sql: &str) -> Option<String> {
+    if !sql.to_ascii_lowercase().contains("session") {
+        return None;
+    }
+    let mut tokens = Tokenizer::new(&GenericDialect {}, sql).tokenize().ok()?;
+    let solid: Vec<usize> = (0..tokens.len())
+        .filter(|&i| !matches!(tokens[i], Token::Whitespace(_)))
+        .collect();
+    let keyword = |i: usize| match &tokens[i] {
+        Token::Word(w) if w.quote_style.is_none() => Some(w.keyword),
+        _ => None,
+    };
+    let session: Vec<usize> = solid
+        .windows(2)
+        .enumerate()
+        .filter(|(k, w)| {
+            let starts = *k == 0 || tokens[solid[k - 1]] == Token::SemiColon;
+            starts && keyword(w[0]) == Some(Keyword::SET) && keyword(w[1]) == Some(Keyword::SESSION)
+        })
+        .map(|(_, w)| w[1])
+        .collect();
+    if session.is_empty() {
+        return None;
+    }
+    for i in session.into_iter().rev() {
+        tokens.remove(i);
+    }
+    Some(tokens.iter().map(token_text).collect())
+}
+
 /// `sql` without Trino's view `SECURITY` clause.
 fn without_security(sql: &str) -> Cow<'_, str> {
     if !sql.to_ascii_lowercase().contains("security") {
@@ -509,6 +547,15 @@ fn without_security(sql: &str) -> Cow<'_, str> {
 #[cfg(test)]
 mod tests {
     use super::prepare;
+
+    #[test]
+    fn set_session_is_the_engine_s_set() {
+        assert_eq!(
+            prepare("SET SESSION squall.shuffle.partitions = 8; select 'set session x' as s"),
+            "SET  squall.shuffle.partitions = 8; select 'set session x' as s"
+        );
+        assert_eq!(prepare("select session_user"), "select session_user");
+    }
 
     #[test]
     fn trino_s_explain_options_squall_answers_anyway_go() {
