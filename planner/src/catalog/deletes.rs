@@ -1,6 +1,7 @@
 //! Rows deleted from a table's files without rewriting them: a Delta
 //! deletion vector (what Databricks writes on DELETE, UPDATE and MERGE by
-//! default).
+//! default), and where a scan's files get theirs from (Iceberg's position
+//! delete files too: [`attach_deletions`]).
 //!
 //! The coordinator reads a file's deleted positions when it plans a scan of
 //! the file ([`deleted_positions`]) and hands them to the scan as a
@@ -20,10 +21,13 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
+use datafusion::datasource::listing::PartitionedFile;
 use futures::{StreamExt, TryStreamExt};
 use object_store::ObjectStore;
 use object_store::path::Path;
 use roaring::RoaringTreemap;
+
+use super::iceberg_deletes::{self, PositionDeleteFile};
 use serde_json::Value;
 
 /// The magic number before a Delta deletion vector's bitmap (RoaringBitmap's
@@ -41,6 +45,52 @@ const REMEMBERED_BYTES: usize = 256 << 20;
 /// of a scanned file that has any.
 #[derive(Debug, Clone)]
 pub(crate) struct DeletedPositions(pub Arc<RoaringTreemap>);
+
+/// What finding one live file's deleted rows takes: its Delta deletion
+/// vector, or its path as Iceberg's metadata names it and its data
+/// sequence number (which position delete files apply to it).
+pub(crate) struct FileDeletes<'a> {
+    pub vector: Option<&'a DeletionVector>,
+    pub name: &'a str,
+    pub sequence: i64,
+}
+
+/// Each of `files` (of the table under `root`; `of` says how to find each
+/// one's deletions) given its deleted rows' positions, when it has any, as
+/// a [`DeletedPositions`] extension: from its Delta deletion vector, or
+/// from the snapshot's Iceberg `position_deletes` no older than it.
+pub(crate) async fn attach_deletions(
+    store: &Arc<dyn ObjectStore>,
+    root: &Path,
+    files: &mut [PartitionedFile],
+    of: &[FileDeletes<'_>],
+    position_deletes: &[PositionDeleteFile],
+) -> Result<(), String> {
+    let (at, vectors): (Vec<usize>, Vec<&DeletionVector>) = of
+        .iter()
+        .enumerate()
+        .filter_map(|(k, d)| d.vector.map(|v| (k, v)))
+        .unzip();
+    let positions = deleted_positions(store.as_ref(), root, &vectors).await?;
+    for (k, positions) in at.into_iter().zip(positions) {
+        files[k].extensions.insert(DeletedPositions(positions));
+    }
+    if position_deletes.is_empty() {
+        return Ok(());
+    }
+    let read = iceberg_deletes::read_all(store, position_deletes).await?;
+    let deletes: Vec<(i64, Arc<iceberg_deletes::Positions>)> = position_deletes
+        .iter()
+        .map(|d| d.sequence)
+        .zip(read)
+        .collect();
+    for (file, d) in files.iter_mut().zip(of) {
+        if let Some(positions) = iceberg_deletes::deleted_from(d.name, d.sequence, &deletes) {
+            file.extensions.insert(DeletedPositions(positions));
+        }
+    }
+    Ok(())
+}
 
 /// A Delta `add` action's `deletionVector`: where the file's deleted
 /// positions are, and how many.

@@ -325,33 +325,26 @@ async fn read_version(
                     .get("file_size_in_bytes")
                     .and_then(Value::as_u64)
                     .ok_or_else(|| format!("file {file_path} has no size"))?;
-                match kind {
-                    0 => {}
-                    1 if format.eq_ignore_ascii_case("parquet") => {
-                        position_deletes.push(PositionDeleteFile {
-                            location: located(file_path, &location, root)?,
-                            size,
-                            sequence,
-                        });
-                        continue;
-                    }
-                    1 => {
-                        return Err(format!(
-                            "its position delete file {file_path} is {format}; squall reads Parquet"
-                        ));
-                    }
-                    _ => {
-                        return Err(format!(
-                            "it has equality delete files (rows deleted by their values, such \
-                             as {file_path}), which squall does not read; rewriting the table's \
-                             data files (rewrite_data_files) applies them"
-                        ));
-                    }
+                if kind > 1 {
+                    return Err(format!(
+                        "it has equality delete files (rows deleted by their values, such \
+                         as {file_path}), which squall does not read; rewriting the table's \
+                         data files (rewrite_data_files) applies them"
+                    ));
                 }
                 if !format.eq_ignore_ascii_case("parquet") {
+                    let what = if kind == 1 { "position delete" } else { "data" };
                     return Err(format!(
-                        "its data file {file_path} is {format}; squall reads Parquet"
+                        "its {what} file {file_path} is {format}; squall reads Parquet"
                     ));
+                }
+                if kind == 1 {
+                    position_deletes.push(PositionDeleteFile {
+                        location: located(file_path, &location, root)?,
+                        size,
+                        sequence,
+                    });
+                    continue;
                 }
                 let file = DataFile {
                     location: located(file_path, &location, root)?,
@@ -489,142 +482,10 @@ fn current_schema(doc: &Value, schema_id: Option<i64>) -> Result<Schema, LogErro
     Ok(Schema::new(fields))
 }
 
-/// The current schema's top-level columns whose bounds a manifest's
-/// entries give and [`super::delta_stats`] uses, by field id: their names
-/// and Iceberg types.
-fn bounded_columns(doc: &Value, schema_id: Option<i64>) -> HashMap<i64, (String, String)> {
-    let current_id = schema_id.or_else(|| doc.get("current-schema-id").and_then(Value::as_i64));
-    let schemas = doc
-        .get("schemas")
-        .and_then(Value::as_array)
-        .cloned()
-        .unwrap_or_else(|| doc.get("schema").cloned().into_iter().collect());
-    let Some(current) = schemas
-        .iter()
-        .find(|s| current_id.is_none() || s.get("schema-id").and_then(Value::as_i64) == current_id)
-    else {
-        return HashMap::new();
-    };
-    current
-        .get("fields")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-        .filter_map(|f| {
-            let ty = f.get("type")?.as_str()?;
-            matches!(
-                ty,
-                "int" | "long" | "date" | "timestamp" | "timestamptz" | "string"
-            )
-            .then(|| {
-                Some((
-                    f.get("id")?.as_i64()?,
-                    (f.get("name")?.as_str()?.to_string(), ty.to_string()),
-                ))
-            })?
-        })
-        .collect()
-}
-
-/// A manifest entry's column bounds and counts as the Delta log writes
-/// its statistics (`numRecords`, `minValues`, `maxValues`, `nullCount`),
-/// for [`super::delta_stats`]: Iceberg's bounds are each value's binary
-/// form (little-endian integers, days, microseconds, UTF-8 text).
-fn file_stats(data: &Value, columns: &HashMap<i64, (String, String)>) -> Option<Arc<str>> {
-    if columns.is_empty() {
-        return None;
-    }
-    // An int-keyed map: an array of {key, value} records, or an Avro map.
-    let entries = |key: &str| -> Vec<(i64, Value)> {
-        match data.get(key) {
-            Some(Value::Array(items)) => items
-                .iter()
-                .filter_map(|e| Some((e.get("key")?.as_i64()?, e.get("value")?.clone())))
-                .collect(),
-            Some(Value::Object(map)) => map
-                .iter()
-                .filter_map(|(k, v)| Some((k.parse().ok()?, v.clone())))
-                .collect(),
-            _ => Vec::new(),
-        }
-    };
-    let mut stats = serde_json::Map::new();
-    if let Some(rows) = data.get("record_count") {
-        stats.insert("numRecords".into(), rows.clone());
-    }
-    for (key, bound) in [("lower_bounds", "minValues"), ("upper_bounds", "maxValues")] {
-        let values: serde_json::Map<String, Value> = entries(key)
-            .into_iter()
-            .filter_map(|(id, value)| {
-                let (name, ty) = columns.get(&id)?;
-                let bytes = avro::unhex(value.as_str()?)?;
-                Some((name.clone(), bound_json(&bytes, ty)?))
-            })
-            .collect();
-        stats.insert(bound.into(), Value::Object(values));
-    }
-    let nulls: serde_json::Map<String, Value> = entries("null_value_counts")
-        .into_iter()
-        .filter_map(|(id, count)| Some((columns.get(&id)?.0.clone(), count)))
-        .collect();
-    stats.insert("nullCount".into(), Value::Object(nulls));
-    Some(Arc::from(Value::Object(stats).to_string()))
-}
-
-/// An Iceberg bound's bytes as Delta's statistics write the value.
-fn bound_json(bytes: &[u8], ty: &str) -> Option<Value> {
-    let int = || -> Option<i64> {
-        match bytes.len() {
-            4 => Some(i64::from(i32::from_le_bytes(bytes.try_into().ok()?))),
-            8 => Some(i64::from_le_bytes(bytes.try_into().ok()?)),
-            _ => None,
-        }
-    };
-    Some(match ty {
-        "int" | "long" => Value::from(int()?),
-        "date" => {
-            let day = chrono::NaiveDate::from_ymd_opt(1970, 1, 1)?
-                .checked_add_signed(chrono::Duration::days(int()?))?;
-            Value::String(day.format("%Y-%m-%d").to_string())
-        }
-        "timestamp" | "timestamptz" => {
-            let at = chrono::DateTime::from_timestamp_micros(int()?)?.naive_utc();
-            let zone = if ty == "timestamptz" { "Z" } else { "" };
-            Value::String(format!("{}{zone}", at.format("%Y-%m-%dT%H:%M:%S%.6f")))
-        }
-        "string" => Value::String(String::from_utf8(bytes.to_vec()).ok()?),
-        _ => return None,
-    })
-}
+#[path = "iceberg_bounds.rs"]
+mod bounds;
+use bounds::{bounded_columns, file_stats};
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use serde_json::json;
-
-    fn schema(id: i64, inner: &str) -> Value {
-        json!({"schema-id": id, "type": "struct", "fields": [
-            {"id": 1, "name": "k", "required": false, "type": "long"},
-            {"id": 2, "name": "s", "required": false, "type": {"type": "struct", "fields": [
-                {"id": 3, "name": inner, "required": false, "type": "string"}]}}]})
-    }
-
-    #[test]
-    fn columns_and_nested_fields_carry_their_field_ids() {
-        let doc = json!({"current-schema-id": 1, "schemas": [schema(0, "x"), schema(1, "y")]});
-        let current = current_schema(&doc, None).unwrap();
-        let id = |f: &arrow::datatypes::Field| {
-            f.metadata()
-                .get(squall_core::case_blind::FILE_FIELD_ID)
-                .cloned()
-        };
-        assert_eq!(id(current.field_with_name("k").unwrap()), Some("1".into()));
-        let arrow::datatypes::DataType::Struct(inner) =
-            current.field_with_name("s").unwrap().data_type()
-        else {
-            panic!("{current:?}")
-        };
-        assert_eq!(inner[0].name(), "y");
-        assert_eq!(id(&inner[0]), Some("3".into()));
-    }
-}
+#[path = "iceberg_tests.rs"]
+mod tests;

@@ -42,11 +42,10 @@ use datafusion::prelude::SessionContext;
 use object_store::path::Path;
 use object_store::{ObjectMeta, ObjectStore};
 
-use super::deletes::{DeletedPositions, DeletionVector, deleted_positions};
+use super::deletes::{DeletionVector, FileDeletes, attach_deletions};
 use super::delta_log::{LogFormat, Snapshot, TravelTo};
-use super::iceberg_deletes;
 use super::{bare, present_lowercase, table_error};
-use crate::partitions::listed::{file_groups, rows_passing};
+use crate::partitions::listed::{file_groups, partition_pushdown, rows_passing};
 
 /// A Delta or Iceberg table (see the module documentation).
 #[derive(Debug)]
@@ -137,44 +136,9 @@ fn lists_in_order(store_url: &ObjectStoreUrl) -> bool {
     store_url.as_str().starts_with("s3://")
 }
 
-/// Snapshots read in this process, by table (store and folder), the most
-/// recent last: an engine built again (the aws backend builds one per
-/// request) brings a table it names up to date from its snapshot (one
-/// listing) instead of reading its log or manifests again. Kept while
-/// they hold at most [`KEPT_FILES`] files in all (about 1.6 KB a file),
-/// the most recent always.
-static READ: std::sync::LazyLock<std::sync::Mutex<Remembered>> =
-    std::sync::LazyLock::new(Default::default);
-
-/// Snapshots by table key ([`table_key`]), the most recent last.
-type Remembered = Vec<(String, Arc<Snapshot>)>;
-
-/// Live files the process's snapshots may hold in all.
-const KEPT_FILES: usize = 200_000;
-
-fn table_key(store_url: &ObjectStoreUrl, root: &Path) -> String {
-    format!("{}{}", store_url.as_str(), root)
-}
-
-fn remembered(store_url: &ObjectStoreUrl, root: &Path) -> Option<Arc<Snapshot>> {
-    let key = table_key(store_url, root);
-    let read = READ.lock().ok()?;
-    read.iter()
-        .find(|(k, _)| *k == key)
-        .map(|(_, s)| Arc::clone(s))
-}
-
-fn remember(store_url: &ObjectStoreUrl, root: &Path, snapshot: &Arc<Snapshot>) {
-    let key = table_key(store_url, root);
-    let Ok(mut read) = READ.lock() else {
-        return;
-    };
-    read.retain(|(k, _)| *k != key);
-    read.push((key, Arc::clone(snapshot)));
-    while read.len() > 1 && read.iter().map(|(_, s)| s.files.len()).sum::<usize>() > KEPT_FILES {
-        read.remove(0);
-    }
-}
+#[path = "logged_cache.rs"]
+mod cache;
+use cache::{remember, remembered};
 
 impl LoggedTable {
     /// The table under `root`, its log (Delta) or metadata (Iceberg) read
@@ -326,50 +290,6 @@ impl LoggedTable {
             )?);
         }
         Ok(Arc::clone(&live))
-    }
-
-    /// The files `kept` of `live`, each with its deleted rows' positions
-    /// (a [`DeletedPositions`] extension) when it has any.
-    async fn with_deletions(
-        &self,
-        state: &dyn Session,
-        live: &Live,
-        kept: &[usize],
-    ) -> Result<Vec<PartitionedFile>> {
-        let mut files: Vec<PartitionedFile> = kept.iter().map(|&i| live.files[i].clone()).collect();
-        let (at, vectors): (Vec<usize>, Vec<&DeletionVector>) = kept
-            .iter()
-            .enumerate()
-            .filter_map(|(k, &i)| live.deletions[i].as_ref().map(|d| (k, d)))
-            .unzip();
-        let position_deletes = &live.snapshot.position_deletes;
-        if vectors.is_empty() && position_deletes.is_empty() {
-            return Ok(files);
-        }
-        let store = state.runtime_env().object_store(&self.store_url)?;
-        let positions = deleted_positions(store.as_ref(), &self.root, &vectors)
-            .await
-            .map_err(|why| self.error(why))?;
-        for (k, positions) in at.into_iter().zip(positions) {
-            files[k].extensions.insert(DeletedPositions(positions));
-        }
-        if !position_deletes.is_empty() {
-            let read = iceberg_deletes::read_all(&store, position_deletes)
-                .await
-                .map_err(|why| self.error(why))?;
-            let deletes: Vec<(i64, Arc<iceberg_deletes::Positions>)> = position_deletes
-                .iter()
-                .map(|d| d.sequence)
-                .zip(read)
-                .collect();
-            for (file, &i) in files.iter_mut().zip(kept) {
-                let (name, sequence) = &live.names[i];
-                if let Some(positions) = iceberg_deletes::deleted_from(name, *sequence, &deletes) {
-                    file.extensions.insert(DeletedPositions(positions));
-                }
-            }
-        }
-        Ok(files)
     }
 
     /// Refuses a snapshot whose partitioning or column types differ from
@@ -544,14 +464,7 @@ impl TableProvider for LoggedTable {
         &self,
         filters: &[&Expr],
     ) -> Result<Vec<TableProviderFilterPushDown>> {
-        let names = self.partition_names();
-        Ok(filters
-            .iter()
-            .map(|f| match expr_applicable_for_cols(&names, f) {
-                true => TableProviderFilterPushDown::Exact,
-                false => TableProviderFilterPushDown::Inexact,
-            })
-            .collect())
+        Ok(partition_pushdown(&self.partition_names(), filters))
     }
 
     /// squall does not write these tables: a commit is the writer's.
@@ -609,7 +522,22 @@ impl TableProvider for LoggedTable {
             };
             return Ok(Arc::new(EmptyExec::new(schema)));
         }
-        let files = self.with_deletions(state, &live, &kept).await?;
+        let mut files: Vec<PartitionedFile> = kept.iter().map(|&i| live.files[i].clone()).collect();
+        let deletes: Vec<FileDeletes<'_>> = kept
+            .iter()
+            .map(|&i| FileDeletes {
+                vector: live.deletions[i].as_ref(),
+                name: &live.names[i].0,
+                sequence: live.names[i].1,
+            })
+            .collect();
+        let position_deletes = &live.snapshot.position_deletes;
+        if deletes.iter().any(|d| d.vector.is_some()) || !position_deletes.is_empty() {
+            let store = state.runtime_env().object_store(&self.store_url)?;
+            attach_deletions(&store, &self.root, &mut files, &deletes, position_deletes)
+                .await
+                .map_err(|why| self.error(why))?;
+        }
         let mut statistics = Statistics::new_unknown(&self.scan_schema);
         if kept.len() == live.files.len()
             && let Some(rows) = live.rows

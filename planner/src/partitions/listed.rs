@@ -190,6 +190,22 @@ impl ListedPartitionsTable {
     }
 }
 
+/// How a table of partitions (`names`) applies `filters`: exactly those on
+/// its partition columns alone (they choose the files), the others after
+/// the scan.
+pub(crate) fn partition_pushdown(
+    names: &[&str],
+    filters: &[&Expr],
+) -> Vec<TableProviderFilterPushDown> {
+    filters
+        .iter()
+        .map(|f| match expr_applicable_for_cols(names, f) {
+            true => TableProviderFilterPushDown::Exact,
+            false => TableProviderFilterPushDown::Inexact,
+        })
+        .collect()
+}
+
 /// The rows of `values` (one per partition or file: its partition values)
 /// that `filters`, conjuncts over those columns only, keep.
 pub(crate) fn rows_passing(
@@ -257,17 +273,7 @@ impl TableProvider for ListedPartitionsTable {
         &self,
         filters: &[&Expr],
     ) -> Result<Vec<TableProviderFilterPushDown>> {
-        let names = self.partition_names();
-        Ok(filters
-            .iter()
-            .map(|f| {
-                if expr_applicable_for_cols(&names, f) {
-                    TableProviderFilterPushDown::Exact
-                } else {
-                    TableProviderFilterPushDown::Inexact
-                }
-            })
-            .collect())
+        Ok(partition_pushdown(&self.partition_names(), filters))
     }
 
     async fn scan(
