@@ -445,7 +445,8 @@ async fn delta_statistics_skip_files_only_where_their_bounds_hold() {
 /// Databricks does by default): each commit's `inCommitTimestamp`, not its
 /// file's modification time (all alike here, as in a copied table),
 /// decides which version was current; the commits before they were
-/// enabled go by their files' times.
+/// enabled go by their files' times. The time may be any expression of
+/// constants, a zone given by its name.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn delta_time_travel_follows_in_commit_timestamps() {
     let dir = tempfile::tempdir().unwrap();
@@ -469,11 +470,26 @@ async fn delta_time_travel_follows_in_commit_timestamps() {
     }
     let engine = engine(dir.path(), &[]).await;
     for (at, want) in [
-        ("1970-01-01 00:25:00 UTC", "n\n2\n"),
-        ("1970-01-01 00:33:20 UTC", "n\n3\n"),
-        ("1970-01-01 00:50:00 UTC", "n\n4\n"),
+        ("timestamp '1970-01-01 00:25:00 UTC'", "n\n2\n"),
+        ("timestamp '1970-01-01 00:33:20 UTC'", "n\n3\n"),
+        ("timestamp '1970-01-01 00:50:00 UTC'", "n\n4\n"),
+        // A zone by its name (Berlin was an hour ahead of UTC in 1970).
+        ("timestamp '1970-01-01 01:33:20 Europe/Berlin'", "n\n3\n"),
+        // Expressions of constants, evaluated as the query is read.
+        (
+            "timestamp '1970-01-01 00:00:00' + interval '25' minute",
+            "n\n2\n",
+        ),
+        (
+            "date_add('second', 2000, timestamp '1970-01-01 00:00:00')",
+            "n\n3\n",
+        ),
+        ("current_timestamp - interval '1' day", "n\n4\n"),
     ] {
-        let sql = format!("select count(*) as n from ict for timestamp as of timestamp '{at}'");
+        let sql = format!("select count(*) as n from ict for timestamp as of {at} where true");
         assert_eq!(squall_csv(&engine, &sql).await, want, "{sql}");
     }
+    let sql = "select count(*) from ict for timestamp as of n";
+    let err = engine.sql(sql).await.unwrap_err().to_string();
+    assert!(err.contains("not a time of constants"), "{err}");
 }
