@@ -97,9 +97,13 @@ struct KeyFilterNode {
     keys: Vec<protobuf::PhysicalExprNode>,
 }
 
-/// A [`NullableSideExec`]: nothing but its input.
+/// A [`NullableSideExec`]: its input, and whether it forgets all of the
+/// input's properties.
 #[derive(Clone, PartialEq, Message)]
-struct NullableSideNode {}
+struct NullableSideNode {
+    #[prost(bool, tag = "1")]
+    forgets_all: bool,
+}
 
 /// A `WITH RECURSIVE` query (DataFusion's plan codec has no form for one):
 /// its inputs are the static and the recursive term.
@@ -274,13 +278,17 @@ impl PhysicalExtensionCodec for SquallCodec {
                     keys,
                 )))
             }
-            Some(squall_node::Kind::NullableSide(_)) => {
+            Some(squall_node::Kind::NullableSide(n)) => {
                 let [input] = inputs else {
                     return Err(DataFusionError::Internal(
                         "NullableSideExec must have exactly one input".into(),
                     ));
                 };
-                Ok(Arc::new(NullableSideExec::try_new(Arc::clone(input))?))
+                let input = Arc::clone(input);
+                Ok(Arc::new(match n.forgets_all {
+                    true => NullableSideExec::forgetting_all(input)?,
+                    false => NullableSideExec::try_new(input)?,
+                }))
             }
             Some(squall_node::Kind::WorkTable(w)) => {
                 let schema: Schema = w
@@ -355,8 +363,10 @@ impl PhysicalExtensionCodec for SquallCodec {
                 source_stage: k.source_stage(),
                 keys: serialize_physical_exprs(k.keys(), self, proto_converter)?,
             })
-        } else if node.downcast_ref::<NullableSideExec>().is_some() {
-            squall_node::Kind::NullableSide(NullableSideNode {})
+        } else if let Some(n) = node.downcast_ref::<NullableSideExec>() {
+            squall_node::Kind::NullableSide(NullableSideNode {
+                forgets_all: n.forgets_all(),
+            })
         } else if let Some(r) = node.downcast_ref::<RecursiveQueryExec>() {
             squall_node::Kind::RecursiveQuery(RecursiveQueryNode {
                 name: r.name().to_string(),

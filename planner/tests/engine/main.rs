@@ -81,6 +81,7 @@
 //! - `lambdas`: lambdas name the fields of arrays of rows.
 //! - `operators`: `IS DISTINCT FROM` and `||` bind as in Trino's grammar.
 //! - `outer_joins`: the padded side is not constant; collected left joins.
+//! - `grouping_sets`: a grouping set's NULL-padded columns are not constant.
 //! - `generated_rows`: `generate_series`, `range` and `WITH RECURSIVE`.
 //! - `partitions`: Hive-style partitioned tables (folder catalog and
 //!   `CREATE EXTERNAL TABLE ... PARTITIONED BY`): answers, pruning in EXPLAIN
@@ -105,6 +106,7 @@ mod common;
 mod browsing;
 mod cancel;
 mod coalesce;
+mod grouping_sets;
 mod key_filter;
 mod key_filter_at_scale;
 

@@ -19,6 +19,18 @@
 //! through untouched; it only keeps its input's constants to itself. Its
 //! orderings, equivalence classes and constraints are its input's: they
 //! hold of its rows, and the join decides what survives the padding.
+//!
+//! An aggregation by grouping sets (`ROLLUP`, `CUBE`, `GROUPING SETS`)
+//! pads its own output the same way, and DataFusion 55 carries its input's
+//! properties to its output by the grouping columns as if it did not: in
+//! `where name = 'x' group by rollup (k, name)` the output's `name` is 'x'
+//! or NULL, yet it is reported constant, and the final aggregation above
+//! the partial ones emitted the grand total once per run of input (a
+//! grand total of 84 came out as 25 and 59 staged; single-node
+//! DataFusion as well with small batches). An ordering (`name` NULLs
+//! mixed in) and an equivalence (`a = b` where a set keeps `b` only) fail
+//! alike. So the input of such an aggregation gets this node reporting
+//! nothing at all of its input ([`NullableSideExec::forgetting_all`]).
 
 use std::fmt;
 use std::sync::Arc;
@@ -28,9 +40,11 @@ use datafusion::common::tree_node::{Transformed, TransformedResult, TreeNode, Tr
 use datafusion::common::{JoinType, Statistics};
 use datafusion::error::{DataFusionError, Result};
 use datafusion::execution::TaskContext;
+use datafusion::physical_expr::EquivalenceProperties;
 use datafusion::physical_expr::PhysicalExpr;
 use datafusion::physical_expr::expressions::Literal;
 use datafusion::physical_optimizer::PhysicalOptimizerRule;
+use datafusion::physical_plan::aggregates::{AggregateExec, AggregateInputMode};
 use datafusion::physical_plan::execution_plan::{
     CardinalityEffect, ChildrenPropertiesMode, ReplaceChildrenOptions,
 };
@@ -54,10 +68,40 @@ use super::{BoundaryProperties, Keeps};
 pub struct NullableSideExec {
     input: Arc<dyn ExecutionPlan>,
     properties: Arc<PlanProperties>,
+    /// Whether it reports no ordering and no equivalence either (a
+    /// grouping-set aggregation's input).
+    forgets_all: bool,
 }
 
 impl NullableSideExec {
     pub fn try_new(input: Arc<dyn ExecutionPlan>) -> Result<Self> {
+        Self::new_forgetting(input, false)
+    }
+
+    /// The node below an aggregation by grouping sets: none of its input's
+    /// orderings, equivalences, constants or constraints.
+    pub fn forgetting_all(input: Arc<dyn ExecutionPlan>) -> Result<Self> {
+        Self::new_forgetting(input, true)
+    }
+
+    pub fn forgets_all(&self) -> bool {
+        self.forgets_all
+    }
+
+    fn new_forgetting(input: Arc<dyn ExecutionPlan>, forgets_all: bool) -> Result<Self> {
+        if forgets_all {
+            let properties = PlanProperties::new(
+                EquivalenceProperties::new(input.schema()),
+                input.output_partitioning().clone(),
+                input.pipeline_behavior(),
+                input.boundedness(),
+            );
+            return Ok(Self {
+                input,
+                properties: Arc::new(properties),
+                forgets_all,
+            });
+        }
         let mut carried = BoundaryProperties::capture(
             input.equivalence_properties(),
             Keeps {
@@ -81,6 +125,7 @@ impl NullableSideExec {
         Ok(Self {
             input,
             properties: Arc::new(properties),
+            forgets_all,
         })
     }
 
@@ -91,7 +136,10 @@ impl NullableSideExec {
 
 impl DisplayAs for NullableSideExec {
     fn fmt_as(&self, _t: DisplayFormatType, f: &mut fmt::Formatter) -> fmt::Result {
-        write!(f, "NullableSideExec")
+        match self.forgets_all {
+            true => write!(f, "NullableSideExec: forgets_all"),
+            false => write!(f, "NullableSideExec"),
+        }
     }
 }
 
@@ -132,7 +180,10 @@ impl ExecutionPlan for NullableSideExec {
                 "NullableSideExec takes one child".into(),
             ));
         }
-        Ok(Arc::new(Self::try_new(children.remove(0))?))
+        Ok(Arc::new(Self::new_forgetting(
+            children.remove(0),
+            self.forgets_all,
+        )?))
     }
 
     fn execute(
@@ -172,13 +223,19 @@ impl ExecutionPlan for NullableSideExec {
         // Below the projection: the projection then sits on the input, and
         // this node on top of it.
         match self.input.try_swapping_with_projection(projection)? {
-            Some(projected) => Ok(Some(Arc::new(Self::try_new(projected)?))),
+            Some(projected) => Ok(Some(Arc::new(Self::new_forgetting(
+                projected,
+                self.forgets_all,
+            )?))),
             None => {
                 let projected = Arc::new(ProjectionExec::try_new(
                     projection.expr().iter().cloned(),
                     Arc::clone(&self.input),
                 )?);
-                Ok(Some(Arc::new(Self::try_new(projected)?)))
+                Ok(Some(Arc::new(Self::new_forgetting(
+                    projected,
+                    self.forgets_all,
+                )?)))
             }
         }
     }
@@ -228,8 +285,18 @@ fn join_type_of(plan: &dyn ExecutionPlan) -> Option<JoinType> {
     None
 }
 
+/// Whether `plan` aggregates its input rows by grouping sets (the partial
+/// or only aggregation of a `ROLLUP`, `CUBE` or `GROUPING SETS`).
+fn aggregates_grouping_sets(plan: &dyn ExecutionPlan) -> bool {
+    plan.downcast_ref::<AggregateExec>().is_some_and(|a| {
+        matches!(a.mode().input_mode(), AggregateInputMode::Raw)
+            && a.group_expr().has_grouping_set()
+    })
+}
+
 /// The physical optimizer rule putting a [`NullableSideExec`] on each side
-/// an outer join pads with NULLs; see the module docs.
+/// an outer join pads with NULLs, and one forgetting all below each
+/// aggregation by grouping sets; see the module docs.
 #[derive(Debug, Default)]
 pub struct GuardNullableSides;
 
@@ -240,6 +307,20 @@ impl PhysicalOptimizerRule for GuardNullableSides {
         _config: &ConfigOptions,
     ) -> Result<Arc<dyn ExecutionPlan>> {
         plan.transform_up(|node| {
+            if aggregates_grouping_sets(node.as_ref()) {
+                let input = Arc::clone(node.children()[0]);
+                if input
+                    .downcast_ref::<NullableSideExec>()
+                    .is_some_and(|n| n.forgets_all)
+                {
+                    return Ok(Transformed::no(node));
+                }
+                let guarded = Arc::new(NullableSideExec::forgetting_all(input)?) as _;
+                return Ok(Transformed::yes(node.replace_children(
+                    vec![guarded],
+                    ReplaceChildrenOptions::new(ChildrenPropertiesMode::Recompute),
+                )?));
+            }
             let Some(join_type) = join_type_of(node.as_ref()) else {
                 return Ok(Transformed::no(node));
             };
