@@ -91,3 +91,39 @@ async fn fuzz_the_api() {
 async fn fuzz_the_worker() {
     fuzz_target(false, true).await;
 }
+
+/// Random queries (`bench/sql_fuzz.py`: joins of every kind on NULL and
+/// duplicate keys, subqueries, grouping sets, windows, set operations)
+/// answered alike staged over many tasks and as one task of small batches,
+/// and as DuckDB answers them. A fixed seed: the same queries each run;
+/// longer runs with `SQUALL_SQL_FUZZ_QUERIES=300 SQUALL_SQL_FUZZ_SEED=7`.
+#[test]
+fn random_queries_answer_alike_staged_as_one_task_and_in_duckdb() {
+    let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../..");
+    let queries = env_u64("SQUALL_SQL_FUZZ_QUERIES", 30).to_string();
+    let seed = env_u64("SQUALL_SQL_FUZZ_SEED", 1).to_string();
+    let out = std::process::Command::new("python3")
+        .args([
+            "bench/sql_fuzz.py",
+            "--duckdb",
+            "--queries",
+            &queries,
+            "--seed",
+            &seed,
+        ])
+        .args(["--squall", env!("CARGO_BIN_EXE_squall")])
+        .current_dir(root)
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run python3 ({e}): install Python 3"));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !stderr.contains("No module named"),
+        "a Python package is missing: run `python3 -m pip install trino duckdb pyarrow`\n{stderr}"
+    );
+    assert!(
+        out.status.success() && stdout.contains(&format!("{queries} queries, 0 findings")),
+        "sql_fuzz.py found answers that differ ({})\nstdout:\n{stdout}\nstderr:\n{stderr}",
+        out.status
+    );
+}

@@ -42,8 +42,9 @@
 //! - `cli_process`: Ctrl-C in `squall query` (exit 130, no exchange objects
 //!   left); `squall serve` logs at info without the token or SQL literals.
 //! - `load_and_fuzz`: short runs of the load test (every answer right, also
-//!   beside heavy clients whose statements are cancelled or time out) and
-//!   of the API and worker fuzzers (no finding).
+//!   beside heavy clients whose statements are cancelled or time out), of
+//!   the API and worker fuzzers (no finding), and random queries answered
+//!   alike staged, as one task and by DuckDB (`bench/sql_fuzz.py`).
 
 // Test code: a failed expectation panics (the workspace denies these lints
 // in library code; clippy.toml allows them only inside #[test] functions).
