@@ -102,3 +102,48 @@ async fn a_padded_side_adding_a_constant_column_plans() {
         );
     }
 }
+
+/// A filter above an outer self-join naming the padded side's column
+/// whose name the preserved side's column shares (`t1.w`, `t2.w`) filters
+/// that column: DataFusion 55.2 pushed it down by name, onto `t2.w`, and
+/// kept the rows it must drop (here those `t1.w IS NULL` makes unknown).
+/// Answers as DuckDB's, one task and staged.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_filter_on_a_padded_column_is_not_moved_to_its_namesake() {
+    use arrow::array::{Int32Array, Int64Array, RecordBatch, StringArray};
+    use std::sync::Arc;
+    let dir = tempfile::tempdir().unwrap();
+    // Nullable columns, as writers declare them (a NOT NULL `k1` lets the
+    // optimizer make the join an inner one).
+    let batch = RecordBatch::try_from_iter_with_nullable([
+        (
+            "k1",
+            Arc::new(Int32Array::from(vec![4, 16, 57, 1])) as _,
+            true,
+        ),
+        (
+            "name",
+            Arc::new(StringArray::from(vec!["w0", "w35", "w13", "zz"])) as _,
+            true,
+        ),
+        (
+            "w",
+            Arc::new(Int64Array::from(vec![23, 49, 57, 4])) as _,
+            true,
+        ),
+    ])
+    .unwrap();
+    write_parquet(dir.path().join("g/g.parquet"), batch);
+    let sql = "select t2.w, t2.name, t1.w as w1 from g t1 right join g t2 on t1.w = t2.k1 \
+               where not ((t2.name < 'ab' or t1.w in (0, 100, 7)) and t2.k1 is not null) \
+               order by 1";
+    let one_task = [("squall.query.single_task_bytes", "1000000000000")];
+    for pairs in [&one_task[..], &STAGED[..]] {
+        let engine = engine(dir.path(), pairs).await;
+        assert_eq!(
+            squall_csv(&engine, sql).await,
+            "w,name,w1\n23,w0,4\n57,w13,57\n",
+            "{pairs:?}"
+        );
+    }
+}
