@@ -82,6 +82,7 @@
 //! - `operators`: `IS DISTINCT FROM` and `||` bind as in Trino's grammar.
 //! - `outer_joins`: the padded side is not constant; collected left joins.
 //! - `grouping_sets`: a grouping set's NULL-padded columns are not constant.
+//! - `filter_pushdown`: run-time filters pass a semi join by its keys.
 //! - `generated_rows`: `generate_series`, `range` and `WITH RECURSIVE`.
 //! - `partitions`: Hive-style partitioned tables (folder catalog and
 //!   `CREATE EXTERNAL TABLE ... PARTITIONED BY`): answers, pruning in EXPLAIN
@@ -106,6 +107,7 @@ mod common;
 mod browsing;
 mod cancel;
 mod coalesce;
+mod filter_pushdown;
 mod grouping_sets;
 mod key_filter;
 mod key_filter_at_scale;

@@ -15,7 +15,7 @@
 // specific language governing permissions and limitations
 // under the License.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::fmt;
 use std::mem::size_of;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -28,7 +28,7 @@ use crate::execution_plan::{
 };
 use crate::filter_pushdown::{
     ChildFilterDescription, ChildPushdownResult, FilterDescription, FilterPushdownPhase,
-    FilterPushdownPropagation,
+    FilterPushdownPropagation, PushedDownPredicate,
 };
 use crate::joins::Map;
 use crate::joins::array_map::ArrayMap;
@@ -76,7 +76,7 @@ use arrow::record_batch::RecordBatch;
 use arrow::util::bit_util;
 use arrow_schema::{DataType, Schema};
 use datafusion_common::config::ConfigOptions;
-use datafusion_common::tree_node::TreeNodeRecursion;
+use datafusion_common::tree_node::{Transformed, TreeNode, TreeNodeRecursion};
 use datafusion_common::utils::memory::{RecordBatchMemoryCounter, estimate_memory_size};
 use datafusion_common::{
     JoinSide, JoinType, NullEquality, Result, assert_or_internal_err, internal_err,
@@ -1715,40 +1715,74 @@ impl ExecutionPlan for HashJoinExec {
         // For semi joins, filters on output join keys can also be pushed to the
         // non-output side: every emitted row has an equal key there. This is not
         // true for anti joins, whose emitted rows have no match.
-        match self.join_type {
-            JoinType::LeftSemi => {
-                let left_key_indices: HashSet<usize> = self
-                    .on
-                    .iter()
-                    .filter_map(|(left_key, _)| {
-                        left_key.downcast_ref::<Column>().map(|c| c.index())
-                    })
-                    .collect();
-                for (output_idx, ci) in column_indices.iter().enumerate() {
-                    if ci.side == JoinSide::Left && left_key_indices.contains(&ci.index) {
-                        right_allowed.insert(output_idx);
-                    }
+        //
+        // squall: such a filter is written in the other side's key
+        // expression (a filter on `h.k1` below `h SEMI JOIN f ON h.k1 =
+        // CAST(f.k1 AS BIGINT)` filters `CAST(f.k1 AS BIGINT)`); found by
+        // the column's name it filtered the other side's column of that
+        // name, which may be another column or another type (an INT
+        // compared with a BIGINT bound failed the query).
+        let semi_keys = |keys_side: JoinSide| -> Result<HashMap<usize, Arc<dyn PhysicalExpr>>> {
+            let mut by_output = HashMap::new();
+            for (output_idx, ci) in column_indices.iter().enumerate() {
+                if ci.side != keys_side {
+                    continue;
                 }
-            }
-            JoinType::RightSemi => {
-                let right_key_indices: HashSet<usize> = self
-                    .on
-                    .iter()
-                    .filter_map(|(_, right_key)| {
-                        right_key.downcast_ref::<Column>().map(|c| c.index())
-                    })
-                    .collect();
-                for (output_idx, ci) in column_indices.iter().enumerate() {
-                    if ci.side == JoinSide::Right && right_key_indices.contains(&ci.index)
+                for (left_key, right_key) in self.on.iter() {
+                    let (own, other, other_schema) = match keys_side {
+                        JoinSide::Left => (left_key, right_key, self.right().schema()),
+                        _ => (right_key, left_key, self.left().schema()),
+                    };
+                    let own_schema = match keys_side {
+                        JoinSide::Left => self.left().schema(),
+                        _ => self.right().schema(),
+                    };
+                    if own.downcast_ref::<Column>().map(|c| c.index()) == Some(ci.index)
+                        && own.data_type(&own_schema)? == other.data_type(&other_schema)?
                     {
-                        left_allowed.insert(output_idx);
+                        by_output.insert(output_idx, Arc::clone(other));
+                        break;
                     }
                 }
             }
-            _ => {}
-        }
+            Ok(by_output)
+        };
+        let in_other_keys = |by_output: &HashMap<usize, Arc<dyn PhysicalExpr>>| {
+            ChildFilterDescription {
+                parent_filters: parent_filters
+                    .iter()
+                    .map(|filter| {
+                        let mut all_keys = true;
+                        let rewritten = Arc::clone(filter)
+                            .transform_down(|expr| {
+                                if let Some(col) = expr.downcast_ref::<Column>() {
+                                    match by_output.get(&col.index()) {
+                                        Some(key) => {
+                                            return Ok(Transformed::new(
+                                                Arc::clone(key),
+                                                true,
+                                                TreeNodeRecursion::Jump,
+                                            ));
+                                        }
+                                        None => all_keys = false,
+                                    }
+                                }
+                                Ok(Transformed::no(expr))
+                            })
+                            .map(|t| t.data);
+                        match rewritten {
+                            Ok(r) if all_keys => PushedDownPredicate::supported(r),
+                            _ => PushedDownPredicate::unsupported(Arc::clone(filter)),
+                        }
+                    })
+                    .collect(),
+                self_filters: vec![],
+            }
+        };
 
-        let left_child = if left_preserved {
+        let left_child = if self.join_type == JoinType::RightSemi {
+            in_other_keys(&semi_keys(JoinSide::Right)?)
+        } else if left_preserved {
             ChildFilterDescription::from_child_with_allowed_indices(
                 &parent_filters,
                 left_allowed,
@@ -1758,7 +1792,9 @@ impl ExecutionPlan for HashJoinExec {
             ChildFilterDescription::all_unsupported(&parent_filters)
         };
 
-        let mut right_child = if right_preserved {
+        let mut right_child = if self.join_type == JoinType::LeftSemi {
+            in_other_keys(&semi_keys(JoinSide::Left)?)
+        } else if right_preserved {
             ChildFilterDescription::from_child_with_allowed_indices(
                 &parent_filters,
                 right_allowed,
