@@ -247,11 +247,25 @@ pub fn first_difference(
     // DataFusion's decoding puts a projection that only passes the columns
     // through (a cast where only nullability differs) above a union's input
     // whose schema is not the union's own: the same rows, so the same plan.
-    if planned.name() != decoded.name()
-        && let Some(input) = passing_projection_input(decoded)
-    {
-        return first_difference(planned, input, path);
+    // The input may be a projection itself (a union of an aggregate's
+    // projected result): then the plans differ only if they differ without
+    // the added one too.
+    if let Some(input) = passing_projection_input(decoded) {
+        if planned.name() != decoded.name() {
+            return first_difference(planned, input, path);
+        }
+        let diff = same_node(planned, decoded, &mut path.clone())?;
+        return first_difference(planned, input, path).map(|_| diff);
     }
+    same_node(planned, decoded, path)
+}
+
+/// [`first_difference`] of `planned` and `decoded` taken as the same node.
+fn same_node(
+    planned: &Arc<dyn ExecutionPlan>,
+    decoded: &Arc<dyn ExecutionPlan>,
+    path: &mut Vec<String>,
+) -> Option<String> {
     path.push(planned.name().to_string());
     let at = path.join(" > ");
     if planned.name() != decoded.name() {
