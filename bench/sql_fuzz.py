@@ -113,6 +113,9 @@ class Gen:
     def __init__(self, rnd):
         self.r = rnd
         self.alias_n = 0
+        # Scalar subqueries only in select lists and keys (not in a GROUP
+        # BY's own expressions, which DataFusion refuses).
+        self.scalar_subqueries = False
 
     def alias(self):
         self.alias_n += 1
@@ -130,6 +133,7 @@ class Gen:
             return r.choice(["''", "'a'", "'ab'", "'zed'", "'Zed'", "'x_y'"])
         if kind == "date":
             return r.choice(["DATE '2020-06-01'", "DATE '2021-01-15'", "DATE '2019-12-31'"])
+
         return r.choice(["true", "false"])
 
     def predicate(self, cols, depth=0):
@@ -168,10 +172,33 @@ class Gen:
             return r.choice([(f"upper({c})", "str"), (f"length({c})", "int"),
                              (f"coalesce({c}, 'none')", "str"), (f"substr({c}, 1, 2)", "str")])
         if kind == "date" and roll < 0.3:
-            return f"extract(month FROM {c})", "int"
+            return r.choice([(f"extract(month FROM {c})", "int"), (f"date_add('day', 3, {c})", "date"),
+                             (f"CAST({c} AS VARCHAR)", "str"), (f"date_diff('day', DATE '2020-01-01', {c})", "int")])
+        if kind in ("int", "dec") and roll < 0.35:
+            return r.choice([(f"nullif({c}, {self.literal(kind)})", kind),
+                             (f"coalesce({c}, {self.literal(kind)})", kind),
+                             (f"abs({c})", kind),
+                             (f"CAST({c} AS DOUBLE)", "float")])
+        if kind == "str" and roll < 0.4:
+            other = [x for x, k in cols if k == "str"]
+            return r.choice([(f"{c} || '-'", "str"), (f"concat({c}, {r.choice(other)})", "str"),
+                             (f"reverse({c})", "str"), (f"replace({c}, 'a', 'b')", "str")])
         if roll < 0.45:
             p = self.predicate(cols)
             return f"CASE WHEN {p} THEN {c} ELSE NULL END", kind
+        if roll < 0.5 and self.scalar_subqueries:
+            # A correlated scalar subquery in the select list.
+            t = r.choice(list(COLUMNS))
+            same = [x for x, k in COLUMNS[t].items() if k == kind and kind in ("int", "str")]
+            if same:
+                a = self.alias()
+                inner = r.choice(same)
+                agg = r.choice(["max", "min", "count"])
+                return (f"(SELECT {agg}({a}.{inner}) FROM {t} {a} WHERE {a}.{inner} = {c})",
+                        "int" if agg == "count" else kind)
+        if roll < 0.55:
+            other = [x for x, k in cols if k == kind]
+            return f"CASE WHEN {c} IS DISTINCT FROM {r.choice(other)} THEN 1 ELSE 0 END", "int"
         return c, kind
 
     def table_ref(self, depth):
@@ -321,10 +348,12 @@ class Gen:
             items.append(f"{fn[0]} OVER ({part}ORDER BY {order}{frame}) AS c{len(items)}")
             out.append((f"c{len(out)}", fn[1]))
         else:
+            self.scalar_subqueries = depth == 0
             for _ in range(r.choice([1, 2, 3])):
                 k, kind = self.scalar(cols)
                 items.append(f"{k} AS c{len(items)}")
                 out.append((f"c{len(out)}", kind))
+        self.scalar_subqueries = False
         distinct = "DISTINCT " if r.random() < 0.15 and not group_sql else ""
         sql = f"SELECT {distinct}{', '.join(items)} FROM {from_sql}{where_sql}{group_sql}{having}"
         if depth == 0 and r.random() < 0.15 and not any(" OVER " in i for i in items):
