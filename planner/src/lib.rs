@@ -56,6 +56,7 @@ pub mod error;
 pub mod exists_value;
 pub mod explain;
 pub mod expr_rules;
+pub mod grouping_repeats;
 mod hex_literals;
 mod ignore_nulls;
 pub mod information_schema;

@@ -66,6 +66,7 @@ async fn rewritten_and_planned(
     let statement = crate::window_names::rewrite(statement)?;
     let statement = crate::window_filter::rewrite(statement)?;
     let statement = crate::like_escape::rewrite(statement)?;
+    let statement = crate::grouping_repeats::rewrite(statement)?;
     let statement = crate::using_joins::rewrite(statement)?;
     let statement = crate::lateral_unnest::rewrite(statement)?;
     let statement = crate::select_names::rewrite(statement)?;

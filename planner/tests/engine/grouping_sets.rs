@@ -76,3 +76,36 @@ async fn grouping_sets_pad_constant_and_equal_columns_with_nulls() {
         assert_eq!(squall_csv(&engine, sets).await, expected_sets, "{what}");
     }
 }
+
+/// `ROLLUP` and `CUBE` naming an expression twice answer as their grouping
+/// sets written out (a set that comes out twice gives its rows twice, as
+/// Trino and DuckDB answer); DataFusion refused them ("duplicate qualified
+/// field name"). Staged, against single-node DataFusion on the written-out
+/// sets.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn rollup_and_cube_may_repeat_an_expression() {
+    let data = sf001_small_groups();
+    let reference = single_node(&data.path).await;
+    let engine = engine(&data.path, &[("squall.scan.target_task_bytes", "20000")]).await;
+    for (sql, sets) in [
+        (
+            "group by rollup (n_regionkey, n_nationkey % 2, n_regionkey)",
+            "group by grouping sets ((n_regionkey, n_nationkey % 2), \
+             (n_regionkey, n_nationkey % 2), (n_regionkey), ())",
+        ),
+        (
+            "group by cube (n_regionkey, n_regionkey)",
+            "group by grouping sets ((n_regionkey), (n_regionkey), (n_regionkey), ())",
+        ),
+    ] {
+        let query = |group: &str| {
+            format!(
+                "select n_regionkey, count(*) as n, sum(s_acctbal) as s from supplier \
+                 join nation on s_nationkey = n_nationkey {group} order by 1, 2, 3"
+            )
+        };
+        let expected = single_node_csv(&reference, &query(sets)).await;
+        assert!(expected.lines().count() > 6, "{expected}");
+        assert_eq!(squall_csv(&engine, &query(sql)).await, expected, "{sql}");
+    }
+}
