@@ -181,7 +181,8 @@ class Gen:
                              (f"CAST({c} AS DOUBLE)", "float")])
         if kind == "str" and roll < 0.4:
             other = [x for x, k in cols if k == "str"]
-            return r.choice([(f"{c} || '-'", "str"), (f"concat({c}, {r.choice(other)})", "str"),
+            # `||`, not concat(): DuckDB's concat() skips NULLs, Trino's is NULL.
+            return r.choice([(f"{c} || '-'", "str"), (f"{c} || {r.choice(other)}", "str"),
                              (f"reverse({c})", "str"), (f"replace({c}, 'a', 'b')", "str")])
         if roll < 0.45:
             p = self.predicate(cols)
