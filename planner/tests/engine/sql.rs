@@ -651,3 +651,32 @@ async fn a_union_of_a_projected_aggregate_runs() {
         assert_eq!(squall_csv(&engine, sql).await, expected, "{pairs:?}");
     }
 }
+
+/// An average with a FILTER over a one-row subquery's count, grouped,
+/// answers: DataFusion 55.2's shortcut answering aggregates from
+/// statistics failed to build its plan ("Input field name count(h.k2) does
+/// not match with the projection expression ..."), and the query failed
+/// with it; the plan now goes on without the shortcut. One task and staged.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_failed_statistics_shortcut_is_left_out() {
+    use arrow::array::{Int64Array, RecordBatch, StringArray};
+    use std::sync::Arc;
+    let dir = tempfile::tempdir().unwrap();
+    let batch = RecordBatch::try_from_iter_with_nullable([
+        (
+            "k2",
+            Arc::new(StringArray::from(vec![Some("a"), None, Some("b")])) as _,
+            true,
+        ),
+        ("x", Arc::new(Int64Array::from(vec![1, 2, 3])) as _, true),
+    ])
+    .unwrap();
+    write_parquet(dir.path().join("h/h.parquet"), batch);
+    let sql = "select c0, count(c0) as n from (select avg(c0) filter (where c0 <> 1) as c0 \
+               from (select count(k2) as c0 from h) t2) t3 group by c0";
+    let one_task = [("squall.query.single_task_bytes", "1000000000000")];
+    for pairs in [&one_task[..], &STAGED[..]] {
+        let engine = engine(dir.path(), pairs).await;
+        assert_eq!(squall_csv(&engine, sql).await, "c0,n\n2.0,1\n", "{pairs:?}");
+    }
+}
