@@ -398,19 +398,26 @@ def sort_key(row):
     return repr(rounded), repr(row)
 
 
-def rows_equal(a, b):
+def same_rows(a, b, form=None, rel=1e-9, absolute=1e-9):
+    """`a` and `b` the same multiset of rows, each value in `form` (default
+    `normal`), DOUBLEs within `rel` / `absolute` of each other."""
+    form = form or normal
     if len(a) != len(b):
         return False
-    sa = sorted((tuple(normal(v) for v in row) for row in a), key=sort_key)
-    sb = sorted((tuple(normal(v) for v in row) for row in b), key=sort_key)
+    sa = sorted((tuple(form(v) for v in row) for row in a), key=sort_key)
+    sb = sorted((tuple(form(v) for v in row) for row in b), key=sort_key)
     for ra, rb in zip(sa, sb):
         for x, y in zip(ra, rb):
             if x[0] == "f" and y[0] == "f":
-                if not math.isclose(x[1], y[1], rel_tol=1e-9, abs_tol=1e-9):
+                if not math.isclose(x[1], y[1], rel_tol=rel, abs_tol=absolute):
                     return False
             elif x != y:
                 return False
     return True
+
+
+def rows_equal(a, b):
+    return same_rows(a, b)
 
 
 def loose(value):
@@ -426,18 +433,7 @@ def loose(value):
 def rows_alike(a, b):
     """`a` and `b` the same rows, numbers to Trino's rounding of a DECIMAL
     average (DuckDB's is a DOUBLE)."""
-    if len(a) != len(b):
-        return False
-    sa = sorted((tuple(loose(v) for v in row) for row in a), key=sort_key)
-    sb = sorted((tuple(loose(v) for v in row) for row in b), key=sort_key)
-    for ra, rb in zip(sa, sb):
-        for x, y in zip(ra, rb):
-            if x[0] == "f" and y[0] == "f":
-                if not math.isclose(x[1], y[1], rel_tol=1e-6, abs_tol=0.006):
-                    return False
-            elif x != y:
-                return False
-    return True
+    return same_rows(a, b, form=loose, rel=1e-6, absolute=0.006)
 
 
 def free_port():

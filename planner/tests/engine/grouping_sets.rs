@@ -5,16 +5,6 @@
 
 use crate::common::*;
 
-/// A count from the single-node reference.
-async fn count(reference: &datafusion::prelude::SessionContext, sql: &str) -> String {
-    single_node_csv(reference, sql)
-        .await
-        .lines()
-        .nth(1)
-        .expect("a count")
-        .to_string()
-}
-
 /// `ROLLUP` over a column a filter made constant: each grouping set's
 /// rows once (the grand total came out once per run of the final
 /// aggregation's input: 84 as 25 and 59 staged, and one task with small
@@ -27,12 +17,12 @@ async fn count(reference: &datafusion::prelude::SessionContext, sql: &str) -> St
 async fn grouping_sets_pad_constant_and_equal_columns_with_nulls() {
     let data = sf001_small_groups();
     let reference = single_node(&data.path).await;
-    let french = count(
+    let french = single_node_value(
         &reference,
         "select count(*) from supplier, nation where s_nationkey = n_nationkey and n_name = 'FRANCE'",
     )
     .await;
-    let nations = count(
+    let nations = single_node_value(
         &reference,
         "select count(distinct s_nationkey) from supplier",
     )
@@ -46,7 +36,7 @@ async fn grouping_sets_pad_constant_and_equal_columns_with_nulls() {
                 join nation on s_nationkey = n_nationkey \
                 group by grouping sets ((s_nationkey), (n_nationkey))) t \
                 where s_nationkey is null or n_nationkey is null";
-    let suppliers = count(&reference, "select count(*) from supplier").await;
+    let suppliers = single_node_value(&reference, "select count(*) from supplier").await;
     let nations: u64 = nations.parse().unwrap();
     let suppliers: u64 = suppliers.parse().unwrap();
     let expected_sets = format!(

@@ -83,6 +83,8 @@
 //! - `outer_joins`: the padded side is not constant; collected left joins.
 //! - `grouping_sets`: a grouping set's NULL-padded columns are not constant.
 //! - `filter_pushdown`: run-time filters pass a semi join by its keys.
+//! - `planned_shapes`: plans that failed to build or check (a union of a
+//!   projected aggregate, a failed statistics shortcut).
 //! - `generated_rows`: `generate_series`, `range` and `WITH RECURSIVE`.
 //! - `partitions`: Hive-style partitioned tables (folder catalog and
 //!   `CREATE EXTERNAL TABLE ... PARTITIONED BY`): answers, pruning in EXPLAIN
@@ -133,6 +135,7 @@ mod nested_data;
 mod operators;
 mod outer_joins;
 mod partitions;
+mod planned_shapes;
 mod prepared;
 mod requests;
 mod results;

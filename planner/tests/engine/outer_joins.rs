@@ -13,17 +13,7 @@ use crate::common::*;
 async fn an_outer_joins_padded_side_is_not_constant() {
     let data = sf001_small_groups();
     let reference = single_node(&data.path).await;
-    let count = |sql: &'static str| {
-        let reference = &reference;
-        async move {
-            single_node_csv(reference, sql)
-                .await
-                .lines()
-                .nth(1)
-                .expect("a count")
-                .to_string()
-        }
-    };
+    let count = |sql| single_node_value(&reference, sql);
     let french =
         count("select count(*) from supplier, nation where s_nationkey = n_nationkey and n_name = 'FRANCE'").await;
     let others =

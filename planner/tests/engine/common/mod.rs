@@ -99,6 +99,17 @@ pub async fn assert_pairs(
     }
 }
 
+/// The one value of `sql`'s one row, as single-node DataFusion answers it
+/// (a count, for an expected answer built from counts).
+pub async fn single_node_value(ctx: &SessionContext, sql: &str) -> String {
+    single_node_csv(ctx, sql)
+        .await
+        .lines()
+        .nth(1)
+        .expect("a value")
+        .to_string()
+}
+
 pub async fn single_node_csv(ctx: &SessionContext, sql: &str) -> String {
     let df = ctx.sql(sql).await.expect("single-node plan");
     let schema: SchemaRef = Arc::new(df.schema().as_arrow().clone());
