@@ -99,3 +99,42 @@ async fn rollup_and_cube_may_repeat_an_expression() {
         assert_eq!(squall_csv(&engine, &query(sql)).await, expected, "{sql}");
     }
 }
+
+/// Ordered aggregates (`string_agg(x, ',' ORDER BY x)`) by grouping sets:
+/// their input sorted, each set's rows ordered. They were refused ("does
+/// not satisfy order requirements") once the grouping-set guard sat below
+/// the aggregation and a sort went under it. Staged and one task, against
+/// single-node DataFusion.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ordered_aggregates_by_grouping_sets() {
+    let data = sf001_small_groups();
+    let reference = single_node(&data.path).await;
+    let staged = engine(
+        &data.path,
+        &[
+            ("squall.query.single_task_bytes", "0"),
+            ("squall.scan.target_task_bytes", "20000"),
+            ("squall.shuffle.partitions", "5"),
+        ],
+    )
+    .await;
+    let one_task = engine(
+        &data.path,
+        &[("squall.query.single_task_bytes", "1000000000000")],
+    )
+    .await;
+    for sql in [
+        "select n_regionkey, string_agg(n_name, ',' order by n_name desc) as names \
+         from nation group by rollup (n_regionkey) order by 1, 2",
+        "select n_regionkey, r_name, string_agg(cast(n_regionkey as varchar), '' order by n_regionkey) as keys, \
+         count(*) as n from nation join region on n_regionkey = r_regionkey \
+         group by cube (n_regionkey, r_name) order by 1, 2, 3",
+        "select s_nationkey, string_agg(s_name, ',' order by s_acctbal, s_name) as names from supplier \
+         where s_nationkey < 3 group by grouping sets ((s_nationkey), ()) order by 1, 2",
+    ] {
+        let expected = single_node_csv(&reference, sql).await;
+        assert!(expected.lines().count() > 3, "{expected}");
+        assert_eq!(squall_csv(&staged, sql).await, expected, "staged: {sql}");
+        assert_eq!(squall_csv(&one_task, sql).await, expected, "one task: {sql}");
+    }
+}

@@ -21,16 +21,22 @@
 //! hold of its rows, and the join decides what survives the padding.
 //!
 //! An aggregation by grouping sets (`ROLLUP`, `CUBE`, `GROUPING SETS`)
-//! pads its own output the same way, and DataFusion 55 carries its input's
-//! properties to its output by the grouping columns as if it did not: in
+//! pads its own output the same way, and DataFusion 55 reports its input's
+//! properties for its output by the grouping columns as if it did not: in
 //! `where name = 'x' group by rollup (k, name)` the output's `name` is 'x'
 //! or NULL, yet it is reported constant, and the final aggregation above
 //! the partial ones emitted the grand total once per run of input (a
 //! grand total of 84 came out as 25 and 59 staged; single-node
 //! DataFusion as well with small batches). An ordering (`name` NULLs
-//! mixed in) and an equivalence (`a = b` where a set keeps `b` only) fail
-//! alike. So the input of such an aggregation gets this node reporting
-//! nothing at all of its input ([`NullableSideExec::forgetting_all`]).
+//! mixed in), an equivalence (`a = b` where a set keeps `b` only), a
+//! uniqueness (the grand total's NULL beside a NULL group) and a hash
+//! partitioning (the NULL-padded rows of every input partition) fail
+//! alike. So the output of such an aggregation gets this node reporting
+//! nothing at all ([`NullableSideExec::forgetting_all`]): no ordering,
+//! equivalence, constant or constraint, and partitions of unknown keys.
+//! The aggregation's own input keeps its properties: an ordered aggregate
+//! (`array_agg(x ORDER BY x)`) needs its input sorted, and DataFusion
+//! decides on its own which grouping columns the sets leave unpadded.
 
 use std::fmt;
 use std::sync::Arc;
@@ -57,8 +63,8 @@ use datafusion::physical_plan::joins::{
 use datafusion::physical_plan::projection::ProjectionExec;
 use datafusion::physical_plan::statistics::ChildStats;
 use datafusion::physical_plan::{
-    DisplayAs, DisplayFormatType, ExecutionPlan, ExecutionPlanProperties, PlanProperties,
-    SendableRecordBatchStream, StatisticsArgs,
+    DisplayAs, DisplayFormatType, ExecutionPlan, ExecutionPlanProperties, Partitioning,
+    PlanProperties, SendableRecordBatchStream, StatisticsArgs,
 };
 
 use super::{BoundaryProperties, Keeps};
@@ -68,8 +74,8 @@ use super::{BoundaryProperties, Keeps};
 pub struct NullableSideExec {
     input: Arc<dyn ExecutionPlan>,
     properties: Arc<PlanProperties>,
-    /// Whether it reports no ordering and no equivalence either (a
-    /// grouping-set aggregation's input).
+    /// Whether it reports no ordering, no equivalence and no partitioning
+    /// keys either (a grouping-set aggregation's output).
     forgets_all: bool,
 }
 
@@ -78,8 +84,9 @@ impl NullableSideExec {
         Self::new_forgetting(input, false)
     }
 
-    /// The node below an aggregation by grouping sets: none of its input's
-    /// orderings, equivalences, constants or constraints.
+    /// The node above an aggregation by grouping sets: none of its input's
+    /// orderings, equivalences, constants or constraints, and partitions of
+    /// unknown keys.
     pub fn forgetting_all(input: Arc<dyn ExecutionPlan>) -> Result<Self> {
         Self::new_forgetting(input, true)
     }
@@ -92,7 +99,7 @@ impl NullableSideExec {
         if forgets_all {
             let properties = PlanProperties::new(
                 EquivalenceProperties::new(input.schema()),
-                input.output_partitioning().clone(),
+                Partitioning::UnknownPartitioning(input.output_partitioning().partition_count()),
                 input.pipeline_behavior(),
                 input.boundedness(),
             );
@@ -157,7 +164,9 @@ impl ExecutionPlan for NullableSideExec {
     }
 
     fn maintains_input_order(&self) -> Vec<bool> {
-        vec![true]
+        // Forgetting all, an ordering above is not one below: a sort is
+        // not pushed through.
+        vec![!self.forgets_all]
     }
 
     fn benefits_from_input_partitioning(&self) -> Vec<bool> {
@@ -295,7 +304,7 @@ fn aggregates_grouping_sets(plan: &dyn ExecutionPlan) -> bool {
 }
 
 /// The physical optimizer rule putting a [`NullableSideExec`] on each side
-/// an outer join pads with NULLs, and one forgetting all below each
+/// an outer join pads with NULLs, and one forgetting all above each
 /// aggregation by grouping sets; see the module docs.
 #[derive(Debug, Default)]
 pub struct GuardNullableSides;
@@ -306,21 +315,42 @@ impl PhysicalOptimizerRule for GuardNullableSides {
         plan: Arc<dyn ExecutionPlan>,
         _config: &ConfigOptions,
     ) -> Result<Arc<dyn ExecutionPlan>> {
-        plan.transform_up(|node| {
-            if aggregates_grouping_sets(node.as_ref()) {
-                let input = Arc::clone(node.children()[0]);
-                if input
+        // A grouping-set aggregation is guarded from its parent (so the
+        // rule can run again: a guarded one has the guard for parent), or
+        // at the root.
+        let plan = plan
+            .transform_up(|node| {
+                if node
                     .downcast_ref::<NullableSideExec>()
                     .is_some_and(|n| n.forgets_all)
                 {
                     return Ok(Transformed::no(node));
                 }
-                let guarded = Arc::new(NullableSideExec::forgetting_all(input)?) as _;
-                return Ok(Transformed::yes(node.replace_children(
-                    vec![guarded],
+                let children = node.children();
+                if !children
+                    .iter()
+                    .any(|c| aggregates_grouping_sets(c.as_ref()))
+                {
+                    return Ok(Transformed::no(node));
+                }
+                let guarded = children
+                    .into_iter()
+                    .map(|c| match aggregates_grouping_sets(c.as_ref()) {
+                        true => Ok(Arc::new(NullableSideExec::forgetting_all(Arc::clone(c))?) as _),
+                        false => Ok(Arc::clone(c)),
+                    })
+                    .collect::<Result<Vec<_>>>()?;
+                Ok(Transformed::yes(node.replace_children(
+                    guarded,
                     ReplaceChildrenOptions::new(ChildrenPropertiesMode::Recompute),
-                )?));
-            }
+                )?))
+            })
+            .data()?;
+        let plan = match aggregates_grouping_sets(plan.as_ref()) {
+            true => Arc::new(NullableSideExec::forgetting_all(plan)?) as _,
+            false => plan,
+        };
+        plan.transform_up(|node| {
             let Some(join_type) = join_type_of(node.as_ref()) else {
                 return Ok(Transformed::no(node));
             };
