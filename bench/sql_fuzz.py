@@ -7,8 +7,8 @@ usage:
 Writes small tables with the layouts that break distributed plans (NULL
 keys, duplicate join keys, skewed groups, empty strings, negative and NULL
 numbers, several files and many small row groups, a file with its columns
-in another order), starts two `squall serve` processes over them, and runs
-each random query on both: one runs every query as a single task (the
+in another order, Hive partition folders with one for NULL), starts two
+`squall serve` processes over them, and runs each random query on both: one runs every query as a single task (the
 whole DataFusion plan, as single-node DataFusion runs it), the other
 stages every query over many small tasks (scan tasks of a few row groups,
 5 hash partitions, the two-level exchange on every hash read, key filters
@@ -44,8 +44,8 @@ import trino
 
 
 def write_tables(root, rnd):
-    """Three tables: a fact `f`, a small dimension `g` with duplicate
-    keys, a many-to-many `h`; NULLs in every key."""
+    """Four tables: a fact `f`, a small dimension `g` with duplicate
+    keys, a many-to-many `h`, a Hive-partitioned `e`; NULLs in every key."""
     def maybe(value, p=0.07):
         return None if rnd.random() < p else value
 
@@ -102,11 +102,32 @@ def write_tables(root, rnd):
     pq.write_table(ht.slice(0, 700), f"{root}/h/a.parquet", row_group_size=200)
     pq.write_table(ht.slice(700), f"{root}/h/b.parquet", row_group_size=500)
 
+    # A Hive-partitioned table: a DATE and a VARCHAR partition column, a
+    # folder for NULL, partitions of one row and of many.
+    days = [datetime.date(2020, 1, 1), datetime.date(2020, 1, 2), datetime.date(2020, 6, 1)]
+    cats = ["a", "b", "zed", None]
+    e_schema = pa.schema([("k1", pa.int32()), ("v", pa.float64())])
+    for day in days:
+        for cat in cats:
+            rows = rnd.choice([0, 1, 40, 300])
+            if rows == 0:
+                continue
+            folder = f"{root}/e/day={day}/cat={'__HIVE_DEFAULT_PARTITION__' if cat is None else cat}"
+            os.makedirs(folder)
+            part = pa.table({"k1": [maybe(rnd.randrange(60)) for _ in range(rows)],
+                             "v": [maybe(rnd.uniform(-10, 10)) for _ in range(rows)]}, schema=e_schema)
+            pq.write_table(part, f"{folder}/part-0.parquet", row_group_size=100)
+    if not os.path.exists(f"{root}/e"):
+        folder = f"{root}/e/day={days[0]}/cat=a"
+        os.makedirs(folder)
+        pq.write_table(pa.table({"k1": [1], "v": [1.0]}, schema=e_schema), f"{folder}/part-0.parquet")
+
 
 COLUMNS = {
     "f": {"id": "int", "k1": "int", "k2": "str", "v1": "float", "v2": "dec", "d": "date", "flag": "bool", "n": "int"},
     "g": {"k1": "int", "name": "str", "w": "int"},
     "h": {"k2": "str", "k1": "int", "x": "int", "y": "float", "ts": "ts"},
+    "e": {"k1": "int", "v": "float", "day": "date", "cat": "str"},
 }
 # Columns that join: (table, column) pairs of one kind.
 JOIN_KEYS = [("k1", "k1"), ("k2", "k2"), ("k2", "name"), ("k1", "w"), ("n", "k1")]
@@ -614,7 +635,8 @@ def main():
         import duckdb
         duck = duckdb.connect()
         for t in COLUMNS:
-            duck.execute(f"CREATE VIEW {t} AS SELECT * FROM read_parquet('{data}/{t}/*.parquet', union_by_name=true)")
+            duck.execute(f"CREATE VIEW {t} AS SELECT {', '.join(COLUMNS[t])} FROM read_parquet("
+                         f"'{data}/{t}/**/*.parquet', union_by_name=true, hive_partitioning=true)")
     findings = errors = 0
     try:
         gen = Gen(rnd)

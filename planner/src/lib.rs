@@ -91,6 +91,7 @@ pub mod select_names;
 pub mod series;
 mod session_schema;
 pub mod set_stars;
+pub mod shortcuts;
 pub mod show_session;
 pub mod show_stats;
 mod signature_errors;

@@ -68,46 +68,15 @@ impl PhysicalOptimizerRule for ScalarSideBuilds {
     }
 }
 
-/// A rule that only shortens a plan, applied where it succeeds: DataFusion
-/// 55.2's `aggregate_statistics` fails some plans it cannot shorten (an
-/// average with a FILTER over a one-row count, grouped: "Input field name
-/// count(h.k2) does not match with the projection expression ..."), and
-/// the query failed with it.
-#[derive(Debug)]
-struct ShortcutOrNot(Arc<dyn PhysicalOptimizerRule + Send + Sync>);
-
-impl PhysicalOptimizerRule for ShortcutOrNot {
-    fn optimize(
-        &self,
-        plan: Arc<dyn ExecutionPlan>,
-        config: &ConfigOptions,
-    ) -> Result<Arc<dyn ExecutionPlan>> {
-        Ok(self.0.optimize(Arc::clone(&plan), config).unwrap_or(plan))
-    }
-
-    fn name(&self) -> &str {
-        self.0.name()
-    }
-
-    fn schema_check(&self) -> bool {
-        self.0.schema_check()
-    }
-}
-
 /// DataFusion's physical optimizer rules with [`ScalarSideBuilds`] right
 /// after its join selection (before distribution is enforced, so the
 /// swapped join gets the partitioning its new sides need),
 /// `GuardNullableSides` before them all, and `DeepTopKAsSort` last but
 /// for DataFusion's sanity check.
 pub fn physical_optimizer_rules() -> Vec<Arc<dyn PhysicalOptimizerRule + Send + Sync>> {
-    let mut rules = PhysicalOptimizer::new().rules;
     // Answering aggregates from statistics is a shortcut: where DataFusion
     // fails to build it, the plan goes on without it.
-    for rule in rules.iter_mut() {
-        if rule.name() == "aggregate_statistics" {
-            *rule = Arc::new(ShortcutOrNot(Arc::clone(rule)));
-        }
-    }
+    let mut rules = crate::shortcuts::physical(PhysicalOptimizer::new().rules);
     let at = rules
         .iter()
         .position(|r| r.name() == "join_selection")

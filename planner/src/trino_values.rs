@@ -27,6 +27,8 @@ use datafusion::logical_expr::expr_rewriter::NamePreserver;
 use datafusion::logical_expr::{Expr, ExprSchemable, LogicalPlan};
 use datafusion::optimizer::AnalyzerRule;
 
+use crate::expr_rules::{named_as_before, saved_name};
+
 #[derive(Debug, Default)]
 pub struct TrinoValues;
 
@@ -41,9 +43,10 @@ impl AnalyzerRule for TrinoValues {
                 return Ok(Transformed::no(node));
             };
             let schema = Arc::clone(input.schema());
+            let before = Arc::clone(node.schema());
             let names = NamePreserver::new(&node);
             let rewritten = node.map_expressions(|e| {
-                let name = names.save(&e);
+                let name = saved_name(&names, &e);
                 let out = e.transform_up(|e| match e {
                     Expr::ScalarFunction(f)
                         if f.func.name() == "date_trunc"
@@ -89,7 +92,7 @@ impl AnalyzerRule for TrinoValues {
             })?;
             // A node above a changed one reads the changed type: every
             // node's schema is made again (plans with such a call only).
-            rewritten.data.recompute_schema().map(Transformed::yes)
+            named_as_before(&before, rewritten.data.recompute_schema()?).map(Transformed::yes)
         })
         .map(|t| t.data)
     }

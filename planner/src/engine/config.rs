@@ -178,8 +178,10 @@ pub fn session_state(
 
     *state.analyzer() = Some(analyzer);
     // Sort keys a functional dependency seems to determine are kept
-    // (`crate::sort_keys`).
-    let mut optimizer = datafusion::optimizer::Optimizer::new();
+    // (`crate::sort_keys`); shortcuts apply where they succeed
+    // (`crate::shortcuts`).
+    let mut optimizer =
+        datafusion::optimizer::Optimizer::with_rules(crate::shortcuts::logical_optimizer_rules());
     for rule in optimizer.rules.iter_mut() {
         if rule.name() == crate::sort_keys::REPLACES {
             *rule = Arc::new(crate::sort_keys::DuplicatedExprs);

@@ -135,6 +135,66 @@ async fn ordered_aggregates_by_grouping_sets() {
         let expected = single_node_csv(&reference, sql).await;
         assert!(expected.lines().count() > 3, "{expected}");
         assert_eq!(squall_csv(&staged, sql).await, expected, "staged: {sql}");
-        assert_eq!(squall_csv(&one_task, sql).await, expected, "one task: {sql}");
+        assert_eq!(
+            squall_csv(&one_task, sql).await,
+            expected,
+            "one task: {sql}"
+        );
+    }
+}
+
+/// A grouping set's expression squall rewrites to Trino's value (a DOUBLE
+/// or DECIMAL cast to an integer rounds; a TIMESTAMP cast to text is
+/// Trino's text) keeps its column's name above the aggregation: the
+/// rewrite renamed it and the query failed ("No field named
+/// supplier.s_nationkey"). Staged and one task, against single-node
+/// DataFusion on the values written out (`CAST(round(x) AS INT)`).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn rewritten_grouping_set_expressions_keep_their_names() {
+    let data = sf001_small_groups();
+    let reference = single_node(&data.path).await;
+    let query = |bucket: &str| {
+        format!(
+            "select s_nationkey, {bucket} as b, count(*) as n from supplier \
+             where s_nationkey < 4 group by rollup (s_nationkey, {bucket}) \
+             having count(*) > 0 order by 1, 2, 3"
+        )
+    };
+    let expected =
+        single_node_csv(&reference, &query("cast(round(s_acctbal / 1000) as int)")).await;
+    assert!(expected.lines().count() > 10, "{expected}");
+    let texts = "select count(*) as n, count(t) as with_text, substr(min(t), 1, 23) as first from \
+                 (select s_nationkey, cast(cast(date '1995-01-01' as timestamp) as varchar) as t, \
+                 count(*) from supplier group by cube (s_nationkey, \
+                 cast(cast(date '1995-01-01' as timestamp) as varchar))) x";
+    let nations = single_node_value(
+        &reference,
+        "select count(distinct s_nationkey) from supplier",
+    )
+    .await;
+    let nations: u64 = nations.parse().unwrap();
+    let expected_texts = format!(
+        "n,with_text,first\n{},{},1995-01-01 00:00:00.000\n",
+        2 * nations + 2,
+        nations + 1
+    );
+    for (what, pairs) in [
+        (
+            "staged",
+            &[
+                ("squall.query.single_task_bytes", "0"),
+                ("squall.scan.target_task_bytes", "20000"),
+                ("squall.shuffle.partitions", "5"),
+            ][..],
+        ),
+        (
+            "one task",
+            &[("squall.query.single_task_bytes", "1000000000000")][..],
+        ),
+    ] {
+        let engine = engine(&data.path, pairs).await;
+        let sql = query("cast(s_acctbal / 1000 as int)");
+        assert_eq!(squall_csv(&engine, &sql).await, expected, "{what}: {sql}");
+        assert_eq!(squall_csv(&engine, texts).await, expected_texts, "{what}");
     }
 }

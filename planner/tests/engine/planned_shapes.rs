@@ -1,6 +1,7 @@
 //! Queries whose plans DataFusion or squall's checks failed to build,
-//! though they answer: a union of an aggregate's projected result, and an
-//! aggregate DataFusion's statistics shortcut could not shorten.
+//! though they answer: a union of an aggregate's projected result, an
+//! aggregate DataFusion's statistics shortcut could not shorten, and a
+//! grouping by a column and a cast of it.
 
 use crate::common::*;
 
@@ -92,5 +93,35 @@ async fn a_failed_statistics_shortcut_is_left_out() {
     for pairs in [&one_task[..], &STAGED[..]] {
         let engine = engine(dir.path(), pairs).await;
         assert_eq!(squall_csv(&engine, sql).await, "c0,n\n2.0,1\n", "{pairs:?}");
+    }
+}
+
+/// A grouping by a column and a function of it that names itself as the
+/// column (a cast) answers: DataFusion 55.2's rule dropping the function
+/// from the grouping failed ("Projections require unique expression names
+/// but the expression \"CAST(nation.n_regionkey AS Int64)\" ... and
+/// \"nation.n_regionkey\" ... have the same name"). One task and staged,
+/// equal to single-node DataFusion's grouping by the column alone.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_grouping_by_a_column_and_its_cast_runs() {
+    let data = sf001_small_groups();
+    let reference = single_node(&data.path).await;
+    let expected = single_node_csv(
+        &reference,
+        "select n_regionkey as r, n_regionkey, count(*) as n, sum(n_nationkey) as s from nation \
+         group by n_regionkey order by 1",
+    )
+    .await;
+    let one_task = [("squall.query.single_task_bytes", "1000000000000")];
+    for pairs in [&one_task[..], &STAGED[..]] {
+        let engine = engine(&data.path, pairs).await;
+        for sql in [
+            "select cast(n_regionkey as bigint) as r, n_regionkey, count(*) as n, \
+             sum(n_nationkey) as s from nation group by cast(n_regionkey as bigint), n_regionkey order by 1",
+            "select cast(n_regionkey as bigint) as r, n_regionkey, count(*) as n, \
+             sum(n_nationkey) as s from nation group by 1, 2 order by 1",
+        ] {
+            assert_eq!(squall_csv(&engine, sql).await, expected, "{pairs:?}: {sql}");
+        }
     }
 }
