@@ -2,7 +2,7 @@
 """Differential SQL fuzzing: random queries, run staged and as one task.
 
 usage:
-  sql_fuzz.py [--squall BIN] [--seed N] [--queries N] [--data DIR] [--keep]
+  sql_fuzz.py [--squall BIN] [--seed N] [--queries N] [--duckdb] [--parallel N] [--log FILE] [--data DIR]
 
 Writes small tables with the layouts that break distributed plans (NULL
 keys, duplicate join keys, skewed groups, empty strings, negative and NULL
@@ -25,6 +25,7 @@ DISTINCT, and ORDER BY every output column with LIMIT (a total order, so
 the rows kept are decided). Needs pyarrow and trino.
 """
 import argparse
+import concurrent.futures
 import datetime
 import decimal
 import math
@@ -603,6 +604,42 @@ def run(port, sql):
         return "error", str(e).split("\n")[0][:300]
 
 
+def judge(i, sql, a, b, duck, seed):
+    """1 if query `i` answered one task (`a`) and staged (`b`) differs, or
+    (with `duck`) differs from DuckDB's answer; printed."""
+    timed_out = [("exceeded the timeout" in str(x[1]) or "INSUFFICIENT_RESOURCES" in str(x[1]))
+                 for x in (a, b)]
+    if any(timed_out):
+        # Slow or big is not wrong; say so, compare nothing.
+        print(f"--- too slow or too big (query {i}): {timed_out}\n{sql}")
+        return 0
+    findings = 0
+    same = (a[0] == b[0] == "error") or (a[0] == b[0] == "ok" and rows_equal(a[1], b[1]))
+    if duck is not None and a[0] == "ok":
+        try:
+            d = duck.execute(for_duckdb(sql)).fetchall()
+        except Exception:  # noqa: BLE001 — DuckDB's dialect is not Trino's
+            d = None
+        if d is not None and not rows_alike(a[1], [list(r) for r in d]):
+            findings += 1
+            print(f"--- finding against DuckDB (query {i}, seed {seed})\n{sql}")
+            print(f"  squall: {str(a[1])[:600]}")
+            print(f"  duckdb: {str(d)[:600]}")
+    elif duck is not None and a[0] == "error":
+        try:
+            duck.execute(for_duckdb(sql)).fetchall()
+            print(f"--- squall refuses, DuckDB answers (query {i})\n{sql}\n  squall: {a[1]}")
+        except Exception:  # noqa: BLE001
+            pass
+    if not same:
+        findings += 1
+        print(f"--- finding (query {i}, seed {seed})\n{sql}")
+        print(f"  one task: {a[0]} {str(a[1])[:600]}")
+        print(f"  staged:   {b[0]} {str(b[1])[:600]}")
+    sys.stdout.flush()
+    return findings
+
+
 def main():
     # A timeout's SIGTERM ends the run as an exception would: servers stopped.
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(2))
@@ -615,6 +652,9 @@ def main():
                          "a query DuckDB refuses is skipped, one squall alone refuses is listed)")
     ap.add_argument("--log", help="append each query to this file before it runs")
     ap.add_argument("--data", help="write the tables here (kept) instead of a temporary folder")
+    ap.add_argument("--parallel", type=int, default=1,
+                    help="queries the staged server answers at once (their answers compared each "
+                         "with its own one-task answer)")
     args = ap.parse_args()
     rnd = random.Random(args.seed)
     data = args.data or tempfile.mkdtemp(prefix="squall-fuzz-")
@@ -640,45 +680,21 @@ def main():
     findings = errors = 0
     try:
         gen = Gen(rnd)
-        for i in range(args.queries):
-            gen.alias_n = 0
-            sql = gen.query()
-            if args.log:
-                with open(args.log, "a") as log:
-                    print(f"{i}: {sql}", file=log)
-            a = run(one_port, sql)
-            b = run(staged_port, sql)
-            if a[0] == "error":
-                errors += 1
-            timed_out = [("exceeded the timeout" in str(x[1]) or "INSUFFICIENT_RESOURCES" in str(x[1]))
-                         for x in (a, b)]
-            if any(timed_out):
-                # Slow or big is not wrong; say so, compare nothing.
-                print(f"--- too slow or too big (query {i}): {timed_out}\n{sql}")
-                continue
-            same = (a[0] == b[0] == "error") or (a[0] == b[0] == "ok" and rows_equal(a[1], b[1]))
-            if duck is not None and a[0] == "ok":
-                try:
-                    d = duck.execute(for_duckdb(sql)).fetchall()
-                except Exception:  # noqa: BLE001 — DuckDB's dialect is not Trino's
-                    d = None
-                if d is not None and not rows_alike(a[1], [list(r) for r in d]):
-                    findings += 1
-                    print(f"--- finding against DuckDB (query {i}, seed {args.seed})\n{sql}")
-                    print(f"  squall: {str(a[1])[:600]}")
-                    print(f"  duckdb: {str(d)[:600]}")
-            elif duck is not None and a[0] == "error":
-                try:
-                    duck.execute(for_duckdb(sql)).fetchall()
-                    print(f"--- squall refuses, DuckDB answers (query {i})\n{sql}\n  squall: {a[1]}")
-                except Exception:  # noqa: BLE001
-                    pass
-            if not same:
-                findings += 1
-                print(f"--- finding (query {i}, seed {args.seed})\n{sql}")
-                print(f"  one task: {a[0]} {str(a[1])[:600]}")
-                print(f"  staged:   {b[0]} {str(b[1])[:600]}")
-                sys.stdout.flush()
+        pool = concurrent.futures.ThreadPoolExecutor(args.parallel)
+        for first in range(0, args.queries, args.parallel):
+            batch = []
+            for i in range(first, min(first + args.parallel, args.queries)):
+                gen.alias_n = 0
+                batch.append((i, gen.query()))
+                if args.log:
+                    with open(args.log, "a") as log:
+                        print(f"{i}: {batch[-1][1]}", file=log)
+            # The staged server answers the batch at once; one task, in turn.
+            staged_answers = pool.map(lambda q: run(staged_port, q[1]), batch)
+            one_answers = [run(one_port, sql) for _, sql in batch]
+            for (i, sql), a, b in zip(batch, one_answers, list(staged_answers)):
+                errors += a[0] == "error"
+                findings += judge(i, sql, a, b, duck, args.seed)
     finally:
         for p in (one, staged):
             p.send_signal(signal.SIGTERM)
