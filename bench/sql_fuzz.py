@@ -268,6 +268,28 @@ class Gen:
             self.cte_used = True
             a = self.alias()
             return f"w {a}", [(f"{a}.{name}", kind) for name, kind in self.cte[1]]
+        roll = r.random()
+        if roll < 0.08:
+            # A row number per group (a filter on it above is a top-N per
+            # group): over `f`'s id, a total order; elsewhere rank(), alike
+            # for peers.
+            t = r.choice(list(COLUMNS))
+            i, a = self.alias(), self.alias()
+            cols = list(COLUMNS[t].items())
+            pcol = r.choice(cols)[0]
+            if t == "f":
+                fn = f"row_number() OVER (PARTITION BY {i}.{pcol} ORDER BY {i}.id{r.choice(['', ' DESC'])})"
+            else:
+                fn = f"rank() OVER (PARTITION BY {i}.{pcol} ORDER BY {r.choice(cols)[0]} DESC)"
+            names = ", ".join(f"{i}.{c}" for c, _ in cols)
+            return (f"(SELECT {names}, {fn} AS rn FROM {t} {i}) {a}",
+                    [(f"{a}.{c}", k) for c, k in cols] + [(f"{a}.rn", "int")])
+        if roll < 0.12:
+            # The first rows of `f` by its id: a limit below a join.
+            i, a = self.alias(), self.alias()
+            limit = r.choice([1, 50, 700])
+            return (f"(SELECT * FROM f {i} ORDER BY {i}.id{r.choice(['', ' DESC'])} LIMIT {limit}) {a}",
+                    [(f"{a}.{c}", k) for c, k in COLUMNS["f"].items()])
         t = r.choice(list(COLUMNS))
         a = self.alias()
         return f"{t} {a}", [(f"{a}.{c}", k) for c, k in COLUMNS[t].items()]
@@ -331,6 +353,10 @@ class Gen:
             where = f"{where} AND {corr}" if where else f" WHERE {corr}"
             return f"{'NOT ' if r.random() < 0.4 else ''}EXISTS (SELECT 1 FROM {t} {a}{where})"
         agg = r.choice(["max", "min", "count"])
+        if r.random() < 0.3:
+            # Not correlated: one value for every row.
+            return f"{c} {r.choice(['=', '<', '>='])} (SELECT {agg}({a}.{inner}) FROM {t} {a}{where})" \
+                if agg != "count" else f"{r.choice(['1', '40'])} < (SELECT count({a}.{inner}) FROM {t} {a}{where})"
         corr = f"{a}.{inner} = {c}"
         where = f"{where} AND {corr}" if where else f" WHERE {corr}"
         cmp_kind = "int" if agg == "count" else kind
@@ -406,6 +432,13 @@ class Gen:
                 items.append(f"{a} AS c{len(items)}")
                 out.append((f"c{len(out)}", kind))
             self.lists = False
+            # Exact aggregates (DOUBLE sums differ in their last bits).
+            exact = [items[j].rsplit(" AS ", 1)[0] for j in range(len(keys), len(items))
+                     if out[j][1] in ("int", "dec")]
+            if depth == 0 and exact and r.random() < 0.15:
+                # A rank of each group by an aggregate: alike for peers.
+                items.append(f"dense_rank() OVER (ORDER BY {r.choice(exact)} DESC) AS c{len(items)}")
+                out.append((f"c{len(out)}", "int"))
             if keys:
                 exprs = [k for k, _ in keys]
                 roll = r.random()
