@@ -20,6 +20,13 @@
 //! of 20,000 branches overflowed a stack too).
 //! The threads that walk trees have stacks for it
 //! (`squall_core::executor::THREAD_STACK_BYTES`).
+//!
+//! Nesting the parser recurses into (parentheses, subqueries, `CASE`
+//! inside `CASE`) is bounded by its recursion limit
+//! ([`crate::trino_sql::RECURSION_LIMIT`]); past it, CASE expressions 510
+//! deep were refused as "Expected: end of statement, found: 0", naming
+//! neither the nesting nor the limit. Such a statement is refused here by
+//! name, [`MAX_OPEN`] deep.
 
 use datafusion::error::{DataFusionError, Result};
 use datafusion::sql::sqlparser::dialect::GenericDialect;
@@ -29,8 +36,14 @@ use datafusion::sql::sqlparser::tokenizer::{Token, Tokenizer};
 /// Most operators a statement's expressions may nest, along one path.
 pub const MAX_NESTING: usize = 5_000;
 
-/// `Ok` when no expression of `sql` can nest deeper than [`MAX_NESTING`];
-/// text that does not tokenize is left to the parser, which says why.
+/// Most parentheses and `CASE` expressions open at once: the parser's
+/// recursion limit, less the levels a statement and its clauses take.
+pub const MAX_OPEN: usize = crate::trino_sql::RECURSION_LIMIT - 32;
+
+/// `Ok` when no expression of `sql` can nest deeper than [`MAX_NESTING`]
+/// and no more than [`MAX_OPEN`] parentheses and `CASE` expressions are
+/// open at once; text that does not tokenize is left to the parser, which
+/// says why.
 pub fn check(sql: &str) -> Result<()> {
     let Ok(tokens) = Tokenizer::new(&GenericDialect {}, sql).tokenize() else {
         return Ok(());
@@ -40,8 +53,36 @@ pub fn check(sql: &str) -> Result<()> {
     // a chain of its own that the clauses of its queries do not end.
     let mut open: Vec<(usize, usize)> = vec![(0, 0)];
     let mut along = 0usize;
+    // The CASE expressions open at each open parenthesis.
+    let mut cases: Vec<usize> = vec![0];
     for token in &tokens {
         let last = open.len() - 1;
+        match token {
+            Token::LParen | Token::LBrace => cases.push(0),
+            Token::RParen | Token::RBrace if cases.len() > 1 => {
+                cases.pop();
+            }
+            Token::SemiColon => cases = vec![0],
+            Token::Word(w) if w.quote_style.is_none() && w.keyword == Keyword::CASE => {
+                if let Some(n) = cases.last_mut() {
+                    *n += 1;
+                }
+            }
+            Token::Word(w) if w.quote_style.is_none() && w.keyword == Keyword::END => {
+                if let Some(n) = cases.last_mut() {
+                    *n = n.saturating_sub(1);
+                }
+            }
+            _ => {}
+        }
+        let depth = cases.len() - 1 + cases.iter().sum::<usize>();
+        if depth > MAX_OPEN {
+            return Err(DataFusionError::Plan(format!(
+                "the statement nests parentheses, subqueries and CASE expressions more than \
+                 {MAX_OPEN} deep; CASE WHEN a THEN x WHEN b THEN y ... ELSE z END takes many \
+                 branches at one level"
+            )));
+        }
         match token {
             Token::LParen | Token::LBrace => open.push((0, 0)),
             Token::RParen | Token::RBrace if open.len() > 1 => {
@@ -165,6 +206,31 @@ mod tests {
 
     fn chain(terms: usize, op: &str) -> String {
         vec!["1"; terms].join(op)
+    }
+
+    #[test]
+    fn deep_case_and_parentheses_are_refused_by_name() {
+        let cases = |n: usize| {
+            format!(
+                "select {}1{} from t",
+                "case when x > 0 then ".repeat(n),
+                " else 0 end".repeat(n)
+            )
+        };
+        assert!(check(&cases(MAX_OPEN)).is_ok());
+        let err = check(&cases(MAX_OPEN + 1)).unwrap_err().to_string();
+        assert!(err.contains("CASE expressions more than 480 deep"), "{err}");
+        // Parentheses and CASE add up; siblings do not.
+        let mixed = format!(
+            "select {}{} from t",
+            "(case when x > 0 then ".repeat(300),
+            "1 end)".repeat(300)
+        );
+        assert!(check(&mixed).is_err());
+        let siblings = vec![cases(400); 3].join(" union all ");
+        assert!(check(&siblings).is_ok());
+        // As deep as the check lets through, the parser reads it.
+        assert!(crate::trino_sql::statements(&cases(MAX_OPEN)).is_ok());
     }
 
     #[test]
