@@ -5,6 +5,15 @@
 
 use crate::common::*;
 
+/// Staged over tasks of a few row groups and 5 hash partitions.
+const SMALL_TASKS: [(&str, &str); 3] = [
+    ("squall.query.single_task_bytes", "0"),
+    ("squall.scan.target_task_bytes", "20000"),
+    ("squall.shuffle.partitions", "5"),
+];
+/// The whole plan as one task.
+const ONE_TASK: [(&str, &str); 1] = [("squall.query.single_task_bytes", "1000000000000")];
+
 /// `ROLLUP` over a column a filter made constant: each grouping set's
 /// rows once (the grand total came out once per run of the final
 /// aggregation's input: 84 as 25 and 59 staged, and one task with small
@@ -45,14 +54,7 @@ async fn grouping_sets_pad_constant_and_equal_columns_with_nulls() {
         2 * suppliers
     );
     for (what, pairs) in [
-        (
-            "staged",
-            &[
-                ("squall.query.single_task_bytes", "0"),
-                ("squall.scan.target_task_bytes", "20000"),
-                ("squall.shuffle.partitions", "5"),
-            ][..],
-        ),
+        ("staged", &SMALL_TASKS[..]),
         (
             "one task, one-row batches",
             &[
@@ -109,20 +111,8 @@ async fn rollup_and_cube_may_repeat_an_expression() {
 async fn ordered_aggregates_by_grouping_sets() {
     let data = sf001_small_groups();
     let reference = single_node(&data.path).await;
-    let staged = engine(
-        &data.path,
-        &[
-            ("squall.query.single_task_bytes", "0"),
-            ("squall.scan.target_task_bytes", "20000"),
-            ("squall.shuffle.partitions", "5"),
-        ],
-    )
-    .await;
-    let one_task = engine(
-        &data.path,
-        &[("squall.query.single_task_bytes", "1000000000000")],
-    )
-    .await;
+    let staged = engine(&data.path, &SMALL_TASKS).await;
+    let one_task = engine(&data.path, &ONE_TASK).await;
     for sql in [
         "select n_regionkey, string_agg(n_name, ',' order by n_name desc) as names \
          from nation group by rollup (n_regionkey) order by 1, 2",
@@ -178,20 +168,7 @@ async fn rewritten_grouping_set_expressions_keep_their_names() {
         2 * nations + 2,
         nations + 1
     );
-    for (what, pairs) in [
-        (
-            "staged",
-            &[
-                ("squall.query.single_task_bytes", "0"),
-                ("squall.scan.target_task_bytes", "20000"),
-                ("squall.shuffle.partitions", "5"),
-            ][..],
-        ),
-        (
-            "one task",
-            &[("squall.query.single_task_bytes", "1000000000000")][..],
-        ),
-    ] {
+    for (what, pairs) in [("staged", &SMALL_TASKS[..]), ("one task", &ONE_TASK[..])] {
         let engine = engine(&data.path, pairs).await;
         let sql = query("cast(s_acctbal / 1000 as int)");
         assert_eq!(squall_csv(&engine, &sql).await, expected, "{what}: {sql}");
