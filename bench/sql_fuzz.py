@@ -2,7 +2,8 @@
 """Differential SQL fuzzing: random queries, run staged and as one task.
 
 usage:
-  sql_fuzz.py [--squall BIN] [--seed N] [--queries N] [--duckdb] [--parallel N] [--log FILE] [--data DIR]
+  sql_fuzz.py [--squall BIN] [--seed N] [--queries N] [--duckdb] [--parallel N]
+             [--staged-config KEY=VALUE] [--log FILE] [--data DIR]
 
 Writes small tables with the layouts that break distributed plans (NULL
 keys, duplicate join keys, skewed groups, empty strings, negative and NULL
@@ -641,7 +642,8 @@ def run(port, sql):
 def judge(i, sql, a, b, duck, seed):
     """1 if query `i` answered one task (`a`) and staged (`b`) differs, or
     (with `duck`) differs from DuckDB's answer; printed."""
-    timed_out = [("exceeded the timeout" in str(x[1]) or "INSUFFICIENT_RESOURCES" in str(x[1]))
+    timed_out = [any(m in str(x[1]) for m in ("exceeded the timeout", "INSUFFICIENT_RESOURCES",
+                                              "EXCEEDED_LOCAL_MEMORY_LIMIT"))
                  for x in (a, b)]
     if any(timed_out):
         # Slow or big is not wrong; say so, compare nothing.
@@ -686,6 +688,10 @@ def main():
                          "a query DuckDB refuses is skipped, one squall alone refuses is listed)")
     ap.add_argument("--log", help="append each query to this file before it runs")
     ap.add_argument("--data", help="write the tables here (kept) instead of a temporary folder")
+    ap.add_argument("--staged-config", action="append", default=[], metavar="KEY=VALUE",
+                    help="a setting more for the staged server (repeatable), e.g. "
+                         "squall.query.memory_limit_bytes=4000000 to make its sorts and "
+                         "aggregations spill")
     ap.add_argument("--parallel", type=int, default=1,
                     help="queries the staged server answers at once (their answers compared each "
                          "with its own one-task answer)")
@@ -703,7 +709,7 @@ def main():
         "squall.scan.target_task_bytes=8000",
         "squall.shuffle.partitions=5",
         "squall.shuffle.two_level_min_requests=1",
-    ])
+    ] + args.staged_config)
     duck = None
     if args.duckdb:
         import duckdb

@@ -190,14 +190,20 @@ impl MemoryPool for PeakTrackingPool {
 ///
 /// Consumers that can spill (sorts, aggregations, the exchange writer) share
 /// the limit fairly, as DataFusion's `FairSpillPool` does: each may hold at
-/// most `limit / (spillable consumers registered)`, so two tasks of a query
-/// running side by side both spill early instead of one taking all of it
-/// and the other failing.
+/// most what the consumers that cannot spill leave of the limit over the
+/// spillable consumers registered, so two tasks of a query running side by
+/// side both spill early instead of one taking all of it and the other
+/// failing. (The share once left out what cannot spill: two sorts' merge
+/// reservations took most of a limit, the sorts' shares the rest and more,
+/// and a sort asking for its next batch found the limit full rather than
+/// its share, and failed instead of spilling.)
 #[derive(Debug)]
 pub struct BoundedPool {
     inner: Arc<dyn MemoryPool>,
     limit: usize,
     used: AtomicUsize,
+    /// Of `used`, what consumers that cannot spill hold.
+    unspillable: AtomicUsize,
     /// Registered consumers that can spill.
     spillable: AtomicUsize,
     /// What the limit is, for the error (`query q1's memory limit …`).
@@ -213,6 +219,7 @@ impl BoundedPool {
             inner,
             limit,
             used: AtomicUsize::new(0),
+            unspillable: AtomicUsize::new(0),
             spillable: AtomicUsize::new(0),
             what,
             fair: true,
@@ -265,21 +272,31 @@ impl MemoryPool for BoundedPool {
     fn grow(&self, reservation: &MemoryReservation, additional: usize) {
         self.inner.grow(reservation, additional);
         self.used.fetch_add(additional, Ordering::Relaxed);
+        if !reservation.consumer().can_spill() {
+            self.unspillable.fetch_add(additional, Ordering::Relaxed);
+        }
     }
 
     fn shrink(&self, reservation: &MemoryReservation, shrink: usize) {
         self.inner.shrink(reservation, shrink);
+        let less = |u: usize| Some(u.saturating_sub(shrink));
         let _ = self
             .used
-            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |u| {
-                Some(u.saturating_sub(shrink))
-            });
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, less);
+        if !reservation.consumer().can_spill() {
+            let _ = self
+                .unspillable
+                .fetch_update(Ordering::Relaxed, Ordering::Relaxed, less);
+        }
     }
 
     fn try_grow(&self, reservation: &MemoryReservation, additional: usize) -> Result<()> {
         let consumer = reservation.consumer();
         if self.fair && consumer.can_spill() {
-            let share = self.limit / self.spillable.load(Ordering::Relaxed).max(1);
+            let left = self
+                .limit
+                .saturating_sub(self.unspillable.load(Ordering::Relaxed));
+            let share = left / self.spillable.load(Ordering::Relaxed).max(1);
             let wanted = reservation.size().saturating_add(additional);
             if wanted > share {
                 return Err(DataFusionError::ResourcesExhausted(format!(
@@ -308,6 +325,9 @@ impl MemoryPool for BoundedPool {
             self.used.fetch_sub(additional, Ordering::Relaxed);
             return Err(e);
         }
+        if !consumer.can_spill() {
+            self.unspillable.fetch_add(additional, Ordering::Relaxed);
+        }
         Ok(())
     }
 
@@ -316,7 +336,11 @@ impl MemoryPool for BoundedPool {
     }
 
     fn memory_limit(&self) -> MemoryLimit {
-        MemoryLimit::Finite(self.limit)
+        // The tighter of this pool's limit and its parent's.
+        match self.inner.memory_limit() {
+            MemoryLimit::Finite(parent) => MemoryLimit::Finite(parent.min(self.limit)),
+            _ => MemoryLimit::Finite(self.limit),
+        }
     }
 }
 
@@ -467,5 +491,38 @@ mod tests {
         c.try_grow(500).unwrap();
         drop((a, c, one, two));
         assert_eq!(query_reserved("qfair"), 0);
+    }
+
+    #[test]
+    fn what_cannot_spill_comes_out_of_the_spillable_shares() {
+        let shared: Arc<dyn MemoryPool> = Arc::new(UnboundedMemoryPool::default());
+        let pool: Arc<dyn MemoryPool> =
+            Arc::new(PeakTrackingPool::for_task(&shared, "qleft", 1000, 0));
+        let a = MemoryConsumer::new("sort a")
+            .with_can_spill(true)
+            .register(&pool);
+        let b = MemoryConsumer::new("sort b")
+            .with_can_spill(true)
+            .register(&pool);
+        // A merge reservation (it cannot spill) takes 400 of the 1,000.
+        let merge = MemoryConsumer::new("merge").register(&pool);
+        merge.try_grow(400).unwrap();
+        // Each sort's share is 300 of the 600 left, so each spills at 300
+        // rather than one taking 500 and the other finding the limit full.
+        a.try_grow(300).unwrap();
+        let err = a.try_grow(1).unwrap_err().to_string();
+        assert!(err.contains("fair share of 300 bytes"), "{err}");
+        b.try_grow(300).unwrap();
+        // Freed, the merge's bytes are the sorts' again (grown without a
+        // check, as DataFusion grows what it must, they count alike).
+        merge.shrink(400);
+        a.try_grow(200).unwrap();
+        merge.grow(100);
+        assert!(
+            a.try_grow(1).is_err(),
+            "the share is (1,000 - 100) / 2 = 450"
+        );
+        drop((a, b, merge, pool));
+        assert_eq!(query_reserved("qleft"), 0);
     }
 }

@@ -39,6 +39,7 @@ use std::time::{Duration, Instant};
 use datafusion::common::tree_node::{Transformed, TreeNode};
 use datafusion::error::DataFusionError;
 use datafusion::execution::TaskContext;
+use datafusion::execution::memory_pool::{MemoryLimit, MemoryPool};
 use datafusion::execution::object_store::ObjectStoreUrl;
 use datafusion::execution::runtime_env::{RuntimeEnv, RuntimeEnvBuilder};
 use datafusion::physical_plan::ExecutionPlan;
@@ -348,6 +349,17 @@ async fn execute(
         squall.query.memory_limit_bytes,
         squall.task.memory_limit_bytes,
     ));
+    // A sort that spills reserves the memory to merge its runs up front
+    // (`datafusion.execution.sort_spill_reservation_bytes`, 10 MiB by
+    // default): under a limit of a few times that, shared by the task's
+    // sorts and aggregations, every sort that had to spill failed ("Not
+    // enough memory to continue external sort"). The reservation is at
+    // most an eighth of the task's limit.
+    if let MemoryLimit::Finite(limit) = pool.memory_limit() {
+        let execution = &mut config.options_mut().execution;
+        execution.sort_spill_reservation_bytes =
+            execution.sort_spill_reservation_bytes.min(limit / 8);
+    }
     // Every store the task opens (data, exchange, filters) retries and
     // hedges its requests, counts them, and carries the injected store
     // faults if any.

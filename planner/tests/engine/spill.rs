@@ -194,3 +194,36 @@ async fn the_process_budget_spills_what_can_and_names_itself_where_nothing_can()
     assert_eq!(n, "n\n25\n");
     assert_eq!(count_files(engine.exchange_root()), 0);
 }
+
+/// A sort under a memory limit a few times DataFusion's reservation for
+/// merging its spilled runs (`sort_spill_reservation_bytes`, 10 MiB, left
+/// as it is) spills and answers: two sorts' reservations took 20 of 48 MiB
+/// and the sort of a 40 MB input failed ("ExternalSorterMerge[1] asked for
+/// 10485760 more bytes"); a reservation is now at most an eighth of the
+/// limit. Under a query's limit and under the process's budget.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_sort_spills_under_a_limit_near_its_merge_reservation() {
+    let data = sf01();
+    let sql = "select count(*) as n, max(rn) as last, min(c) as first from (select l_comment as c, \
+               row_number() over (order by l_comment, l_orderkey, l_linenumber) as rn from lineitem) t";
+    let expected = single_node_csv(&single_node(&data.path).await, sql).await;
+    for key in [
+        "squall.query.memory_limit_bytes",
+        "squall.process_memory_bytes",
+    ] {
+        let limit = 48 << 20;
+        let engine = engine(
+            &data.path,
+            &[("squall.worker_slots", "1"), (key, &limit.to_string())],
+        )
+        .await;
+        let r = engine
+            .sql(sql)
+            .await
+            .unwrap_or_else(|e| panic!("under {key} = {limit}: {e}"));
+        let actual = squall_tpch::run::to_csv(&r.schema, &r.batches).unwrap();
+        assert_same(key, &expected, &actual, sql);
+        let peak = r.profile.unwrap().peak_memory_bytes;
+        assert!(peak <= limit as u64, "{key}: a task held {peak} bytes");
+    }
+}
