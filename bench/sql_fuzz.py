@@ -176,6 +176,11 @@ class Gen:
             return f"NOT {inner}" if r.random() < 0.2 else inner
         c, kind = r.choice(cols)
         roll = r.random()
+        if roll < 0.04:
+            # Never true, or true where not NULL: folded by the planner.
+            a, b = self.literal(kind), self.literal(kind)
+            return r.choice([f"({c} = {a} AND {c} = {b})", f"({c} IS NULL AND {c} IS NOT NULL)",
+                             f"({c} = {c})", "1 = 0", f"({c} < {a} AND {c} > {a})"])
         if roll < 0.15:
             return f"{c} IS {'NOT ' if r.random() < 0.5 else ''}NULL"
         if kind == "bool":
@@ -451,10 +456,13 @@ class Gen:
                     group_sql = f" GROUP BY CUBE ({', '.join(exprs)})"
                 else:
                     group_sql = f" GROUP BY {', '.join(exprs)}"
-                if r.random() < 0.3:
-                    agg, kind = self.aggregate(cols)
-                    if kind in ("int", "float", "dec"):
-                        having = f" HAVING {agg} > {r.choice(['0', '1', '3'])}"
+            if r.random() < 0.3:
+                agg, kind = self.aggregate(cols)
+                if kind in ("int", "float", "dec"):
+                    having = f" HAVING {agg} > {r.choice(['0', '1', '3'])}"
+                    if r.random() < 0.2:
+                        # Never true: no row, whether or not grouped.
+                        having += f" AND {agg} < {r.choice(['0', '1'])}"
         elif shape < 0.65 and depth == 0:
             # Windows over a total order (every row's own id breaks ties).
             ids = [c for c, k in cols if c.endswith(".id")]
