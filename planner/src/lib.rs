@@ -112,6 +112,7 @@ pub mod trino_types;
 pub mod trino_values;
 pub mod two_level;
 pub mod type_of;
+pub mod unmet_orders;
 mod using_joins;
 pub mod varchar_length;
 pub mod window_filter;

@@ -71,8 +71,8 @@ impl PhysicalOptimizerRule for ScalarSideBuilds {
 /// DataFusion's physical optimizer rules with [`ScalarSideBuilds`] right
 /// after its join selection (before distribution is enforced, so the
 /// swapped join gets the partitioning its new sides need),
-/// `GuardNullableSides` before them all, and `DeepTopKAsSort` last but
-/// for DataFusion's sanity check.
+/// `GuardNullableSides` before them all, and `DeepTopKAsSort` and
+/// `SortWhereUnmet` last but for DataFusion's sanity check.
 pub fn physical_optimizer_rules() -> Vec<Arc<dyn PhysicalOptimizerRule + Send + Sync>> {
     // Answering aggregates from statistics is a shortcut: where DataFusion
     // fails to build it, the plan goes on without it.
@@ -91,6 +91,9 @@ pub fn physical_optimizer_rules() -> Vec<Arc<dyn PhysicalOptimizerRule + Send + 
         .position(|r| r.name() == "SanityCheckPlan")
         .unwrap_or(rules.len());
     rules.insert(at, Arc::new(crate::deep_topk::DeepTopKAsSort));
+    // Last before the sanity check: a sort where a required order went
+    // unreported (crate::unmet_orders).
+    rules.insert(at + 1, Arc::new(crate::unmet_orders::SortWhereUnmet));
     rules
 }
 
