@@ -41,7 +41,6 @@ mod bare_values;
 pub mod catalog;
 pub mod checked_arithmetic;
 pub mod compared_aggregates;
-pub mod constant_filters;
 pub mod coordinator;
 pub mod correlated_limit;
 pub mod correlated_scalar;

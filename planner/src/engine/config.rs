@@ -186,13 +186,6 @@ pub fn session_state(
         if rule.name() == crate::sort_keys::REPLACES {
             *rule = Arc::new(crate::sort_keys::DuplicatedExprs);
         }
-        // A filter naming no column stays above an aggregation yielding a
-        // row from no input (`crate::constant_filters`).
-        if rule.name() == crate::constant_filters::WRAPS {
-            *rule = Arc::new(crate::constant_filters::ConstantFiltersAbove(Arc::clone(
-                rule,
-            )));
-        }
     }
     *state.optimizer() = Some(optimizer);
     state.build()

@@ -1012,7 +1012,12 @@ impl OptimizerRule for PushDownFilter {
                 let mut push_predicates = vec![];
                 for expr in predicates {
                     let cols = expr.column_refs();
-                    if cols.iter().all(|c| group_expr_columns.contains(c)) {
+                    // squall: a predicate naming no column (`false`, folded from
+                    // `count(*) = 1 AND count(*) = 2`) stays above an aggregation
+                    // that yields a row from no input: below it, that row came out.
+                    if cols.iter().all(|c| group_expr_columns.contains(c))
+                        && !(cols.is_empty() && squall_yields_a_row_from_none(&agg))
+                    {
                         push_predicates.push(replace_cols_by_name(expr, &replace_map)?);
                     } else {
                         keep_predicates.push(expr);
@@ -4452,4 +4457,16 @@ mod tests {
         "
         )
     }
+}
+
+/// squall: whether `agg` yields a row from no input: no grouping keys, or
+/// a grouping set `()` (ROLLUP and CUBE hold one).
+fn squall_yields_a_row_from_none(agg: &datafusion_expr::Aggregate) -> bool {
+    use datafusion_expr::expr::GroupingSet;
+    agg.group_expr.is_empty()
+        || agg.group_expr.iter().any(|e| match e {
+            Expr::GroupingSet(GroupingSet::Rollup(_) | GroupingSet::Cube(_)) => true,
+            Expr::GroupingSet(GroupingSet::GroupingSets(sets)) => sets.iter().any(|s| s.is_empty()),
+            _ => false,
+        })
 }
