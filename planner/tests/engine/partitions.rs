@@ -443,6 +443,99 @@ async fn null_partition_folders_read_as_null() {
     }
 }
 
+/// A partition filter that is NULL for a partition does not read it:
+/// `day NOT IN (..., NULL)` is never true, and `day IN (a, b, c, NULL)`
+/// keeps `a`'s rows only. DataFusion 55.2's listing table kept a partition
+/// whose filter was NULL (it read the answer's value bit alone), so `NOT IN`
+/// a list of four dates holding a NULL read every folder (the vendored
+/// `datafusion-catalog-listing`). DATE, BIGINT and VARCHAR folders, against
+/// single-node DataFusion over one file holding the same rows as columns,
+/// staged and one task.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn partition_filters_that_are_null_read_no_partition() {
+    use arrow::array::{ArrayRef, Date32Array, Int64Array, RecordBatch, StringArray};
+    use std::sync::Arc;
+    let dir = tempfile::tempdir().unwrap();
+    // Days since 1970-01-01: 2020-01-01, 2020-01-02, 2020-06-01.
+    let days = [
+        ("2020-01-01", 18262),
+        ("2020-01-02", 18263),
+        ("2020-06-01", 18414),
+    ];
+    let (mut ids, mut day_col, mut n_col, mut s_col) = (vec![], vec![], vec![], vec![]);
+    for (d, (day, since)) in days.iter().enumerate() {
+        for n in [7i64, 9] {
+            let s = ["a", "b"][n as usize % 2];
+            let these: Vec<i64> = (0..3).map(|i| (d as i64 * 100) + n * 10 + i).collect();
+            write_parquet(
+                dir.path()
+                    .join(format!("catalog/e/day={day}/n={n}/s={s}/part-0.parquet")),
+                RecordBatch::try_from_iter([(
+                    "id",
+                    Arc::new(Int64Array::from(these.clone())) as ArrayRef,
+                )])
+                .unwrap(),
+            );
+            for id in these {
+                ids.push(id);
+                day_col.push(*since);
+                n_col.push(n);
+                s_col.push(s);
+            }
+        }
+    }
+    let flat_file = dir.path().join("flat/e.parquet");
+    write_parquet(
+        flat_file.clone(),
+        RecordBatch::try_from_iter([
+            ("id", Arc::new(Int64Array::from(ids)) as ArrayRef),
+            ("day", Arc::new(Date32Array::from(day_col)) as ArrayRef),
+            ("n", Arc::new(Int64Array::from(n_col)) as ArrayRef),
+            ("s", Arc::new(StringArray::from(s_col)) as ArrayRef),
+        ])
+        .unwrap(),
+    );
+    let reference = datafusion::prelude::SessionContext::new();
+    reference
+        .register_parquet("e", flat_file.to_str().unwrap(), Default::default())
+        .await
+        .unwrap();
+    let dates = "date '2019-12-31', date '2021-01-15', date '2021-01-16'";
+    let queries = [
+        format!("select count(*) as c from e where day not in ({dates}, null)"),
+        format!("select sum(id) as c from e where day not in ({dates}, null)"),
+        format!("select count(*) as c from e where not (day in ({dates}, null))"),
+        format!("select count(*) as c from e where day in ({dates}, date '2020-01-02', null)"),
+        format!("select count(*) as c from e where (day not in ({dates}, null)) is null"),
+        format!("select count(*) as c from e where coalesce(day not in ({dates}, null), true)"),
+        "select count(*) as c from e where n not in (1, 2, 3, null)".to_string(),
+        "select count(*) as c from e where n in (1, 2, 9, null)".to_string(),
+        "select count(*) as c from e where s not in ('x', 'y', 'z', null)".to_string(),
+        "select count(*) as c from e where s in ('x', 'y', 'a', null) and n not in (8, null)"
+            .to_string(),
+    ];
+    for single in ["0", "1000000000000"] {
+        let engine = squall_planner::Engine::local(squall_planner::EngineOptions {
+            catalog: Some(dir.path().join("catalog").display().to_string()),
+            settings: crate::common::settings(&[
+                ("squall.query.single_task_bytes", single),
+                ("squall.scan.target_task_bytes", "1"),
+            ]),
+        })
+        .await
+        .unwrap();
+        for sql in &queries {
+            assert_eq!(
+                crate::common::squall_csv(&engine, sql).await,
+                single_node_csv(&reference, sql).await,
+                "{sql} (single_task_bytes={single})"
+            );
+        }
+    }
+    // Never true: no row, whatever the engine.
+    assert_eq!(single_node_csv(&reference, &queries[0]).await, "c\n0\n");
+}
+
 /// `COPY ... PARTITIONED BY` writes a NULL partition value as Hive does
 /// (`p=__HIVE_DEFAULT_PARTITION__`; DataFusion alone writes `p=`, and `y=0`
 /// for a NULL integer or DOUBLE), and squall reads it back as NULL, the
