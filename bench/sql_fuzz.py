@@ -593,6 +593,9 @@ def loose(value):
         return ("v", value)
     if isinstance(value, (int, float, decimal.Decimal)):
         return ("f", float(value) + 0.0)
+    if isinstance(value, list):
+        # An array's items alike: [1.0, 2.0] as [1, 2].
+        return ("j", repr([loose(v) for v in value]))
     return normal(value)
 
 

@@ -15,6 +15,14 @@
 //!   zone the time in that zone and the zone's name (`... 10:00:00.000
 //!   America/New_York`); DataFusion wrote `2020-01-01T10:00:00` (and
 //!   `...T15:00:00Z`), which compares unequal as text.
+//! - `round(x, d)` of a DECIMAL(p, s) is a DECIMAL(min(38, p + 1), s) in
+//!   Trino (`round(755.04, 1)` is `755.00`). DataFusion typed it so while `d`
+//!   was a cast (`CAST(1 AS INT)`, as type coercion leaves it) and as
+//!   DECIMAL(p, d) once the simplifier folded that cast into a literal, so
+//!   a comparison typed before (`round(x, 1) >= 1.25`) met a value of
+//!   another scale and failed at execution ("Invalid comparison operation:
+//!   Decimal128(12, 1) >= Decimal128(13, 2)"). The value is cast to Trino's
+//!   type, which no folding changes.
 
 use std::sync::Arc;
 
@@ -22,7 +30,7 @@ use arrow::datatypes::DataType;
 use datafusion::common::config::ConfigOptions;
 use datafusion::common::tree_node::{Transformed, TreeNode};
 use datafusion::error::Result;
-use datafusion::logical_expr::expr::{Cast, TryCast};
+use datafusion::logical_expr::expr::{Cast, ScalarFunction, TryCast};
 use datafusion::logical_expr::expr_rewriter::NamePreserver;
 use datafusion::logical_expr::{Expr, ExprSchemable, LogicalPlan};
 use datafusion::optimizer::AnalyzerRule;
@@ -56,6 +64,13 @@ impl AnalyzerRule for TrinoValues {
                         Ok(Transformed::yes(Expr::Cast(Cast::new(
                             Box::new(Expr::ScalarFunction(f)),
                             DataType::Date32,
+                        ))))
+                    }
+                    Expr::ScalarFunction(f) if trino_type(&f, &schema).is_some() => {
+                        let to = trino_type(&f, &schema).unwrap_or(DataType::Null);
+                        Ok(Transformed::yes(Expr::Cast(Cast::new(
+                            Box::new(Expr::ScalarFunction(f)),
+                            to,
                         ))))
                     }
                     Expr::Cast(Cast { expr, field })
@@ -99,6 +114,18 @@ impl AnalyzerRule for TrinoValues {
 
     fn name(&self) -> &str {
         "squall_trino_values"
+    }
+}
+
+/// The type Trino gives the call `f` where DataFusion's differs:
+/// `round(x, d)` of a DECIMAL(p, s) is a DECIMAL(min(38, p + 1), s).
+fn trino_type(f: &ScalarFunction, schema: &datafusion::common::DFSchema) -> Option<DataType> {
+    if f.func.name() != "round" || f.args.len() != 2 {
+        return None;
+    }
+    match f.args[0].get_type(schema).ok()? {
+        DataType::Decimal128(p, s) => Some(DataType::Decimal128((p + 1).min(38), s)),
+        _ => None,
     }
 }
 
@@ -156,7 +183,7 @@ fn round(expr: Expr) -> Expr {
 }
 
 /// Whether any expression of `plan` (or its subqueries) calls `date_trunc`
-/// or casts to an integer.
+/// or `round`, or casts to an integer or text.
 fn mentions(plan: &LogicalPlan) -> Result<bool> {
     use datafusion::common::tree_node::TreeNodeRecursion;
     let mut found = false;
@@ -164,7 +191,7 @@ fn mentions(plan: &LogicalPlan) -> Result<bool> {
         node.apply_expressions(|e| {
             found |= e.exists(|e| {
                 Ok(match e {
-                    Expr::ScalarFunction(f) => f.func.name() == "date_trunc",
+                    Expr::ScalarFunction(f) => matches!(f.func.name(), "date_trunc" | "round"),
                     Expr::Cast(Cast { field, .. }) | Expr::TryCast(TryCast { field, .. }) => {
                         field.data_type().is_integer()
                             || matches!(

@@ -44,6 +44,7 @@ pub mod multimap;
 mod reduce;
 mod regexp_arrays;
 mod regexp_position;
+mod same_type;
 pub mod sort_by;
 mod square_root;
 pub mod top_n;
@@ -73,6 +74,7 @@ pub fn register(ctx: &SessionContext) {
         ctx.register_udf(udf);
     }
     by_type::register(ctx);
+    same_type::register(ctx);
     crate::zoned_stamps::register(ctx);
     crate::checked_sum::register(ctx);
     crate::rounded_avg::register(ctx);

@@ -348,3 +348,61 @@ async fn square_roots_of_negative_numbers_are_nan() {
         format!("nan,off,literal\n{negative},0,true\n")
     );
 }
+
+/// `round(x, d)`, `sign`, `ceiling` and `floor` answer in Trino's types:
+/// a DECIMAL(p, s) rounded to `d` digits stays DECIMAL(p + 1, s) whatever
+/// the optimizer folds (its type changed with the folding of `d`, and a
+/// comparison typed before failed at execution: "Invalid comparison
+/// operation: Decimal128(15, 1) >= Decimal128(16, 2)"); `sign` of an
+/// integer is that integer, of a DECIMAL a DECIMAL(1, 0); `ceiling` and
+/// `floor` of an integer that integer, of a DECIMAL(p, s) a DECIMAL(p - s +
+/// 1, 0). Over a table, staged: the rounded money filters as single-node
+/// DataFusion's rounding by a computed number of digits (whose type it
+/// keeps) filters.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn rounded_numbers_keep_trino_types() {
+    let data = sf001_small_groups();
+    let engine = engine(&data.path, &[("squall.scan.target_task_bytes", "50000")]).await;
+    for (sql, expected) in [
+        (
+            "select round(x, 1) as r, typeof(round(x, 1)) as t from (values \
+             (cast(755.04 as decimal(12,2))), (cast(-766.05 as decimal(12,2))), \
+             (cast(1.25 as decimal(12,2)))) v(x) where round(x, 1) >= -800.25 order by r",
+            "r,t\n-766.10,\"decimal(13,2)\"\n1.30,\"decimal(13,2)\"\n755.00,\"decimal(13,2)\"\n",
+        ),
+        (
+            "select sign(cast(-5 as integer)) as a, typeof(sign(cast(-5 as integer))) as ta, \
+             sign(cast(2.5 as decimal(3,1))) as b, typeof(sign(cast(2.5 as decimal(3,1)))) as tb, \
+             sign(-2e0) as c, typeof(sign(-2e0)) as tc, sign(0) as d, typeof(sign(0)) as td",
+            "a,ta,b,tb,c,tc,d,td\n-1,integer,1,\"decimal(1,0)\",-1.0,double,0,bigint\n",
+        ),
+        (
+            "select ceiling(cast(768.25 as decimal(12,2))) as a, \
+             typeof(ceiling(cast(768.25 as decimal(12,2)))) as ta, \
+             floor(cast(-768.25 as decimal(12,2))) as b, floor(cast(-7 as smallint)) as c, \
+             typeof(floor(cast(-7 as smallint))) as tc, ceiling(7) as d, typeof(ceiling(7)) as td, \
+             floor(-2.5e0) as e",
+            "a,ta,b,c,tc,d,td,e\n769,\"decimal(11,0)\",-769,-7,smallint,7,bigint,-3.0\n",
+        ),
+    ] {
+        assert_eq!(squall_csv(&engine, sql).await, expected, "{sql}");
+    }
+    let reference = single_node(&data.path).await;
+    let expected = single_node_csv(
+        &reference,
+        "select count(*) as n, sum(round(l_extendedprice, n_regionkey + 1)) as s from lineitem \
+         join nation on n_nationkey = 0 \
+         where round(l_extendedprice, n_regionkey + 1) >= 38000.25",
+    )
+    .await;
+    assert_ne!(expected, "n,s\n0,\n");
+    assert_eq!(
+        squall_csv(
+            &engine,
+            "select count(*) as n, sum(round(l_extendedprice, 1)) as s from lineitem \
+             where round(l_extendedprice, 1) >= 38000.25",
+        )
+        .await,
+        expected
+    );
+}
