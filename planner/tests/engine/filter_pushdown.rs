@@ -168,3 +168,47 @@ async fn in_lists_folded_together_keep_nulls_answer() {
         }
     }
 }
+
+/// A filter on a grouped cast beside the column it casts (`GROUP BY
+/// CAST(x AS DOUBLE), x`) filters the cast. DataFusion names the cast's
+/// output `h.x` unqualified, beside the column `h.x`, and 55.2's filter
+/// pushdown found the expression to filter by that flat name: the filter
+/// on the DOUBLE landed on the BIGINT (`n_nationkey = 15.0`) and the query
+/// failed at execution ("Invalid comparison operation: Int64 == Float64");
+/// a cast to text alike. Now matched by qualifier and name (the vendored
+/// optimizer crate). Against the answers by hand, one task and staged.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_filter_on_a_grouped_cast_beside_its_column_filters_the_cast() {
+    let data = sf001_small_groups();
+    let one_task = [("squall.query.single_task_bytes", "1000000000000")];
+    for pairs in [&one_task[..], &STAGED[..]] {
+        let engine = engine(&data.path, pairs).await;
+        for (sql, expected) in [
+            (
+                "select c, k from (select cast(n_nationkey as double) as c, n_nationkey as k \
+                 from nation group by cast(n_nationkey as double), n_nationkey) t where c = 15e0",
+                "c,k\n15.0,15\n",
+            ),
+            (
+                "select k, c from (select n_nationkey as k, cast(n_nationkey as double) as c \
+                 from nation group by n_nationkey, cast(n_nationkey as double)) t \
+                 where c = 15e0 and k >= 10",
+                "k,c\n15,15.0\n",
+            ),
+            (
+                "select cast(n_nationkey as varchar) as c, n_nationkey as k from nation \
+                 group by cast(n_nationkey as varchar), n_nationkey \
+                 having cast(n_nationkey as varchar) = '7'",
+                "c,k\n7,7\n",
+            ),
+            (
+                "select count(*) as n from (select cast(n_regionkey as double) as c, n_regionkey, \
+                 count(*) as m from nation group by cast(n_regionkey as double), n_regionkey) t \
+                 where c < 2.5e0",
+                "n\n3\n",
+            ),
+        ] {
+            assert_eq!(squall_csv(&engine, sql).await, expected, "{pairs:?}: {sql}");
+        }
+    }
+}

@@ -1002,9 +1002,14 @@ impl OptimizerRule for PushDownFilter {
                 // As for plan Filter: Column(a+b) > 0 -- Agg: groupby:[Column(a)+Column(b)]
                 // After push, we need to replace `a+b` with Column(a)+Column(b)
                 // So we need create a replace_map, add {`a+b` --> Expr(Column(a)+Column(b))}
+                // squall: keyed by the output column, not its flat name:
+                // `GROUP BY CAST(x AS DOUBLE), x` outputs an unqualified `h.x`
+                // (the cast) beside `h.x`, and a filter on the cast became one
+                // on `x` ("Invalid comparison operation: Int64 == Float64").
                 let mut replace_map = HashMap::new();
                 for expr in &agg.group_expr {
-                    replace_map.insert(expr.schema_name().to_string(), unalias(expr));
+                    let (relation, name) = expr.qualified_name();
+                    replace_map.insert(Column::new(relation, name), unalias(expr));
                 }
 
                 let predicates = split_conjunction_owned(filter.predicate);
@@ -1018,7 +1023,7 @@ impl OptimizerRule for PushDownFilter {
                     if cols.iter().all(|c| group_expr_columns.contains(c))
                         && !(cols.is_empty() && squall_yields_a_row_from_none(&agg))
                     {
-                        push_predicates.push(replace_cols_by_name(expr, &replace_map)?);
+                        push_predicates.push(squall_replace_columns(expr, &replace_map)?);
                     } else {
                         keep_predicates.push(expr);
                     }
@@ -1311,8 +1316,10 @@ fn rewrite_projection(
         .schema
         .iter()
         .zip(projection.expr.iter())
+        // squall: keyed by the output column, not its flat name (an
+        // unqualified `h.x`, a cast of `x`, beside `h.x` itself).
         .map(|((qualifier, field), expr)| {
-            (qualified_name(qualifier, field.name()), unalias(expr))
+            (Column::new(qualifier.cloned(), field.name()), unalias(expr))
         })
         .partition(|(_, value)| {
             value.is_volatile()
@@ -1322,7 +1329,7 @@ fn rewrite_projection(
     let mut push_predicates = vec![];
     let mut keep_predicates = vec![];
     for expr in predicates {
-        if contain(&expr, &non_pushable_map) {
+        if squall_contains_column(&expr, &non_pushable_map) {
             keep_predicates.push(expr);
         } else {
             push_predicates.push(expr);
@@ -1333,7 +1340,7 @@ fn rewrite_projection(
         // re-write all filters based on this projection
         // E.g. in `Filter: b\n  Projection: a > 1 as b`, we can swap them, but the filter must be "a > 1"
         projection.input = Arc::new(LogicalPlan::Filter(Filter::new(
-            replace_cols_by_name(expr, &pushable_map)?,
+            squall_replace_columns(expr, &pushable_map)?,
             projection.input,
         )));
 
@@ -1393,6 +1400,31 @@ pub fn replace_cols_by_name(
     .data()
 }
 
+/// squall: `e` with each column `replace_map` holds replaced, matched by
+/// qualifier and name (a flat name may be two columns' at once).
+fn squall_replace_columns(
+    e: Expr,
+    replace_map: &HashMap<Column, impl AsRef<Expr>>,
+) -> Result<Expr> {
+    e.transform_up(|expr| {
+        if let Expr::Column(c) = &expr
+            && let Some(new_expr) = replace_map.get(c)
+        {
+            Ok(Transformed::yes(new_expr.as_ref().clone()))
+        } else {
+            Ok(Transformed::no(expr))
+        }
+    })
+    .data()
+}
+
+/// squall: whether `e` names a column `check_map` holds, matched by
+/// qualifier and name.
+fn squall_contains_column<T>(e: &Expr, check_map: &HashMap<Column, T>) -> bool {
+    e.exists(|expr| Ok(matches!(expr, Expr::Column(c) if check_map.contains_key(c))))
+        .unwrap_or(true)
+}
+
 /// Unalias expression reference.
 fn unalias(expr: &Expr) -> &Expr {
     if let Expr::Alias(alias) = expr {
@@ -1400,23 +1432,6 @@ fn unalias(expr: &Expr) -> &Expr {
     } else {
         expr
     }
-}
-
-/// check whether the expression uses the columns in `check_map`.
-fn contain<T>(e: &Expr, check_map: &HashMap<String, T>) -> bool {
-    let mut is_contain = false;
-    e.apply(|expr| {
-        if let Expr::Column(c) = &expr
-            && check_map.contains_key(&c.flat_name())
-        {
-            is_contain = true;
-            Ok(TreeNodeRecursion::Stop)
-        } else {
-            Ok(TreeNodeRecursion::Continue)
-        }
-    })
-    .unwrap();
-    is_contain
 }
 
 fn with_filters(predicates: Vec<Expr>, plan: LogicalPlan) -> LogicalPlan {
