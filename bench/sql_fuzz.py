@@ -229,7 +229,8 @@ class Gen:
                              (f"({c} / 4.0)", "float")])
         if kind in ("int", "dec") and roll < 0.35:
             return r.choice([(f"nullif({c}, {self.literal(kind)})", kind),
-                             (f"round({c}, 1)", kind),
+                             (f"round({c}, 1)", kind), (f"round({c}, -1)", kind),
+                             (f"ceiling({c})", kind), (f"floor({c})", kind),
                              (f"coalesce({c}, {self.literal(kind)})", kind),
                              (f"abs({c})", kind),
                              (f"CAST({c} AS DOUBLE)", "float")])
