@@ -47,11 +47,17 @@ use datafusion::common::tree_node::{Transformed, TreeNode, TreeNodeRecursion};
 use datafusion::error::{DataFusionError, Result};
 use datafusion::execution::TaskContext;
 use datafusion::physical_expr::PhysicalExpr;
+use datafusion::physical_plan::aggregates::AggregateExec;
+use datafusion::physical_plan::coalesce_partitions::CoalescePartitionsExec;
 use datafusion::physical_plan::joins::{
     CrossJoinExec, HashJoinExec, NestedLoopJoinExec, SortMergeJoinExec,
 };
+use datafusion::physical_plan::repartition::RepartitionExec;
+use datafusion::physical_plan::sorts::sort::SortExec;
+use datafusion::physical_plan::sorts::sort_preserving_merge::SortPreservingMergeExec;
 use datafusion::physical_plan::stream::RecordBatchStreamAdapter;
 use datafusion::physical_plan::unnest::UnnestExec;
+use datafusion::physical_plan::windows::{BoundedWindowAggExec, WindowAggExec};
 use datafusion::physical_plan::{
     ChildrenPropertiesMode, DisplayAs, DisplayFormatType, ExecutionPlan, PlanProperties,
     RecordBatchStream, ReplaceChildrenOptions, SendableRecordBatchStream,
@@ -83,6 +89,11 @@ pub fn pace_plan_with(
             || node.downcast_ref::<CrossJoinExec>().is_some()
             || node.downcast_ref::<SortMergeJoinExec>().is_some()
             || node.downcast_ref::<UnnestExec>().is_some();
+        let node = if many_polls_per_row(&node) {
+            pace_inputs(node)?
+        } else {
+            node
+        };
         if let Some(nlj) = node.downcast_ref::<NestedLoopJoinExec>() {
             let build_rows = Arc::new(AtomicUsize::new(0));
             let left: Arc<dyn ExecutionPlan> = Arc::new(CountRowsExec::new(
@@ -103,9 +114,64 @@ pub fn pace_plan_with(
         if many_rows_per_poll {
             return Ok(Transformed::yes(Arc::new(PaceExec::new(node)) as _));
         }
-        Ok(Transformed::no(node))
+        Ok(Transformed::yes(node))
     })?;
-    Ok(paced.data)
+    // The task's own loop over its plan's batches (the exchange writer's,
+    // or the collection of a result) is such a consumer too.
+    Ok(paced_once(paced.data))
+}
+
+/// Whether `node` may poll its inputs many times before it returns a batch
+/// (or anything): aggregations, sorts, windows, the exchanges and merges
+/// that drain their inputs from tasks of their own, and a join building its
+/// hash table. Above an input that is always ready (a sort's sorted batches,
+/// a join's or an unnest's output) such a loop never yields by itself:
+/// `max(x) OVER (PARTITION BY k ORDER BY k)`, whose window holds every row
+/// of a partition as a peer, drew the whole sorted input through one poll
+/// (18 seconds with 37-row batches, both CPU threads, while a short query
+/// waited for its planning).
+fn many_polls_per_row(node: &Arc<dyn ExecutionPlan>) -> bool {
+    node.downcast_ref::<AggregateExec>().is_some()
+        || node.downcast_ref::<SortExec>().is_some()
+        || node.downcast_ref::<BoundedWindowAggExec>().is_some()
+        || node.downcast_ref::<WindowAggExec>().is_some()
+        || node.downcast_ref::<RepartitionExec>().is_some()
+        || node.downcast_ref::<CoalescePartitionsExec>().is_some()
+        || node.downcast_ref::<SortPreservingMergeExec>().is_some()
+        || node.downcast_ref::<HashJoinExec>().is_some()
+        || node.downcast_ref::<CrossJoinExec>().is_some()
+        || node.downcast_ref::<SortMergeJoinExec>().is_some()
+}
+
+/// `node` with each input that is not paced yet paced: its loop over an
+/// input yields once its task has run [`YIELD_AFTER`].
+fn pace_inputs(node: Arc<dyn ExecutionPlan>) -> Result<Arc<dyn ExecutionPlan>> {
+    if node
+        .children()
+        .iter()
+        .all(|c| c.downcast_ref::<PaceExec>().is_some())
+    {
+        return Ok(node);
+    }
+    let inputs = node
+        .children()
+        .into_iter()
+        .cloned()
+        .map(paced_once)
+        .collect();
+    node.replace_children(
+        inputs,
+        ReplaceChildrenOptions::new(ChildrenPropertiesMode::Keep),
+    )
+}
+
+/// `plan` under a [`PaceExec`] unless it is one.
+fn paced_once(plan: Arc<dyn ExecutionPlan>) -> Arc<dyn ExecutionPlan> {
+    if plan.downcast_ref::<PaceExec>().is_some() {
+        plan
+    } else {
+        Arc::new(PaceExec::new(plan))
+    }
 }
 
 /// Passes its input through, yielding once its task has run

@@ -147,3 +147,48 @@ async fn an_unnest_of_a_long_array_yields_while_it_runs() {
         .to_string()
     );
 }
+
+#[tokio::test]
+async fn windows_sorts_and_aggregates_yield_between_their_input_batches() {
+    // Every row of a partition is a peer of the others, so the window holds
+    // the partition until it ends and draws the sort's batches, always
+    // ready, one poll after another, its work per batch growing with the
+    // partition: unpaced, it yielded only when tokio's budget of 128 polls
+    // ran out, seconds apart on a large partition. Each loop over an input
+    // (the window's, the sort's, the aggregate's, the task's own) now yields
+    // once it has run 10 ms; the rows are the same.
+    let ctx = SessionContext::new_with_config(
+        SessionConfig::new()
+            .with_target_partitions(1)
+            .with_batch_size(64),
+    );
+    table(&ctx, "a", "x", 20_000);
+    let sql = "select count(*), max(m) from \
+               (select max(x) over (partition by k order by j desc) as m from \
+               (select x, x % 2 as k, x % 2 + 1 as j from a))";
+    let paced = pace_plan(plan(&ctx, sql).await).unwrap();
+    let shown = displayable(paced.as_ref()).indent(true).to_string();
+    let lines: Vec<&str> = shown.lines().map(str::trim_start).collect();
+    for consumer in ["AggregateExec", "BoundedWindowAggExec", "SortExec"] {
+        let at = lines
+            .iter()
+            .position(|l| l.starts_with(consumer))
+            .unwrap_or_else(|| panic!("no {consumer}:\n{shown}"));
+        assert!(
+            lines[at + 1].starts_with("PaceExec"),
+            "{consumer}'s input not paced:\n{shown}"
+        );
+    }
+    assert!(lines[0].starts_with("PaceExec"), "{shown}");
+    let out = run_checking_it_yields(&ctx, paced, "the window").await;
+    assert_eq!(
+        pretty_format_batches(&out).unwrap().to_string(),
+        pretty_format_batches(
+            &collect(plan(&ctx, sql).await, ctx.task_ctx())
+                .await
+                .unwrap()
+        )
+        .unwrap()
+        .to_string()
+    );
+}
