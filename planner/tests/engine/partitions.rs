@@ -334,6 +334,34 @@ async fn escaped_partition_values_and_file_columns_named_like_partitions() {
     }
 }
 
+/// Each of `queries` over the folder catalog `catalog`, staged over scan
+/// tasks of one file and as one task, answers as `reference` does.
+async fn answers_like_single_node(
+    catalog: &Path,
+    queries: &[impl AsRef<str>],
+    reference: &datafusion::prelude::SessionContext,
+) {
+    for single in ["0", "1000000000000"] {
+        let engine = squall_planner::Engine::local(squall_planner::EngineOptions {
+            catalog: Some(catalog.display().to_string()),
+            settings: crate::common::settings(&[
+                ("squall.query.single_task_bytes", single),
+                ("squall.scan.target_task_bytes", "1"),
+            ]),
+        })
+        .await
+        .unwrap();
+        for sql in queries {
+            let sql = sql.as_ref();
+            assert_eq!(
+                crate::common::squall_csv(&engine, sql).await,
+                single_node_csv(reference, sql).await,
+                "{sql} (single_task_bytes={single})"
+            );
+        }
+    }
+}
+
 /// Hive's and Spark's folder for a null partition value
 /// (`region=__HIVE_DEFAULT_PARTITION__`) reads as NULL, as Hive, Spark,
 /// Trino and Athena read it, in the answer and in every partition filter
@@ -423,24 +451,7 @@ async fn null_partition_folders_read_as_null() {
         "select count(*) as n from events where year = 2022 or year is null",
         "select min(year) as lo, max(year) as hi, count(year) as n, sum(year) as s from events",
     ];
-    for single in ["0", "1000000000000"] {
-        let engine = squall_planner::Engine::local(squall_planner::EngineOptions {
-            catalog: Some(dir.path().join("catalog").display().to_string()),
-            settings: crate::common::settings(&[
-                ("squall.query.single_task_bytes", single),
-                ("squall.scan.target_task_bytes", "1"),
-            ]),
-        })
-        .await
-        .unwrap();
-        for sql in queries {
-            assert_eq!(
-                crate::common::squall_csv(&engine, sql).await,
-                single_node_csv(&reference, sql).await,
-                "{sql} (single_task_bytes={single})"
-            );
-        }
-    }
+    answers_like_single_node(&dir.path().join("catalog"), &queries, &reference).await;
 }
 
 /// A partition filter that is NULL for a partition does not read it:
@@ -514,24 +525,7 @@ async fn partition_filters_that_are_null_read_no_partition() {
         "select count(*) as c from e where s in ('x', 'y', 'a', null) and n not in (8, null)"
             .to_string(),
     ];
-    for single in ["0", "1000000000000"] {
-        let engine = squall_planner::Engine::local(squall_planner::EngineOptions {
-            catalog: Some(dir.path().join("catalog").display().to_string()),
-            settings: crate::common::settings(&[
-                ("squall.query.single_task_bytes", single),
-                ("squall.scan.target_task_bytes", "1"),
-            ]),
-        })
-        .await
-        .unwrap();
-        for sql in &queries {
-            assert_eq!(
-                crate::common::squall_csv(&engine, sql).await,
-                single_node_csv(&reference, sql).await,
-                "{sql} (single_task_bytes={single})"
-            );
-        }
-    }
+    answers_like_single_node(&dir.path().join("catalog"), &queries, &reference).await;
     // Never true: no row, whatever the engine.
     assert_eq!(single_node_csv(&reference, &queries[0]).await, "c\n0\n");
 }

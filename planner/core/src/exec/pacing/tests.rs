@@ -125,6 +125,12 @@ async fn run_checking_it_yields(
     run.await.unwrap()
 }
 
+/// The rows of `sql` run unpaced, as a table.
+async fn unpaced_rows(ctx: &SessionContext, sql: &str) -> String {
+    let rows = collect(plan(ctx, sql).await, ctx.task_ctx()).await.unwrap();
+    pretty_format_batches(&rows).unwrap().to_string()
+}
+
 #[tokio::test]
 async fn an_unnest_of_a_long_array_yields_while_it_runs() {
     // One input row, 20 million output rows: unpaced, the aggregate above
@@ -138,13 +144,7 @@ async fn an_unnest_of_a_long_array_yields_while_it_runs() {
     let out = run_checking_it_yields(&ctx, paced, "the unnest").await;
     assert_eq!(
         pretty_format_batches(&out).unwrap().to_string(),
-        pretty_format_batches(
-            &collect(plan(&ctx, sql).await, ctx.task_ctx())
-                .await
-                .unwrap()
-        )
-        .unwrap()
-        .to_string()
+        unpaced_rows(&ctx, sql).await
     );
 }
 
@@ -183,12 +183,6 @@ async fn windows_sorts_and_aggregates_yield_between_their_input_batches() {
     let out = run_checking_it_yields(&ctx, paced, "the window").await;
     assert_eq!(
         pretty_format_batches(&out).unwrap().to_string(),
-        pretty_format_batches(
-            &collect(plan(&ctx, sql).await, ctx.task_ctx())
-                .await
-                .unwrap()
-        )
-        .unwrap()
-        .to_string()
+        unpaced_rows(&ctx, sql).await
     );
 }
