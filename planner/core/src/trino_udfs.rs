@@ -92,6 +92,24 @@ pub fn register(ctx: &SessionContext) {
     }
 }
 
+/// The types `udf`'s signature coerces `arg_types` to: for a function of
+/// squall's that answers as a DataFusion function does for some arguments.
+fn coerced_as(
+    udf: &ScalarUDF,
+    arg_types: &[arrow::datatypes::DataType],
+) -> datafusion::error::Result<Vec<arrow::datatypes::DataType>> {
+    let fields: Vec<arrow::datatypes::FieldRef> = arg_types
+        .iter()
+        .map(|t| Arc::new(arrow::datatypes::Field::new("a", t.clone(), true)))
+        .collect();
+    Ok(
+        datafusion::logical_expr::type_coercion::functions::fields_with_udf(&fields, udf)?
+            .iter()
+            .map(|f| f.data_type().clone())
+            .collect(),
+    )
+}
+
 /// Every function of this module.
 pub fn functions() -> Vec<ScalarUDF> {
     use Kernel::*;

@@ -134,6 +134,7 @@ mod mistyped_sql;
 mod nested_data;
 mod operators;
 mod outer_joins;
+mod partition_nulls;
 mod partitions;
 mod planned_shapes;
 mod prepared;

@@ -5,14 +5,11 @@
 //! and `array_reverse`. And `concat` of strings is NULL when an argument is
 //! NULL, as Trino's (and SQL's `||`); DataFusion's skipped NULL arguments.
 
-use std::sync::Arc;
-
 use arrow::array::{Array, make_array};
 use arrow::buffer::NullBuffer;
-use arrow::datatypes::{DataType, Field, FieldRef};
+use arrow::datatypes::{DataType, FieldRef};
 use datafusion::error::Result;
 use datafusion::execution::FunctionRegistry;
-use datafusion::logical_expr::type_coercion::functions::fields_with_udf;
 use datafusion::logical_expr::{
     ColumnarValue, Documentation, ReturnFieldArgs, ScalarFunctionArgs, ScalarUDF, ScalarUDFImpl,
     Signature, Volatility,
@@ -80,14 +77,7 @@ impl ScalarUDFImpl for ByType {
     }
 
     fn coerce_types(&self, arg_types: &[DataType]) -> Result<Vec<DataType>> {
-        let fields: Vec<FieldRef> = arg_types
-            .iter()
-            .map(|t| Arc::new(Field::new("a", t.clone(), true)))
-            .collect();
-        Ok(fields_with_udf(&fields, self.of(arg_types))?
-            .iter()
-            .map(|f| f.data_type().clone())
-            .collect())
+        super::coerced_as(self.of(arg_types), arg_types)
     }
 
     fn return_type(&self, arg_types: &[DataType]) -> Result<DataType> {

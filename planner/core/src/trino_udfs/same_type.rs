@@ -13,7 +13,6 @@ use arrow::datatypes::{DataType, Field, FieldRef};
 use datafusion::error::Result;
 use datafusion::execution::FunctionRegistry;
 use datafusion::logical_expr::sort_properties::{ExprProperties, SortProperties};
-use datafusion::logical_expr::type_coercion::functions::fields_with_udf;
 use datafusion::logical_expr::{
     ColumnarValue, Documentation, ReturnFieldArgs, ScalarFunctionArgs, ScalarUDF, ScalarUDFImpl,
     Signature, Volatility,
@@ -79,16 +78,7 @@ impl ScalarUDFImpl for SameType {
         match arg_types {
             [t] if t.is_integer() => Ok(vec![t.clone()]),
             [DataType::Decimal128(..)] if self.is_sign() => Ok(arg_types.to_vec()),
-            _ => {
-                let fields: Vec<FieldRef> = arg_types
-                    .iter()
-                    .map(|t| Arc::new(Field::new("a", t.clone(), true)))
-                    .collect();
-                Ok(fields_with_udf(&fields, &self.inner)?
-                    .iter()
-                    .map(|f| f.data_type().clone())
-                    .collect())
-            }
+            _ => super::coerced_as(&self.inner, arg_types),
         }
     }
 
