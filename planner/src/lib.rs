@@ -72,7 +72,6 @@ pub mod locations;
 pub mod map_keys;
 pub mod nested_correlation;
 pub mod nesting;
-pub mod null_aggregates;
 pub mod ordered_subqueries;
 pub mod outer_in_select;
 pub mod paging;

@@ -19,6 +19,11 @@ pub fn plain(e: DataFusionError) -> DataFusionError {
         return e;
     };
     let said = &message[at..];
+    // A refusal worded twice (an aggregate of squall's wrapping
+    // DataFusion's names the wrapped one's candidates first): the first.
+    let said = said[NO_MATCH.len()..].find(NO_MATCH).map_or(said, |again| {
+        said[..NO_MATCH.len() + again].trim_end_matches(['.', '\n', ' '])
+    });
     let said = said
         .find("This issue was likely caused by a bug")
         .map_or(said, |bug| said[..bug].trim_end_matches(['.', '\n', ' ']));
@@ -79,6 +84,21 @@ mod tests {
         );
         assert!(
             said.contains("'sum(varchar)'") && said.contains("sum(bigint)"),
+            "{said}"
+        );
+        // Worded twice (a wrapper's refusal, then DataFusion's with the
+        // wrapper's user-defined signature): the first, whole.
+        let twice = DataFusionError::Plan(
+            "No function matches the given name and argument types 'avg(Utf8)'. \
+             You might need to add explicit type casts.\n\tCandidate functions:\n\tavg(Decimal)\n\tavg(Float64). \
+             No function matches the given name and argument types 'avg(Utf8)'. \
+             You might need to add explicit type casts.\n\tCandidate functions:\n\tavg(UserDefined)"
+                .into(),
+        );
+        let said = plain(twice).to_string();
+        assert!(
+            said.ends_with("avg(Decimal)\n\tavg(double)")
+                && said.matches("No function").count() == 1,
             "{said}"
         );
         let other = plain(DataFusionError::Plan("a plan".into())).to_string();

@@ -88,7 +88,7 @@ fn compensated(is_distinct: bool, return_type: &DataType) -> bool {
 }
 
 impl AggregateUDFImpl for CheckedSum {
-    crate::delegated_udaf::delegate_udaf_to_inner!();
+    crate::delegated_udaf::delegate_udaf_to_inner!(DataType::Int64);
 
     fn accumulator(&self, args: AccumulatorArgs) -> Result<Box<dyn Accumulator>> {
         if checked(&args) {

@@ -1,12 +1,67 @@
 //! The methods of an `AggregateUDFImpl` that wraps DataFusion's aggregate
 //! `self.inner` and answers as it does for everything but its accumulators
 //! (squall's `sum` and `avg`, [`crate::checked_sum`], [`crate::rounded_avg`]):
-//! its name, signature, types, display, statistics and ordering.
+//! its name, types, display, statistics and ordering. One difference: an
+//! argument that is NULL by its type (`sum(x)` over `SELECT NULL AS x`, a
+//! `VALUES` column of NULLs only) is taken as the type given, so the
+//! aggregate answers NULL as in Trino, where DataFusion's `sum` failed the
+//! query ("SUM not supported for Null") and its `avg` failed at execution
+//! ("AvgAccumulator for (Null --> Float64)"). A column typed NULL is only
+//! known from its input's schema, so this is the aggregate's own coercion
+//! (its signature is user-defined, every other type coerced as the
+//! wrapped aggregate's signature does).
+
+use arrow::datatypes::DataType;
+use datafusion::error::Result;
+use datafusion::logical_expr::{AggregateUDF, AggregateUDFImpl, Signature, Volatility};
+
+/// The signature of a wrapper: user-defined, so [`coerce`] decides.
+pub(crate) fn signature() -> &'static Signature {
+    static SIGNATURE: std::sync::LazyLock<Signature> =
+        std::sync::LazyLock::new(|| Signature::user_defined(Volatility::Immutable));
+    &SIGNATURE
+}
+
+/// The types a wrapper of `inner` coerces `arg_types` to: `nulls_as` for
+/// an argument typed NULL, and what `inner`'s own signature gives for the
+/// others.
+pub(crate) fn coerce<I: AggregateUDFImpl + Default + 'static>(
+    inner: &I,
+    arg_types: &[DataType],
+    nulls_as: DataType,
+) -> Result<Vec<DataType>> {
+    let typed: Vec<DataType> = arg_types
+        .iter()
+        .map(|t| match t {
+            DataType::Null => nulls_as.clone(),
+            t => t.clone(),
+        })
+        .collect();
+    let coerced = if matches!(
+        inner.signature().type_signature,
+        datafusion::logical_expr::TypeSignature::UserDefined
+    ) {
+        inner.coerce_types(&typed)
+    } else {
+        crate::trino_udfs::coerced_as(&AggregateUDF::new_from_impl(I::default()), &typed)
+    };
+    // Refused: the refusal names the wrapped aggregate's candidates (this
+    // wrapper's own signature would list only `sum(UserDefined)`).
+    coerced.map_err(|_| {
+        #[expect(deprecated, reason = "DataFusion's own wording of a refused call")]
+        let said = datafusion::logical_expr::utils::generate_signature_error_msg(
+            inner.name(),
+            inner.signature().clone(),
+            arg_types,
+        );
+        datafusion::error::DataFusionError::Plan(said)
+    })
+}
 
 /// Inside an `impl AggregateUDFImpl for W`: every method above, delegated
-/// to `self.inner`.
+/// to `self.inner`; an argument typed NULL is taken as `$nulls_as`.
 macro_rules! delegate_udaf_to_inner {
-    () => {
+    ($nulls_as:expr) => {
         fn name(&self) -> &str {
             self.inner.name()
         }
@@ -37,7 +92,7 @@ macro_rules! delegate_udaf_to_inner {
         }
 
         fn signature(&self) -> &::datafusion::logical_expr::Signature {
-            self.inner.signature()
+            $crate::delegated_udaf::signature()
         }
 
         fn return_type(
@@ -62,7 +117,7 @@ macro_rules! delegate_udaf_to_inner {
             &self,
             arg_types: &[::arrow::datatypes::DataType],
         ) -> ::datafusion::error::Result<Vec<::arrow::datatypes::DataType>> {
-            self.inner.coerce_types(arg_types)
+            $crate::delegated_udaf::coerce(&self.inner, arg_types, $nulls_as)
         }
 
         fn groups_accumulator_supported(

@@ -67,7 +67,7 @@ fn finer_args<'a>(args: &AccumulatorArgs<'a>) -> Option<(AccumulatorArgs<'a>, Da
 }
 
 impl AggregateUDFImpl for RoundedAvg {
-    crate::delegated_udaf::delegate_udaf_to_inner!();
+    crate::delegated_udaf::delegate_udaf_to_inner!(DataType::Float64);
 
     fn accumulator(&self, args: AccumulatorArgs) -> Result<Box<dyn Accumulator>> {
         match finer_args(&args) {

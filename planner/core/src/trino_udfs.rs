@@ -94,8 +94,8 @@ pub fn register(ctx: &SessionContext) {
 
 /// The types `udf`'s signature coerces `arg_types` to: for a function of
 /// squall's that answers as a DataFusion function does for some arguments.
-fn coerced_as(
-    udf: &ScalarUDF,
+pub(crate) fn coerced_as(
+    udf: &impl datafusion::logical_expr::type_coercion::functions::UDFCoercionExt,
     arg_types: &[arrow::datatypes::DataType],
 ) -> datafusion::error::Result<Vec<arrow::datatypes::DataType>> {
     let fields: Vec<arrow::datatypes::FieldRef> = arg_types

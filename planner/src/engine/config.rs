@@ -160,7 +160,6 @@ pub fn session_state(
     }
     if let Some(planners) = state.expr_planners() {
         planners.insert(0, Arc::new(crate::row_fields::RowFieldByPosition));
-        planners.insert(1, Arc::new(crate::null_aggregates::NullAggregates));
     }
     let mut analyzer = datafusion::optimizer::Analyzer::new();
     analyzer

@@ -61,6 +61,24 @@ async fn rows_in_a_subquery_answer_as_sql_says() {
             "select n_regionkey, cast(null as bigint) as s, cast(null as double) as a \
              from nation group by 1 order by 1",
         ),
+        // ... and of a column NULL by its type, which only its input's
+        // schema tells: grouped, DISTINCT, ungrouped, over windows.
+        (
+            "select n_regionkey, sum(x) as s, avg(x) as a, sum(distinct x) as d, avg(distinct x) as e \
+             from (select n_regionkey, null as x from nation) t group by 1 order by 1",
+            "select n_regionkey, cast(null as bigint) as s, cast(null as double) as a, \
+             cast(null as bigint) as d, cast(null as double) as e from nation group by 1 order by 1",
+        ),
+        (
+            "select sum(x) as s, avg(x) as a, count(x) as c from (select null as x union all select null) t",
+            "select cast(null as bigint) as s, cast(null as double) as a, cast(0 as bigint) as c",
+        ),
+        (
+            "select n_nationkey, sum(x) over (partition by n_regionkey) as s, \
+             avg(x) over (order by n_nationkey rows between 1 preceding and current row) as a \
+             from (select n_nationkey, n_regionkey, null as x from nation) t order by 1",
+            "select n_nationkey, cast(null as bigint) as s, cast(null as double) as a from nation order by 1",
+        ),
     ];
     for single in ["0", "1000000000000"] {
         let engine = engine(&data.path, &[("squall.query.single_task_bytes", single)]).await;
