@@ -212,3 +212,32 @@ async fn a_filter_on_a_grouped_cast_beside_its_column_filters_the_cast() {
         }
     }
 }
+
+/// An expression common to a filter's terms above such a grouping is
+/// computed once below the filter (DataFusion's common subexpression
+/// elimination), beside every column of the grouping: the cast and its
+/// column are two (DataFusion 55.2 kept one: "No field named nation.n_regionkey").
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_common_expression_above_a_grouped_cast_beside_its_column_keeps_both() {
+    let data = sf001_small_groups();
+    let one_task = [("squall.query.single_task_bytes", "1000000000000")];
+    for pairs in [&one_task[..], &STAGED[..]] {
+        let engine = engine(&data.path, pairs).await;
+        for (sql, expected) in [
+            (
+                "select c, k, m from (select cast(n_regionkey as double) as c, n_regionkey as k, \
+                 count(*) as m from nation group by cast(n_regionkey as double), n_regionkey) t \
+                 where mod(m + k, 3) = 0 or mod(m + k, 3) > 1 order by k",
+                "c,k,m\n0.0,0,5\n1.0,1,5\n3.0,3,5\n4.0,4,5\n",
+            ),
+            (
+                "select k from (select mod(m, 3) as k from (select cast(n_regionkey as double) as c, \
+                 n_regionkey as r, count(*) as m from nation \
+                 group by cast(n_regionkey as double), n_regionkey) t) u where k between 100 and 7",
+                "k\n",
+            ),
+        ] {
+            assert_eq!(squall_csv(&engine, sql).await, expected, "{pairs:?}: {sql}");
+        }
+    }
+}

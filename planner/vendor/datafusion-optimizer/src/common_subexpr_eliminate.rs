@@ -788,17 +788,21 @@ fn build_common_expr_project_plan(
     input: LogicalPlan,
     common_exprs: Vec<(Expr, String)>,
 ) -> Result<LogicalPlan> {
+    // squall: the columns kept are told apart by qualifier and name, not by
+    // their flat names: an unqualified `h.ts` (DataFusion names a cast as the
+    // column it casts) and the column `ts` of `h` are two columns, and the
+    // second was dropped ("No field named h.ts" further up).
     let mut fields_set = BTreeSet::new();
     let mut project_exprs = common_exprs
         .into_iter()
         .map(|(expr, expr_alias)| {
-            fields_set.insert(expr_alias.clone());
+            fields_set.insert((None, expr_alias.clone()));
             Ok(expr.alias(expr_alias))
         })
         .collect::<Result<Vec<_>>>()?;
 
     for (qualifier, field) in input.schema().iter() {
-        if fields_set.insert(qualified_name(qualifier, field.name())) {
+        if fields_set.insert((qualifier.cloned(), field.name().clone())) {
             project_exprs.push(Expr::from((qualifier, field)));
         }
     }
