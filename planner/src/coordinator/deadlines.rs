@@ -164,21 +164,66 @@ impl RunningMedian {
     }
 }
 
-/// The tasks a query still waits for, for an error message.
+/// What a query still waits for, for an error message: the tasks of its
+/// launched stages that have not succeeded (their attempts, those still
+/// being sent, those that reported), and the stages whose inputs are done
+/// but whose key filters are not.
 pub(super) fn waiting_for(job: &QueryJob, runs: &[StageRun]) -> String {
+    let id = |i: usize| job.staged.stages[i].id;
     let mut waiting = Vec::new();
-    for run in runs.iter().filter(|r| r.launched) {
+    for run in runs {
+        if !run.launched {
+            let stage = &job.staged.stages[run.index];
+            let inputs_done = stage.inputs.iter().all(|i| {
+                job.staged
+                    .index(*i)
+                    .is_some_and(|j| runs[j].accepted == runs[j].tasks.len())
+            });
+            let filters: Vec<String> = stage
+                .filter_inputs
+                .iter()
+                .filter_map(|i| job.staged.index(*i))
+                .filter(|&j| runs[j].filter.is_none())
+                .map(|j| {
+                    let state = if runs[j].filter_building {
+                        "being built"
+                    } else {
+                        "not started"
+                    };
+                    format!("s{}'s key filter ({state})", id(j))
+                })
+                .collect();
+            if inputs_done && !filters.is_empty() {
+                waiting.push(format!(
+                    "stage s{}, not launched: {}",
+                    id(run.index),
+                    filters.join(", ")
+                ));
+            }
+            continue;
+        }
         for (t, task) in run.tasks.iter().enumerate() {
             if task.accepted.is_none() {
                 waiting.push(format!(
-                    "stage s{}, task {t} ({} attempt(s), none reported success)",
-                    job.staged.stages[run.index].id, task.attempts
+                    "stage s{}, task {t} ({} attempt(s), {} being sent, attempts {:?} reported, none succeeded)",
+                    id(run.index),
+                    task.attempts,
+                    task.sending,
+                    task.reported
                 ));
             }
         }
     }
+    if waiting.is_empty() {
+        return "nothing: every launched task succeeded and no stage waits for a key filter".into();
+    }
+    let more = waiting.len().saturating_sub(5);
     waiting.truncate(5);
-    waiting.join("; ")
+    let mut said = waiting.join("; ");
+    if more > 0 {
+        said.push_str(&format!("; and {more} more"));
+    }
+    said
 }
 
 /// The median of some values (the upper one of an even count): what

@@ -14,12 +14,15 @@ use squall_planner::{Engine, RunOptions};
 use crate::common::*;
 
 /// Settings every fault test shares: a seed, attempts enough for 20% crash
-/// rates, and deadlines scaled to tasks of tens of milliseconds.
+/// rates, deadlines scaled to tasks of tens of milliseconds, and a silence
+/// timeout of two minutes (tasks here run for milliseconds; a query that
+/// stalls fails, saying what it waits for, rather than waiting 15 minutes).
 const BASE: &[(&str, &str)] = &[
     ("squall.fault.seed", "6"),
     ("squall.task.max_attempts", "8"),
     ("squall.task.speculation_min_ms", "300"),
     ("squall.task.attempt_timeout_ms", "1500"),
+    ("squall.task.silence_timeout_secs", "120"),
 ];
 
 async fn faulty_engine(faults: &[(&str, &str)]) -> Engine {
@@ -246,7 +249,9 @@ async fn spent_retries_fail_cleanly_naming_stage_task_and_cause() {
     .await;
     let err = failure(&engine, sql).await;
     assert!(
-        err.contains("no task reported") && err.contains("stage s") && err.contains("2 attempt"),
+        err.contains("no task reported")
+            && err.contains("stage s")
+            && err.contains("2 attempt(s), 0 being sent, attempts [] reported"),
         "{err}"
     );
 }
