@@ -4,6 +4,9 @@
 
 use super::*;
 
+/// Silence after which a query logs what it waits for.
+const SILENCE_LOGGED: Duration = Duration::from_secs(30);
+
 pub(super) async fn drive(
     job: &QueryJob,
     backend: &Backend,
@@ -79,6 +82,9 @@ pub(super) async fn drive(
     launch_ready(job, backend, address, &mut runs, &mut launcher)?;
     let final_index = runs.len().saturating_sub(1);
     let mut last_message = Instant::now();
+    // Reports only (the timeout above also waits while launches go out).
+    let mut last_report = Instant::now();
+    let mut silence_logged = false;
     let mut moved = false;
     while runs
         .get(final_index)
@@ -148,6 +154,19 @@ pub(super) async fn drive(
             if launcher.pending() > 0 {
                 last_message = Instant::now();
             }
+            // A long silence is logged, once per silence, with what it
+            // waits for: the operator sees a stalled query before it fails.
+            let silence = last_report.elapsed();
+            if silence > SILENCE_LOGGED && !silence_logged {
+                silence_logged = true;
+                tracing::warn!(
+                    silent_s = silence.as_secs(),
+                    launches_pending = launcher.pending(),
+                    launches_in_flight = launcher.in_flight(),
+                    waiting_for = %waiting_for(job, &runs),
+                    "no task has reported for a while"
+                );
+            }
             if last_message.elapsed() > job.silence_timeout {
                 return Err(PlannerError::Silent {
                     query_id: job.query_id.clone(),
@@ -159,6 +178,8 @@ pub(super) async fn drive(
             continue;
         }
         last_message = Instant::now();
+        last_report = last_message;
+        silence_logged = false;
         moved = true;
         for body in bodies {
             profile.messages += 1;

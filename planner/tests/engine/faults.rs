@@ -25,6 +25,10 @@ const BASE: &[(&str, &str)] = &[
     ("squall.task.silence_timeout_secs", "120"),
 ];
 
+/// Longer than any query here takes under its faults (seconds), shorter
+/// than a stall would hold the suite.
+const STALLED: std::time::Duration = std::time::Duration::from_secs(240);
+
 async fn faulty_engine(faults: &[(&str, &str)]) -> Engine {
     let pairs: Vec<(&str, &str)> = BASE.iter().chain(faults).copied().collect();
     engine(&sf001_small_groups().path, &pairs).await
@@ -46,7 +50,13 @@ async fn run_22(kind: &str, engine: &Engine) -> QueryProfile {
                 query_id: Some(format!("{kind}-q{q:02}")),
                 ..Default::default()
             };
-            (q, engine.sql_with(sql, &options).await)
+            // A query that stalls fails the test, naming it, rather
+            // than holding the suite.
+            let run = tokio::time::timeout(STALLED, engine.sql_with(sql, &options));
+            let result = run
+                .await
+                .unwrap_or_else(|_| panic!("{kind}: q{q:02} still running after {STALLED:?}"));
+            (q, result)
         })
         .buffer_unordered(4)
         .collect::<Vec<_>>()

@@ -63,7 +63,24 @@ pub fn settings(pairs: &[(&str, &str)]) -> Vec<(String, String)> {
         .collect()
 }
 
+/// The engines' logs go to stderr, uncaptured: the coordinator's warning
+/// of a long silence (what a stalled query waits for), or what
+/// `SQUALL_TEST_LOG` asks for (a tracing filter, e.g.
+/// `squall_planner::coordinator=info`).
+fn log_if_asked() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        let filter = std::env::var("SQUALL_TEST_LOG")
+            .unwrap_or_else(|_| "squall_planner::coordinator::drive=warn".into());
+        let _ = tracing_subscriber::fmt()
+            .with_env_filter(tracing_subscriber::EnvFilter::new(filter))
+            .with_writer(std::io::stderr)
+            .try_init();
+    });
+}
+
 pub async fn engine(data: &Path, pairs: &[(&str, &str)]) -> Engine {
+    log_if_asked();
     Engine::local(EngineOptions {
         catalog: Some(data.to_string_lossy().to_string()),
         settings: settings(pairs),
