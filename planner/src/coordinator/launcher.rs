@@ -203,13 +203,24 @@ impl Launcher {
     }
 
     /// The invocations sent since the last call (at least one; pending
-    /// forever while none is in flight).
+    /// forever while none is in flight). Should the sender task have ended
+    /// with invocations in flight (it panicked), one failed [`Sent`] says
+    /// so: the query fails rather than waiting for answers that cannot
+    /// come (its silence would not count while launches are pending).
     pub async fn next_sent(&mut self) -> Vec<Sent> {
         if self.in_flight == 0 {
             return std::future::pending().await;
         }
         let Some(first) = self.sent.recv().await else {
-            return std::future::pending().await;
+            self.in_flight = 0;
+            return vec![Sent {
+                attempts: Vec::new(),
+                at: Instant::now(),
+                result: Err(SquallError::Queue {
+                    queue: "the coordinator's invocations".into(),
+                    message: "its sender task ended with invocations in flight".into(),
+                }),
+            }];
         };
         let mut sent = vec![first];
         while let Ok(more) = self.sent.try_recv() {
