@@ -425,6 +425,9 @@ async fn execute(
     } else {
         input
     };
+    // The task's scans may not report a constant the plan's ordering used.
+    let input =
+        crate::exec::sort_unordered_windows(input).map_err(|e| plan_failure(spec, e.into()))?;
     // Joins and unnests yield often, so a stop takes effect at once (see exec::pace_plan).
     let input = pace_plan(input).map_err(|e| plan_failure(spec, e.into()))?;
     let input = crate::exec::limit_recursion(input, squall.query.max_recursion_depth)

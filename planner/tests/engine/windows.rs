@@ -316,3 +316,32 @@ async fn negative_lag_and_lead_offsets_are_refused() {
         "n_nationkey,same,next\n0,0,1\n1,1,2\n"
     );
 }
+
+/// A window partitioned by a column a filter makes constant by the files'
+/// statistics (`n_regionkey <= 0`, its least value 0) is planned with a
+/// sort on its ORDER BY keys only; a task's own scans may not report the
+/// constant, and the window refused to run ("Expects PARTITION BY
+/// expression to be ordered"). Its task sorts by the partition keys too.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn windows_over_columns_constant_by_statistics_run_in_tasks() {
+    let data = sf001_small_groups();
+    let reference = single_node(&data.path).await;
+    let one_task = [("squall.query.single_task_bytes", "1000000000000")];
+    for pairs in [&[][..], &one_task[..]] {
+        let engine = engine(&data.path, pairs).await;
+        for sql in [
+            "select n_name, rank() over (partition by n_regionkey order by n_name) as r \
+             from (select * from nation order by n_nationkey desc limit 20) t \
+             where n_regionkey <= 0 and exists (select 1 from customer c where c.c_nationkey = t.n_nationkey) \
+             order by 1",
+            "select c_name, rank() over (partition by c_nationkey order by c_acctbal, c_name) as r \
+             from (select * from customer order by c_custkey desc limit 700) t \
+             where c_nationkey <= 0 and exists (select 1 from orders o where o.o_custkey = t.c_custkey) \
+             order by 1",
+        ] {
+            let expected = single_node_csv(&reference, sql).await;
+            assert!(expected.lines().count() > 2, "{sql}: {expected}");
+            assert_eq!(squall_csv(&engine, sql).await, expected, "{pairs:?}: {sql}");
+        }
+    }
+}

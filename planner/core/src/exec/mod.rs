@@ -26,6 +26,7 @@ mod pacing;
 mod recursion_limit;
 mod shuffle_read;
 mod shuffle_write;
+mod window_order;
 
 pub use boundary::{BoundaryProperties, Keeps};
 pub use dynamic_filters::{DynamicFilterExec, enable_dynamic_filters, link_dynamic_filters};
@@ -36,3 +37,4 @@ pub use pacing::{
 pub use recursion_limit::{RECURSION_TOO_DEEP, RecursionLimitExec, limit_recursion};
 pub use shuffle_read::{MAX_FETCHES_IN_FLIGHT, ReadMode, ShuffleReadExec, fetches_in_flight};
 pub use shuffle_write::ShuffleWriteExec;
+pub use window_order::sort_unordered_windows;
