@@ -37,14 +37,9 @@ pub(crate) fn coerce<I: AggregateUDFImpl + Default + 'static>(
             t => t.clone(),
         })
         .collect();
-    let coerced = if matches!(
-        inner.signature().type_signature,
-        datafusion::logical_expr::TypeSignature::UserDefined
-    ) {
-        inner.coerce_types(&typed)
-    } else {
-        crate::trino_udfs::coerced_as(&AggregateUDF::new_from_impl(I::default()), &typed)
-    };
+    // DataFusion's coercion by the wrapped aggregate's signature (which
+    // asks its `coerce_types` where that signature is user-defined).
+    let coerced = crate::trino_udfs::coerced_as(&AggregateUDF::new_from_impl(I::default()), &typed);
     // Refused: the refusal names the wrapped aggregate's candidates (this
     // wrapper's own signature would list only `sum(UserDefined)`).
     coerced.map_err(|_| {
