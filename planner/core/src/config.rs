@@ -266,6 +266,10 @@ config_namespace! {
         /// Queries waiting at most; beyond, a query fails at once with
         /// QUERY_QUEUE_FULL (0 = no queue: a query that cannot run at once fails).
         pub max_queued_queries: usize, default = 64
+        /// A query whose client has not polled it for this many seconds is
+        /// cancelled as abandoned (`ABANDONED_QUERY`), as Trino's
+        /// `query.client.timeout` (5 minutes); 0 = never.
+        pub client_timeout_secs: u64, default = 300
     }
 }
 

@@ -75,7 +75,8 @@ pub struct EmbeddedOptions {
     pub retention: Duration,
     /// A query whose last page was served is forgotten after this (default 10 s).
     pub drained_grace: Duration,
-    /// A query not polled for this long is cancelled as abandoned (default 5 min).
+    /// A query not polled for this long is cancelled as abandoned (default 5 min,
+    /// `squall.server.client_timeout_secs`).
     pub abandon_after: Duration,
     /// How often the sweeper looks (default 2 s).
     pub sweep_every: Duration,
@@ -101,6 +102,10 @@ impl EmbeddedOptions {
         Self {
             max_running: config.server.max_running_queries,
             max_queued: config.server.max_queued_queries,
+            abandon_after: match config.server.client_timeout_secs {
+                0 => Duration::MAX,
+                secs => Duration::from_secs(secs),
+            },
             ..Self::default()
         }
     }
@@ -287,7 +292,10 @@ impl Inner {
             tracing::info!(query_id = %e.id, "cancelling abandoned query");
             let failure = QueryFailure::new(
                 ErrorKind::Abandoned,
-                format!("Query was abandoned: not polled for {} s", idle.as_secs()),
+                format!(
+                    "Query was abandoned: not polled for {} s (squall.server.client_timeout_secs)",
+                    idle.as_secs()
+                ),
             );
             e.cancel.cancel();
             e.end(&*self.store, failure).await;

@@ -212,11 +212,14 @@ async fn a_shutdown_stops_every_query_and_refuses_new_ones() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_client_that_disappears_has_its_query_stopped() {
+    // The client timeout as `squall serve -c squall.server.client_timeout_secs=2` sets it.
+    let mut config = squall_core::config::SquallConfig::default();
+    config.server.client_timeout_secs = 2;
     let embedded = EmbeddedOptions {
-        abandon_after: Duration::from_secs(2),
         sweep_every: Duration::from_millis(200),
-        ..EmbeddedOptions::default()
+        ..EmbeddedOptions::from_config(&config)
     };
+    assert_eq!(embedded.abandon_after, Duration::from_secs(2));
     let server = start_with(
         embedded,
         ApiOptions::new(ApiAuth::None),
@@ -239,7 +242,7 @@ async fn a_client_that_disappears_has_its_query_stopped() {
     assert!(
         doc["error"]["message"]
             .as_str()
-            .is_some_and(|m| m.contains("abandoned")),
+            .is_some_and(|m| m.contains("abandoned") && m.contains("client_timeout_secs")),
         "{doc}"
     );
     // The server still answers.
