@@ -102,6 +102,7 @@ pub mod table_sample;
 pub mod task_settings;
 pub mod temp_dirs;
 pub mod time_travel;
+pub mod timestamp_literals;
 pub mod trino_dialect;
 pub mod trino_functions;
 pub mod trino_session;

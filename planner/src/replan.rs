@@ -70,6 +70,7 @@ async fn rewritten_and_planned(
     let statement = crate::using_joins::rewrite(statement)?;
     let statement = crate::lateral_unnest::rewrite(statement)?;
     let statement = crate::select_names::rewrite(statement)?;
+    let statement = crate::timestamp_literals::rewrite(statement)?;
     let statement = crate::decimal_literals::rewrite(statement)?;
     let catalog = &state.config_options().catalog;
     let existing = ctx

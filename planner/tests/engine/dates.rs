@@ -69,3 +69,38 @@ async fn text_of_columns_parses_as_dates() {
         assert_pairs(&engine, &reference, &pairs, single).await;
     }
 }
+
+/// Timestamp literals as Trino writes them: without seconds, with one-digit
+/// parts, in casts and TRY_CASTs of text, with a zone after them (each
+/// failed at planning, "error parsing time", or answered NULL).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn timestamp_literals_without_seconds_are_timestamps() {
+    let data = sf001_small_groups();
+    let engine = engine(&data.path, &[]).await;
+    for (sql, expected) in [
+        (
+            "select timestamp '2024-02-28 10:00' as a, date_add('day', 1, timestamp '2024-2-8 9:05') as b, \
+             cast('2024-02-28 10:00' as timestamp(3)) as c, try_cast('2024-02-28 23:59' as timestamp) as d, \
+             timestamp '2024-02-28 10:00 UTC' as e, timestamp '2024-03-10 12:00' - interval '36' hour as f",
+            "a,b,c,d,e,f\n2024-02-28T10:00:00,2024-02-09T09:05:00,2024-02-28T10:00:00,\
+             2024-02-28T23:59:00,2024-02-28T10:00:00,2024-03-09T00:00:00\n",
+        ),
+        // The same instants as the literals written in full, over a table.
+        (
+            "select count(*) filter (where cast(o_orderdate as timestamp) < timestamp '1995-1-1 0:00') \
+             = count(*) filter (where cast(o_orderdate as timestamp) < timestamp '1995-01-01 00:00:00') as same, \
+             count(*) filter (where cast(o_orderdate as timestamp) between timestamp '1996-3-1 12:30' \
+             and timestamp '1996-03-31 12:30:00') > 0 as some from orders",
+            "same,some\ntrue,true\n",
+        ),
+    ] {
+        assert_eq!(squall_csv(&engine, sql).await, expected, "{sql}");
+    }
+    // Text that is no timestamp is still refused, named.
+    let err = engine
+        .sql("select timestamp '2024-02-28 10'")
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("'2024-02-28 10'"), "{err}");
+}
