@@ -71,6 +71,9 @@ impl VisitorMut for Rewriter {
     /// Conjuncts of each SELECT's WHERE and HAVING first, where a
     /// semi or anti join answers; the query's subqueries are visited after.
     fn pre_visit_query(&mut self, query: &mut Query) -> ControlFlow<DataFusionError> {
+        // A select item written here is named by what the user wrote
+        // (`x > ALL (SELECT ...)`), not by the SQL it becomes.
+        crate::select_names::name_by_text(&mut query.body, holds_rewritten);
         if let Err(e) = fetch_as_limit(query).and_then(|()| counted_copies(&mut query.body)) {
             return ControlFlow::Break(e);
         }
@@ -107,6 +110,21 @@ impl VisitorMut for Rewriter {
         }
         ControlFlow::Continue(())
     }
+}
+
+/// Whether `e` holds a quantified comparison or a row's `IN (subquery)`,
+/// which this module writes as other SQL.
+fn holds_rewritten(e: &Expr) -> bool {
+    datafusion::sql::sqlparser::ast::visit_expressions(e, |x| {
+        let row_in =
+            matches!(x, Expr::InSubquery { expr, .. } if matches!(expr.as_ref(), Expr::Tuple(_)));
+        if row_in || quantified(x).is_some() {
+            ControlFlow::Break(())
+        } else {
+            ControlFlow::Continue(())
+        }
+    })
+    .is_break()
 }
 
 /// A field of a row named after an expression, `(CAST(... AS ROW(x
@@ -474,6 +492,18 @@ mod tests {
         assert!(
             value.contains("CASE WHEN EXISTS") && value.contains("THEN CAST(NULL AS BOOLEAN)"),
             "{value}"
+        );
+        // A select item is named by what was written, not by the SQL it became.
+        assert!(
+            value.ends_with(r#"END AS "(a, b) IN (SELECT x, y FROM u)" FROM t"#),
+            "{value}"
+        );
+        let all =
+            rewritten("select k > all (select x from u), k < any (select x from u) as lo from t");
+        assert!(
+            all.contains(r#"END AS "k > ALL(SELECT x FROM u)","#)
+                && all.contains("END AS lo FROM t"),
+            "{all}"
         );
         let either = rewritten("select * from t where k = 1 or (a, b) in (select x, y from u)");
         assert!(either.contains("k = 1 OR CASE WHEN EXISTS"), "{either}");
