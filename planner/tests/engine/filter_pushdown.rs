@@ -241,3 +241,40 @@ async fn a_common_expression_above_a_grouped_cast_beside_its_column_keeps_both()
         }
     }
 }
+
+/// A DISTINCT aggregate grouped by a cast beside the column it casts:
+/// DataFusion's rewrite of a single DISTINCT aggregate into two groupings
+/// named both back by one flat name (`orders.o_orderdate`) and failed
+/// ("Projections require unique expression names"; found by
+/// `bench/sql_fuzz.py`). Such an aggregation keeps its DISTINCT aggregate
+/// (`crate::shortcuts`). Single-node DataFusion fails these, so the
+/// answers are the same queries' without the cast (the cast's column is
+/// the cast of the grouped one).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_distinct_aggregate_grouped_by_a_cast_beside_its_column_answers() {
+    let data = sf001_small_groups();
+    let reference = single_node(&data.path).await;
+    let one_task = [("squall.query.single_task_bytes", "1000000000000")];
+    for pairs in [&one_task[..], &STAGED[..]] {
+        let engine = engine(&data.path, pairs).await;
+        for (sql, without) in [
+            (
+                "select cast(n_regionkey as varchar) as c, n_regionkey as k, count(distinct n_nationkey) as m \
+                 from nation group by cast(n_regionkey as varchar), n_regionkey order by k",
+                "select cast(k as varchar) as c, k, m from (select n_regionkey as k, \
+                 count(distinct n_nationkey) as m from nation group by n_regionkey) t order by k",
+            ),
+            (
+                "select cast(o_orderdate as varchar) as c, o_orderdate as d, max(o_totalprice) as m \
+                 from orders group by cast(o_orderdate as varchar), o_orderdate \
+                 having count(distinct o_custkey) > 1 order by d limit 5",
+                "select cast(d as varchar) as c, d, m from (select o_orderdate as d, max(o_totalprice) as m \
+                 from orders group by o_orderdate having count(distinct o_custkey) > 1) t order by d limit 5",
+            ),
+        ] {
+            let expected = single_node_csv(&reference, without).await;
+            assert!(expected.lines().count() > 1, "{without}: {expected}");
+            assert_eq!(squall_csv(&engine, sql).await, expected, "{pairs:?}: {sql}");
+        }
+    }
+}
