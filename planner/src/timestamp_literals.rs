@@ -62,11 +62,6 @@ fn digits(s: &str, max: usize) -> Option<(&str, &str)> {
     (n > 0).then(|| s.split_at(n))
 }
 
-/// `s` after `c`, if it starts with it.
-fn after(s: &str, c: char) -> Option<&str> {
-    s.strip_prefix(c)
-}
-
 /// `text` as `YYYY-MM-DD HH:MM:SS[.fraction]` and whatever followed it,
 /// where it is a timestamp Trino reads and not already written so; `None`
 /// otherwise (including text already in full).
@@ -76,8 +71,8 @@ fn in_full(text: &str) -> Option<String> {
     if year.len() < 4 {
         return None;
     }
-    let (month, rest) = digits(after(rest, '-')?, 2)?;
-    let (day, rest) = digits(after(rest, '-')?, 2)?;
+    let (month, rest) = digits(rest.strip_prefix('-')?, 2)?;
+    let (day, rest) = digits(rest.strip_prefix('-')?, 2)?;
     let mut out = format!("{year}-{month:0>2}-{day:0>2}");
     let time = rest
         .strip_prefix(" T")
@@ -85,12 +80,12 @@ fn in_full(text: &str) -> Option<String> {
         .or_else(|| rest.strip_prefix('T'));
     let tail = match time.and_then(|t| digits(t, 2)) {
         Some((hour, r)) if r.starts_with(':') => {
-            let (minute, mut r) = digits(after(r, ':')?, 2)?;
+            let (minute, mut r) = digits(r.strip_prefix(':')?, 2)?;
             let mut second = "0";
             let mut fraction = None;
-            if let Some(s) = after(r, ':') {
+            if let Some(s) = r.strip_prefix(':') {
                 (second, r) = digits(s, 2)?;
-                if let Some(f) = after(r, '.') {
+                if let Some(f) = r.strip_prefix('.') {
                     let (digits, rest) = digits(f, usize::MAX)?;
                     (fraction, r) = (Some(digits), rest);
                 }
@@ -106,8 +101,10 @@ fn in_full(text: &str) -> Option<String> {
         _ => rest,
     };
     // What follows must be a zone or an offset, not more of a time.
-    let starts_odd = |t: &str| t.starts_with(|c: char| c.is_ascii_digit() || c == ':' || c == '.');
-    if starts_odd(tail) || starts_odd(tail.trim_start()) {
+    if tail
+        .trim_start()
+        .starts_with(|c: char| c.is_ascii_digit() || c == ':' || c == '.')
+    {
         return None;
     }
     out.push_str(tail);
