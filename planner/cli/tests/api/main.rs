@@ -26,6 +26,9 @@
 //! - `python_client`: how `trino_client` and `heavy_query` run their Python scripts.
 //! - `trino_client`: `tests/trino_client.py` drives `squall serve` with the
 //!   real `trino` Python client (fails, never skips, when it is missing).
+//! - `js_client`: `tests/js/trino_js_client.js`, the same with the Node.js
+//!   Trino client (npm `trino-client`): TPC-H answers, pages, errors, a
+//!   session property, cancel.
 //! - `dbt_project`: `tests/dbt_project.py` runs dbt (dbt-trino) against
 //!   `squall serve`: seeds, views, tables swapped in by rename, an
 //!   incremental delete+insert model, data tests, dbt's cross-database
@@ -58,6 +61,7 @@ mod cancel;
 mod cli_process;
 mod dbt_project;
 mod heavy_query;
+mod js_client;
 mod limits;
 mod load_and_fuzz;
 mod malformed;
