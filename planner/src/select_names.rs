@@ -45,6 +45,7 @@ impl VisitorMut for Distinct {
         // An item holding a scalar subquery keeps its text as its name,
         // whatever the subquery's own item is named below.
         name_by_text(&mut query.body, holds_subquery);
+        name_by_text(&mut query.body, holds_window);
         name_trino_casts(&mut query.body);
         distinct_names(&mut query.body, self.every);
         distinct_aliases(&mut query.body);
@@ -161,6 +162,14 @@ fn name_trino_casts(body: &mut SetExpr) {
 /// Whether `e` is or holds a scalar subquery.
 fn holds_subquery(e: &Expr) -> bool {
     crate::trino_sql::holds(e, |x| matches!(x, Expr::Subquery(_)))
+}
+
+/// Whether `e` is or holds a window function. DataFusion names such an item
+/// by its plan, the frame it infers spelled out (`sum(t.x) ORDER BY [t.y ASC
+/// NULLS LAST] RANGE BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW`), which
+/// clients showed as the column's name; it is named as written.
+fn holds_window(e: &Expr) -> bool {
+    crate::trino_sql::holds(e, |x| matches!(x, Expr::Function(f) if f.over.is_some()))
 }
 
 /// The value of a scalar subquery named apart from the query around it.
@@ -404,6 +413,18 @@ mod tests {
 
     fn rewritten(sql: &str) -> String {
         crate::trino_sql::rewritten_text(sql, rewrite)
+    }
+
+    #[test]
+    fn window_functions_are_named_as_written() {
+        assert_eq!(
+            rewritten(
+                "select k, sum(x) over (order by y), x - lag(x) over w, rank() over (partition by k order by y) r from t"
+            ),
+            "SELECT k, sum(x) OVER (ORDER BY y) AS \"sum(x) OVER (ORDER BY y)\", \
+             x - lag(x) OVER w AS \"x - lag(x) OVER w\", \
+             rank() OVER (PARTITION BY k ORDER BY y) AS r FROM t"
+        );
     }
 
     #[test]

@@ -289,7 +289,7 @@ async fn window_functions_keep_ignore_nulls_and_direction_in_tasks() {
     )
     .await;
     assert!(
-        named.starts_with("lag(nation.n_name) IGNORE NULLS"),
+        named.starts_with("lag(n_name) IGNORE NULLS OVER (ORDER BY n_nationkey)\n"),
         "{named}"
     );
 }
