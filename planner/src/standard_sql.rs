@@ -83,6 +83,39 @@ impl VisitorMut for Rewriter {
         }
     }
 
+    /// A subquery that is a VALUES query, `x IN (VALUES 1, 2)` or `(VALUES
+    /// 5)`, as a SELECT from it: DataFusion's decorrelation takes a
+    /// subquery's value from its projection, which a VALUES plan lacks
+    /// ("single expression required").
+    fn pre_visit_expr(&mut self, expr: &mut Expr) -> ControlFlow<DataFusionError> {
+        let query = match expr {
+            Expr::Subquery(q)
+            | Expr::InSubquery { subquery: q, .. }
+            | Expr::Exists { subquery: q, .. } => q,
+            Expr::AnyOp { right, .. } | Expr::AllOp { right, .. } => match right.as_mut() {
+                Expr::Subquery(q) => q,
+                _ => return ControlFlow::Continue(()),
+            },
+            _ => return ControlFlow::Continue(()),
+        };
+        if !matches!(query.body.as_ref(), SetExpr::Values(_)) {
+            return ControlFlow::Continue(());
+        }
+        let sql = format!("SELECT * FROM ({query}) AS __squall_values");
+        match Parser::new(&crate::trino_dialect::TrinoDialect)
+            .try_with_sql(&sql)
+            .and_then(|mut p| p.parse_query())
+        {
+            Ok(select) => *query = select,
+            Err(e) => {
+                return ControlFlow::Break(DataFusionError::Internal(format!(
+                    "writing a VALUES subquery: {e}: {sql}"
+                )));
+            }
+        }
+        ControlFlow::Continue(())
+    }
+
     /// Any other place: the three values.
     fn post_visit_expr(&mut self, expr: &mut Expr) -> ControlFlow<DataFusionError> {
         field_names_as_text(expr);
@@ -112,13 +145,30 @@ impl VisitorMut for Rewriter {
     }
 }
 
-/// Whether `e` holds a quantified comparison or a row's `IN (subquery)`,
-/// which this module writes as other SQL.
+/// Whether `x` is a subquery of a VALUES query (`(VALUES 5)`, `k IN
+/// (VALUES 1, 2)`, `EXISTS`, `ANY`/`ALL`), which this module writes as a
+/// SELECT from it.
+fn of_values(x: &Expr) -> bool {
+    let query = match x {
+        Expr::Subquery(q)
+        | Expr::InSubquery { subquery: q, .. }
+        | Expr::Exists { subquery: q, .. } => q,
+        Expr::AnyOp { right, .. } | Expr::AllOp { right, .. } => match right.as_ref() {
+            Expr::Subquery(q) => q,
+            _ => return false,
+        },
+        _ => return false,
+    };
+    matches!(query.body.as_ref(), SetExpr::Values(_))
+}
+
+/// Whether `e` holds a quantified comparison, a row's `IN (subquery)` or a
+/// subquery of a VALUES query, which this module writes as other SQL.
 fn holds_rewritten(e: &Expr) -> bool {
     datafusion::sql::sqlparser::ast::visit_expressions(e, |x| {
         let row_in =
             matches!(x, Expr::InSubquery { expr, .. } if matches!(expr.as_ref(), Expr::Tuple(_)));
-        if row_in || quantified(x).is_some() {
+        if row_in || quantified(x).is_some() || of_values(x) {
             ControlFlow::Break(())
         } else {
             ControlFlow::Continue(())

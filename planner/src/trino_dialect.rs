@@ -19,7 +19,7 @@
 
 use std::any::TypeId;
 
-use datafusion::sql::sqlparser::ast::Expr;
+use datafusion::sql::sqlparser::ast::{BinaryOperator, Expr};
 use datafusion::sql::sqlparser::dialect::{Dialect, GenericDialect, Precedence};
 use datafusion::sql::sqlparser::keywords::Keyword;
 use datafusion::sql::sqlparser::parser::{Parser, ParserError};
@@ -46,12 +46,24 @@ impl Dialect for TrinoDialect {
         })
     }
 
+    fn parse_prefix(&self, parser: &mut Parser) -> Option<Result<Expr, ParserError>> {
+        // `(VALUES (5))`, a scalar subquery of a VALUES query.
+        if !values_in_parentheses(parser, 0) {
+            return None;
+        }
+        parser.advance_token();
+        Some(subquery_to_parenthesis(parser))
+    }
+
     fn parse_infix(
         &self,
         parser: &mut Parser,
         expr: &Expr,
         _precedence: u8,
     ) -> Option<Result<Expr, ParserError>> {
+        if let Some(quantified) = quantified_values(parser, expr) {
+            return Some(quantified);
+        }
         let negated = if parser.parse_keywords(&[Keyword::IS, Keyword::DISTINCT, Keyword::FROM]) {
             false
         } else if parser.parse_keywords(&[
@@ -424,4 +436,68 @@ mod tests {
         assert_eq!(op, BinaryOperator::StringConcat);
         assert_eq!(split(left).0, BinaryOperator::Multiply);
     }
+}
+
+/// Whether the tokens from the `n`th ahead are `( VALUES (`: a VALUES query
+/// in parentheses (its rows are parenthesised by then,
+/// `crate::bare_values`).
+fn values_in_parentheses(parser: &Parser, n: usize) -> bool {
+    parser.peek_nth_token_ref(n).token == Token::LParen
+        && matches!(&parser.peek_nth_token_ref(n + 1).token,
+            Token::Word(w) if w.keyword == Keyword::VALUES && w.quote_style.is_none())
+        && parser.peek_nth_token_ref(n + 2).token == Token::LParen
+}
+
+/// The query up to the parenthesis closing it, as a subquery.
+fn subquery_to_parenthesis(parser: &mut Parser) -> Result<Expr, ParserError> {
+    let query = parser.parse_query()?;
+    parser.expect_token(&Token::RParen)?;
+    Ok(Expr::Subquery(query))
+}
+
+/// `x > ANY (VALUES 1, 3)` (also `SOME`, `ALL`, every comparison): a
+/// quantified comparison over a VALUES query, which sqlparser 0.62 takes
+/// only over a query starting with SELECT or WITH ("Expected: ), found:
+/// ,"). `None` when the tokens ahead are not one.
+fn quantified_values(parser: &mut Parser, left: &Expr) -> Option<Result<Expr, ParserError>> {
+    let op = match parser.peek_nth_token_ref(0).token {
+        Token::Eq => BinaryOperator::Eq,
+        Token::Neq => BinaryOperator::NotEq,
+        Token::Lt => BinaryOperator::Lt,
+        Token::Gt => BinaryOperator::Gt,
+        Token::LtEq => BinaryOperator::LtEq,
+        Token::GtEq => BinaryOperator::GtEq,
+        _ => return None,
+    };
+    let keyword = match &parser.peek_nth_token_ref(1).token {
+        Token::Word(w) if matches!(w.keyword, Keyword::ANY | Keyword::SOME | Keyword::ALL) => {
+            w.keyword
+        }
+        _ => return None,
+    };
+    if !values_in_parentheses(parser, 2) {
+        return None;
+    }
+    for _ in 0..3 {
+        parser.advance_token();
+    }
+    let right = match subquery_to_parenthesis(parser) {
+        Ok(right) => Box::new(right),
+        Err(e) => return Some(Err(e)),
+    };
+    let left = Box::new(left.clone());
+    Some(Ok(if keyword == Keyword::ALL {
+        Expr::AllOp {
+            left,
+            compare_op: op,
+            right,
+        }
+    } else {
+        Expr::AnyOp {
+            left,
+            compare_op: op,
+            right,
+            is_some: keyword == Keyword::SOME,
+        }
+    }))
 }

@@ -248,3 +248,46 @@ async fn correlated_quantified_comparisons_answer() {
         assert_same("quantified", &expected, &squall_csv(&engine, &sql).await, &sql);
     }
 }
+
+/// A subquery that is a VALUES query, as Trino writes one: `k IN (VALUES
+/// 1, 2)` in a WHERE (DataFusion: "single expression required"), `x > ALL
+/// (VALUES ...)` (the parser refused it: "Expected: ), found: ,"), `(VALUES
+/// 5)` as a value ("Invalid function 'values'"), `EXISTS (VALUES ...)`:
+/// staged, against the same questions over lists, which single-node
+/// DataFusion answers; named as written.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn subqueries_of_values_answer() {
+    let data = sf001_small_groups();
+    let engine = engine(&data.path, &[("squall.scan.target_task_bytes", "100000")]).await;
+    let reference = single_node(&data.path).await;
+    for (sql, same) in [
+        (
+            "select count(*) as n from orders where o_custkey in (values 1, 2, 4) \
+             and o_orderkey not in (values 7, 32)",
+            "select count(*) as n from orders where o_custkey in (1, 2, 4) \
+             and o_orderkey not in (7, 32)",
+        ),
+        (
+            "select o_orderkey from orders where o_totalprice > all (values 400000, 450000.5) \
+             or o_orderkey = any (values (3), (5)) order by 1",
+            "select o_orderkey from orders where o_totalprice > 450000.5 \
+             or o_orderkey in (3, 5) order by 1",
+        ),
+        (
+            "select n_name, n_nationkey >= some (values 20, 30) as hi, \
+             n_nationkey < all (values 3, null) as lo, (values 5) + n_regionkey as v \
+             from nation where exists (values 1) and n_nationkey in (0, 21) order by 1",
+            "select n_name, n_nationkey >= 20 as hi, \
+             case when n_nationkey < 3 then null else false end as lo, 5 + n_regionkey as v \
+             from nation where n_nationkey in (0, 21) order by 1",
+        ),
+    ] {
+        let expected = single_node_csv(&reference, same).await;
+        assert_same("values subquery", &expected, &squall_csv(&engine, sql).await, sql);
+    }
+    let named = squall_csv(&engine, "select 2 > any (values 1, 3), (values 5)").await;
+    assert!(
+        named.starts_with("\"2 > ANY(VALUES (1), (3))\",(VALUES (5))\ntrue,5\n"),
+        "{named}"
+    );
+}
