@@ -283,7 +283,12 @@ async fn subqueries_of_values_answer() {
         ),
     ] {
         let expected = single_node_csv(&reference, same).await;
-        assert_same("values subquery", &expected, &squall_csv(&engine, sql).await, sql);
+        assert_same(
+            "values subquery",
+            &expected,
+            &squall_csv(&engine, sql).await,
+            sql,
+        );
     }
     let named = squall_csv(&engine, "select 2 > any (values 1, 3), (values 5)").await;
     assert!(
