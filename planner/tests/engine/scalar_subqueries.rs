@@ -296,3 +296,34 @@ async fn subqueries_of_values_answer() {
         "{named}"
     );
 }
+
+/// Subqueries nested 40 deep, as generated SQL nests them: `IN`, correlated
+/// `EXISTS` and scalar ones, staged. DataFusion 55.2's plan checks doubled
+/// with every level (20 levels of `IN` took 23.5 s to plan, 40 would take
+/// days); squall's walk each node once (`planner/vendor/README.md`, 8).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn deeply_nested_subqueries_answer() {
+    let data = sf001_small_groups();
+    let engine = engine(&data.path, &[]).await;
+    let depth = 40;
+    let mut nested_in = String::from("select count(*) as n from nation where n_nationkey in ");
+    let mut nested_exists = String::from("select count(*) as n from nation a0 where exists ");
+    for i in 1..=depth {
+        nested_in.push_str("(select n_nationkey from nation where n_nationkey in ");
+        nested_exists.push_str(&format!(
+            "(select 1 from nation a{i} where a{i}.n_nationkey = a{}.n_nationkey and exists ",
+            i - 1
+        ));
+    }
+    let close = ")".repeat(depth);
+    nested_in.push_str(&format!("(select 3){close}"));
+    nested_exists.push_str(&format!("(select 1){close}"));
+    let scalar = format!(
+        "select {}n_regionkey from nation where n_nationkey = 7{} as n",
+        "(select ".repeat(depth),
+        ") + 0".repeat(depth).replacen(") + 0", ")", 1)
+    );
+    for (sql, want) in [(nested_in, "n\n1\n"), (nested_exists, "n\n25\n"), (scalar, "n\n3\n")] {
+        assert_eq!(squall_csv(&engine, &sql).await, want, "{sql}");
+    }
+}

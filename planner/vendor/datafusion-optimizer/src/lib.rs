@@ -83,6 +83,8 @@ pub use optimizer::{
 
 pub(crate) mod join_key_set;
 mod plan_signature;
+// squall: invariant checks visiting each node once (squall_invariants.rs).
+mod squall_invariants;
 
 #[cfg(test)]
 #[ctor::ctor(unsafe)]

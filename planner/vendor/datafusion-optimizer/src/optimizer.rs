@@ -22,7 +22,7 @@ use std::sync::Arc;
 
 use chrono::{DateTime, Utc};
 use datafusion_expr::registry::FunctionRegistry;
-use datafusion_expr::{InvariantLevel, assert_expected_schema};
+use datafusion_expr::assert_expected_schema; // squall: InvariantLevel no longer used here
 use log::{debug, warn};
 
 use datafusion_common::alias::AliasGenerator;
@@ -601,7 +601,8 @@ impl Optimizer {
         F: FnMut(&LogicalPlan, &dyn OptimizerRule),
     {
         // verify LP is valid, before the first LP optimizer pass.
-        plan.check_invariants(InvariantLevel::Executable)
+        // squall: the same checks, each node visited once (squall_invariants.rs).
+        crate::squall_invariants::check_executable(&plan)
             .map_err(|e| e.context("Invalid input plan before LP Optimizers"))?;
 
         let start_time = Instant::now();
@@ -683,7 +684,8 @@ impl Optimizer {
 
                     // run LP invariant checks only in debug mode for performance reasons
                     #[cfg(debug_assertions)]
-                    tnr.data.check_invariants(InvariantLevel::Executable)
+                    // squall: the same checks, each node visited once.
+                    crate::squall_invariants::check_executable(&tnr.data)
                         .map_err(|e| e.context(format!("Invalid (non-executable) plan after Optimizer rule: {}", rule.name())))?;
 
                     Ok(tnr)
@@ -752,8 +754,8 @@ impl Optimizer {
         })?;
 
         // verify LP is valid, after the last optimizer pass.
-        new_plan
-            .check_invariants(InvariantLevel::Executable)
+        // squall: the same checks, each node visited once.
+        crate::squall_invariants::check_executable(&new_plan)
             .map_err(|e| {
                 e.context("Invalid (non-executable) plan after LP Optimizers")
             })?;

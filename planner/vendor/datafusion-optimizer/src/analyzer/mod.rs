@@ -157,8 +157,8 @@ impl Analyzer {
         }
 
         // verify at the end, after the last LP analyzer pass, that the plan is executable.
-        new_plan
-            .check_invariants(InvariantLevel::Executable)
+        // squall: the same checks, each node visited once (squall_invariants.rs).
+        crate::squall_invariants::check_executable(&new_plan)
             .map_err(|e| e.context("Invalid (non-executable) plan after Analyzer"))?;
 
         log_plan("Final analyzed plan", &new_plan);
