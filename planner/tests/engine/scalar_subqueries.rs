@@ -323,7 +323,11 @@ async fn deeply_nested_subqueries_answer() {
         "(select ".repeat(depth),
         ") + 0".repeat(depth).replacen(") + 0", ")", 1)
     );
-    for (sql, want) in [(nested_in, "n\n1\n"), (nested_exists, "n\n25\n"), (scalar, "n\n3\n")] {
+    for (sql, want) in [
+        (nested_in, "n\n1\n"),
+        (nested_exists, "n\n25\n"),
+        (scalar, "n\n3\n"),
+    ] {
         assert_eq!(squall_csv(&engine, &sql).await, want, "{sql}");
     }
 }
