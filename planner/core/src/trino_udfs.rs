@@ -33,6 +33,7 @@ mod codes;
 pub mod distinct_key;
 mod distributions;
 mod duration;
+mod entropy;
 mod format;
 mod histogram;
 mod iso8601;
@@ -82,6 +83,7 @@ pub fn register(ctx: &SessionContext) {
     ctx.register_udaf(histogram::function());
     ctx.register_udaf(histogram::most_frequent());
     ctx.register_udaf(checksum::function());
+    ctx.register_udaf(entropy::function());
     for udaf in top_n::functions() {
         ctx.register_udaf(udaf);
     }

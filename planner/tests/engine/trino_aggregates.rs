@@ -219,3 +219,54 @@ async fn distinct_counts_of_rows_fit_in_memory() {
     ];
     assert_pairs(&engine, &reference, &pairs, "memory limit 256 MiB").await;
 }
+
+/// Trino's `entropy(c)`, staged over many tasks (states merged), against
+/// its definition in single-node DataFusion's arithmetic: zero counts add
+/// nothing, a sum of 0 or no count is 0.0, a negative count fails naming
+/// it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn entropy_of_counts_answers_as_trino_defines_it() {
+    let data = sf001_small_groups();
+    let engine = engine(&data.path, &[("squall.scan.target_task_bytes", "100000")]).await;
+    let reference = single_node(&data.path).await;
+    let counts =
+        "case when l_linenumber = 7 then 0 else l_linenumber * cast(l_quantity as bigint) end";
+    assert_eq!(
+        squall_csv(
+            &engine,
+            &format!(
+                "select l_shipmode as m, round(entropy({counts}), 9) as e \
+                 from lineitem group by 1 order by 1"
+            )
+        )
+        .await,
+        single_node_csv(
+            &reference,
+            &format!(
+                "select l_shipmode as m, round((ln(sum(c)) - sum(case when c > 0 then c * ln(c) end) \
+                 / sum(c)) / ln(2.0), 9) as e \
+                 from (select l_shipmode, cast({counts} as double) as c from lineitem) group by 1 order by 1"
+            )
+        )
+        .await
+    );
+    assert_eq!(
+        squall_csv(
+            &engine,
+            "select entropy(c) as a, (select entropy(n_nationkey) from nation where n_nationkey < 0) as b, \
+             entropy(cast(null as bigint)) as n from (values 0, 0) t(c)"
+        )
+        .await,
+        "a,b,n\n0.0,0.0,0.0\n"
+    );
+    assert_eq!(
+        squall_csv(&engine, "select entropy(c) as e from (values 1, 1, 2) t(c)").await,
+        "e\n1.5\n"
+    );
+    let e = engine
+        .sql("select entropy(l_linenumber - 3) from lineitem")
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("entropy: count -2 is negative"), "{e}");
+}
