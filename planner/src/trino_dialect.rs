@@ -12,6 +12,11 @@
 //! common argument type for logical boolean operation Utf8 AND Boolean"),
 //! or answered wrongly where the types agreed.
 //!
+//! A subquery that is a VALUES query is read where sqlparser 0.62 reads
+//! only one starting with SELECT or WITH: `x > ALL (VALUES 1, 3)` (every
+//! comparison, `ANY`, `SOME`) and `(VALUES 5)` as a value (it was read as a
+//! call of a function `values`).
+//!
 //! `||` binds looser than `+` and `-`, as in Trino (and PostgreSQL):
 //! `'id-' || n + 1` is `'id-' || (n + 1)`; sqlparser gives `||` the
 //! precedence of `*`, which made it `('id-' || n) + 1` and failed ("Cannot
@@ -375,69 +380,6 @@ impl Dialect for TrinoDialect {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use datafusion::sql::sqlparser::ast::{BinaryOperator, Expr};
-    use datafusion::sql::sqlparser::parser::Parser;
-
-    use super::TrinoDialect;
-
-    fn parsed(sql: &str) -> Expr {
-        Parser::new(&TrinoDialect)
-            .try_with_sql(sql)
-            .and_then(|mut p| p.parse_expr())
-            .unwrap()
-    }
-
-    /// The operator at the top of a binary expression and its operands.
-    fn split(e: Expr) -> (BinaryOperator, Expr, Expr) {
-        match e {
-            Expr::BinaryOp { left, op, right } => (op, *left, *right),
-            e => panic!("not a binary expression: {e:?}"),
-        }
-    }
-
-    #[test]
-    fn distinct_from_takes_a_value_expression() {
-        let (op, left, right) = split(parsed("a IS DISTINCT FROM b AND c IS NOT NULL"));
-        assert_eq!(op, BinaryOperator::And);
-        assert!(matches!(left, Expr::IsDistinctFrom(..)), "{left:?}");
-        assert!(matches!(right, Expr::IsNotNull(..)), "{right:?}");
-
-        let (op, left, right) = split(parsed(
-            "a IS DISTINCT FROM b AND c OR d IS NOT DISTINCT FROM e + 1",
-        ));
-        assert_eq!(op, BinaryOperator::Or);
-        assert_eq!(split(left).0, BinaryOperator::And);
-        let Expr::IsNotDistinctFrom(_, e) = right else {
-            panic!("{right:?}")
-        };
-        assert_eq!(split(*e).0, BinaryOperator::Plus);
-
-        let (op, left, _) = split(parsed("a IS NOT DISTINCT FROM b = false"));
-        assert_eq!(op, BinaryOperator::Eq);
-        assert!(matches!(left, Expr::IsNotDistinctFrom(..)), "{left:?}");
-    }
-
-    #[test]
-    fn concatenation_binds_looser_than_addition() {
-        let (op, left, right) = split(parsed("'a' || n + 1"));
-        assert_eq!(op, BinaryOperator::StringConcat);
-        assert!(matches!(left, Expr::Value(..)), "{left:?}");
-        assert_eq!(split(right).0, BinaryOperator::Plus);
-
-        let (op, left, right) = split(parsed("2 * 3 || 'x' || n - 1 = 'a'"));
-        assert_eq!(op, BinaryOperator::Eq);
-        assert!(matches!(right, Expr::Value(..)), "{right:?}");
-        let (op, left, right) = split(left);
-        assert_eq!(op, BinaryOperator::StringConcat);
-        assert_eq!(split(right).0, BinaryOperator::Minus);
-        let (op, left, _) = split(left);
-        assert_eq!(op, BinaryOperator::StringConcat);
-        assert_eq!(split(left).0, BinaryOperator::Multiply);
-    }
-}
-
 /// Whether the tokens from the `n`th ahead are `( VALUES (`: a VALUES query
 /// in parentheses (its rows are parenthesised by then,
 /// `crate::bare_values`).
@@ -500,4 +442,93 @@ fn quantified_values(parser: &mut Parser, left: &Expr) -> Option<Result<Expr, Pa
             is_some: keyword == Keyword::SOME,
         }
     }))
+}
+
+#[cfg(test)]
+mod tests {
+    use datafusion::sql::sqlparser::ast::{BinaryOperator, Expr};
+    use datafusion::sql::sqlparser::parser::Parser;
+
+    use super::TrinoDialect;
+
+    fn parsed(sql: &str) -> Expr {
+        Parser::new(&TrinoDialect)
+            .try_with_sql(sql)
+            .and_then(|mut p| p.parse_expr())
+            .unwrap()
+    }
+
+    /// The operator at the top of a binary expression and its operands.
+    fn split(e: Expr) -> (BinaryOperator, Expr, Expr) {
+        match e {
+            Expr::BinaryOp { left, op, right } => (op, *left, *right),
+            e => panic!("not a binary expression: {e:?}"),
+        }
+    }
+
+    #[test]
+    fn values_queries_are_subqueries() {
+        // A quantified comparison binds as a comparison: `AND` is above it.
+        let (op, left, _) = split(parsed("x > ALL (VALUES (1), (3)) AND y"));
+        assert_eq!(op, BinaryOperator::And);
+        assert!(
+            matches!(&left, Expr::AllOp { compare_op: BinaryOperator::Gt, right, .. }
+                if matches!(right.as_ref(), Expr::Subquery(_))),
+            "{left:?}"
+        );
+        assert!(matches!(
+            parsed("x <> SOME (VALUES (1))"),
+            Expr::AnyOp {
+                compare_op: BinaryOperator::NotEq,
+                is_some: true,
+                ..
+            }
+        ));
+        let (op, left, _) = split(parsed("(VALUES (5)) + 1"));
+        assert_eq!(op, BinaryOperator::Plus);
+        assert!(matches!(left, Expr::Subquery(_)), "{left:?}");
+        // A parenthesised expression and a subquery of SELECT read as before.
+        assert!(matches!(parsed("(values_x + 1)"), Expr::Nested(_)));
+        assert!(matches!(parsed("x = ANY (SELECT 1)"), Expr::AnyOp { .. }));
+    }
+
+    #[test]
+    fn distinct_from_takes_a_value_expression() {
+        let (op, left, right) = split(parsed("a IS DISTINCT FROM b AND c IS NOT NULL"));
+        assert_eq!(op, BinaryOperator::And);
+        assert!(matches!(left, Expr::IsDistinctFrom(..)), "{left:?}");
+        assert!(matches!(right, Expr::IsNotNull(..)), "{right:?}");
+
+        let (op, left, right) = split(parsed(
+            "a IS DISTINCT FROM b AND c OR d IS NOT DISTINCT FROM e + 1",
+        ));
+        assert_eq!(op, BinaryOperator::Or);
+        assert_eq!(split(left).0, BinaryOperator::And);
+        let Expr::IsNotDistinctFrom(_, e) = right else {
+            panic!("{right:?}")
+        };
+        assert_eq!(split(*e).0, BinaryOperator::Plus);
+
+        let (op, left, _) = split(parsed("a IS NOT DISTINCT FROM b = false"));
+        assert_eq!(op, BinaryOperator::Eq);
+        assert!(matches!(left, Expr::IsNotDistinctFrom(..)), "{left:?}");
+    }
+
+    #[test]
+    fn concatenation_binds_looser_than_addition() {
+        let (op, left, right) = split(parsed("'a' || n + 1"));
+        assert_eq!(op, BinaryOperator::StringConcat);
+        assert!(matches!(left, Expr::Value(..)), "{left:?}");
+        assert_eq!(split(right).0, BinaryOperator::Plus);
+
+        let (op, left, right) = split(parsed("2 * 3 || 'x' || n - 1 = 'a'"));
+        assert_eq!(op, BinaryOperator::Eq);
+        assert!(matches!(right, Expr::Value(..)), "{right:?}");
+        let (op, left, right) = split(left);
+        assert_eq!(op, BinaryOperator::StringConcat);
+        assert_eq!(split(right).0, BinaryOperator::Minus);
+        let (op, left, _) = split(left);
+        assert_eq!(op, BinaryOperator::StringConcat);
+        assert_eq!(split(left).0, BinaryOperator::Multiply);
+    }
 }
