@@ -47,6 +47,7 @@ impl VisitorMut for Distinct {
         name_by_text(&mut query.body, holds_subquery);
         name_by_text(&mut query.body, holds_window);
         name_trino_casts(&mut query.body);
+        name_fields(&mut query.body);
         distinct_names(&mut query.body, self.every);
         distinct_aliases(&mut query.body);
         ordinals_as_items(query);
@@ -155,6 +156,69 @@ fn name_trino_casts(body: &mut SetExpr) {
                 expr: e.clone(),
                 alias: Ident::with_quote('"', named.to_string()),
             };
+        }
+    }
+}
+
+/// Every unnamed item reading a row's field by name, `props.x` or
+/// `t.props.x`, named by the field (`x`), as Trino names it; DataFusion
+/// named it by its plan, `t.props[x]`. An item `a.b` whose `a` names a
+/// table of the FROM clause is that table's column and keeps its name.
+fn name_fields(body: &mut SetExpr) {
+    use datafusion::sql::sqlparser::ast::{TableFactor, TableWithJoins};
+    let SetExpr::Select(select) = body else {
+        return;
+    };
+    // The names the FROM clause gives its tables; `None` when one of them
+    // is of a kind read here without its name.
+    fn names_of(factor: &TableFactor, out: &mut Vec<String>) -> Option<()> {
+        match factor {
+            TableFactor::Table { name, alias, .. } => out.push(match alias {
+                Some(a) => a.name.value.to_lowercase(),
+                None => name.0.last()?.as_ident()?.value.to_lowercase(),
+            }),
+            TableFactor::NestedJoin {
+                table_with_joins,
+                alias,
+            } => {
+                if let Some(a) = alias {
+                    out.push(a.name.value.to_lowercase());
+                }
+                of_joins(table_with_joins, out)?;
+            }
+            TableFactor::Derived { alias, .. }
+            | TableFactor::TableFunction { alias, .. }
+            | TableFactor::Function { alias, .. }
+            | TableFactor::UNNEST { alias, .. } => {
+                if let Some(a) = alias {
+                    out.push(a.name.value.to_lowercase());
+                }
+            }
+            _ => return None,
+        }
+        Some(())
+    }
+    fn of_joins(t: &TableWithJoins, out: &mut Vec<String>) -> Option<()> {
+        names_of(&t.relation, out)?;
+        for j in &t.joins {
+            names_of(&j.relation, out)?;
+        }
+        Some(())
+    }
+    let mut tables = Vec::new();
+    for t in &select.from {
+        if of_joins(t, &mut tables).is_none() {
+            return;
+        }
+    }
+    for item in &mut select.projection {
+        if let SelectItem::UnnamedExpr(Expr::CompoundIdentifier(parts)) = item
+            && let Some(field) = parts.last()
+            && !(parts.len() == 2 && tables.contains(&parts[0].value.to_lowercase()))
+        {
+            let alias = field.clone();
+            let expr = Expr::CompoundIdentifier(std::mem::take(parts));
+            *item = SelectItem::ExprWithAlias { expr, alias };
         }
     }
 }
@@ -413,6 +477,20 @@ mod tests {
 
     fn rewritten(sql: &str) -> String {
         crate::trino_sql::rewritten_text(sql, rewrite)
+    }
+
+    #[test]
+    fn fields_of_rows_are_named_by_the_field() {
+        assert_eq!(
+            rewritten("select t.k, props.x, t.props.y, props.inner.z from t"),
+            "SELECT t.k, props.x AS x, t.props.y AS y, props.inner.z AS z FROM t"
+        );
+        assert_eq!(
+            rewritten(
+                "select a.k, b.k, n.props.x from t a join u as b on a.k = b.k join (v n cross join w) on true"
+            ),
+            "SELECT a.k, b.k AS \"k_2\", n.props.x AS x FROM t a JOIN u AS b ON a.k = b.k JOIN (v n CROSS JOIN w) ON true"
+        );
     }
 
     #[test]

@@ -44,3 +44,22 @@ async fn items_repeating_a_stars_columns_are_named_apart() {
     let engine = engine(&data.path, &[]).await;
     assert_pairs(&engine, &reference, &pairs, "staged").await;
 }
+
+/// A row's field read by name is named by the field, as Trino names it
+/// (DataFusion: `t.s[x]`); a table's column read through the table keeps
+/// its name, staged.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn fields_of_rows_are_named_by_the_field() {
+    let data = sf001_small_groups();
+    let engine = engine(&data.path, &[]).await;
+    assert_eq!(
+        squall_csv(
+            &engine,
+            "select t.n_name, s.x, t.s.inner.y from (select n_name, \
+             named_struct('x', n_nationkey, 'inner', named_struct('y', n_regionkey)) as s \
+             from nation) t where s.x = 7 order by s.x"
+        )
+        .await,
+        "n_name,x,y\nGERMANY,7,3\n"
+    );
+}
