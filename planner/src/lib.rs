@@ -40,6 +40,7 @@ pub mod backend;
 mod bare_values;
 pub mod catalog;
 pub mod checked_arithmetic;
+pub mod clustered;
 pub mod compared_aggregates;
 pub mod coordinator;
 pub mod correlated_limit;

@@ -548,6 +548,11 @@ impl MetadataFetch for RangeFetch {
     }
 }
 
+/// Scan tasks in the order of a column the table is clustered on.
+#[path = "split/clustered.rs"]
+mod clustered;
+pub use clustered::{assign_in_order, clustered_order};
+
 /// Row-group statistics of one file, for [`PruningPredicate`].
 #[path = "split/row_group_stats.rs"]
 mod row_group_stats;

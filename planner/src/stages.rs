@@ -90,6 +90,9 @@ pub struct Stage {
     /// Stages whose join-key filters this stage applies: it starts only after
     /// they have finished (see `bloom`).
     pub filter_inputs: Vec<u32>,
+    /// The column its scan's tasks follow, when the stage finishes an
+    /// aggregation grouped by it with no exchange (`crate::clustered`).
+    pub clustered_on: Option<String>,
 }
 
 impl Stage {
@@ -176,9 +179,14 @@ impl StagedPlan {
                 let ids: Vec<String> = s.filter_inputs.iter().map(|i| format!("s{i}")).collect();
                 format!(", after key filter of {}", ids.join(", "))
             };
+            let clustered = s
+                .clustered_on
+                .as_ref()
+                .map(|c| format!(", clustered on {c}: no exchange before its aggregation"))
+                .unwrap_or_default();
             let _ = writeln!(
                 out,
-                "Stage s{}{fin} [{}{tasks}]{inputs}{filters}",
+                "Stage s{}{fin} [{}{tasks}{clustered}]{inputs}{filters}",
                 s.id, s.layout
             );
             let text = displayable(s.plan.as_ref()).indent(false).to_string();
@@ -279,6 +287,7 @@ impl Cutter {
             layout,
             est_rows,
             filter_inputs: Vec::new(),
+            clustered_on: None,
         });
         Ok(id)
     }

@@ -270,6 +270,7 @@ pub fn place_combine_stages(
                 },
                 est_rows,
                 filter_inputs: Vec::new(),
+                clustered_on: None,
             },
         );
         placed.push(CombinePlacement {

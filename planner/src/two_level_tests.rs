@@ -168,6 +168,7 @@ fn two_stages() -> StagedPlan {
                 layout: TaskLayout::Scan,
                 est_rows: Some(1_000_000),
                 filter_inputs: vec![],
+                clustered_on: None,
             },
             Stage {
                 id: 2,
@@ -176,6 +177,7 @@ fn two_stages() -> StagedPlan {
                 layout: TaskLayout::Hash { partitions: 8 },
                 est_rows: None,
                 filter_inputs: vec![],
+                clustered_on: None,
             },
         ],
     }

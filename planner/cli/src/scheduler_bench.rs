@@ -124,6 +124,7 @@ pub async fn run(
             layout: TaskLayout::Scan,
             est_rows: None,
             filter_inputs: vec![],
+            clustered_on: None,
         });
         // Tasks with no scan work: the stage plan has no Parquet scan.
         scan_tasks.push(vec![Vec::<ScanAssignment>::new(); n.max(1)]);

@@ -41,6 +41,13 @@ config_namespace! {
         pub read_ahead_windows: usize, default = 2
         /// Prune row groups by Parquet statistics before making tasks.
         pub prune_row_groups: bool, default = true
+        /// An aggregation grouped by a column whose row groups, by their
+        /// statistics, follow one another in its order (a table written
+        /// sorted or clustered by it) is finished where the table is scanned:
+        /// scan tasks take runs of row groups in that order, cut only where
+        /// no value spans the cut, and no exchange comes between the scan
+        /// and the aggregation.
+        pub clustered_aggregation: bool, default = true
     }
 }
 

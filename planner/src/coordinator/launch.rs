@@ -267,6 +267,7 @@ mod tests {
             layout: TaskLayout::Scan,
             est_rows: None,
             filter_inputs: filter_inputs.to_vec(),
+            clustered_on: None,
         }
     }
 

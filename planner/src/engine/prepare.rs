@@ -4,7 +4,7 @@
 
 use super::*;
 use crate::plan_check::LOST_PROPERTIES;
-use crate::split::ScanUnits;
+use crate::split::{ScanUnits, assign_in_order, clustered_order};
 use crate::stages::{Stage, estimated_rows};
 use datafusion::error::DataFusionError;
 use datafusion::physical_plan::ExecutionPlan;
@@ -12,6 +12,7 @@ use datafusion::physical_plan::aggregates::AggregateExec;
 use squall_core::exchange::Compression;
 use squall_core::exec::ShuffleWriteExec;
 use squall_core::key_filter::KeyFilterExec;
+use std::collections::HashMap;
 
 impl Engine {
     /// The staged plan one query would run with (key filters placed), in
@@ -205,6 +206,7 @@ fn single_stage(physical: Arc<dyn ExecutionPlan>, reason: &'static str) -> Stage
             layout: TaskLayout::Single { reason },
             est_rows,
             filter_inputs: Vec::new(),
+            clustered_on: None,
         }],
     }
 }
@@ -427,9 +429,13 @@ impl Planner {
         query_id: &str,
     ) -> Result<(StagedPlan, QueryJob)> {
         let squall = SquallConfig::from_session(state.config());
-        let units = match units {
+        let mut units = match units {
             Some(units) => units,
             None => self.scan_units(&staged, &squall).await?,
+        };
+        let orders = match single || !squall.scan.clustered_aggregation {
+            true => HashMap::new(),
+            false => self.cluster(&mut staged, &mut units, &squall).await?,
         };
 
         let min_tasks = if squall.scan.min_tasks > 0 {
@@ -449,12 +455,17 @@ impl Planner {
                 scan_tasks.push(vec![]);
                 continue;
             }
-            let mut tasks = assign_tasks(
-                units,
-                squall.scan.target_task_bytes,
-                min_tasks,
-                !matches!(stage.layout, TaskLayout::Scan),
-            );
+            let mut tasks = match (orders.get(&stage.id), units.as_slice()) {
+                (Some(order), [scan]) => {
+                    assign_in_order(scan, order, squall.scan.target_task_bytes, min_tasks)
+                }
+                _ => assign_tasks(
+                    units,
+                    squall.scan.target_task_bytes,
+                    min_tasks,
+                    !matches!(stage.layout, TaskLayout::Scan),
+                ),
+            };
             if single {
                 // The one task's scans keep the partitions they were planned
                 // with: its plan's operators were planned for them.
@@ -507,6 +518,48 @@ impl Planner {
             handoff: Handoff::default(),
         };
         Ok((staged, job))
+    }
+
+    /// Merges each scan stage whose table is clustered on a column its
+    /// aggregation groups by into the stage that finishes it
+    /// ([`crate::clustered`]), `units` (per stage) kept beside the stages;
+    /// the merged stages' row groups in that column's order, by stage id.
+    async fn cluster(
+        &self,
+        staged: &mut StagedPlan,
+        units: &mut Vec<Vec<ScanUnits>>,
+        squall: &SquallConfig,
+    ) -> Result<HashMap<u32, Vec<(usize, bool)>>> {
+        let mut orders = HashMap::new();
+        for c in crate::clustered::candidates(staged) {
+            let Some(si) = staged.index(c.source) else {
+                continue;
+            };
+            let (Some([scan_units]), Some(scan)) = (
+                units.get(si).map(Vec::as_slice),
+                leaves(&staged.stages[si].plan)
+                    .into_iter()
+                    .find_map(|l| match l {
+                        Leaf::ParquetScan(s) => Some(s),
+                        _ => None,
+                    }),
+            ) else {
+                continue;
+            };
+            let order =
+                clustered_order(scan, scan_units, &c.column, &self.runtime, &self.footers).await?;
+            let Some(order) = order else {
+                continue;
+            };
+            if crate::clustered::merge(staged, &c, squall.worker_cores())? {
+                let moved = units.remove(si);
+                if let Some(ri) = staged.index(c.reader) {
+                    units[ri] = moved;
+                    orders.insert(c.reader, order);
+                }
+            }
+        }
+        Ok(orders)
     }
 
     /// The row groups every Parquet scan of every stage reads, per stage.

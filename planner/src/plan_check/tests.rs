@@ -153,6 +153,7 @@ fn stage_over(read: Arc<dyn ExecutionPlan>) -> Stage {
         layout: TaskLayout::Hash { partitions: 2 },
         est_rows: None,
         filter_inputs: vec![],
+        clustered_on: None,
     }
 }
 

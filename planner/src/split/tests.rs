@@ -188,3 +188,43 @@ fn cached_footers_keep_to_their_bytes_oldest_out_first() {
     assert!(cache.by_key.contains_key(&key(3)) && cache.by_key.contains_key(&key(4)));
     assert_eq!(cache.order.len(), 2);
 }
+
+/// Tasks in a clustered order end only where the order allows a cut, take
+/// their share of the bytes, and list each file once, its row groups
+/// ascending, whatever order the row groups came in.
+#[test]
+fn tasks_in_a_clustered_order_end_only_at_cuts() {
+    let s = units(&[
+        ("a", 10),
+        ("a", 10),
+        ("b", 10),
+        ("a", 10),
+        ("b", 10),
+        ("b", 10),
+    ]);
+    // Key order: a0 a1 a3 b2 b4 b5; cuts after a1, b2 and the last.
+    let order = [
+        (0, false),
+        (1, true),
+        (3, false),
+        (2, true),
+        (4, false),
+        (5, true),
+    ];
+    let t = assign_in_order(&s, &order, 10, 1);
+    assert_eq!(count(&t), vec![2, 2, 2]);
+    let files: Vec<(String, Vec<usize>)> = t[1][0]
+        .files
+        .iter()
+        .map(|f| (f.path.clone(), f.row_groups.clone()))
+        .collect();
+    assert_eq!(files, vec![("a".into(), vec![3]), ("b".into(), vec![2])]);
+    // Without cuts, one task whatever the target.
+    let uncut: Vec<(usize, bool)> = (0..6).map(|i| (i, i == 5)).collect();
+    let t = assign_in_order(&s, &uncut, 10, 4);
+    assert_eq!(count(&t), vec![6]);
+    assert_eq!(t[0][0].files[0].row_groups, vec![0, 1, 3]);
+    // A big target: one task; min_tasks splits at the cuts it can.
+    assert_eq!(count(&assign_in_order(&s, &order, 1 << 30, 1)), vec![6]);
+    assert_eq!(count(&assign_in_order(&s, &order, 1 << 30, 2)), vec![4, 2]);
+}

@@ -120,7 +120,9 @@ async fn coalesced_reduce_tasks_answer_right_with_fewer_gets() {
 
 /// A broadcast build side of many map objects, read by many probe tasks:
 /// combined by the coordinator into one object, each probe task makes one
-/// GET for it instead of one per map object; answers unchanged.
+/// GET for it instead of one per map object; answers unchanged. (Q3's
+/// probe tasks, the line items', are cut anywhere: clustered by order key
+/// for its aggregation, they could end only between orders.)
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn broadcast_inputs_are_combined_into_one_object() {
     let data = sf001_small_groups();
@@ -132,6 +134,7 @@ async fn broadcast_inputs_are_combined_into_one_object() {
         let engine = engine(
             &data.path,
             &[
+                ("squall.scan.clustered_aggregation", "false"),
                 ("squall.scan.target_task_bytes", "20000"),
                 ("squall.shuffle.combine_max_bytes", combine),
             ],

@@ -16,6 +16,11 @@
 //!   start in batches of one stage, at most the fan-out each; tasks of a
 //!   launcher that died start again by their deadlines): equal answers.
 //! - `staged_plans`: snapshots of the staged plans of the 22 queries.
+//! - `clustered`: aggregations grouped by the column a table's row groups
+//!   follow (line items by order key) run with no exchange, over many
+//!   tasks cut only between row groups with no key in common; NULL keys,
+//!   overlapping row groups, floating-point keys and rolled-up grouping
+//!   sets keep the exchange. Equal to single-node DataFusion either way.
 //! - `small_queries`: queries reading less than
 //!   `squall.query.single_task_bytes` run as one task (the 22 queries at SF
 //!   0.1, right answers); the threshold counts projected bytes, CSV files
@@ -115,6 +120,7 @@ mod key_filter;
 mod key_filter_at_scale;
 
 mod catalog;
+mod clustered;
 mod concurrency;
 mod correlated_subqueries;
 mod dates;
