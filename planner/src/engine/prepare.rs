@@ -433,15 +433,17 @@ impl Planner {
             Some(units) => units,
             None => self.scan_units(&staged, &squall).await?,
         };
-        let orders = match single || !squall.scan.clustered_aggregation {
-            true => HashMap::new(),
-            false => self.cluster(&mut staged, &mut units, &squall).await?,
-        };
-
         let min_tasks = if squall.scan.min_tasks > 0 {
             squall.scan.min_tasks
         } else {
             squall.resolved_slots()
+        };
+        let orders = match single || !squall.scan.clustered_aggregation {
+            true => HashMap::new(),
+            false => {
+                self.cluster(&mut staged, &mut units, &squall, min_tasks)
+                    .await?
+            }
         };
         let mut scan_tasks = Vec::with_capacity(staged.stages.len());
         let mut pruned = Vec::with_capacity(staged.stages.len());
@@ -524,11 +526,16 @@ impl Planner {
     /// aggregation groups by into the stage that finishes it
     /// ([`crate::clustered`]), `units` (per stage) kept beside the stages;
     /// the merged stages' row groups in that column's order, by stage id.
+    /// Only where the cuts the order allows give the scan at least half the
+    /// tasks it would have otherwise: a column of few values (a table
+    /// sorted by country) allows almost none, and the scan would lose its
+    /// parallelism to save an exchange of few groups.
     async fn cluster(
         &self,
         staged: &mut StagedPlan,
         units: &mut Vec<Vec<ScanUnits>>,
         squall: &SquallConfig,
+        min_tasks: usize,
     ) -> Result<HashMap<u32, Vec<(usize, bool)>>> {
         let mut orders = HashMap::new();
         for c in crate::clustered::candidates(staged) {
@@ -551,6 +558,19 @@ impl Planner {
             let Some(order) = order else {
                 continue;
             };
+            let target = squall.scan.target_task_bytes;
+            let tasks = assign_tasks(std::slice::from_ref(scan_units), target, min_tasks, false);
+            let in_order = assign_in_order(scan_units, &order, target, min_tasks);
+            if in_order.len() * 2 < tasks.len() {
+                tracing::debug!(
+                    stage = c.source,
+                    column = %c.column,
+                    tasks = tasks.len(),
+                    in_order = in_order.len(),
+                    "not clustered: too few places to cut its scan"
+                );
+                continue;
+            }
             if crate::clustered::merge(staged, &c, squall.worker_cores())? {
                 let moved = units.remove(si);
                 if let Some(ri) = staged.index(c.reader) {

@@ -5,7 +5,8 @@
 //! common. Answers equal single-node DataFusion's, over many tasks; where
 //! the statistics do not show the order (NULL keys, overlapping row groups,
 //! a floating-point key, a column the table is not ordered by, a rolled-up
-//! grouping set) the exchange stays.
+//! grouping set) or allows too few cuts (a column of two values) the
+//! exchange stays.
 
 use std::sync::Arc;
 
@@ -24,17 +25,10 @@ async fn explained(engine: &squall_planner::Engine, sql: &str) -> String {
 async fn aggregations_by_the_order_key_of_line_items_need_no_exchange() {
     let data = sf001_small_groups();
     let reference = single_node(&data.path).await;
-    // A task per row group or so (row groups are cut only where no order
-    // spans them), four hash partitions.
-    let engine = engine(
-        &data.path,
-        &[
-            ("squall.scan.target_task_bytes", "16"),
-            ("squall.shuffle.partitions", "4"),
-        ],
-    )
-    .await;
-    let unclustered = engine_with(&data.path, "false").await;
+    // A few tasks (row groups are cut only where no order spans them, one
+    // boundary in six), four hash partitions.
+    let engine = engine_with(&data.path, "true", "100000").await;
+    let unclustered = engine_with(&data.path, "false", "100000").await;
     for sql in [
         "select l_orderkey, count(*) as n, sum(l_quantity) as q, avg(l_discount) as d, \
          count(distinct l_suppkey) as s from lineitem group by l_orderkey order by l_orderkey",
@@ -101,11 +95,15 @@ async fn aggregations_by_the_order_key_of_line_items_need_no_exchange() {
     }
 }
 
-async fn engine_with(data: &std::path::Path, clustered: &str) -> squall_planner::Engine {
+async fn engine_with(
+    data: &std::path::Path,
+    clustered: &str,
+    task_bytes: &str,
+) -> squall_planner::Engine {
     engine(
         data,
         &[
-            ("squall.scan.target_task_bytes", "16"),
+            ("squall.scan.target_task_bytes", task_bytes),
             ("squall.shuffle.partitions", "4"),
             ("squall.scan.clustered_aggregation", clustered),
         ],
@@ -155,13 +153,18 @@ async fn only_row_groups_that_follow_one_another_are_clustered() {
             .map(|i| (i % 9 != 0).then_some(10 * file + i / 5))
             .collect()
     });
+    // Sorted, but of two values: cut only once, the scan would run as two
+    // tasks instead of eight.
+    write_table(dir.path(), "few_values", |file| vec![Some(file / 4); 50]);
     let reference = single_node(dir.path()).await;
-    let engine = engine_with(dir.path(), "true").await;
+    // A task per file.
+    let engine = engine_with(dir.path(), "true", "16").await;
     for (table, column, clustered) in [
         ("chained", "k", true),
         ("chained", "f", false),
         ("overlapping", "k", false),
         ("with_nulls", "k", false),
+        ("few_values", "k", false),
     ] {
         let sql = format!(
             "select {column}, count(*) as n, sum(v) as s from {table} group by {column} \
