@@ -541,8 +541,11 @@ fn many_tasks_in_one_stage(stack: &Stack) {
 /// do not change. The functions' log shows the launchers at work.
 /// (`cargo lambda watch` stops dispatching once 100 invocations of a
 /// function wait, counting the launchers' own: stages stay small here.)
+/// Their reduce stages are kept (clustered by order key, their
+/// aggregations would run in the scans' few tasks).
 fn tree_invocation(stack: &Stack) {
     let settings = [
+        "squall.scan.clustered_aggregation=false",
         "squall.shuffle.partitions=24",
         "squall.shuffle.target_task_bytes=1",
         "squall.task.tree_min_tasks=12",
