@@ -42,7 +42,13 @@ use datafusion::physical_plan::{ExecutionPlan, Partitioning};
 use squall_core::exec::{ReadMode, ShuffleReadExec, ShuffleWriteExec};
 use squall_core::scan::{Leaf, as_parquet_scan, leaves};
 
+use std::collections::HashMap;
+
+use datafusion::execution::runtime_env::RuntimeEnv;
+use squall_core::config::SquallConfig;
+
 use crate::plan_check::unmet_requirements;
+use crate::split::{FooterCache, ScanUnits, assign_in_order, assign_tasks, clustered_order};
 use crate::stages::{StagedPlan, TaskLayout};
 
 /// A scan stage whose exchange to the one stage reading it could go.
@@ -245,4 +251,64 @@ pub fn merge(staged: &mut StagedPlan, c: &Candidate, partitions: usize) -> Resul
     }
     reader.clustered_on = Some(c.column.clone());
     Ok(true)
+}
+
+/// Merges each scan stage whose table is clustered on a column its
+/// aggregation groups by into the stage that finishes it
+/// (see the module docs), `units` (per stage) kept beside the stages;
+/// the merged stages' row groups in that column's order, by stage id.
+/// Only where the cuts the order allows give the scan at least half the
+/// tasks it would have otherwise: a column of few values (a table
+/// sorted by country) allows almost none, and the scan would lose its
+/// parallelism to save an exchange of few groups.
+pub async fn cluster(
+    staged: &mut StagedPlan,
+    units: &mut Vec<Vec<ScanUnits>>,
+    squall: &SquallConfig,
+    min_tasks: usize,
+    runtime: &RuntimeEnv,
+    footers: &FooterCache,
+) -> Result<HashMap<u32, Vec<(usize, bool)>>> {
+    let mut orders = HashMap::new();
+    for c in candidates(staged) {
+        let Some(si) = staged.index(c.source) else {
+            continue;
+        };
+        let (Some([scan_units]), Some(scan)) = (
+            units.get(si).map(Vec::as_slice),
+            leaves(&staged.stages[si].plan)
+                .into_iter()
+                .find_map(|l| match l {
+                    Leaf::ParquetScan(s) => Some(s),
+                    _ => None,
+                }),
+        ) else {
+            continue;
+        };
+        let order = clustered_order(scan, scan_units, &c.column, runtime, footers).await?;
+        let Some(order) = order else {
+            continue;
+        };
+        let target = squall.scan.target_task_bytes;
+        let tasks = assign_tasks(std::slice::from_ref(scan_units), target, min_tasks, false);
+        let in_order = assign_in_order(scan_units, &order, target, min_tasks);
+        if in_order.len() * 2 < tasks.len() {
+            tracing::debug!(
+                stage = c.source,
+                column = %c.column,
+                tasks = tasks.len(),
+                in_order = in_order.len(),
+                "not clustered: too few places to cut its scan"
+            );
+            continue;
+        }
+        if merge(staged, &c, squall.worker_cores())? {
+            let moved = units.remove(si);
+            if let Some(ri) = staged.index(c.reader) {
+                units[ri] = moved;
+                orders.insert(c.reader, order);
+            }
+        }
+    }
+    Ok(orders)
 }

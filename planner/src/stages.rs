@@ -42,7 +42,6 @@
 //! ```
 
 use crate::error::PlannerError;
-use std::fmt::Write as _;
 use std::sync::Arc;
 
 use datafusion::common::JoinType;
@@ -59,13 +58,15 @@ use datafusion::physical_plan::sorts::sort::SortExec;
 use datafusion::physical_plan::sorts::sort_preserving_merge::SortPreservingMergeExec;
 use datafusion::physical_plan::{
     ChildrenPropertiesMode, ExecutionPlan, ExecutionPlanProperties, Partitioning,
-    ReplaceChildrenOptions, StatisticsArgs, StatisticsContext, displayable,
+    ReplaceChildrenOptions, StatisticsArgs, StatisticsContext,
 };
 use squall_core::exec::{BoundaryProperties, ReadMode, ShuffleReadExec, ShuffleWriteExec};
 use squall_core::scan::{Leaf, leaves};
 
 use crate::plan_check::{LOST_PROPERTIES, lost_properties, unmet_requirements};
 
+#[path = "stages/display.rs"]
+mod display;
 #[path = "stages/isolate.rs"]
 mod isolate;
 use isolate::isolate_filtered_aggregations;
@@ -154,47 +155,6 @@ impl StagedPlan {
     /// Stages that read `id`.
     pub fn consumers(&self, id: u32) -> impl Iterator<Item = &Stage> {
         self.stages.iter().filter(move |s| s.inputs.contains(&id))
-    }
-
-    /// The staged plan as text; `tasks[i]` (e.g. "4 tasks") is shown for
-    /// stage `i` when given.
-    pub fn display(&self, tasks: Option<&[String]>) -> String {
-        let mut out = String::new();
-        let last = self.stages.len().saturating_sub(1);
-        for (i, s) in self.stages.iter().enumerate() {
-            let inputs = if s.inputs.is_empty() {
-                String::new()
-            } else {
-                let ids: Vec<String> = s.inputs.iter().map(|i| format!("s{i}")).collect();
-                format!(" <- {}", ids.join(", "))
-            };
-            let tasks = tasks
-                .and_then(|c| c.get(i))
-                .map(|t| format!(", {t}"))
-                .unwrap_or_default();
-            let fin = if i == last { " (final)" } else { "" };
-            let filters = if s.filter_inputs.is_empty() {
-                String::new()
-            } else {
-                let ids: Vec<String> = s.filter_inputs.iter().map(|i| format!("s{i}")).collect();
-                format!(", after key filter of {}", ids.join(", "))
-            };
-            let clustered = s
-                .clustered_on
-                .as_ref()
-                .map(|c| format!(", clustered on {c}: no exchange before its aggregation"))
-                .unwrap_or_default();
-            let _ = writeln!(
-                out,
-                "Stage s{}{fin} [{}{tasks}{clustered}]{inputs}{filters}",
-                s.id, s.layout
-            );
-            let text = displayable(s.plan.as_ref()).indent(false).to_string();
-            for line in text.lines() {
-                let _ = writeln!(out, "  {line}");
-            }
-        }
-        out
     }
 }
 

@@ -3,8 +3,9 @@
 //! with key filters placed, its scans split into tasks.
 
 use super::*;
+use crate::clustered::cluster;
 use crate::plan_check::LOST_PROPERTIES;
-use crate::split::{ScanUnits, assign_in_order, clustered_order};
+use crate::split::{ScanUnits, assign_in_order};
 use crate::stages::{Stage, estimated_rows};
 use datafusion::error::DataFusionError;
 use datafusion::physical_plan::ExecutionPlan;
@@ -441,8 +442,16 @@ impl Planner {
         let orders = match single || !squall.scan.clustered_aggregation {
             true => HashMap::new(),
             false => {
-                self.cluster(&mut staged, &mut units, &squall, min_tasks)
-                    .await?
+                let (runtime, footers) = (&self.runtime, &self.footers);
+                cluster(
+                    &mut staged,
+                    &mut units,
+                    &squall,
+                    min_tasks,
+                    runtime,
+                    footers,
+                )
+                .await?
             }
         };
         let mut scan_tasks = Vec::with_capacity(staged.stages.len());
@@ -520,66 +529,6 @@ impl Planner {
             handoff: Handoff::default(),
         };
         Ok((staged, job))
-    }
-
-    /// Merges each scan stage whose table is clustered on a column its
-    /// aggregation groups by into the stage that finishes it
-    /// ([`crate::clustered`]), `units` (per stage) kept beside the stages;
-    /// the merged stages' row groups in that column's order, by stage id.
-    /// Only where the cuts the order allows give the scan at least half the
-    /// tasks it would have otherwise: a column of few values (a table
-    /// sorted by country) allows almost none, and the scan would lose its
-    /// parallelism to save an exchange of few groups.
-    async fn cluster(
-        &self,
-        staged: &mut StagedPlan,
-        units: &mut Vec<Vec<ScanUnits>>,
-        squall: &SquallConfig,
-        min_tasks: usize,
-    ) -> Result<HashMap<u32, Vec<(usize, bool)>>> {
-        let mut orders = HashMap::new();
-        for c in crate::clustered::candidates(staged) {
-            let Some(si) = staged.index(c.source) else {
-                continue;
-            };
-            let (Some([scan_units]), Some(scan)) = (
-                units.get(si).map(Vec::as_slice),
-                leaves(&staged.stages[si].plan)
-                    .into_iter()
-                    .find_map(|l| match l {
-                        Leaf::ParquetScan(s) => Some(s),
-                        _ => None,
-                    }),
-            ) else {
-                continue;
-            };
-            let order =
-                clustered_order(scan, scan_units, &c.column, &self.runtime, &self.footers).await?;
-            let Some(order) = order else {
-                continue;
-            };
-            let target = squall.scan.target_task_bytes;
-            let tasks = assign_tasks(std::slice::from_ref(scan_units), target, min_tasks, false);
-            let in_order = assign_in_order(scan_units, &order, target, min_tasks);
-            if in_order.len() * 2 < tasks.len() {
-                tracing::debug!(
-                    stage = c.source,
-                    column = %c.column,
-                    tasks = tasks.len(),
-                    in_order = in_order.len(),
-                    "not clustered: too few places to cut its scan"
-                );
-                continue;
-            }
-            if crate::clustered::merge(staged, &c, squall.worker_cores())? {
-                let moved = units.remove(si);
-                if let Some(ri) = staged.index(c.reader) {
-                    units[ri] = moved;
-                    orders.insert(c.reader, order);
-                }
-            }
-        }
-        Ok(orders)
     }
 
     /// The row groups every Parquet scan of every stage reads, per stage.
