@@ -30,6 +30,7 @@ use std::sync::Arc;
 
 use datafusion::common::JoinType;
 use datafusion::common::tree_node::{Transformed, TreeNode};
+use datafusion::datasource::physical_plan::FileSource;
 use datafusion::datasource::source::DataSourceExec;
 use datafusion::error::Result;
 use datafusion::physical_expr::expressions::Column;
@@ -129,11 +130,26 @@ fn source_column<'a>(
     index: usize,
 ) -> Option<(&'a DataSourceExec, String)> {
     if let Some(scan) = as_parquet_scan(plan) {
-        let field = plan.schema().fields().get(index)?.clone();
-        let (config, _) =
+        // The scan's own projection may compute a column (DataFusion
+        // pushes projections into scans) under a file column's name:
+        // `k % 3 AS k` holds none of `k`'s order.
+        let (config, source) =
             scan.downcast_to_file_source::<datafusion::datasource::physical_plan::ParquetSource>()?;
-        config.file_schema().field_with_name(field.name()).ok()?;
-        return Some((scan, field.name().clone()));
+        let file = config.file_schema();
+        let name = match source.projection() {
+            Some(projection) => {
+                let column = projection
+                    .iter()
+                    .nth(index)?
+                    .expr
+                    .downcast_ref::<Column>()?;
+                let field = file.fields().get(column.index())?;
+                (field.name() == column.name()).then(|| field.name().clone())?
+            }
+            None => plan.schema().fields().get(index)?.name().clone(),
+        };
+        file.field_with_name(&name).ok()?;
+        return Some((scan, name));
     }
     let children = plan.children();
     if let Some(projection) = plan.downcast_ref::<ProjectionExec>() {

@@ -162,6 +162,9 @@ async fn only_row_groups_that_follow_one_another_are_clustered() {
     for (table, column, clustered) in [
         ("chained", "k", true),
         ("chained", "f", false),
+        // Computed under the column's name (the scan computes it).
+        ("(select k % 3 as k, v from chained) t", "k", false),
+        ("(select -k as k, v from chained) t", "k", false),
         ("overlapping", "k", false),
         ("with_nulls", "k", false),
         ("few_values", "k", false),
