@@ -47,6 +47,7 @@ use std::collections::HashMap;
 
 use datafusion::execution::runtime_env::RuntimeEnv;
 use squall_core::config::SquallConfig;
+use squall_core::task::ScanAssignment;
 
 use crate::plan_check::unmet_requirements;
 use crate::split::{FooterCache, ScanUnits, assign_in_order, assign_tasks, clustered_order};
@@ -272,7 +273,8 @@ pub fn merge(staged: &mut StagedPlan, c: &Candidate, partitions: usize) -> Resul
 /// Merges each scan stage whose table is clustered on a column its
 /// aggregation groups by into the stage that finishes it
 /// (see the module docs), `units` (per stage) kept beside the stages;
-/// the merged stages' row groups in that column's order, by stage id.
+/// the merged stages' scan tasks (row groups dealt in that column's
+/// order), by stage id.
 /// Only where the cuts the order allows give the scan at least half the
 /// tasks it would have otherwise: a column of few values (a table
 /// sorted by country) allows almost none, and the scan would lose its
@@ -284,8 +286,8 @@ pub async fn cluster(
     min_tasks: usize,
     runtime: &RuntimeEnv,
     footers: &FooterCache,
-) -> Result<HashMap<u32, Vec<(usize, bool)>>> {
-    let mut orders = HashMap::new();
+) -> Result<HashMap<u32, Vec<Vec<ScanAssignment>>>> {
+    let mut dealt = HashMap::new();
     for c in candidates(staged) {
         let Some(si) = staged.index(c.source) else {
             continue;
@@ -322,9 +324,9 @@ pub async fn cluster(
             let moved = units.remove(si);
             if let Some(ri) = staged.index(c.reader) {
                 units[ri] = moved;
-                orders.insert(c.reader, order);
+                dealt.insert(c.reader, in_order);
             }
         }
     }
-    Ok(orders)
+    Ok(dealt)
 }

@@ -5,7 +5,7 @@
 use super::*;
 use crate::clustered::cluster;
 use crate::plan_check::LOST_PROPERTIES;
-use crate::split::{ScanUnits, assign_in_order};
+use crate::split::ScanUnits;
 use crate::stages::{Stage, estimated_rows};
 use datafusion::error::DataFusionError;
 use datafusion::physical_plan::ExecutionPlan;
@@ -439,7 +439,7 @@ impl Planner {
         } else {
             squall.resolved_slots()
         };
-        let orders = match single || !squall.scan.clustered_aggregation {
+        let mut clustered = match single || !squall.scan.clustered_aggregation {
             true => HashMap::new(),
             false => {
                 let (runtime, footers) = (&self.runtime, &self.footers);
@@ -466,11 +466,9 @@ impl Planner {
                 scan_tasks.push(vec![]);
                 continue;
             }
-            let mut tasks = match (orders.get(&stage.id), units.as_slice()) {
-                (Some(order), [scan]) => {
-                    assign_in_order(scan, order, squall.scan.target_task_bytes, min_tasks)
-                }
-                _ => assign_tasks(
+            let mut tasks = match clustered.remove(&stage.id) {
+                Some(tasks) => tasks,
+                None => assign_tasks(
                     units,
                     squall.scan.target_task_bytes,
                     min_tasks,
