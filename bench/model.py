@@ -66,7 +66,12 @@ fit squall.shuffle.fetch_budget_bytes (16 MiB) at the ranges' mean size, up
 to 128 (fetches_in_flight in shuffle_read.rs: a gather of hundreds of tiny
 outputs), each latency drawn from the distribution below, bytes at 80 MB/s.
 Exchange bytes and the CPU of encoding them are the profile's: the inputs
-are run with the deployed codec (`settings` adds it, zstd:1). A read still unanswered
+are run with the deployed codec (`settings` adds it, zstd:1) and with the
+deployed rows per map task and partition (`settings` sets
+squall.shuffle.partitions to 125: deployed, a 256 MiB scan task writes
+1,000 partitions, here a 32 MiB one writes 125; with the 2 partitions of
+a 2-core machine, as before the tenth run, the cells were 60 times larger,
+compressed better and carried their per-stream framing over more rows). A read still unanswered
 after hedge_after_ms (squall.store.hedge_after_ms, 500 ms) is sent again
 and the first answer wins, as squall's store does (the second request is
 counted as a GET). A stage that applies a key filter too big for the task

@@ -32,6 +32,21 @@ AWS_MAX_BUILD_ROWS = f"squall.bloom.max_build_rows={2 ** 62}"
 # profile measures the CPU and bytes Lambda's tasks would spend on them.
 DEPLOYED_COMPRESSION = "squall.shuffle.compression=zstd:1"
 
+# What one map task writes per hash partition (an exchange "cell") sets how
+# well its bytes compress and how much of them is per-stream framing (each
+# partition's IPC stream has its own schema and end marker, its buffers are
+# compressed one by one). Deployed, a scan task reads ScanTaskBytes (256
+# MiB) and writes ShufflePartitions (1,000) partitions; a run here reads 32
+# MiB per scan task (squall.scan.target_task_bytes's default). A run planned
+# as the larger scale writes 1,000 x 32 / 256 = 125 partitions, so that its
+# cells hold as many rows as the deployed ones and the profile measures the
+# CPU and bytes of cells that size (with 2 partitions, as the runs before
+# the tenth, the cells were 60 times larger and compressed better).
+DEPLOYED_PARTITIONS = 1000
+DEPLOYED_SCAN_TASK_BYTES = 256 * 1024 * 1024
+RUN_SCAN_TASK_BYTES = 32 * 1024 * 1024
+CELL_PARTITIONS = f"squall.shuffle.partitions={DEPLOYED_PARTITIONS * RUN_SCAN_TASK_BYTES // DEPLOYED_SCAN_TASK_BYTES}"
+
 
 def scaled_settings(run_sf, plan_sf):
     """["k=v", ...]: the settings that plan a run at run_sf as the aws backend
@@ -41,7 +56,7 @@ def scaled_settings(run_sf, plan_sf):
     f = plan_sf / run_sf
     return [f"{k}={max(1, int(v / f))}" for k, v in SCALED_SETTINGS.items()] + [
         f"squall.query.single_task_bytes={max(1, int(AWS_SINGLE_TASK_BYTES / f))}",
-        AWS_MAX_BUILD_ROWS, DEPLOYED_COMPRESSION]
+        AWS_MAX_BUILD_ROWS, DEPLOYED_COMPRESSION, CELL_PARTITIONS]
 
 # ------------------------------------------------------------------ per-stage figures
 def volume(s):

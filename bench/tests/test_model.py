@@ -8,6 +8,7 @@ import unittest
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
 import model  # noqa: E402
+import model_stages  # noqa: E402
 
 
 def stage(sid, layout, tasks, work, scan=0, rg=0, bin_=0, bout=100, rows=0):
@@ -116,6 +117,23 @@ Stage s3 (final) [hash x2, 2 tasks] <- s1, s2
         self.assertEqual(scaled["squall.query.single_task_bytes"], str(32 * 1024 * 1024 // 1000))
         self.assertEqual(scaled["squall.bloom.max_keys"], "16000")
         self.assertEqual(scaled["squall.shuffle.compression"], "zstd:1", "as the stack deploys")
+        # A map task's cells (rows per partition) as large as deployed:
+        # 1,000 partitions of a 256 MiB scan task, here 32 MiB tasks.
+        self.assertEqual(scaled["squall.shuffle.partitions"], "125")
+
+    def test_deployed_exchange_figures_are_the_templates(self):
+        import re
+        root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+        template = open(os.path.join(root, "sam-template.yaml")).read()
+
+        def default(name):
+            m = re.search(rf"^  {name}:\n(?:    .*\n)*?    Default: \"?([^\"\n]+)\"?$", template, re.M)
+            self.assertIsNotNone(m, name)
+            return m.group(1)
+        self.assertEqual(int(default("ShufflePartitions")), model_stages.DEPLOYED_PARTITIONS)
+        self.assertEqual(int(default("ScanTaskBytes")), model_stages.DEPLOYED_SCAN_TASK_BYTES)
+        self.assertEqual("squall.shuffle.compression=" + default("ExchangeCompression"),
+                         model_stages.DEPLOYED_COMPRESSION)
 
     def test_floor_takes_the_longer_of_cpu_and_bytes(self):
         cpu_bound = {"tasks": 10, "work_ms_per_task": 500, "scan_mb": 8, "in_mb": 0, "out_mb": 0}

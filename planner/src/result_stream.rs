@@ -225,7 +225,11 @@ impl ResultObjects {
     /// The result's batches in order; the objects are deleted after the last.
     pub fn into_stream(mut self) -> BoxStream<'static, Result<RecordBatch>> {
         let deadline = self.deadline.take();
-        futures::stream::try_unfold(Reading::new(self), move |mut reading| {
+        let reading = match Reading::new(self) {
+            Ok(reading) => reading,
+            Err(e) => return futures::stream::once(async move { Err(e) }).boxed(),
+        };
+        futures::stream::try_unfold(reading, move |mut reading| {
             let late = deadline
                 .as_ref()
                 .filter(|(at, ..)| std::time::Instant::now() > *at)
@@ -287,6 +291,9 @@ async fn delete(store: &Arc<dyn ObjectStore>, keys: Vec<String>) {
 struct Reading {
     objects: ResultObjects,
     current: Option<SegmentRead>,
+    /// The schema message each partition's stream is read after (map
+    /// objects leave it out: `squall_core::exchange::stream_header`).
+    header: Buffer,
 }
 
 struct SegmentRead {
@@ -368,12 +375,24 @@ fn frame(bytes: &[u8]) -> std::result::Result<Frame, String> {
     })
 }
 
+/// A decoder for a partition's next stream, its schema message (`header`) read.
+fn stream_decoder(header: &Buffer) -> Result<StreamDecoder> {
+    let mut decoder = StreamDecoder::new();
+    let mut header = header.clone();
+    while !header.is_empty() {
+        decoder.decode(&mut header)?;
+    }
+    Ok(decoder)
+}
+
 impl Reading {
-    fn new(objects: ResultObjects) -> Self {
-        Self {
+    fn new(objects: ResultObjects) -> Result<Self> {
+        let header = squall_core::exchange::stream_header(&objects.schema)?;
+        Ok(Self {
             objects,
             current: None,
-        }
+            header: Buffer::from(header),
+        })
     }
 
     fn corrupt(segment: &Segment, message: String) -> DataFusionError {
@@ -395,11 +414,12 @@ impl Reading {
             let Some(read) = self.current.as_mut() else {
                 match self.objects.segments.pop_front() {
                     Some(segment) => {
+                        let decoder = stream_decoder(&self.header)?;
                         self.current = Some(SegmentRead {
                             next: segment.start,
                             segment,
                             pending: BytesMut::new(),
-                            decoder: StreamDecoder::new(),
+                            decoder,
                             ready: VecDeque::new(),
                         });
                         continue;
@@ -422,7 +442,7 @@ impl Reading {
                     read.decoder
                         .finish()
                         .map_err(|e| Self::corrupt(&read.segment, e.to_string()))?;
-                    read.decoder = StreamDecoder::new();
+                    read.decoder = stream_decoder(&self.header)?;
                 }
                 Frame::Message(n) => {
                     let mut message = Buffer::from(read.pending.split_to(n).freeze());

@@ -9,7 +9,7 @@ use bytes::Bytes;
 use object_store::memory::InMemory;
 use object_store::path::Path;
 use object_store::{ObjectStore, ObjectStoreExt, PutPayload};
-use squall_core::exchange::decode_partition;
+use squall_core::exchange::{decode_partition, stream_header};
 use squall_core::task::{MapOutput, PartitionRange};
 
 use super::*;
@@ -44,7 +44,8 @@ fn batch(schema: &SchemaRef, from: i64, n: usize) -> RecordBatch {
     RecordBatch::try_new(Arc::clone(schema), columns).unwrap()
 }
 
-/// One IPC stream of `batches` (lz4, as the exchange writes them).
+/// One IPC stream of `batches` (lz4), as the exchange writes them: without
+/// the schema message the reader puts back.
 fn stream(schema: &SchemaRef, batches: &[RecordBatch]) -> Vec<u8> {
     let options = IpcWriteOptions::default()
         .try_with_compression(Some(CompressionType::LZ4_FRAME))
@@ -54,7 +55,10 @@ fn stream(schema: &SchemaRef, batches: &[RecordBatch]) -> Vec<u8> {
         w.write(b).unwrap();
     }
     w.finish().unwrap();
-    w.into_inner().unwrap()
+    let whole = w.into_inner().unwrap();
+    let header = stream_header(schema).unwrap();
+    assert_eq!(&whole[..header.len()], header.as_slice());
+    whole[header.len()..].to_vec()
 }
 
 /// Two map objects: the first with three partitions (one empty, one of two
@@ -115,7 +119,7 @@ async fn expected(store: &Arc<dyn ObjectStore>, outputs: &[MapOutput]) -> Vec<Re
             .unwrap();
         for p in out.partitions.iter().filter(|p| p.len > 0) {
             let slice: Bytes = bytes.slice(p.offset as usize..(p.offset + p.len) as usize);
-            all.extend(decode_partition(slice).unwrap());
+            all.extend(decode_partition(slice, &stream_header(&schema()).unwrap()).unwrap());
         }
     }
     all

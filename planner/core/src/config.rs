@@ -123,8 +123,8 @@ config_namespace! {
         /// Memory the per-partition batch coalescers of a map task may hold
         /// together (rows waiting to fill a batch), and at most a quarter of
         /// the task's memory limit; with many partitions each partition's
-        /// batches are made smaller to fit, and all are flushed when they hold
-        /// more (0 = no bound).
+        /// batches are made smaller to fit in half of it, and all are flushed
+        /// when they hold more (0 = no bound).
         pub coalesce_bytes: usize, default = 64 * 1024 * 1024
         /// Part size of the multipart upload of an exchange object that spilled
         /// (at least 5 MiB, S3's minimum); an object held in memory goes in one PUT.

@@ -1,10 +1,15 @@
 //! The exchange object format.
 //!
 //! A map task writes ONE object per attempt. The object holds all of the
-//! task's output partitions back to back; each partition is a self-contained
-//! Arrow IPC stream (schema, record batches, end-of-stream marker) with
-//! compressed buffers. The task reports each partition's byte range and row
-//! count; an empty partition has no bytes at all (`len == 0`).
+//! task's output partitions back to back; each partition is an Arrow IPC
+//! stream without its schema message (record batches with compressed
+//! buffers, then the end-of-stream marker). The task reports each
+//! partition's byte range and row count; an empty partition has no bytes at
+//! all (`len == 0`). The reader knows the schema (it is the read's own) and
+//! puts the schema message back in front of each stream it decodes
+//! ([`stream_header`]): at a thousand partitions a map task's partitions
+//! hold a few hundred rows each, and each carried its own copy of the
+//! schema (about 500 bytes for seven columns).
 //!
 //! ```text
 //!  object  {prefix}/{shard}/{query}/s{stage}/t{task}/a{attempt}
@@ -34,10 +39,12 @@
 use std::sync::Arc;
 
 use arrow::compute::BatchCoalescer;
-use arrow::datatypes::{DataType, SchemaRef};
+use arrow::datatypes::{DataType, Schema, SchemaRef};
 use arrow::ipc::CompressionType;
 use arrow::ipc::reader::StreamReader;
-use arrow::ipc::writer::{IpcWriteOptions, StreamWriter};
+use arrow::ipc::writer::{
+    DictionaryTracker, IpcDataGenerator, IpcWriteContext, IpcWriteOptions, write_message,
+};
 use arrow::record_batch::RecordBatch;
 use bytes::Bytes;
 
@@ -123,6 +130,11 @@ impl Compression {
 pub struct MapObjectBuilder {
     schema: SchemaRef,
     options: IpcWriteOptions,
+    /// One encoder state for all partitions: a map task writes hundreds of
+    /// partition streams, and a compressor each (zstd's context is a few
+    /// hundred KiB to allocate and clear) cost more than the few rows each
+    /// of them holds at large partition counts.
+    context: IpcWriteContext,
     /// Rows per batch as asked for (the session's batch size).
     batch_rows: usize,
     /// Rows per encoded batch of each partition: `batch_rows`, or fewer so
@@ -139,7 +151,7 @@ pub struct MapObjectBuilder {
 
 struct PartitionBuffer {
     coalescer: Option<BatchCoalescer>,
-    writer: Option<StreamWriter<Vec<u8>>>,
+    writer: Option<PartitionStream>,
     rows: u64,
     /// Bytes of this partition's stream taken out by `take_encoded` so far.
     taken: u64,
@@ -161,6 +173,7 @@ impl MapObjectBuilder {
         Ok(Self {
             schema,
             options: compression.ipc_options()?,
+            context: IpcWriteContext::default(),
             batch_rows,
             partition_batch_rows: batch_rows,
             coalesce_bytes: 0,
@@ -180,15 +193,20 @@ impl MapObjectBuilder {
 
     /// Bound the memory of the coalescers of all partitions together to
     /// about `bytes` (0 = no bound): each partition coalesces toward fewer
-    /// rows when `batch_rows` rows of every partition would not fit
-    /// (estimated from the schema), and all coalescers are flushed when they
-    /// hold more than `bytes`.
+    /// rows when `batch_rows` rows of every partition would not fit in half
+    /// of it (estimated from the schema), and all coalescers are flushed
+    /// when they hold more than `bytes`.
     pub fn with_coalesce_bytes(mut self, bytes: usize) -> Self {
         self.coalesce_bytes = bytes;
         self.partition_batch_rows = if bytes == 0 {
             self.batch_rows
         } else {
-            let per_partition = bytes / self.partitions.len().max(1);
+            // A coalescer reserves its whole batch with its first row: sized
+            // to fill the budget exactly, all of them together would pass it
+            // by their few bytes of bookkeeping, and every push would flush
+            // them all into batches of a few rows. Half leaves the other
+            // half for what the estimate misses (string data, null masks).
+            let per_partition = bytes / 2 / self.partitions.len().max(1);
             (per_partition / estimated_row_bytes(&self.schema)).clamp(
                 MIN_PARTITION_BATCH_ROWS.min(self.batch_rows),
                 self.batch_rows,
@@ -240,7 +258,13 @@ impl MapObjectBuilder {
         });
         coalescer.push_batch(batch)?;
         while let Some(done) = coalescer.next_completed_batch() {
-            write_batch(&mut buf.writer, &self.schema, &self.options, &done)?;
+            write_batch(
+                &mut buf.writer,
+                &self.schema,
+                &self.options,
+                &mut self.context,
+                &done,
+            )?;
         }
         let size = coalescer.size();
         self.coalescing = self.coalescing - buf.coalescing + size;
@@ -267,7 +291,13 @@ impl MapObjectBuilder {
             let before = stream_len(&buf.writer);
             coalescer.finish_buffered_batch()?;
             while let Some(done) = coalescer.next_completed_batch() {
-                write_batch(&mut buf.writer, &self.schema, &self.options, &done)?;
+                write_batch(
+                    &mut buf.writer,
+                    &self.schema,
+                    &self.options,
+                    &mut self.context,
+                    &done,
+                )?;
             }
             self.coalescing -= buf.coalescing;
             buf.coalescing = 0;
@@ -287,7 +317,7 @@ impl MapObjectBuilder {
             let Some(writer) = buf.writer.as_mut() else {
                 continue;
             };
-            let bytes = std::mem::take(writer.get_mut());
+            let bytes = std::mem::take(&mut writer.bytes);
             if !bytes.is_empty() {
                 buf.taken += bytes.len() as u64;
                 taken.push((i, bytes));
@@ -309,9 +339,8 @@ impl MapObjectBuilder {
         let mut offset = 0u64;
         for buf in self.partitions {
             match buf.writer {
-                Some(mut writer) => {
-                    writer.finish()?;
-                    let tail = Bytes::from(writer.into_inner()?);
+                Some(writer) => {
+                    let tail = Bytes::from(writer.finish());
                     let len = buf.taken + tail.len() as u64;
                     ranges.push(PartitionRange {
                         offset,
@@ -335,8 +364,60 @@ impl MapObjectBuilder {
     }
 }
 
-fn stream_len(writer: &Option<StreamWriter<Vec<u8>>>) -> usize {
-    writer.as_ref().map_or(0, |w| w.get_ref().len())
+fn stream_len(writer: &Option<PartitionStream>) -> usize {
+    writer.as_ref().map_or(0, |w| w.bytes.len())
+}
+
+/// One partition's Arrow IPC stream as it is written: the bytes not yet
+/// taken out, and the dictionaries it has sent. What arrow's `StreamWriter`
+/// writes but for the schema message, encoded with the builder's shared
+/// [`IpcWriteContext`].
+struct PartitionStream {
+    bytes: Vec<u8>,
+    dictionaries: DictionaryTracker,
+}
+
+/// The IPC end-of-stream marker (metadata version 5): a continuation
+/// marker and a zero length.
+const END_OF_STREAM: [u8; 8] = [0xff, 0xff, 0xff, 0xff, 0, 0, 0, 0];
+
+impl PartitionStream {
+    /// A stream with nothing written yet: its schema message is left out
+    /// (the reader's [`stream_header`]), but encoding it numbers the
+    /// schema's dictionaries as the reader's header does.
+    fn new(schema: &SchemaRef, options: &IpcWriteOptions) -> Self {
+        let mut dictionaries = DictionaryTracker::new(false);
+        IpcDataGenerator::default().schema_to_bytes_with_dictionary_tracker(
+            schema,
+            &mut dictionaries,
+            options,
+        );
+        Self {
+            bytes: Vec::new(),
+            dictionaries,
+        }
+    }
+
+    fn write(
+        &mut self,
+        batch: &RecordBatch,
+        options: &IpcWriteOptions,
+        context: &mut IpcWriteContext,
+    ) -> Result<()> {
+        let (dictionaries, message) =
+            IpcDataGenerator::default().encode(batch, &mut self.dictionaries, options, context)?;
+        for dictionary in dictionaries {
+            write_message(&mut self.bytes, dictionary, options)?;
+        }
+        write_message(&mut self.bytes, message, options)?;
+        Ok(())
+    }
+
+    /// The stream's remaining bytes, ended.
+    fn finish(mut self) -> Vec<u8> {
+        self.bytes.extend_from_slice(&END_OF_STREAM);
+        self.bytes
+    }
 }
 
 /// Bytes a coalescer holds per row, roughly: fixed-width values as they
@@ -355,33 +436,45 @@ fn estimated_row_bytes(schema: &SchemaRef) -> usize {
 }
 
 fn write_batch(
-    writer: &mut Option<StreamWriter<Vec<u8>>>,
+    writer: &mut Option<PartitionStream>,
     schema: &SchemaRef,
     options: &IpcWriteOptions,
+    context: &mut IpcWriteContext,
     batch: &RecordBatch,
 ) -> Result<()> {
-    if writer.is_none() {
-        *writer = Some(StreamWriter::try_new_with_options(
-            Vec::new(),
-            schema,
-            options.clone(),
-        )?);
-    }
-    if let Some(w) = writer.as_mut() {
-        w.write(batch)?;
-    }
-    Ok(())
+    let stream = match writer {
+        Some(stream) => stream,
+        None => writer.insert(PartitionStream::new(schema, options)),
+    };
+    stream.write(batch, options, context)
+}
+
+/// The schema message of the streams of `schema`, which map objects leave
+/// out: [`decode_partition`] reads it in front of each stream. Computed
+/// once per read.
+pub fn stream_header(schema: &Schema) -> Result<Vec<u8>> {
+    let options = IpcWriteOptions::default();
+    let message = IpcDataGenerator::default().schema_to_bytes_with_dictionary_tracker(
+        schema,
+        &mut DictionaryTracker::new(false),
+        &options,
+    );
+    let mut bytes = Vec::new();
+    write_message(&mut bytes, message, &options)?;
+    Ok(bytes)
 }
 
 /// Decode the bytes of one partition, or of adjacent partitions read with
 /// one ranged GET (exactly the range the map tasks reported): one IPC stream
-/// after another, each ending with its end-of-stream marker.
-pub fn decode_partition(bytes: Bytes) -> Result<Vec<RecordBatch>> {
+/// after another, each ending with its end-of-stream marker, each read
+/// after `header` (the [`stream_header`] of the read's schema).
+pub fn decode_partition(bytes: Bytes, header: &[u8]) -> Result<Vec<RecordBatch>> {
+    use std::io::Read;
     let len = bytes.len() as u64;
     let mut cursor = std::io::Cursor::new(bytes);
     let mut batches = Vec::new();
     while cursor.position() < len {
-        let mut reader = StreamReader::try_new(&mut cursor, None)?;
+        let mut reader = StreamReader::try_new(header.chain(&mut cursor), None)?;
         for batch in &mut reader {
             batches.push(batch?);
         }

@@ -64,6 +64,11 @@ fn batch(start: i32, n: i32) -> RecordBatch {
     RecordBatch::try_new(schema(), cols).unwrap()
 }
 
+/// The schema message the reader puts in front of each stream of [`schema`].
+fn header() -> Vec<u8> {
+    stream_header(&schema()).unwrap()
+}
+
 fn object(chunks: &[Bytes]) -> Bytes {
     Bytes::from(
         chunks
@@ -101,7 +106,7 @@ fn round_trip_all_types_and_ranges() {
         assert_eq!(ranges[2].offset, ranges[0].len);
         assert_eq!(obj.len() as u64, ranges[2].offset + ranges[2].len);
 
-        let p0 = decode_partition(obj.slice(0..ranges[0].len as usize)).unwrap();
+        let p0 = decode_partition(obj.slice(0..ranges[0].len as usize), &header()).unwrap();
         let got = arrow::compute::concat_batches(&schema(), &p0).unwrap();
         let want =
             arrow::compute::concat_batches(&schema(), &[batch(0, 250), batch(260, 5)]).unwrap();
@@ -114,13 +119,20 @@ fn round_trip_all_types_and_ranges() {
         );
 
         let r2 = ranges[2];
-        let p2 =
-            decode_partition(obj.slice(r2.offset as usize..(r2.offset + r2.len) as usize)).unwrap();
+        let p2 = decode_partition(
+            obj.slice(r2.offset as usize..(r2.offset + r2.len) as usize),
+            &header(),
+        )
+        .unwrap();
         assert_eq!(
             arrow::compute::concat_batches(&schema(), &p2).unwrap(),
             batch(250, 10)
         );
-        assert!(decode_partition(Bytes::new()).unwrap().is_empty());
+        assert!(
+            decode_partition(Bytes::new(), &header())
+                .unwrap()
+                .is_empty()
+        );
     }
 }
 
@@ -133,11 +145,15 @@ fn adjacent_partitions_decode_from_one_range() {
     let (chunks, ranges) = b.finish().unwrap();
     let obj = object(&chunks);
     let end = ranges[3].offset + ranges[3].len;
-    let got = decode_partition(obj.slice(ranges[1].offset as usize..end as usize)).unwrap();
+    let got = decode_partition(
+        obj.slice(ranges[1].offset as usize..end as usize),
+        &header(),
+    )
+    .unwrap();
     let got = arrow::compute::concat_batches(&schema(), &got).unwrap();
     let want = arrow::compute::concat_batches(&schema(), &[batch(30, 20), batch(50, 7)]).unwrap();
     assert_eq!(got, want);
-    let all = decode_partition(obj.clone()).unwrap();
+    let all = decode_partition(obj.clone(), &header()).unwrap();
     assert_eq!(all.iter().map(|b| b.num_rows()).sum::<usize>(), 57);
 }
 
@@ -163,7 +179,7 @@ fn truncated_range_is_an_error() {
     b.push(0, batch(0, 30)).unwrap();
     let (chunks, _) = b.finish().unwrap();
     let obj = object(&chunks);
-    assert!(decode_partition(obj.slice(0..obj.len() / 2)).is_err());
+    assert!(decode_partition(obj.slice(0..obj.len() / 2), &header()).is_err());
 }
 
 #[test]
@@ -271,7 +287,7 @@ fn taking_out_mid_batch_flushes_the_coalescers_and_keeps_every_row() {
     for p in 0..3 {
         let decode = |obj: &Bytes, r: &PartitionRange| {
             let bytes = obj.slice(r.offset as usize..(r.offset + r.len) as usize);
-            let batches = decode_partition(bytes).unwrap();
+            let batches = decode_partition(bytes, &header()).unwrap();
             arrow::compute::concat_batches(&schema(), &batches).unwrap()
         };
         assert_eq!(ranges[p].rows, whole_ranges[p].rows);
@@ -311,7 +327,11 @@ fn a_coalescing_budget_shrinks_batches_of_many_partitions_and_bounds_them() {
     assert_eq!(ranges.iter().map(|r| r.rows).sum::<u64>(), 10_000);
     let obj = object(&tails);
     let r = ranges[999];
-    let last = decode_partition(obj.slice(r.offset as usize..(r.offset + r.len) as usize)).unwrap();
+    let last = decode_partition(
+        obj.slice(r.offset as usize..(r.offset + r.len) as usize),
+        &header(),
+    )
+    .unwrap();
     assert_eq!(
         arrow::compute::concat_batches(&schema(), &last).unwrap(),
         batch(9990, 10)
@@ -371,5 +391,172 @@ fn compression_names_parse_and_bad_ones_are_named() {
             err.contains("squall.shuffle.compression") && err.contains(bad),
             "{bad}: {err}"
         );
+    }
+}
+
+/// The partitions share one encoder state and leave out the schema
+/// message, but each partition's bytes after the reader's header are
+/// exactly the IPC stream arrow's own `StreamWriter` writes of the same
+/// batches (schema, dictionaries, batches, end-of-stream), for every codec;
+/// a dictionary column sends its dictionary in each partition that has
+/// rows, and again when it changes.
+#[test]
+fn partition_streams_are_arrows_own_ipc_streams() {
+    use arrow::array::{DictionaryArray, StringArray};
+    use arrow::datatypes::Int32Type;
+    use arrow::ipc::writer::StreamWriter;
+    let dict_schema = Arc::new(Schema::new(vec![
+        Field::new("id", DataType::Int64, false),
+        Field::new(
+            "tag",
+            DataType::Dictionary(Box::new(DataType::Int32), Box::new(DataType::Utf8)),
+            true,
+        ),
+    ]));
+    let dict_batch = |start: i64, n: i64, words: &[&str]| {
+        let keys: Vec<Option<i32>> = (0..n)
+            .map(|i| (i % 5 != 0).then_some((i % words.len() as i64) as i32))
+            .collect();
+        let tags = DictionaryArray::<Int32Type>::try_new(
+            keys.into_iter().collect(),
+            Arc::new(StringArray::from(words.to_vec())),
+        )
+        .unwrap();
+        RecordBatch::try_new(
+            Arc::clone(&dict_schema),
+            vec![
+                Arc::new(Int64Array::from_iter_values(start..start + n)),
+                Arc::new(tags),
+            ],
+        )
+        .unwrap()
+    };
+    let cases: Vec<(SchemaRef, Vec<(usize, RecordBatch)>)> = vec![
+        (
+            schema(),
+            vec![(0, batch(0, 40)), (2, batch(40, 40)), (0, batch(80, 40))],
+        ),
+        (
+            Arc::clone(&dict_schema),
+            vec![
+                (0, dict_batch(0, 40, &["a", "bb", "ccc"])),
+                (1, dict_batch(40, 40, &["a", "bb", "ccc"])),
+                (0, dict_batch(80, 40, &["dddd", "e"])),
+            ],
+        ),
+    ];
+    for (schema, pushes) in cases {
+        for compression in [
+            Compression::None,
+            Compression::Lz4,
+            Compression::Zstd(1),
+            Compression::Zstd(3),
+        ] {
+            // Batch rows equal to each push: every push is encoded as it is.
+            let mut b = MapObjectBuilder::new(Arc::clone(&schema), 3, compression, 40).unwrap();
+            for (p, batch) in &pushes {
+                b.push(*p, batch.clone()).unwrap();
+            }
+            let (chunks, ranges) = b.finish().unwrap();
+            let obj = object(&chunks);
+            for (p, range) in ranges.iter().enumerate() {
+                let got = obj.slice(range.offset as usize..(range.offset + range.len) as usize);
+                let mine: Vec<&RecordBatch> = pushes
+                    .iter()
+                    .filter(|(q, _)| *q == p)
+                    .map(|(_, b)| b)
+                    .collect();
+                if mine.is_empty() {
+                    assert!(got.is_empty(), "{compression:?} partition {p}");
+                    continue;
+                }
+                let mut w = StreamWriter::try_new_with_options(
+                    Vec::new(),
+                    &schema,
+                    compression.ipc_options().unwrap(),
+                )
+                .unwrap();
+                for batch in &mine {
+                    w.write(batch).unwrap();
+                }
+                w.finish().unwrap();
+                let want = w.into_inner().unwrap();
+                // Arrow's stream is the schema message the reader puts in
+                // front, then exactly the partition's bytes.
+                let header = stream_header(&schema).unwrap();
+                assert_eq!(&want[..header.len()], header.as_slice(), "{compression:?}");
+                assert_eq!(
+                    got.as_ref(),
+                    &want[header.len()..],
+                    "{compression:?} partition {p}"
+                );
+                let decoded = decode_partition(got, &header).unwrap();
+                assert_eq!(decoded.len(), mine.len());
+                for (d, m) in decoded.iter().zip(&mine) {
+                    assert_eq!(d, *m, "{compression:?} partition {p}");
+                }
+            }
+        }
+    }
+}
+
+/// A coalescer reserves its whole batch when it gets its first row, so
+/// batches sized to fill the budget exactly put every partition's
+/// coalescer together a few bytes over it once all have rows: each push
+/// then flushed them all, and a map task of 125 partitions wrote batches of
+/// a few rows (TPC-H Q9's line items at 125 partitions: ten times the
+/// bytes, three times the time). Batches are sized to half the budget.
+#[test]
+fn a_budget_every_partitions_batch_fits_is_not_flushed_by_small_pushes() {
+    let schema = Arc::new(Schema::new(vec![
+        Field::new("a", DataType::Int64, true),
+        Field::new("b", DataType::Int64, true),
+        Field::new("c", DataType::Int64, true),
+        Field::new("d", DataType::Decimal128(15, 2), true),
+        Field::new("e", DataType::Decimal128(15, 2), true),
+        Field::new("f", DataType::Decimal128(15, 2), true),
+    ]));
+    let rows = |from: i64, n: i64| {
+        let decimal = || {
+            Arc::new(
+                Decimal128Array::from_iter_values((from..from + n).map(i128::from))
+                    .with_precision_and_scale(15, 2)
+                    .unwrap(),
+            ) as ArrayRef
+        };
+        let int = || Arc::new(Int64Array::from_iter_values(from..from + n)) as ArrayRef;
+        RecordBatch::try_new(
+            Arc::clone(&schema),
+            vec![int(), int(), int(), decimal(), decimal(), decimal()],
+        )
+        .unwrap()
+    };
+    let budget = 64 << 20;
+    let mut b = MapObjectBuilder::new(Arc::clone(&schema), 125, Compression::Zstd(1), 8192)
+        .unwrap()
+        .with_coalesce_bytes(budget);
+    // 72 bytes a row: half of 64 MiB over 125 partitions.
+    assert_eq!(b.partition_batch_rows(), (budget / 2 / 125) / 72);
+    for i in 0..20_000i64 {
+        b.push((i % 125) as usize, rows(i * 4, 4)).unwrap();
+        assert!(
+            b.coalescing_bytes() <= budget,
+            "{} held",
+            b.coalescing_bytes()
+        );
+    }
+    // 640 rows per partition, under a batch each: nothing encoded yet.
+    assert_eq!(b.encoded_bytes(), 0, "flushed before any batch was full");
+    let (tails, ranges) = b.finish().unwrap();
+    let obj = object(&tails);
+    let header = stream_header(&schema).unwrap();
+    for r in &ranges {
+        let batches = decode_partition(
+            obj.slice(r.offset as usize..(r.offset + r.len) as usize),
+            &header,
+        )
+        .unwrap();
+        assert_eq!(batches.len(), 1);
+        assert_eq!(batches[0].num_rows(), 640);
     }
 }

@@ -40,7 +40,7 @@ use object_store::path::Path;
 
 use super::boundary::{BoundaryProperties, Keeps};
 use crate::config::SquallConfig;
-use crate::exchange::decode_partition;
+use crate::exchange::{decode_partition, stream_header};
 use crate::task::{InputBinding, ObjectRange};
 
 /// How a read maps upstream partitions to its own output partitions.
@@ -290,9 +290,11 @@ impl ExecutionPlan for ShuffleReadExec {
         let fetched = MetricBuilder::new(&self.metrics).global_counter("bytes_fetched");
         let rows = MetricBuilder::new(&self.metrics).output_rows(partition);
         let stage = self.stage;
+        let header: Arc<[u8]> = stream_header(&self.schema)?.into();
         let batches = futures::stream::iter(ranges.into_iter().filter(|r| r.len > 0))
             .map(move |r| {
                 let store = Arc::clone(&store);
+                let header = Arc::clone(&header);
                 let (gets, fetched, rows) = (gets.clone(), fetched.clone(), rows.clone());
                 async move {
                     // A range no map task reports (past the end of u64) is an
@@ -306,7 +308,8 @@ impl ExecutionPlan for ShuffleReadExec {
                         .map_err(|e| read_error(stage, &r, e))?;
                     gets.add(1);
                     fetched.add(bytes.len());
-                    let batches = decode_partition(bytes).map_err(|e| read_error(stage, &r, e))?;
+                    let batches =
+                        decode_partition(bytes, &header).map_err(|e| read_error(stage, &r, e))?;
                     let got: usize = batches.iter().map(|b| b.num_rows()).sum();
                     if got as u64 != r.rows {
                         return Err(read_error(

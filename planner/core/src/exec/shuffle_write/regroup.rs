@@ -2,7 +2,8 @@
 //!
 //! A combine task reads one range of partitions from each map object of its
 //! group and writes one object holding those partitions. Since each
-//! partition of a map object is a run of self-contained IPC streams, the
+//! partition of a map object is a run of IPC streams (each ended by its
+//! end-of-stream marker; the reader supplies their schema message), the
 //! task need not decode and re-hash the rows (which would route every row to
 //! the partition it came from anyway): it fetches each range with one GET,
 //! cuts it at the partition boundaries its binding's [`RangeLayout`] gives,

@@ -2,7 +2,7 @@ use arrow::array::{Int64Array, RecordBatch};
 use arrow::datatypes::{DataType, Field, Schema, SchemaRef};
 
 use super::*;
-use crate::exchange::{Compression, MapObjectBuilder, decode_partition};
+use crate::exchange::{Compression, MapObjectBuilder, decode_partition, stream_header};
 
 fn schema() -> SchemaRef {
     Arc::new(Schema::new(vec![Field::new("v", DataType::Int64, false)]))
@@ -29,7 +29,7 @@ fn object(o: i64) -> (Bytes, Vec<PartitionRange>) {
 }
 
 fn values(bytes: Bytes) -> Vec<i64> {
-    decode_partition(bytes)
+    decode_partition(bytes, &stream_header(&schema()).unwrap())
         .unwrap()
         .iter()
         .flat_map(|b| {

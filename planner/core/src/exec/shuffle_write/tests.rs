@@ -26,7 +26,7 @@ use object_store::{
 use super::spill::{SpillStats, SpillingOutput};
 use super::upload::{ObjectBytes, Piece, UploadOptions, upload};
 use super::*;
-use crate::exchange::decode_partition;
+use crate::exchange::{decode_partition, stream_header};
 use crate::task::PartitionRange;
 
 fn schema() -> SchemaRef {
@@ -117,7 +117,7 @@ async fn spilling_after_every_push_keeps_the_object_byte_for_byte() {
     // Each partition's range is one IPC stream with its rows, in order.
     for (p, r) in ranges.iter().enumerate() {
         let bytes = spilled.slice(r.offset as usize..(r.offset + r.len) as usize);
-        let got = decode_partition(bytes).unwrap();
+        let got = decode_partition(bytes, &stream_header(&schema()).unwrap()).unwrap();
         let want: Vec<RecordBatch> = pushes()
             .into_iter()
             .filter(|(q, _)| *q == p)
@@ -149,8 +149,11 @@ async fn a_refusing_pool_makes_it_spill_instead_of_failing() {
     let bytes = store.get(&path).await.unwrap().bytes().await.unwrap();
     assert_eq!(bytes.len() as u64, ranges[2].offset + ranges[2].len);
     for (p, r) in ranges.iter().enumerate() {
-        let got =
-            decode_partition(bytes.slice(r.offset as usize..(r.offset + r.len) as usize)).unwrap();
+        let got = decode_partition(
+            bytes.slice(r.offset as usize..(r.offset + r.len) as usize),
+            &stream_header(&schema()).unwrap(),
+        )
+        .unwrap();
         let got = arrow::compute::concat_batches(&schema(), &got).unwrap();
         let want: Vec<RecordBatch> = odd
             .iter()
