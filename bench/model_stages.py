@@ -42,10 +42,17 @@ DEPLOYED_COMPRESSION = "squall.shuffle.compression=zstd:1"
 # cells hold as many rows as the deployed ones and the profile measures the
 # CPU and bytes of cells that size (with 2 partitions, as the runs before
 # the tenth, the cells were 60 times larger and compressed better).
+# The batches a map task encodes follow its coalescers' budget
+# (squall.shuffle.coalesce_bytes) shared by its partitions: deployed, the
+# aws backend's 256 MiB (config.rs AWS_COALESCE_BYTES, for workers of 1,024
+# MB or more) over 1,000 partitions; here the same budget per partition.
 DEPLOYED_PARTITIONS = 1000
 DEPLOYED_SCAN_TASK_BYTES = 256 * 1024 * 1024
+DEPLOYED_COALESCE_BYTES = 256 * 1024 * 1024
 RUN_SCAN_TASK_BYTES = 32 * 1024 * 1024
-CELL_PARTITIONS = f"squall.shuffle.partitions={DEPLOYED_PARTITIONS * RUN_SCAN_TASK_BYTES // DEPLOYED_SCAN_TASK_BYTES}"
+RUN_PARTITIONS = DEPLOYED_PARTITIONS * RUN_SCAN_TASK_BYTES // DEPLOYED_SCAN_TASK_BYTES
+CELL_PARTITIONS = f"squall.shuffle.partitions={RUN_PARTITIONS}"
+CELL_COALESCE = f"squall.shuffle.coalesce_bytes={DEPLOYED_COALESCE_BYTES * RUN_PARTITIONS // DEPLOYED_PARTITIONS}"
 
 
 def scaled_settings(run_sf, plan_sf):
@@ -56,7 +63,7 @@ def scaled_settings(run_sf, plan_sf):
     f = plan_sf / run_sf
     return [f"{k}={max(1, int(v / f))}" for k, v in SCALED_SETTINGS.items()] + [
         f"squall.query.single_task_bytes={max(1, int(AWS_SINGLE_TASK_BYTES / f))}",
-        AWS_MAX_BUILD_ROWS, DEPLOYED_COMPRESSION, CELL_PARTITIONS]
+        AWS_MAX_BUILD_ROWS, DEPLOYED_COMPRESSION, CELL_PARTITIONS, CELL_COALESCE]
 
 # ------------------------------------------------------------------ per-stage figures
 def volume(s):

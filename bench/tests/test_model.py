@@ -120,6 +120,8 @@ Stage s3 (final) [hash x2, 2 tasks] <- s1, s2
         # A map task's cells (rows per partition) as large as deployed:
         # 1,000 partitions of a 256 MiB scan task, here 32 MiB tasks.
         self.assertEqual(scaled["squall.shuffle.partitions"], "125")
+        # and each partition's share of the coalescers' budget as deployed.
+        self.assertEqual(scaled["squall.shuffle.coalesce_bytes"], str(32 * 1024 * 1024))
 
     def test_deployed_exchange_figures_are_the_templates(self):
         import re
@@ -134,6 +136,10 @@ Stage s3 (final) [hash x2, 2 tasks] <- s1, s2
         self.assertEqual(int(default("ScanTaskBytes")), model_stages.DEPLOYED_SCAN_TASK_BYTES)
         self.assertEqual("squall.shuffle.compression=" + default("ExchangeCompression"),
                          model_stages.DEPLOYED_COMPRESSION)
+        config = open(os.path.join(root, "planner", "core", "src", "config.rs")).read()
+        m = re.search(r"pub const AWS_COALESCE_BYTES: usize = (\d+) \* 1024 \* 1024;", config)
+        self.assertIsNotNone(m)
+        self.assertEqual(int(m.group(1)) * 1024 * 1024, model_stages.DEPLOYED_COALESCE_BYTES)
 
     def test_floor_takes_the_longer_of_cpu_and_bytes(self):
         cpu_bound = {"tasks": 10, "work_ms_per_task": 500, "scan_mb": 8, "in_mb": 0, "out_mb": 0}

@@ -12,6 +12,13 @@ use datafusion::common::{config_namespace, extensions_options};
 /// worker function reads this much in well under a second.
 pub const AWS_SINGLE_TASK_BYTES: usize = 32 * 1024 * 1024;
 
+/// `squall.shuffle.coalesce_bytes` when unset: embedded, where a map task
+/// writes a partition per slot, and on the aws backend, where it writes a
+/// thousand and batches of a few hundred rows compress worse (at most a
+/// quarter of the worker's memory there).
+pub const EMBEDDED_COALESCE_BYTES: usize = 64 * 1024 * 1024;
+pub const AWS_COALESCE_BYTES: usize = 256 * 1024 * 1024;
+
 /// `squall.bloom.max_build_rows` embedded when unset: a key filter makes its
 /// probe side wait for the build side, which on one machine pays only for
 /// build sides of moderate size.
@@ -124,8 +131,11 @@ config_namespace! {
         /// together (rows waiting to fill a batch), and at most a quarter of
         /// the task's memory limit; with many partitions each partition's
         /// batches are made smaller to fit in half of it, and all are flushed
-        /// when they hold more (0 = no bound).
-        pub coalesce_bytes: usize, default = 64 * 1024 * 1024
+        /// when they hold more (0 = no bound). Unset: 64 MiB embedded; on the
+        /// aws backend 256 MiB, at most a quarter of `squall.worker_memory_mb`
+        /// (a thousand partitions' batches of 64 MiB are a few hundred rows
+        /// each, which compress worse: 6% of the modelled SF1000 cost).
+        pub coalesce_bytes: Option<usize>, default = None
         /// Part size of the multipart upload of an exchange object that spilled
         /// (at least 5 MiB, S3's minimum); an object held in memory goes in one PUT.
         pub upload_part_bytes: usize, default = 8 * 1024 * 1024

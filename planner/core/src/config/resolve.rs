@@ -5,7 +5,10 @@
 use datafusion::common::config::ExtensionOptions;
 use datafusion::prelude::SessionConfig;
 
-use super::{AWS_SINGLE_TASK_BYTES, EMBEDDED_MAX_BUILD_ROWS, SquallConfig};
+use super::{
+    AWS_COALESCE_BYTES, AWS_SINGLE_TASK_BYTES, EMBEDDED_COALESCE_BYTES, EMBEDDED_MAX_BUILD_ROWS,
+    SquallConfig,
+};
 
 impl SquallConfig {
     /// The defaults overridden by `SQUALL_*` environment variables.
@@ -61,6 +64,18 @@ impl SquallConfig {
             Some(rows) => rows,
             None if self.backend == "aws" => usize::MAX,
             None => EMBEDDED_MAX_BUILD_ROWS,
+        }
+    }
+
+    /// Memory of a map task's batch coalescers together
+    /// (`squall.shuffle.coalesce_bytes`, resolved for the backend).
+    pub fn resolved_coalesce_bytes(&self) -> usize {
+        match self.shuffle.coalesce_bytes {
+            Some(bytes) => bytes,
+            None if self.backend == "aws" => {
+                AWS_COALESCE_BYTES.min((self.worker_memory_mb as usize * 1024 * 1024 / 4).max(1))
+            }
+            None => EMBEDDED_COALESCE_BYTES,
         }
     }
 

@@ -27,3 +27,21 @@ fn env_names() {
     );
     assert_eq!(env_var_name("worker_slots"), "SQUALL_WORKER_SLOTS");
 }
+
+#[test]
+fn the_coalescers_budget_resolves_by_backend_and_worker_memory() {
+    let mut c = SquallConfig::default();
+    assert_eq!(c.resolved_coalesce_bytes(), EMBEDDED_COALESCE_BYTES);
+    ExtensionOptions::set(&mut c, "backend", "aws").unwrap();
+    ExtensionOptions::set(&mut c, "worker_memory_mb", "1769").unwrap();
+    assert_eq!(c.resolved_coalesce_bytes(), AWS_COALESCE_BYTES);
+    // A small worker keeps three quarters of its memory for the rest.
+    ExtensionOptions::set(&mut c, "worker_memory_mb", "512").unwrap();
+    assert_eq!(c.resolved_coalesce_bytes(), 128 * 1024 * 1024);
+    // Set, it is what it says on either backend (0: no bound).
+    ExtensionOptions::set(&mut c, "shuffle.coalesce_bytes", "0").unwrap();
+    assert_eq!(c.resolved_coalesce_bytes(), 0);
+    ExtensionOptions::set(&mut c, "backend", "local").unwrap();
+    ExtensionOptions::set(&mut c, "shuffle.coalesce_bytes", "1000").unwrap();
+    assert_eq!(c.resolved_coalesce_bytes(), 1000);
+}

@@ -234,7 +234,7 @@ impl ShuffleWriteExec {
         let outputs = self.output_partition_count();
         let builder = MapObjectBuilder::new(self.input.schema(), outputs, compression, batch_rows)?
             .with_coalesce_bytes(coalesce_budget(
-                squall.shuffle.coalesce_bytes,
+                squall.resolved_coalesce_bytes(),
                 ctx.memory_pool().memory_limit(),
             ));
         // The output is held in memory until it spills or is written: account for it.
