@@ -257,15 +257,13 @@ impl MapObjectBuilder {
             BatchCoalescer::new(Arc::clone(&self.schema), self.partition_batch_rows)
         });
         coalescer.push_batch(batch)?;
-        while let Some(done) = coalescer.next_completed_batch() {
-            write_batch(
-                &mut buf.writer,
-                &self.schema,
-                &self.options,
-                &mut self.context,
-                &done,
-            )?;
-        }
+        write_completed(
+            coalescer,
+            &mut buf.writer,
+            &self.schema,
+            &self.options,
+            &mut self.context,
+        )?;
         let size = coalescer.size();
         self.coalescing = self.coalescing - buf.coalescing + size;
         buf.coalescing = size;
@@ -290,15 +288,13 @@ impl MapObjectBuilder {
             };
             let before = stream_len(&buf.writer);
             coalescer.finish_buffered_batch()?;
-            while let Some(done) = coalescer.next_completed_batch() {
-                write_batch(
-                    &mut buf.writer,
-                    &self.schema,
-                    &self.options,
-                    &mut self.context,
-                    &done,
-                )?;
-            }
+            write_completed(
+                &mut coalescer,
+                &mut buf.writer,
+                &self.schema,
+                &self.options,
+                &mut self.context,
+            )?;
             self.coalescing -= buf.coalescing;
             buf.coalescing = 0;
             self.encoded += stream_len(&buf.writer) - before;
@@ -433,6 +429,20 @@ fn estimated_row_bytes(schema: &SchemaRef) -> usize {
         })
         .sum::<usize>()
         .max(1)
+}
+
+/// Encode the batches `coalescer` has completed into `writer`'s stream.
+fn write_completed(
+    coalescer: &mut BatchCoalescer,
+    writer: &mut Option<PartitionStream>,
+    schema: &SchemaRef,
+    options: &IpcWriteOptions,
+    context: &mut IpcWriteContext,
+) -> Result<()> {
+    while let Some(done) = coalescer.next_completed_batch() {
+        write_batch(writer, schema, options, context, &done)?;
+    }
+    Ok(())
 }
 
 fn write_batch(
