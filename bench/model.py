@@ -71,7 +71,9 @@ deployed rows per map task and partition (`settings` sets
 squall.shuffle.partitions to 125: deployed, a 256 MiB scan task writes
 1,000 partitions, here a 32 MiB one writes 125; with the 2 partitions of
 a 2-core machine, as before the tenth run, the cells were 60 times larger,
-compressed better and carried their per-stream framing over more rows). A read still unanswered
+compressed better and carried their per-stream framing over more rows;
+and squall.shuffle.coalesce_bytes to the deployed share per partition,
+the aws backend's 256 MiB over 1,000: 32 MiB over 125). A read still unanswered
 after hedge_after_ms (squall.store.hedge_after_ms, 500 ms) is sent again
 and the first answer wins, as squall's store does (the second request is
 counted as a GET). A stage that applies a key filter too big for the task
