@@ -135,6 +135,9 @@ pub struct MapObjectBuilder {
     /// hundred KiB to allocate and clear) cost more than the few rows each
     /// of them holds at large partition counts.
     context: IpcWriteContext,
+    /// Dictionary ids the schema's dictionary columns take in each
+    /// partition's stream (numbered once, not per partition).
+    dictionary_ids: usize,
     /// Rows per batch as asked for (the session's batch size).
     batch_rows: usize,
     /// Rows per encoded batch of each partition: `batch_rows`, or fewer so
@@ -170,9 +173,17 @@ impl MapObjectBuilder {
         batch_rows: usize,
     ) -> Result<Self> {
         let batch_rows = batch_rows.max(1);
+        let options = compression.ipc_options()?;
+        let mut numbered = DictionaryTracker::new(false);
+        IpcDataGenerator::default().schema_to_bytes_with_dictionary_tracker(
+            &schema,
+            &mut numbered,
+            &options,
+        );
         Ok(Self {
+            dictionary_ids: numbered.dict_id().len(),
             schema,
-            options: compression.ipc_options()?,
+            options,
             context: IpcWriteContext::default(),
             batch_rows,
             partition_batch_rows: batch_rows,
@@ -260,7 +271,7 @@ impl MapObjectBuilder {
         write_completed(
             coalescer,
             &mut buf.writer,
-            &self.schema,
+            self.dictionary_ids,
             &self.options,
             &mut self.context,
         )?;
@@ -291,7 +302,7 @@ impl MapObjectBuilder {
             write_completed(
                 &mut coalescer,
                 &mut buf.writer,
-                &self.schema,
+                self.dictionary_ids,
                 &self.options,
                 &mut self.context,
             )?;
@@ -379,15 +390,14 @@ const END_OF_STREAM: [u8; 8] = [0xff, 0xff, 0xff, 0xff, 0, 0, 0, 0];
 
 impl PartitionStream {
     /// A stream with nothing written yet: its schema message is left out
-    /// (the reader's [`stream_header`]), but encoding it numbers the
-    /// schema's dictionaries as the reader's header does.
-    fn new(schema: &SchemaRef, options: &IpcWriteOptions) -> Self {
+    /// (the reader's [`stream_header`]), but its dictionaries take the ids
+    /// encoding the schema gives them (0, 1, ... in the schema's order, as
+    /// the reader's header numbers them).
+    fn new(dictionary_ids: usize) -> Self {
         let mut dictionaries = DictionaryTracker::new(false);
-        IpcDataGenerator::default().schema_to_bytes_with_dictionary_tracker(
-            schema,
-            &mut dictionaries,
-            options,
-        );
+        for _ in 0..dictionary_ids {
+            dictionaries.next_dict_id();
+        }
         Self {
             bytes: Vec::new(),
             dictionaries,
@@ -435,26 +445,26 @@ fn estimated_row_bytes(schema: &SchemaRef) -> usize {
 fn write_completed(
     coalescer: &mut BatchCoalescer,
     writer: &mut Option<PartitionStream>,
-    schema: &SchemaRef,
+    dictionary_ids: usize,
     options: &IpcWriteOptions,
     context: &mut IpcWriteContext,
 ) -> Result<()> {
     while let Some(done) = coalescer.next_completed_batch() {
-        write_batch(writer, schema, options, context, &done)?;
+        write_batch(writer, dictionary_ids, options, context, &done)?;
     }
     Ok(())
 }
 
 fn write_batch(
     writer: &mut Option<PartitionStream>,
-    schema: &SchemaRef,
+    dictionary_ids: usize,
     options: &IpcWriteOptions,
     context: &mut IpcWriteContext,
     batch: &RecordBatch,
 ) -> Result<()> {
     let stream = match writer {
         Some(stream) => stream,
-        None => writer.insert(PartitionStream::new(schema, options)),
+        None => writer.insert(PartitionStream::new(dictionary_ids)),
     };
     stream.write(batch, options, context)
 }
