@@ -172,7 +172,8 @@ def load_profiles(path):
     return doc.get("scale_factor"), doc.get("ready", {}), out
 
 
-STAGE_RE = re.compile(r"^Stage s(\d+)(?: \(final\))? \[(.*?)\](?: <- (.*?))?(?:, (after key filter of .*))?$")
+STAGE_RE = re.compile(r"^Stage s(\d+)(?: \(final\))? \[(.*?)\](?: <- (.*?))?(?:, (after key filter of .*?))?"
+                      r"(?:, read by .*)?$")
 
 
 def stage_graph(squall, data, q, cache_dir=None, settings=()):

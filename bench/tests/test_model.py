@@ -105,6 +105,11 @@ Stage s3 (final) [hash x2, 2 tasks] <- s1, s2
         graph, _ = model.parse_explain("Stage s10 [hash x2, 2 tasks] <- s9, after key filter of s5\n"
                                        "Stage s11 [scan, 3 tasks], after key filter of s5, s6\n")
         self.assertEqual(graph, {10: [9, 5], 11: [5, 6]})
+        # A stage run once for two identical ones names its readers.
+        graph, _ = model.parse_explain("Stage s1 [scan, 2 tasks], read by s2, s5: planned 2 times, run once\n"
+                                       "Stage s2 [hash x2, 2 tasks] <- s1\n"
+                                       "Stage s5 [hash x2, 2 tasks] <- s1, s3, s4\n")
+        self.assertEqual(graph, {1: [], 2: [1], 5: [1, 3, 4]})
 
     def test_runs_are_planned_staged_as_on_lambda(self):
         # The embedded default runs a query as one task; the model predicts

@@ -35,9 +35,12 @@
 //! `squall.bloom.max_source_fraction` of the largest table it derives from (a
 //! whole dimension table would hold every key and filter nothing).
 //!
-//! Each stage feeds exactly one consumer, so a stage publishes at most one key
-//! set and applies at most one filter; the two sides of a join are disjoint
-//! subtrees, so the added start-after edges never form a cycle.
+//! A stage publishes at most one key set and applies at most one filter. A
+//! filter is applied only in stages with one reader (a stage run once for
+//! two identical ones has two, `crate::stages::reuse_stages`), each of them
+//! on the path to the join alone, so the rows it drops reach nothing else,
+//! and the build side, read by the join too, cannot wait for them: the
+//! added start-after edges never form a cycle.
 
 use crate::error::PlannerError;
 use std::collections::HashMap;
@@ -164,9 +167,10 @@ fn apply_filter(
             let Ok(u) = index_of(staged, upstream) else {
                 break;
             };
-            // Each stage feeds one consumer: the rows of `u` reach only this
-            // read, so filtering them before `u` writes drops the same rows.
+            // With one reader, the rows of `u` reach only this read, so
+            // filtering them before `u` writes drops the same rows.
             if !staged.stages[target].inputs.contains(&upstream)
+                || staged.reads_of(upstream) > 1
                 || !staged.stages[u].filter_inputs.is_empty()
                 || staged.stages[u].publishes_filter()
             {
@@ -228,9 +232,11 @@ fn candidate(
                   target_keys: &Keys|
      -> Option<Candidate> {
         let source = stage_read(source_side)?;
+        // A stage read twice (`crate::stages::reuse_stages`) keeps its rows:
+        // its other reader may need those this join drops.
         let targets: Vec<(u32, Keys)> = follow_targets(target_side, target_keys)
             .into_iter()
-            .filter(|(t, _)| *t != source)
+            .filter(|(t, _)| *t != source && staged.reads_of(*t) == 1)
             .collect();
         let target_rows = targets.iter().filter_map(|(t, _)| est(*t)).max();
         let source_rows = est(source);

@@ -69,7 +69,10 @@ use crate::plan_check::{LOST_PROPERTIES, lost_properties, unmet_requirements};
 mod display;
 #[path = "stages/isolate.rs"]
 mod isolate;
+#[path = "stages/reuse.rs"]
+mod reuse;
 use isolate::isolate_filtered_aggregations;
+pub use reuse::{calls_volatile, reuse_stages};
 
 /// A query cut into stages, upstream stages first; the last one is final.
 #[derive(Debug, Clone)]
@@ -155,6 +158,15 @@ impl StagedPlan {
     /// Stages that read `id`.
     pub fn consumers(&self, id: u32) -> impl Iterator<Item = &Stage> {
         self.stages.iter().filter(move |s| s.inputs.contains(&id))
+    }
+
+    /// The reads of stage `id` in all stages: one, but for a stage run once
+    /// for identical ones ([`reuse_stages`]), read by each of their readers.
+    pub fn reads_of(&self, id: u32) -> usize {
+        self.consumers(id)
+            .flat_map(|s| leaves(&s.plan))
+            .filter(|l| matches!(l, Leaf::ShuffleRead(r) if r.stage() == id))
+            .count()
     }
 }
 

@@ -222,7 +222,12 @@ pub fn place_combine_stages(
                 continue;
             };
             let (m, n) = (tasks[si], tasks[ti]);
-            if m > 1 && n > 1 && (m as u64).saturating_mul(n as u64) >= threshold {
+            // Two reads of one stage (a self-join of a stage run once for
+            // two identical ones) share its combine stage.
+            let placed = wanted
+                .iter()
+                .any(|w: &(u32, u32, usize, usize, usize)| w.0 == stage.id && w.1 == read.stage());
+            if !placed && m > 1 && n > 1 && (m as u64).saturating_mul(n as u64) >= threshold {
                 let partitions = read.planned_partitioning().partition_count();
                 wanted.push((stage.id, read.stage(), m, n, partitions));
             }

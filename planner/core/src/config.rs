@@ -266,6 +266,10 @@ config_namespace! {
         /// wait on reads and on each other's hash tables, and a second
         /// partition per core keeps the core busy meanwhile).
         pub single_task_partitions: usize, default = 0
+        /// A stage the plan holds twice (a view, CTE or subquery the query
+        /// names twice, planned identically) runs once, and both readers
+        /// read its outputs; not in a query calling a volatile function.
+        pub reuse_stages: bool, default = true
         /// Once no query runs in the process, the allocator's free memory goes
         /// back to the system when it holds more than this many bytes free
         /// (glibc's `malloc_trim`; elsewhere the allocator does it itself).

@@ -103,6 +103,7 @@ pub fn bind_task(
         scans,
         inputs,
         next_scan: 0,
+        reads_bound: Vec::new(),
         reading,
     };
     let bound = state.bind(plan)?;
@@ -120,16 +121,33 @@ struct BindState<'a> {
     scans: &'a [ScanAssignment],
     inputs: &'a [InputBinding],
     next_scan: usize,
+    /// Reads bound so far, by the stage they read.
+    reads_bound: Vec<u32>,
     reading: &'a ScanReading,
 }
 
 impl BindState<'_> {
+    /// How many reads of `stage` were bound before this one, which it records.
+    fn reads_of(&mut self, stage: u32) -> usize {
+        let before = self.reads_bound.iter().filter(|s| **s == stage).count();
+        self.reads_bound.push(stage);
+        before
+    }
+
     fn bind(&mut self, plan: Arc<dyn ExecutionPlan>) -> Result<Arc<dyn ExecutionPlan>> {
         if let Some(read) = plan.downcast_ref::<ShuffleReadExec>() {
+            // Bindings come in the order of the plan's reads, one per read:
+            // two reads of one stage (a stage run once for two identical
+            // ones, read by a hash join on one side and broadcast on the
+            // other) take theirs in turn.
+            let matching = |b: &&InputBinding| b.stage == read.stage();
+            let nth = self.reads_of(read.stage());
             let binding = self
                 .inputs
                 .iter()
-                .find(|b| b.stage == read.stage())
+                .filter(matching)
+                .nth(nth)
+                .or_else(|| self.inputs.iter().find(matching))
                 .ok_or_else(|| {
                     DataFusionError::Internal(format!(
                         "no input binding for the read of stage {}",

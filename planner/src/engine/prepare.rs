@@ -6,7 +6,7 @@ use super::*;
 use crate::clustered::cluster;
 use crate::plan_check::LOST_PROPERTIES;
 use crate::split::ScanUnits;
-use crate::stages::{Stage, estimated_rows};
+use crate::stages::{Stage, calls_volatile, estimated_rows, reuse_stages};
 use datafusion::error::DataFusionError;
 use datafusion::physical_plan::ExecutionPlan;
 use datafusion::physical_plan::aggregates::AggregateExec;
@@ -127,6 +127,9 @@ async fn stages_and_plan_at(
         }
         Err(e) => return Err(e),
     };
+    if squall.query.reuse_stages && !calls_volatile(plan) {
+        reuse_stages(&mut staged)?;
+    }
     place_key_filters(&mut staged, &squall.bloom, squall.resolved_max_build_rows())?;
     Ok((staged, state, physical))
 }

@@ -35,9 +35,21 @@ impl StagedPlan {
                 .as_ref()
                 .map(|c| format!(", clustered on {c}: no exchange before its aggregation"))
                 .unwrap_or_default();
+            let reads = self.reads_of(s.id);
+            let shared = match reads > 1 {
+                true => {
+                    let readers: Vec<String> =
+                        self.consumers(s.id).map(|r| format!("s{}", r.id)).collect();
+                    format!(
+                        ", read by {}: planned {reads} times, run once",
+                        readers.join(", ")
+                    )
+                }
+                false => String::new(),
+            };
             let _ = writeln!(
                 out,
-                "Stage s{}{fin} [{}{tasks}{clustered}]{inputs}{filters}",
+                "Stage s{}{fin} [{}{tasks}{clustered}]{inputs}{filters}{shared}",
                 s.id, s.layout
             );
             let text = displayable(s.plan.as_ref()).indent(false).to_string();

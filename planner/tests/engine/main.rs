@@ -147,6 +147,7 @@ mod prepared;
 mod requests;
 mod results;
 mod retries;
+mod reused_stages;
 mod scalar_subqueries;
 mod select_lists;
 mod show_stats;
