@@ -8,7 +8,9 @@
 //! 40 GB read again for the same hash partitions.
 //!
 //! A stage whose plan is the same as an earlier stage's (the same operators,
-//! expressions, files and partitioning, reading the same stages) is dropped
+//! expressions, files and partitioning, reading the same stages; a copy
+//! whose common subexpressions DataFusion named apart, `__common_expr_1`
+//! and `_2`, is not the same) is dropped
 //! and its reader reads the earlier stage's outputs, as Spark reuses an
 //! exchange. The earlier stage then has several readers; EXPLAIN shows them
 //! (`read by s2, s6`). Stages are compared by their encoded plans (what the
@@ -56,7 +58,7 @@ pub fn reuse_stages(staged: &mut StagedPlan) -> Result<usize> {
     for (i, mut stage) in stages.into_iter().enumerate() {
         stage.plan = renumber_reads(Arc::clone(&stage.plan), &kept_as)?;
         for input in &mut stage.inputs {
-            *input = kept_as[input];
+            *input = kept_as.get(input).copied().unwrap_or(*input);
         }
         stage.inputs.sort_unstable();
         stage.inputs.dedup();
