@@ -126,10 +126,7 @@ pub fn candidates(staged: &StagedPlan) -> Vec<Candidate> {
 
 /// The Parquet scan and file column that output column `index` of `plan`
 /// holds unchanged, through the nodes that pass a column's values on.
-fn source_column(
-    plan: &Arc<dyn ExecutionPlan>,
-    index: usize,
-) -> Option<(&DataSourceExec, String)> {
+fn source_column(plan: &Arc<dyn ExecutionPlan>, index: usize) -> Option<(&DataSourceExec, String)> {
     if let Some(scan) = as_parquet_scan(plan) {
         // The scan's own projection may compute a column (DataFusion
         // pushes projections into scans) under a file column's name:

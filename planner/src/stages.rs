@@ -72,7 +72,7 @@ mod isolate;
 #[path = "stages/reuse.rs"]
 mod reuse;
 use isolate::isolate_filtered_aggregations;
-pub use reuse::{calls_volatile, reuse_stages};
+pub use reuse::{calls_volatile, reuse_saves_scans, reuse_stages};
 
 /// A query cut into stages, upstream stages first; the last one is final.
 #[derive(Debug, Clone)]

@@ -255,7 +255,8 @@ config_namespace! {
         /// task: its whole DataFusion plan, with
         /// `squall.query.single_task_partitions` partitions, no exchange and no
         /// stage barrier, unless its key filters cut an aggregation (such a
-        /// query stays staged). Unset: 32 MiB on the aws backend, where below
+        /// query stays staged) or, with no limit, stages it plans twice run
+        /// once where the copies would read a quarter of its bytes. Unset: 32 MiB on the aws backend, where below
         /// that the stages' invocations, exchanges and barriers cost more than
         /// the workers they add; no limit on the embedded backend, where one
         /// task already has every core the stages would share (0 = always

@@ -6,7 +6,7 @@ use super::*;
 use crate::clustered::cluster;
 use crate::plan_check::LOST_PROPERTIES;
 use crate::split::ScanUnits;
-use crate::stages::{Stage, calls_volatile, estimated_rows, reuse_stages};
+use crate::stages::{Stage, calls_volatile, estimated_rows, reuse_saves_scans, reuse_stages};
 use datafusion::error::DataFusionError;
 use datafusion::physical_plan::ExecutionPlan;
 use datafusion::physical_plan::aggregates::AggregateExec;
@@ -356,17 +356,22 @@ impl Planner {
         // A codec every task would refuse fails the query before any runs.
         squall.shuffle.compression.parse::<Compression>()?;
         // Embedded (no limit), a query runs as one task unless its key
-        // filters cut an aggregation: plan it once, for the one task's
-        // partitions, and cut that plan into stages only to look at its key
-        // filters. Only a query that stays staged is planned again, for
-        // the shuffle's partitions.
+        // filters cut an aggregation or its stages run once for copies that
+        // would read a quarter of its bytes again (`reuse_saves_scans`):
+        // plan it once, for the one task's partitions, and cut that plan
+        // into stages only to look at them. Only a query that stays staged
+        // is planned again, for the shuffle's partitions.
         let one_task_partitions = squall.resolved_single_task_partitions();
         if squall.resolved_single_task_bytes() == u64::MAX
             && one_task_partitions != squall.resolved_shuffle_partitions()
         {
             let (staged, one_task_state, physical) =
                 Box::pin(stages_and_plan_at(state.clone(), plan, one_task_partitions)).await?;
-            if uncut(&staged) || staged.stages.len() > 1 && !key_filters_cut_aggregation(&staged) {
+            if uncut(&staged)
+                || staged.stages.len() > 1
+                    && !key_filters_cut_aggregation(&staged)
+                    && !reuse_saves_scans(&staged)
+            {
                 let staged = single_stage(physical, "one process");
                 return Box::pin(self.job(staged, one_task_state, true, None, options, query_id))
                     .await;
@@ -387,6 +392,7 @@ impl Planner {
         let single = limit > 0
             && staged.stages.len() > 1
             && !key_filters_cut_aggregation(&staged)
+            && !(limit == u64::MAX && reuse_saves_scans(&staged))
             && (limit == u64::MAX || {
                 let staged_units = self.scan_units(&staged, &squall).await?;
                 let read = staged_units

@@ -96,3 +96,42 @@ async fn copies_calling_a_volatile_function_both_run() {
     assert!(!plan.contains(REUSED), "{plan}");
     assert_eq!(squall_csv(&engine, sql).await, "count(*)\n0\n", "{sql}");
 }
+
+/// Embedded, with no limit on what one task reads, a query runs as one task
+/// (DataFusion's whole plan, every copy in it) unless staging saves a
+/// quarter of its reads: Q15's shape stays staged, its line-item
+/// aggregation run once; a query whose copies scan a small table (nation)
+/// beside a large one runs as one task.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn embedded_a_query_stays_staged_when_its_copies_read_much() {
+    let data = sf001_small_groups();
+    let reference = single_node(&data.path).await;
+    let engine = squall_planner::Engine::local(squall_planner::EngineOptions {
+        catalog: Some(data.path.to_string_lossy().to_string()),
+        settings: vec![],
+    })
+    .await
+    .expect("engine");
+    let revenue_max = format!(
+        "{REVENUE}select s_suppkey, s_name, total_revenue from supplier, revenue \
+         where s_suppkey = supplier_no and total_revenue = (select max(total_revenue) \
+         from revenue) order by s_suppkey"
+    );
+    let small_copies = "with n as (select n_nationkey as k, n_name as name from nation \
+         where n_regionkey < 3) select a.name, count(*), sum(l_quantity) from lineitem \
+         join supplier on l_suppkey = s_suppkey join n a on s_nationkey = a.k \
+         join n b on a.k = b.k and a.name = b.name group by a.name order by 1";
+    // Staged, both run a stage once for two.
+    let staging = engine_with(&data.path, "true").await;
+    for sql in [revenue_max.as_str(), small_copies] {
+        let plan = explained(&staging, sql).await;
+        assert!(plan.contains(REUSED), "{sql}\n{plan}");
+    }
+    for (sql, staged) in [(revenue_max.as_str(), true), (small_copies, false)] {
+        let plan = explained(&engine, sql).await;
+        assert_eq!(plan.contains(REUSED), staged, "{sql}\n{plan}");
+        assert_eq!(plan.contains("single (one process)"), !staged, "{sql}\n{plan}");
+        let expected = single_node_csv(&reference, sql).await;
+        assert_same("embedded", &expected, &squall_csv(&engine, sql).await, sql);
+    }
+}
