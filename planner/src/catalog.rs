@@ -10,6 +10,7 @@
 //! queries naming it fail saying why, the others answer.
 
 mod avro;
+mod csv_records;
 mod deletes;
 mod delta_log;
 mod delta_stats;

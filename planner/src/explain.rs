@@ -137,19 +137,42 @@ fn combine_results(staged: &StagedPlan, profile: &QueryProfile) -> String {
 }
 
 /// EXPLAIN's lines on what the scans of each stage read: partitions of
-/// partitioned tables and row groups, after pruning.
+/// partitioned tables and row groups, after pruning; text files, read whole
+/// or as byte ranges.
 fn scan_summary(staged: &StagedPlan, job: &QueryJob) -> String {
+    use squall_core::scan::{Leaf, leaves};
     let mut out = String::new();
     for (i, stage) in staged.stages.iter().enumerate() {
         let Some(tasks) = job.scan_tasks.get(i).filter(|t| !t.is_empty()) else {
             continue;
         };
-        let kept: usize = tasks
+        // Which of the stage's scans (in assignment order) read text files.
+        let text: Vec<bool> = leaves(&stage.plan)
             .iter()
-            .flatten()
-            .flat_map(|a| &a.files)
-            .map(|f| f.row_groups.len())
-            .sum();
+            .filter(|l| l.is_file_scan())
+            .map(|l| matches!(l, Leaf::TextScan(_)))
+            .collect();
+        let (mut kept, mut any_parquet) = (0usize, false);
+        let mut text_files = std::collections::HashSet::new();
+        let mut ranged = std::collections::HashSet::new();
+        let mut chunks = 0usize;
+        for task in tasks {
+            for (k, assignment) in task.iter().enumerate() {
+                let is_text = text.get(k).copied().unwrap_or(false);
+                any_parquet |= !is_text;
+                for f in &assignment.files {
+                    if !is_text {
+                        kept += f.row_groups.len();
+                        continue;
+                    }
+                    text_files.insert((k, f.path.as_str()));
+                    if f.chunk_bytes > 0 {
+                        ranged.insert((k, f.path.as_str()));
+                        chunks += f.row_groups.len();
+                    }
+                }
+            }
+        }
         let pruned = job.row_groups_pruned.get(i).copied().unwrap_or(0);
         let partitions = match job.partitions.get(i) {
             Some(p) if p.read > 0 || p.total.is_some() => match p.total {
@@ -160,11 +183,25 @@ fn scan_summary(staged: &StagedPlan, job: &QueryJob) -> String {
             },
             _ => String::new(),
         };
-        out.push_str(&format!(
-            "Stage s{} scans: {partitions}{kept} of {} row groups ({pruned} pruned by statistics)\n",
-            stage.id,
-            kept as u64 + pruned
-        ));
+        if any_parquet {
+            out.push_str(&format!(
+                "Stage s{} scans: {partitions}{kept} of {} row groups ({pruned} pruned by statistics)\n",
+                stage.id,
+                kept as u64 + pruned
+            ));
+        }
+        if !text_files.is_empty() {
+            let how = match ranged.len() {
+                0 => "each read whole".to_string(),
+                n => format!("{n} of them in {chunks} chunks read as byte ranges"),
+            };
+            let partitions = if any_parquet { "" } else { partitions.as_str() };
+            out.push_str(&format!(
+                "Stage s{} scans: {partitions}{} text files, {how}\n",
+                stage.id,
+                text_files.len()
+            ));
+        }
     }
     out
 }

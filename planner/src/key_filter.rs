@@ -487,7 +487,7 @@ fn base_rows(staged: &StagedPlan, id: u32, known: &HashMap<u32, Option<usize>>) 
                 .ok()
                 .and_then(|s| s.num_rows.get_value().copied()),
             Leaf::ShuffleRead(r) => known.get(&r.stage()).copied().flatten(),
-            Leaf::Other(_) => None,
+            Leaf::TextScan(_) | Leaf::Other(_) => None,
         };
         if let Some(r) = rows {
             most = Some(most.map_or(r, |m| m.max(r)));

@@ -179,19 +179,20 @@ pub fn encode_checked(staged: &StagedPlan, ctx: &TaskContext) -> Result<Vec<Byte
         .collect()
 }
 
-/// `plan` with every Parquet scan's file groups emptied (as many groups as
+/// `plan` with every file scan's file groups emptied (as many groups as
 /// planned, so its partitioning is unchanged): a worker replaces them with
-/// its task's scan assignment, so the files of the whole table (a line per
-/// row group range: 100 KB at 1,000 row groups) would only make every task's
-/// payload larger, and past the inline limit cost it a PUT and a GET.
+/// its task's scan assignment (row groups, text files and byte ranges), so
+/// the files of the whole table (a line per row group range: 100 KB at
+/// 1,000 row groups) would only make every task's payload larger, and past
+/// the inline limit cost it a PUT and a GET.
 pub fn without_scan_files(plan: Arc<dyn ExecutionPlan>) -> Result<Arc<dyn ExecutionPlan>> {
     use datafusion::common::tree_node::{Transformed, TreeNode};
     use datafusion::datasource::physical_plan::{FileGroup, FileScanConfig, FileScanConfigBuilder};
     use datafusion::datasource::source::DataSourceExec;
     plan.transform_up(|node| {
-        // Only Parquet scans: a worker binds their row groups from its
-        // assignment; other file scans (CSV, JSON) read the files they carry.
-        if squall_core::scan::as_parquet_scan(&node).is_none() {
+        if squall_core::scan::as_parquet_scan(&node).is_none()
+            && squall_core::scan::as_text_scan(&node).is_none()
+        {
             return Ok(Transformed::no(node));
         }
         let Some(exec) = node.downcast_ref::<DataSourceExec>() else {

@@ -1,4 +1,5 @@
-//! Splitting scan stages into tasks by Parquet row groups.
+//! Splitting scan stages into tasks by Parquet row groups (and text files
+//! by whole files or byte ranges, [`text_units`]).
 //!
 //! For every Parquet scan of a stage, the coordinator reads each file's
 //! footer (cached across queries by path, size and modification time), drops
@@ -141,7 +142,7 @@ pub struct ScanUnits {
     pub partitions: PartitionCount,
 }
 
-/// One row group: the unit of scan work.
+/// One row group, or a text file or a chunk of one: the unit of scan work.
 #[derive(Debug, Clone)]
 pub struct RowGroupUnit {
     pub path: String,
@@ -159,6 +160,10 @@ pub struct RowGroupUnit {
     /// The row group's rows deleted without a rewrite, when it has any
     /// (`rows` counts without them).
     pub deleted: Option<DeletedRows>,
+    /// Of a text file read as byte ranges, the bytes of each chunk (the
+    /// unit is chunk `row_group` of `row_group_count`); 0 for a Parquet row
+    /// group or a text file read whole ([`FileRowGroups::chunk_bytes`]).
+    pub chunk_bytes: u64,
 }
 
 impl FooterCache {
@@ -347,14 +352,7 @@ pub async fn scan_units(
 
     let mut out = ScanUnits::default();
     let files = listed_once(config);
-    if let Some(first) = config.table_partition_cols().first() {
-        let read = distinct_partitions(files.iter().map(|f| f.partition_values.as_slice()));
-        let total = files.first().and_then(|f| {
-            let root = table_root(f.object_meta.location.as_ref(), first.name())?;
-            registry.partitions(config.object_store_url.as_str(), root)
-        });
-        out.partitions = PartitionCount { read, total };
-    }
+    out.partitions = partitions_read(config, &files, registry);
     let footers = read_footers(&files, &config.object_store_url, runtime, cache).await?;
     for (file, metadata) in files.into_iter().zip(footers) {
         let path = file.object_meta.location.to_string();
@@ -434,6 +432,91 @@ pub async fn scan_units(
                 rows: rows - gone.len(),
                 partition_values: partition_values.clone(),
                 deleted: deleted_rows,
+                chunk_bytes: 0,
+            });
+        }
+    }
+    Ok(out)
+}
+
+/// The partitions of a partitioned table a scan's `files` are in, of how many.
+fn partitions_read(
+    config: &FileScanConfig,
+    files: &[&PartitionedFile],
+    registry: &PartitionRegistry,
+) -> PartitionCount {
+    let Some(first) = config.table_partition_cols().first() else {
+        return PartitionCount::default();
+    };
+    let read = distinct_partitions(files.iter().map(|f| f.partition_values.as_slice()));
+    let total = files.first().and_then(|f| {
+        let root = table_root(f.object_meta.location.as_ref(), first.name())?;
+        registry.partitions(config.object_store_url.as_str(), root)
+    });
+    PartitionCount { read, total }
+}
+
+/// The bytes of the chunks a text file read as byte ranges is dealt in,
+/// for scan tasks of `target_task_bytes`: a quarter of a task, so that
+/// tasks come out even, and at least 64 KiB (each range's reader reads
+/// past its end to the next line break, and a task's consecutive chunks
+/// are one range).
+pub fn text_chunk_bytes(target_task_bytes: usize) -> u64 {
+    (target_task_bytes as u64 / 4).max(64 * 1024)
+}
+
+/// The parts of a scan of text files (CSV, JSON) tasks are dealt: each
+/// file whole, or where `splits` (its files may be read as byte ranges)
+/// chunks of `chunk_bytes`, each counted by its bytes. Nothing is read:
+/// the files' sizes are listed.
+pub fn text_units(
+    scan: &DataSourceExec,
+    splits: bool,
+    chunk_bytes: u64,
+    registry: &PartitionRegistry,
+) -> Result<ScanUnits> {
+    let config = scan
+        .data_source()
+        .downcast_ref::<FileScanConfig>()
+        .ok_or_else(|| PlannerError::Internal("not a file scan".into()))?;
+    let files = listed_once(config);
+    let mut out = ScanUnits {
+        partitions: partitions_read(config, &files, registry),
+        ..ScanUnits::default()
+    };
+    let chunk_bytes = chunk_bytes.max(1);
+    for file in files {
+        let size = file.object_meta.size;
+        let chunks = match splits && size > chunk_bytes {
+            true => size.div_ceil(chunk_bytes) as usize,
+            false => 1,
+        };
+        let partition_values = file
+            .partition_values
+            .iter()
+            .map(value_text)
+            .collect::<Result<Vec<_>>>()?;
+        out.row_groups_total += chunks;
+        for chunk in 0..chunks {
+            let start = chunk as u64 * chunk_bytes;
+            out.units.push(RowGroupUnit {
+                path: file.object_meta.location.to_string(),
+                file_size: size,
+                last_modified_ns: file
+                    .object_meta
+                    .last_modified
+                    .timestamp_nanos_opt()
+                    .unwrap_or(0),
+                row_group_count: chunks,
+                row_group: chunk,
+                bytes: match chunks {
+                    1 => size,
+                    _ => (size - start).min(chunk_bytes),
+                },
+                rows: 0,
+                partition_values: partition_values.clone(),
+                deleted: None,
+                chunk_bytes: if chunks > 1 { chunk_bytes } else { 0 },
             });
         }
     }
@@ -502,6 +585,7 @@ pub fn assign_tasks(
                 row_groups: vec![unit.row_group],
                 partition_values: unit.partition_values.clone(),
                 deleted: unit.deleted.clone().into_iter().collect(),
+                chunk_bytes: unit.chunk_bytes,
             }),
         }
     }

@@ -526,7 +526,7 @@ fn layout_of(plan: &Arc<dyn ExecutionPlan>) -> TaskLayout {
     let mut hash_counts: Vec<usize> = Vec::new();
     for leaf in leaves(plan) {
         match leaf {
-            Leaf::ParquetScan(scan) => {
+            Leaf::ParquetScan(scan) | Leaf::TextScan(scan) => {
                 // DataFusion planned this scan as one partition, so the
                 // operators above may assume they see all of its rows.
                 if ExecutionPlan::properties(scan)

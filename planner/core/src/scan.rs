@@ -18,7 +18,9 @@ use arrow::temporal_conversions::timestamp_ns_to_datetime;
 use datafusion::common::ScalarValue;
 use datafusion::datasource::listing::PartitionedFile;
 use datafusion::datasource::physical_plan::parquet::ParquetAccessPlan;
-use datafusion::datasource::physical_plan::{FileGroup, FileScanConfigBuilder, ParquetSource};
+use datafusion::datasource::physical_plan::{
+    FileGroup, FileScanConfig, FileScanConfigBuilder, ParquetSource,
+};
 use datafusion::datasource::source::DataSourceExec;
 use datafusion::error::{DataFusionError, Result};
 use datafusion::execution::runtime_env::RuntimeEnv;
@@ -27,11 +29,17 @@ use datafusion::physical_plan::{ChildrenPropertiesMode, ExecutionPlan, ReplaceCh
 use crate::exec::ShuffleReadExec;
 use crate::read_ahead::ReadAheadFactory;
 use crate::task::{FileRowGroups, InputBinding, ScanAssignment};
+use crate::text_compression::compression_of;
+pub use crate::text_files::as_text_scan;
+use crate::text_files::text_kind_splits;
 
 /// A leaf of a stage plan, as far as task binding is concerned.
 pub enum Leaf<'a> {
     /// A Parquet scan (`DataSourceExec` over `ParquetSource`).
     ParquetScan(&'a DataSourceExec),
+    /// A scan of text files (CSV, JSON; [`as_text_scan`]): dealt to tasks
+    /// by files, and by byte ranges where its files may be read so.
+    TextScan(&'a DataSourceExec),
     ShuffleRead(&'a ShuffleReadExec),
     /// Anything else (values, memory, placeholder, empty, ...).
     Other(&'a Arc<dyn ExecutionPlan>),
@@ -53,12 +61,24 @@ fn collect_leaves<'a>(plan: &'a Arc<dyn ExecutionPlan>, out: &mut Vec<Leaf<'a>>)
         out.push(Leaf::ParquetScan(scan));
         return;
     }
+    if let Some((scan, _)) = as_text_scan(plan) {
+        out.push(Leaf::TextScan(scan));
+        return;
+    }
     let children = plan.children();
     if children.is_empty() {
         out.push(Leaf::Other(plan));
     }
     for child in children {
         collect_leaves(child, out);
+    }
+}
+
+impl Leaf<'_> {
+    /// Whether the leaf is a file scan tasks are dealt parts of (each
+    /// such leaf takes one [`ScanAssignment`], in [`leaves`]' order).
+    pub fn is_file_scan(&self) -> bool {
+        matches!(self, Leaf::ParquetScan(_) | Leaf::TextScan(_))
     }
 }
 
@@ -109,7 +129,7 @@ pub fn bind_task(
     let bound = state.bind(plan)?;
     if state.next_scan != scans.len() {
         return Err(DataFusionError::Internal(format!(
-            "task has {} scan assignments but its plan has {} Parquet scans",
+            "task has {} scan assignments but its plan has {} file scans",
             scans.len(),
             state.next_scan
         )));
@@ -156,15 +176,21 @@ impl BindState<'_> {
                 })?;
             return Ok(Arc::new(read.bind(binding.clone())));
         }
-        if let Some(scan) = as_parquet_scan(&plan) {
+        let parquet = as_parquet_scan(&plan);
+        let text = as_text_scan(&plan);
+        if parquet.is_some() || text.is_some() {
             let assignment = self.scans.get(self.next_scan).ok_or_else(|| {
                 DataFusionError::Internal(format!(
-                    "no scan assignment for Parquet scan #{}",
+                    "no scan assignment for file scan #{}",
                     self.next_scan
                 ))
             })?;
             self.next_scan += 1;
-            return bind_scan(scan, assignment, self.reading);
+            return match (parquet, text) {
+                (Some(scan), _) => bind_scan(scan, assignment, self.reading),
+                (_, Some((scan, _))) => bind_text_scan(scan, assignment, self.reading),
+                (None, None) => unreachable!("one of the two"),
+            };
         }
         let children: Vec<Arc<dyn ExecutionPlan>> = plan.children().into_iter().cloned().collect();
         if children.is_empty() {
@@ -181,25 +207,27 @@ impl BindState<'_> {
     }
 }
 
-fn bind_scan(
+/// The partitions (threads) a task reads `scan` with: its assignment's, or
+/// the worker's; one where DataFusion planned the scan as one partition
+/// (the operators above it may rely on seeing all of its rows together).
+fn scan_partitions(
     scan: &DataSourceExec,
     assignment: &ScanAssignment,
     reading: &ScanReading,
-) -> Result<Arc<dyn ExecutionPlan>> {
-    let task_partitions = reading.task_partitions.max(1);
-    let (config, source) = scan
-        .downcast_to_file_source::<ParquetSource>()
-        .ok_or_else(|| DataFusionError::Internal("not a Parquet scan".into()))?;
-    // A scan DataFusion planned as one partition must stay one partition:
-    // the operators above it may rely on seeing all of its rows together.
+) -> usize {
     let planned = ExecutionPlan::properties(scan)
         .partitioning
         .partition_count();
-    let partitions = match (planned, assignment.partitions) {
+    match (planned, assignment.partitions) {
         (0 | 1, _) => 1,
-        (_, 0) => task_partitions,
+        (_, 0) => reading.task_partitions.max(1),
         (_, n) => n,
-    };
+    }
+}
+
+/// Refuses an assignment whose files do not fit the scan (`config`): row
+/// groups no planner makes, partition values of another partitioning.
+fn check_files(config: &FileScanConfig, assignment: &ScanAssignment) -> Result<()> {
     let partition_cols = config.table_partition_cols();
     for file in &assignment.files {
         check_row_groups(file)?;
@@ -214,8 +242,40 @@ fn bind_scan(
             ));
         }
     }
-    let types: Vec<&DataType> = partition_cols.iter().map(|f| f.data_type()).collect();
-    let groups = file_groups(&assignment.files, partitions, &types)?;
+    Ok(())
+}
+
+/// The types of `config`'s partition columns.
+fn partition_types(config: &FileScanConfig) -> Vec<&DataType> {
+    config
+        .table_partition_cols()
+        .iter()
+        .map(|f| f.data_type())
+        .collect()
+}
+
+fn bind_scan(
+    scan: &DataSourceExec,
+    assignment: &ScanAssignment,
+    reading: &ScanReading,
+) -> Result<Arc<dyn ExecutionPlan>> {
+    let (config, source) = scan
+        .downcast_to_file_source::<ParquetSource>()
+        .ok_or_else(|| DataFusionError::Internal("not a Parquet scan".into()))?;
+    let partitions = scan_partitions(scan, assignment, reading);
+    check_files(config, assignment)?;
+    if let Some(file) = assignment.files.iter().find(|f| f.chunk_bytes > 0) {
+        return Err(bad_payload(
+            file,
+            "byte ranges of a Parquet file (its row groups are its parts)".into(),
+        ));
+    }
+    let groups = file_groups(
+        &assignment.files,
+        partitions,
+        &partition_types(config),
+        row_group_piece,
+    )?;
     // A column a file names in another case is read from it (the plan
     // codec does not carry the planner's adapter).
     let mut builder = FileScanConfigBuilder::from(config.clone())
@@ -236,6 +296,65 @@ fn bind_scan(
         builder = builder.with_source(Arc::new(source));
     }
     let config = builder.build();
+    Ok(DataSourceExec::from_data_source(config))
+}
+
+/// Bind a scan of text files (CSV, JSON) to the files and byte ranges
+/// `assignment` names, read with the compression their names give (the
+/// shipped plan carries no files to tell it: `text_compression`).
+fn bind_text_scan(
+    scan: &DataSourceExec,
+    assignment: &ScanAssignment,
+    reading: &ScanReading,
+) -> Result<Arc<dyn ExecutionPlan>> {
+    let config = scan
+        .data_source()
+        .downcast_ref::<FileScanConfig>()
+        .ok_or_else(|| DataFusionError::Internal("not a file scan".into()))?;
+    let partitions = scan_partitions(scan, assignment, reading);
+    check_files(config, assignment)?;
+    let compression = match assignment.files.first() {
+        Some(first) => {
+            let compression = compression_of(&first.path);
+            if let Some(other) = assignment
+                .files
+                .iter()
+                .find(|f| compression_of(&f.path) != compression)
+            {
+                return Err(bad_payload(
+                    first,
+                    format!("read beside {}, compressed otherwise", other.path),
+                ));
+            }
+            compression
+        }
+        None => config.file_compression_type,
+    };
+    let splits = text_kind_splits(scan).unwrap_or(false) && !compression.is_compressed();
+    for file in &assignment.files {
+        if file.chunk_bytes > 0 && !splits {
+            return Err(bad_payload(
+                file,
+                "a byte range of a file that is read whole".into(),
+            ));
+        }
+        if file.chunk_bytes == 0 && file.row_group_count != 1 {
+            return Err(bad_payload(
+                file,
+                format!("{} parts of a file read whole", file.row_group_count),
+            ));
+        }
+    }
+    let groups = file_groups(
+        &assignment.files,
+        partitions,
+        &partition_types(config),
+        byte_range_piece,
+    )?;
+    let config = FileScanConfigBuilder::from(config.clone())
+        .with_file_groups(groups)
+        .with_file_compression_type(compression)
+        .build();
     Ok(DataSourceExec::from_data_source(config))
 }
 
@@ -291,13 +410,73 @@ fn partition_values(file: &FileRowGroups, types: &[&DataType]) -> Result<Vec<Sca
         .collect()
 }
 
-/// Spread the assigned row groups over up to `partitions` file groups,
-/// contiguously; each (file, row groups) piece carries its access plan and
-/// its partition values (of `types`).
+/// What reads a run of consecutive parts `parts` of `file` (row groups, or
+/// a text file's chunks): the piece of the file as DataFusion reads it.
+type Piece = fn(&FileRowGroups, &[usize], PartitionedFile) -> Result<PartitionedFile>;
+
+/// A Parquet file's row groups `parts`: its access plan, rows deleted in
+/// place left out.
+fn row_group_piece(
+    file: &FileRowGroups,
+    parts: &[usize],
+    piece: PartitionedFile,
+) -> Result<PartitionedFile> {
+    let mut plan = ParquetAccessPlan::new_none(file.row_group_count);
+    for &rg in parts {
+        plan.scan(rg);
+        if let Some(deleted) = file.deleted.iter().find(|d| d.row_group == rg) {
+            let kept = deleted.selection().map_err(|why| bad_payload(file, why))?;
+            plan.scan_selection(rg, kept);
+        }
+    }
+    Ok(piece.with_extension(plan))
+}
+
+/// A text file's chunks `parts`, consecutive: the byte range they cover
+/// (none for a file read whole or a range that is the whole file). A text
+/// reader reads the lines that begin in its range, the first past its
+/// start's line break.
+fn byte_range_piece(
+    file: &FileRowGroups,
+    parts: &[usize],
+    piece: PartitionedFile,
+) -> Result<PartitionedFile> {
+    let (Some(&first), Some(&last)) = (parts.first(), parts.last()) else {
+        return Ok(piece);
+    };
+    if file.chunk_bytes == 0 {
+        return Ok(piece);
+    }
+    if parts.windows(2).any(|w| w[1] != w[0] + 1) {
+        return Err(bad_payload(file, "chunks that are not consecutive".into()));
+    }
+    let start = (first as u64).saturating_mul(file.chunk_bytes);
+    let end = (last as u64 + 1)
+        .saturating_mul(file.chunk_bytes)
+        .min(file.size);
+    if start >= end {
+        return Err(bad_payload(
+            file,
+            format!("chunk {first} of a file of {} bytes", file.size),
+        ));
+    }
+    if start == 0 && end == file.size {
+        return Ok(piece);
+    }
+    let range = |n: u64| {
+        i64::try_from(n).map_err(|_| bad_payload(file, format!("offset {n} out of range")))
+    };
+    Ok(piece.with_range(range(start)?, range(end)?))
+}
+
+/// Spread the assigned parts (row groups, chunks) over up to `partitions`
+/// file groups, contiguously; each (file, parts) piece is made by `piece`
+/// and carries its partition values (of `types`).
 fn file_groups(
     files: &[FileRowGroups],
     partitions: usize,
     types: &[&DataType],
+    piece: Piece,
 ) -> Result<Vec<FileGroup>> {
     let values = files
         .iter()
@@ -321,28 +500,23 @@ fn file_groups(
             while i < chunk.len() {
                 let index = chunk[i].0;
                 let file = &files[index];
-                let mut plan = ParquetAccessPlan::new_none(file.row_group_count);
+                let mut parts = Vec::new();
                 while i < chunk.len() && chunk[i].0 == index {
-                    let rg = chunk[i].1;
-                    plan.scan(rg);
-                    if let Some(deleted) = file.deleted.iter().find(|d| d.row_group == rg) {
-                        let kept = deleted.selection().map_err(|why| bad_payload(file, why))?;
-                        plan.scan_selection(rg, kept);
-                    }
+                    parts.push(chunk[i].1);
                     i += 1;
                 }
-                let mut piece = PartitionedFile::new(file.path.clone(), file.size);
+                let mut whole = PartitionedFile::new(file.path.clone(), file.size);
                 // `path` is a location as the store lists it, already
                 // percent-encoded (a Hive folder `ts=10%3A00` is listed as
                 // `ts=10%253A00`): parsed, not encoded a second time.
                 if let Ok(location) = object_store::path::Path::parse(&file.path) {
-                    piece.object_meta.location = location;
+                    whole.object_meta.location = location;
                 }
                 if let Some(t) = timestamp_ns_to_datetime(file.last_modified_ns) {
-                    piece.object_meta.last_modified = t.and_utc();
+                    whole.object_meta.last_modified = t.and_utc();
                 }
-                piece.partition_values.clone_from(&values[index]);
-                pieces.push(piece.with_extension(plan));
+                whole.partition_values.clone_from(&values[index]);
+                pieces.push(piece(file, &parts, whole)?);
             }
             Ok(FileGroup::new(pieces))
         })
@@ -362,6 +536,7 @@ mod tests {
             row_groups: rgs.to_vec(),
             partition_values: vec![],
             deleted: vec![],
+            chunk_bytes: 0,
         }
     }
 
@@ -371,7 +546,7 @@ mod tests {
         // rewritten in place must not be read with its old footer.
         let mut file = f("a", 2, &[0, 1]);
         file.last_modified_ns = 1_700_000_000_123_456_789;
-        let groups = file_groups(&[file], 1, &[]).unwrap();
+        let groups = file_groups(&[file], 1, &[], row_group_piece).unwrap();
         let meta = &groups[0].files()[0].object_meta;
         assert_eq!(
             meta.last_modified.timestamp_nanos_opt(),
@@ -382,7 +557,7 @@ mod tests {
     #[test]
     fn groups_are_contiguous_and_cover_everything() {
         let files = vec![f("a", 4, &[0, 2, 3]), f("b", 2, &[1])];
-        let groups = file_groups(&files, 2, &[]).unwrap();
+        let groups = file_groups(&files, 2, &[], row_group_piece).unwrap();
         assert_eq!(groups.len(), 2);
         let paths: Vec<Vec<String>> = groups
             .iter()
@@ -411,20 +586,83 @@ mod tests {
     fn files_carry_their_partition_values_typed() {
         let mut file = f("t/year=1995/region=EU/a", 1, &[0]);
         file.partition_values = vec![Some("1995".into()), None];
-        let groups = file_groups(&[file.clone()], 1, &[&DataType::Int32, &DataType::Utf8]).unwrap();
+        let groups = file_groups(
+            &[file.clone()],
+            1,
+            &[&DataType::Int32, &DataType::Utf8],
+            row_group_piece,
+        )
+        .unwrap();
         assert_eq!(
             groups[0].files()[0].partition_values,
             vec![ScalarValue::Int32(Some(1995)), ScalarValue::Utf8(None)]
         );
         file.partition_values = vec![Some("x".into()), None];
-        let e = file_groups(&[file], 1, &[&DataType::Int32, &DataType::Utf8]).unwrap_err();
+        let e = file_groups(
+            &[file],
+            1,
+            &[&DataType::Int32, &DataType::Utf8],
+            row_group_piece,
+        )
+        .unwrap_err();
         assert!(e.to_string().contains("partition value \"x\""), "{e}");
     }
 
     #[test]
     fn empty_assignment_is_one_empty_group() {
-        let groups = file_groups(&[], 4, &[]).unwrap();
+        let groups = file_groups(&[], 4, &[], row_group_piece).unwrap();
         assert_eq!(groups.len(), 1);
         assert!(groups[0].files().is_empty());
+    }
+
+    /// A text file of 1,000 bytes in chunks of 300: chunks 0-3.
+    fn chunked(rgs: &[usize]) -> FileRowGroups {
+        let mut file = f("t/a.jsonl", 4, rgs);
+        file.size = 1000;
+        file.chunk_bytes = 300;
+        file
+    }
+
+    fn ranges(groups: &[FileGroup]) -> Vec<Vec<Option<(i64, i64)>>> {
+        groups
+            .iter()
+            .map(|g| {
+                g.files()
+                    .iter()
+                    .map(|p| p.range.as_ref().map(|r| (r.start, r.end)))
+                    .collect()
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_text_files_chunks_are_read_as_the_byte_ranges_they_cover() {
+        // Two partitions: each reads one range of consecutive chunks; the
+        // last chunk ends at the file's end.
+        let groups = file_groups(&[chunked(&[1, 2, 3])], 2, &[], byte_range_piece).unwrap();
+        assert_eq!(
+            ranges(&groups),
+            vec![vec![Some((300, 900))], vec![Some((900, 1000))]]
+        );
+        // All chunks in one partition: the whole file, no range.
+        let groups = file_groups(&[chunked(&[0, 1, 2, 3])], 1, &[], byte_range_piece).unwrap();
+        assert_eq!(ranges(&groups), vec![vec![None]]);
+        // A file read whole: one part, no range.
+        let groups = file_groups(&[f("t/a.csv", 1, &[0])], 3, &[], byte_range_piece).unwrap();
+        assert_eq!(ranges(&groups), vec![vec![None]]);
+    }
+
+    #[test]
+    fn chunks_no_planner_makes_are_refused_naming_the_file() {
+        for (file, why) in [
+            (chunked(&[0, 2]), "not consecutive"),
+            (chunked(&[4]), "row group 4"),
+        ] {
+            let e = check_row_groups(&file)
+                .and_then(|()| file_groups(&[file], 1, &[], byte_range_piece))
+                .unwrap_err()
+                .to_string();
+            assert!(e.contains("t/a.jsonl") && e.contains(why), "{e}");
+        }
     }
 }

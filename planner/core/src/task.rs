@@ -90,7 +90,7 @@ pub fn attempt_stop_key(query_marker_key: &str, stage: u32, task: u32, attempt: 
     format!("{query_marker_key}-s{stage}-t{task}-a{attempt}")
 }
 
-/// The row groups a task reads from one scan.
+/// The row groups (or, of a text file, the byte ranges) a task reads from one scan.
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
 pub struct ScanAssignment {
     pub files: Vec<FileRowGroups>,
@@ -105,7 +105,7 @@ fn is_zero(n: &usize) -> bool {
     *n == 0
 }
 
-/// Some row groups of one Parquet file.
+/// Some row groups of one Parquet file, or some chunks of one text file.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct FileRowGroups {
     /// Object path within the scan's object store (no leading slash).
@@ -129,6 +129,18 @@ pub struct FileRowGroups {
     /// has any, ascending; the task skips them.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub deleted: Vec<crate::deleted_rows::DeletedRows>,
+    /// For a text file (CSV, JSON lines) read as byte ranges: the bytes of
+    /// each of its chunks, `row_groups` then naming chunks (chunk `i` the
+    /// bytes from `i` x this, the last one shorter) and `row_group_count`
+    /// their number; a task reads its consecutive chunks as one range. 0
+    /// for Parquet row groups and for a text file read whole (one "row
+    /// group", the file).
+    #[serde(default, skip_serializing_if = "is_zero_u64")]
+    pub chunk_bytes: u64,
+}
+
+fn is_zero_u64(n: &u64) -> bool {
+    *n == 0
 }
 
 /// What one shuffle-read leaf reads: output partition `i` of the read node
@@ -495,6 +507,7 @@ mod tests {
                     row_groups: vec![1, 3],
                     partition_values: vec![Some("1995".into()), None],
                     deleted: vec![],
+                    chunk_bytes: 0,
                 }],
                 partitions: 2,
             }],

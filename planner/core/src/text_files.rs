@@ -7,12 +7,13 @@ use std::sync::Arc;
 
 use arrow::datatypes::SchemaRef;
 use datafusion::common::tree_node::TreeNodeRecursion;
+use datafusion::datasource::source::DataSourceExec;
 use datafusion::error::Result;
 use datafusion::physical_expr::PhysicalExpr;
-use datafusion::physical_plan::DisplayFormatType;
 use datafusion::physical_plan::metrics::ExecutionPlanMetricsSet;
 use datafusion::physical_plan::projection::ProjectionExprs;
 use datafusion::physical_plan::proto::ExecutionPlanEncodeCtx;
+use datafusion::physical_plan::{DisplayFormatType, ExecutionPlan};
 use datafusion_datasource::file::FileSource;
 use datafusion_datasource::file_compression_type::FileCompressionType;
 use datafusion_datasource::file_scan_config::FileScanConfig;
@@ -45,6 +46,33 @@ pub trait TextKind: Clone + Send + Sync + 'static {
 
     /// What EXPLAIN says of the kind after DataFusion's scan description.
     fn fmt_extra(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result;
+}
+
+/// `Some` when `plan` scans text files of squall's (CSV, JSON): the scan,
+/// and whether its files may be read as byte ranges ([`text_splits`]).
+pub fn as_text_scan(plan: &Arc<dyn ExecutionPlan>) -> Option<(&DataSourceExec, bool)> {
+    let scan = plan.downcast_ref::<DataSourceExec>()?;
+    text_splits(scan).map(|splits| (scan, splits))
+}
+
+/// `Some` when `scan` reads text files of squall's: whether its files may
+/// be read as byte ranges (JSON lines, not compressed; a compressed file,
+/// a CSV file, whose quoted values may span lines, and a JSON array are
+/// read whole).
+pub fn text_splits(scan: &DataSourceExec) -> Option<bool> {
+    let config = scan.data_source().downcast_ref::<FileScanConfig>()?;
+    Some(text_kind_splits(scan)? && !config.file_compression_type.is_compressed())
+}
+
+/// `Some` when `scan` reads text files of squall's: whether files of its
+/// kind may be read as byte ranges when not compressed (JSON lines).
+pub fn text_kind_splits(scan: &DataSourceExec) -> Option<bool> {
+    use crate::csv_files::CsvFiles;
+    use crate::json_files::JsonFiles;
+    match scan.downcast_to_file_source::<CsvFiles>() {
+        Some((_, source)) => Some(source.kind.splits()),
+        None => Some(scan.downcast_to_file_source::<JsonFiles>()?.1.kind.splits()),
+    }
 }
 
 /// The files of a table of one [`TextKind`].

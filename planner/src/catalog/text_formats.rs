@@ -26,6 +26,8 @@ use object_store::{ObjectMeta, ObjectStore};
 use squall_core::csv_files::CsvFiles;
 use squall_core::json_files::JsonFiles;
 
+use super::csv_records::record_chunks;
+
 /// The fields of `a` and `b` (one file's and the earlier files'), a
 /// field in both of the type [`merged_type`] gives.
 fn merged_fields(a: &Fields, b: &Fields) -> std::result::Result<Fields, String> {
@@ -145,6 +147,53 @@ impl TextFilesFormat {
         }
         Ok(Arc::new(merged.unwrap_or_else(Schema::empty)))
     }
+
+    /// The schema of CSV `objects`' first rows, as DataFusion's inference
+    /// makes it (`CsvFormat::infer_schema`: each file's header and types,
+    /// the files' schemas merged), from chunks of each file that end
+    /// between records ([`record_chunks`]): a quoted value holding line
+    /// breaks is never cut.
+    async fn csv_schema(
+        format: &CsvFormat,
+        state: &dyn Session,
+        store: &Arc<dyn ObjectStore>,
+        objects: &[ObjectMeta],
+    ) -> Result<SchemaRef> {
+        use futures::{StreamExt, TryStreamExt};
+        use object_store::ObjectStoreExt;
+        let options = format.options();
+        let compression = FileCompressionType::from(options.compression);
+        let mut left = options.schema_infer_max_rec.unwrap_or(1000);
+        let mut schemas = Vec::new();
+        for object in objects {
+            let bytes = store
+                .get(&object.location)
+                .await?
+                .into_stream()
+                .map_err(DataFusionError::from)
+                .boxed();
+            let chunks = record_chunks(
+                compression.convert_stream(bytes)?,
+                options.quote,
+                options.escape,
+            );
+            let (schema, read) = format
+                .infer_schema_from_stream(state, left, chunks)
+                .await
+                .map_err(|e| {
+                    DataFusionError::Context(
+                        format!("Error when processing CSV file {}", object.location),
+                        Box::new(e),
+                    )
+                })?;
+            schemas.push(schema);
+            left -= read.min(left);
+            if left == 0 {
+                break;
+            }
+        }
+        Ok(Arc::new(Schema::try_merge(schemas)?))
+    }
 }
 
 #[async_trait]
@@ -171,7 +220,7 @@ impl FileFormat for TextFilesFormat {
             TextKind::Json { inner, arrays } => {
                 Self::json_schema(inner, *arrays, store, objects).await
             }
-            TextKind::Csv { inner, .. } => inner.infer_schema(state, store, objects).await,
+            TextKind::Csv { inner, .. } => Self::csv_schema(inner, state, store, objects).await,
         }
     }
 

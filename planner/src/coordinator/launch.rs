@@ -14,7 +14,7 @@ use std::time::Instant;
 use bytes::Bytes;
 use datafusion::error::{DataFusionError, Result};
 use squall_core::exchange::map_object_key;
-use squall_core::scan::{Leaf, leaves};
+use squall_core::scan::leaves;
 use squall_core::task::{ObjectLocation, PROTOCOL_VERSION, ScanAssignment, TaskSpec};
 
 use super::coalesce::Sizing;
@@ -194,7 +194,7 @@ pub(super) fn encode_task(
             // A single-task or hash stage with scans reads all of them in one place.
             let n = leaves(&stage.plan)
                 .iter()
-                .filter(|l| matches!(l, Leaf::ParquetScan(_)))
+                .filter(|l| l.is_file_scan())
                 .count();
             vec![ScanAssignment::default(); n]
         });

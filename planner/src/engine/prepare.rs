@@ -5,7 +5,7 @@
 use super::*;
 use crate::clustered::cluster;
 use crate::plan_check::LOST_PROPERTIES;
-use crate::split::ScanUnits;
+use crate::split::{ScanUnits, text_chunk_bytes, text_units};
 use crate::stages::{Stage, calls_volatile, estimated_rows, reuse_saves_scans, reuse_stages};
 use datafusion::error::DataFusionError;
 use datafusion::physical_plan::ExecutionPlan;
@@ -305,7 +305,9 @@ fn other_source_bytes(plan: &Arc<dyn ExecutionPlan>) -> u64 {
             .map(other_source_bytes)
             .fold(0, u64::saturating_add);
     }
+    // File scans' parts are counted with their units (`scan_units`).
     if squall_core::scan::as_parquet_scan(plan).is_some()
+        || squall_core::scan::as_text_scan(plan).is_some()
         || plan.is::<EmptyExec>()
         || plan.is::<PlaceholderRowExec>()
     {
@@ -490,7 +492,7 @@ impl Planner {
                 let planned: Vec<usize> = leaves(&stage.plan)
                     .into_iter()
                     .filter_map(|leaf| match leaf {
-                        Leaf::ParquetScan(scan) => Some(
+                        Leaf::ParquetScan(scan) | Leaf::TextScan(scan) => Some(
                             ExecutionPlan::properties(scan)
                                 .partitioning
                                 .partition_count(),
@@ -538,7 +540,8 @@ impl Planner {
         Ok((staged, job))
     }
 
-    /// The row groups every Parquet scan of every stage reads, per stage.
+    /// The parts every file scan of every stage reads, per stage: a
+    /// Parquet scan's row groups, a text scan's files or chunks of them.
     async fn scan_units(
         &self,
         staged: &StagedPlan,
@@ -548,8 +551,8 @@ impl Planner {
         for stage in &staged.stages {
             let mut units = Vec::new();
             for leaf in leaves(&stage.plan) {
-                if let Leaf::ParquetScan(scan) = leaf {
-                    units.push(
+                match leaf {
+                    Leaf::ParquetScan(scan) => units.push(
                         scan_units(
                             scan,
                             &self.runtime,
@@ -558,7 +561,14 @@ impl Planner {
                             squall.scan.prune_row_groups,
                         )
                         .await?,
-                    );
+                    ),
+                    Leaf::TextScan(scan) => units.push(text_units(
+                        scan,
+                        squall_core::text_files::text_splits(scan).unwrap_or(false),
+                        text_chunk_bytes(squall.scan.target_task_bytes),
+                        &self.partitions,
+                    )?),
+                    Leaf::ShuffleRead(_) | Leaf::Other(_) => {}
                 }
             }
             out.push(units);

@@ -193,6 +193,7 @@ pub fn assign_in_order(
                         row_groups: Vec::new(),
                         partition_values: unit.partition_values.clone(),
                         deleted: Vec::new(),
+                        chunk_bytes: 0,
                     });
                 file.row_groups.push(unit.row_group);
                 file.deleted.extend(unit.deleted.clone());

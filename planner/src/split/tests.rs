@@ -13,6 +13,7 @@ fn units(sizes: &[(&str, u64)]) -> ScanUnits {
             rows: 10,
             partition_values: vec![],
             deleted: None,
+            chunk_bytes: 0,
         });
     }
     s

@@ -130,7 +130,11 @@ async fn embedded_a_query_stays_staged_when_its_copies_read_much() {
     for (sql, staged) in [(revenue_max.as_str(), true), (small_copies, false)] {
         let plan = explained(&engine, sql).await;
         assert_eq!(plan.contains(REUSED), staged, "{sql}\n{plan}");
-        assert_eq!(plan.contains("single (one process)"), !staged, "{sql}\n{plan}");
+        assert_eq!(
+            plan.contains("single (one process)"),
+            !staged,
+            "{sql}\n{plan}"
+        );
         let expected = single_node_csv(&reference, sql).await;
         assert_same("embedded", &expected, &squall_csv(&engine, sql).await, sql);
     }

@@ -306,3 +306,140 @@ async fn json_fields_of_mixed_types_and_json_arrays_are_read() {
         .to_string();
     assert!(err.contains("broken/a.json"), "{err}");
 }
+
+/// A text table's scan is dealt to tasks as Parquet row groups are: files
+/// of JSON lines in chunks of bytes (each task reading the lines that begin
+/// in its range), CSV, compressed and JSON-array files whole, one task or
+/// another each. Chunk edges land at a line's start, one byte into it, on
+/// its line break and one byte before: no line is lost or read twice.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn text_scans_are_dealt_to_tasks_by_files_and_byte_ranges() {
+    use std::io::Write;
+    let dir = tempfile::tempdir().unwrap();
+    let put = |path: &str, bytes: &[u8]| {
+        let path = dir.path().join(path);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, bytes).unwrap();
+    };
+    // Lines of exactly `len` bytes, line break included.
+    let line = |id: u64, len: usize| {
+        let head = format!("{{\"id\":{id},\"g\":\"g{}\",\"p\":\"", id % 7);
+        let pad = len - head.len() - 3;
+        format!("{head}{}\"}}\n", "x".repeat(pad))
+    };
+    // 64 KiB chunks (a quarter of the task target); 64-byte lines after a
+    // first line of 1,535 to 1,538 bytes: every chunk edge (a multiple of
+    // 65,536) lands at the same place in a line, a different one per file.
+    let mut id = 0u64;
+    for (f, first) in [1535usize, 1536, 1537, 1538].into_iter().enumerate() {
+        let mut text = line(id, first);
+        id += 1;
+        for _ in 0..20_000 {
+            text.push_str(&line(id, 64));
+            id += 1;
+        }
+        if f == 3 {
+            text.pop(); // the last line without its line break
+        }
+        put(&format!("lines/part{f}.jsonl"), text.as_bytes());
+    }
+    let total = id;
+    let gzip = |text: &str| {
+        let mut w = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+        w.write_all(text.as_bytes()).unwrap();
+        w.finish().unwrap()
+    };
+    for day in 0..6u64 {
+        let body: String = (0..400)
+            .map(|i| format!("{},k{},\"a, \"\"b\"\"\nc{i}\"\n", day * 400 + i, i % 5))
+            .collect();
+        put(
+            &format!("sales/day={day}/part.csv"),
+            format!("id,k,note\n{body}").as_bytes(),
+        );
+        let lines: String = (0..300).map(|i| line(day * 300 + i, 40)).collect();
+        put(&format!("zipped/part{day}.jsonl.gz"), &gzip(&lines));
+        let array: Vec<String> = (0..50)
+            .map(|i| format!("{{\"id\":{},\"v\":{i}}}", day * 50 + i))
+            .collect();
+        put(
+            &format!("arrays/part{day}.json"),
+            format!("[{}]", array.join(",\n")).as_bytes(),
+        );
+    }
+    // One CSV file of many reads, its quoted values holding line breaks:
+    // its types are inferred from chunks that end between records.
+    let long: String = (0..20_000)
+        .map(|i| format!("{i},\"line {i}\nof \"\"{i}\"\"\"\n"))
+        .collect();
+    put("long/p.csv", format!("id,note\n{long}").as_bytes());
+    let engine = engine(
+        dir.path(),
+        &[
+            ("squall.scan.target_task_bytes", "262144"),
+            ("squall.scan.min_tasks", "4"),
+        ],
+    )
+    .await;
+    let reference = single_node(dir.path()).await;
+    let sum: u64 = (0..total).sum();
+    for (sql, want) in [
+        (
+            "select count(*) as n, count(distinct id) as d, sum(id) as s, min(id) as lo, max(id) as hi from lines",
+            Some(format!(
+                "n,d,s,lo,hi\n{total},{total},{sum},0,{}\n",
+                total - 1
+            )),
+        ),
+        (
+            "select g, count(*) as n, sum(id) as s from lines group by g order by g",
+            None,
+        ),
+        (
+            "select day, k, count(*) as n, sum(id) as s, min(note) as m from sales group by 1, 2 order by 1, 2",
+            None,
+        ),
+        (
+            "select count(*) as n, count(distinct id) as d, sum(id) as s from zipped",
+            Some("n,d,s\n1800,1800,1619100\n".to_string()),
+        ),
+        (
+            "select v, count(*) as n, sum(id) as s from arrays group by v order by v",
+            None,
+        ),
+        (
+            "select count(*) as n from lines l join zipped z on l.id = z.id and l.g = z.g",
+            Some("n\n1800\n".to_string()),
+        ),
+        (
+            "select count(*) as n, count(distinct note) as d, sum(id) as s, max(note) as m from long",
+            Some("n,d,s,m\n20000,20000,199990000,\"line 9999\nof \"\"9999\"\"\"\n".to_string()),
+        ),
+    ] {
+        let got = squall_csv(&engine, sql).await;
+        assert_eq!(got, single_node_csv(&reference, sql).await, "{sql}");
+        if let Some(want) = want {
+            assert_eq!(got, want, "{sql}");
+        }
+    }
+    // The scan stages run as many tasks: the lines' by their chunks, the
+    // others' by their files.
+    for (table, at_least) in [("lines", 16), ("sales", 4), ("zipped", 4), ("arrays", 4)] {
+        let sql = format!("select count(*) from {table} where id % 3 = 0");
+        let profile = engine.sql(&sql).await.unwrap().profile.unwrap();
+        let scan = profile
+            .stage_profiles
+            .iter()
+            .filter(|s| s.layout == "scan")
+            .map(|s| s.tasks)
+            .max();
+        assert!(scan >= Some(at_least), "{table}: scan tasks {scan:?}");
+    }
+    let plan = squall_csv(&engine, "explain select g, count(*) from lines group by g").await;
+    assert!(
+        plan.contains("4 text files, 4 of them in 80 chunks read as byte ranges"),
+        "{plan}"
+    );
+    let plan = squall_csv(&engine, "explain select k, count(*) from sales group by k").await;
+    assert!(plan.contains("6 text files, each read whole"), "{plan}");
+}
