@@ -316,6 +316,13 @@ fn aws_path_on_emulated_lambda_s3_and_sqs() {
         t.elapsed().as_secs_f64()
     );
 
+    let t = Instant::now();
+    partitioned::text_tables(&stack);
+    eprintln!(
+        "aws_emulated: text tables in byte ranges and whole files through s3:// in {:.1}s",
+        t.elapsed().as_secs_f64()
+    );
+
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
