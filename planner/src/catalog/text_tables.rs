@@ -247,9 +247,11 @@ async fn sniffed<T: Clone>(
                 store: "catalog",
                 source: Box::new(e),
             })?;
-    let head = store
-        .get_range(&file.location, 0..file.size.min(65_536))
-        .await?;
+    // An empty file has no range to ask for (a GET of bytes 0-0 fails).
+    let head = match file.size {
+        0 => bytes::Bytes::new(),
+        size => store.get_range(&file.location, 0..size.min(65_536)).await?,
+    };
     let known = read(&head);
     memory.put(key, known.clone());
     Ok(known)

@@ -367,6 +367,11 @@ async fn text_scans_are_dealt_to_tasks_by_files_and_byte_ranges() {
             format!("[{}]", array.join(",\n")).as_bytes(),
         );
     }
+    // Empty files beside others, and alone.
+    put("blank/a.csv", b"");
+    put("blank/b.csv", b"id,v\n1,x\n2,y\n");
+    put("blank/c.csv", b"");
+    put("void/a.jsonl", b"");
     // One CSV file of many reads, its quoted values holding line breaks:
     // its types are inferred from chunks that end between records.
     let long: String = (0..20_000)
@@ -435,6 +440,16 @@ async fn text_scans_are_dealt_to_tasks_by_files_and_byte_ranges() {
             .max();
         assert!(scan >= Some(at_least), "{table}: scan tasks {scan:?}");
     }
+    assert_eq!(
+        squall_csv(&engine, "select count(*) as n, max(v) as m from blank").await,
+        "n,m\n2,y\n"
+    );
+    let err = engine
+        .sql("select count(*) from void")
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("void") && !err.contains("range"), "{err}");
     let plan = squall_csv(&engine, "explain select g, count(*) from lines group by g").await;
     assert!(
         plan.contains("4 text files, 4 of them in 80 chunks read as byte ranges"),
