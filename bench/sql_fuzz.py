@@ -3,7 +3,7 @@
 
 usage:
   sql_fuzz.py [--squall BIN] [--seed N] [--queries N] [--duckdb] [--parallel N]
-             [--staged-config KEY=VALUE] [--log FILE] [--data DIR]
+             [--staged-config KEY=VALUE] [--log FILE] [--data DIR] [--text]
 
 Writes small tables with the layouts that break distributed plans (NULL
 keys, duplicate join keys, skewed groups, empty strings, negative and NULL
@@ -27,8 +27,10 @@ the rows kept are decided). Needs pyarrow and trino.
 """
 import argparse
 import concurrent.futures
+import csv
 import datetime
 import decimal
+import json
 import math
 import os
 import random
@@ -45,9 +47,11 @@ import pyarrow.parquet as pq
 import trino
 
 
-def write_tables(root, rnd):
+def write_tables(root, rnd, text=False):
     """Four tables: a fact `f`, a small dimension `g` with duplicate
-    keys, a many-to-many `h`, a Hive-partitioned `e`; NULLs in every key."""
+    keys, a many-to-many `h`, a Hive-partitioned `e`; NULLs in every key.
+    With `text`, `g` is a CSV file and `h` two files of JSON lines (its
+    timestamps text), read over tasks by files and byte ranges."""
     def maybe(value, p=0.07):
         return None if rnd.random() < p else value
 
@@ -86,8 +90,14 @@ def write_tables(root, rnd):
         "w": [maybe(rnd.randrange(-3, 1000)) for _ in range(80)],
     }
     os.makedirs(f"{root}/g")
-    pq.write_table(pa.table(g, schema=pa.schema([("k1", pa.int32()), ("name", pa.string()), ("w", pa.int64())])),
-                   f"{root}/g/g.parquet", row_group_size=20)
+    if text:
+        with open(f"{root}/g/g.csv", "w", newline="") as out:
+            w = csv.writer(out)
+            w.writerow(g.keys())
+            w.writerows(zip(*g.values()))
+    else:
+        pq.write_table(pa.table(g, schema=pa.schema([("k1", pa.int32()), ("name", pa.string()), ("w", pa.int64())])),
+                       f"{root}/g/g.parquet", row_group_size=20)
 
     m = 1500
     h = {
@@ -101,8 +111,17 @@ def write_tables(root, rnd):
     os.makedirs(f"{root}/h")
     ht = pa.table(h, schema=pa.schema([("k2", pa.string()), ("k1", pa.int64()), ("x", pa.int64()), ("y", pa.float64()),
                                  ("ts", pa.timestamp("us"))]))
-    pq.write_table(ht.slice(0, 700), f"{root}/h/a.parquet", row_group_size=200)
-    pq.write_table(ht.slice(700), f"{root}/h/b.parquet", row_group_size=500)
+    if text:
+        rows = [dict(zip(h.keys(), values)) for values in zip(*h.values())]
+        for name, part in (("a", rows[:700]), ("b", rows[700:])):
+            with open(f"{root}/h/{name}.jsonl", "w") as out:
+                for row in part:
+                    if row["ts"] is not None:
+                        row["ts"] = row["ts"].strftime("%Y-%m-%d %H:%M:%S")
+                    out.write(json.dumps(row) + "\n")
+    else:
+        pq.write_table(ht.slice(0, 700), f"{root}/h/a.parquet", row_group_size=200)
+        pq.write_table(ht.slice(700), f"{root}/h/b.parquet", row_group_size=500)
 
     # A Hive-partitioned table: a DATE and a VARCHAR partition column, a
     # folder for NULL, partitions of one row and of many.
@@ -723,6 +742,8 @@ def main():
     ap.add_argument("--duckdb", action="store_true",
                     help="also compare the one-task answer with DuckDB's (an engine of its own; "
                          "a query DuckDB refuses is skipped, one squall alone refuses is listed)")
+    ap.add_argument("--text", action="store_true",
+                    help="write `g` as CSV and `h` as JSON lines (not with --duckdb)")
     ap.add_argument("--log", help="append each query to this file before it runs")
     ap.add_argument("--data", help="write the tables here (kept) instead of a temporary folder")
     ap.add_argument("--staged-config", action="append", default=[], metavar="KEY=VALUE",
@@ -737,7 +758,11 @@ def main():
     data = args.data or tempfile.mkdtemp(prefix="squall-fuzz-")
     if os.path.exists(data):
         shutil.rmtree(data)
-    write_tables(data, rnd)
+    if args.text and args.duckdb:
+        ap.error("--text tables are not read by the DuckDB reference")
+    write_tables(data, rnd, args.text)
+    if args.text:
+        COLUMNS["h"]["ts"] = "str"
     limit = "squall.query.timeout_secs=60"
     # Small batches: DataFusion must answer alike whatever their size.
     one, one_port = serve(args.squall, data, [limit, "datafusion.execution.batch_size=37"])

@@ -306,6 +306,20 @@ pub async fn scan_footers(
     Ok((Arc::clone(config.file_schema()), footers, deleted))
 }
 
+/// The bytes of the files `config` reads: a file split into byte ranges
+/// counts each range once.
+pub fn listed_bytes(config: &FileScanConfig) -> u64 {
+    config
+        .file_groups
+        .iter()
+        .flat_map(|g| g.files())
+        .map(|f| match &f.range {
+            Some(r) => (r.end - r.start).max(0) as u64,
+            None => f.object_meta.size,
+        })
+        .sum()
+}
+
 /// The files of a scan, each once: the planner may have split one file
 /// into byte ranges.
 fn listed_once(config: &FileScanConfig) -> Vec<&PartitionedFile> {

@@ -317,16 +317,7 @@ fn other_source_bytes(plan: &Arc<dyn ExecutionPlan>) -> u64 {
         return u64::MAX;
     };
     if let Some(files) = source.data_source().downcast_ref::<FileScanConfig>() {
-        return files
-            .file_groups
-            .iter()
-            .flat_map(|g| g.files())
-            .map(|f| match &f.range {
-                // A file split into byte ranges counts each range once.
-                Some(r) => (r.end - r.start).max(0) as u64,
-                None => f.object_meta.size,
-            })
-            .sum();
+        return crate::split::listed_bytes(files);
     }
     if let Some(memory) = source.data_source().downcast_ref::<MemorySourceConfig>() {
         return memory

@@ -179,17 +179,7 @@ fn file_bytes(plan: &Arc<dyn ExecutionPlan>) -> u64 {
     let own = plan
         .downcast_ref::<DataSourceExec>()
         .and_then(|s| s.data_source().downcast_ref::<FileScanConfig>())
-        .map(|files| {
-            files
-                .file_groups
-                .iter()
-                .flat_map(|g| g.files())
-                .map(|f| match &f.range {
-                    Some(r) => (r.end - r.start).max(0) as u64,
-                    None => f.object_meta.size,
-                })
-                .sum::<u64>()
-        })
+        .map(crate::split::listed_bytes)
         .unwrap_or(0);
     plan.children()
         .into_iter()

@@ -186,19 +186,24 @@ print(first['o_year'], first['o_orderpriority'])
 /// `sql`'s answer as CSV through `squall query` on `backend` over `catalog`
 /// (`what` names the run in a failure).
 fn query_csv(stack: &Stack, what: &str, backend: &str, catalog: &str, sql: &str) -> String {
-    ok_stdout(
-        what,
-        stack.squall(&[
-            "query",
-            "--backend",
-            backend,
-            "--catalog",
-            catalog,
-            "--format",
-            "csv",
-            sql,
-        ]),
-    )
+    query_csv_with(stack, what, backend, catalog, &[], sql)
+}
+
+/// [`query_csv`] with `settings` (`KEY=VALUE`, each a `--config`).
+fn query_csv_with(
+    stack: &Stack,
+    what: &str,
+    backend: &str,
+    catalog: &str,
+    settings: &[&str],
+    sql: &str,
+) -> String {
+    let mut args = vec!["query", "--backend", backend, "--catalog", catalog];
+    for setting in settings {
+        args.extend(["--config", setting]);
+    }
+    args.extend(["--format", "csv", sql]);
+    ok_stdout(what, stack.squall(&args))
 }
 
 pub fn partitioned_tables(stack: &Stack) {
@@ -356,28 +361,12 @@ for folder, _, files in os.walk(root):
         .expect("python3 with boto3");
     ok_stdout("uploading text tables", out);
     // Staged (not one task for a small query), over tasks of 256 KiB.
-    let (staged, small_tasks) = (
+    let settings = [
         "squall.query.single_task_bytes=0",
         "squall.scan.target_task_bytes=262144",
-    );
+    ];
     let run = |backend: &str, catalog: &str, sql: &str| {
-        ok_stdout(
-            backend,
-            stack.squall(&[
-                "query",
-                "--backend",
-                backend,
-                "--catalog",
-                catalog,
-                "--config",
-                staged,
-                "--config",
-                small_tasks,
-                "--format",
-                "csv",
-                sql,
-            ]),
-        )
+        query_csv_with(stack, backend, backend, catalog, &settings, sql)
     };
     let local = root.display().to_string();
     for sql in [
