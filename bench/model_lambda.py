@@ -398,9 +398,11 @@ def lambda_query(base_q, small_q, plan, scale, workers, memory_mb, partitions, c
                 filter_gets += 1
                 spent["key filters"] += t
             if st["is_scan"]:
-                before, overlapped, k = scan_io(lat, p, scan_bytes, rg_per_task, mbps)
+                first, rest, k = scan_io(lat, p, scan_bytes, rg_per_task, mbps)
+                before += first
+                overlapped += rest
                 scan_gets += k
-                spent["scan first window"] += before
+                spent["scan first window"] += first
             if map_outputs:
                 first = lat.get()
                 k = fetches_in_flight(p, map_outputs, in_bytes / map_outputs)

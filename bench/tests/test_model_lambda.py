@@ -155,6 +155,13 @@ class Lambda(unittest.TestCase):
         tasks = big["stages"][1]["tasks"]
         self.assertEqual(big["stages"][1]["filter_gets"], tasks)
         self.assertGreater(big["spent_ms"]["key filters"], tasks * 4 * 2**20 / (p["function_mb_per_s"] * 1000.0))
+        # A scan task waits for the filter before its first window: its
+        # length grows by at least the filter's bytes at the function's rate.
+        base["profile"]["filters"] = []
+        _, none = ml.lambda_query(base, None, g, 1000, 1000, 1769, 1000, 1.0, 10, random.Random(1), p, 0.0, 0)
+        self.assertEqual(none["stages"][1]["filter_gets"], 0)
+        self.assertGreater(big["stages"][1]["task_ms_mean"] - none["stages"][1]["task_ms_mean"],
+                           4 * 2**20 / (p["function_mb_per_s"] * 1000.0))
 
     def test_hedged_reads_cut_the_tail(self):
         # Half the reads hit the 1-3 s tail; a hedged read is answered by
