@@ -30,6 +30,16 @@
 //! final one; Q7: supplier rows of other nations in the supplier scan, not
 //! after the shuffle of their join with lineitem).
 //!
+//! The publishing side need not be one stage's output: where it is built
+//! in the join's stage from other stages' outputs (an inner join of two,
+//! an aggregation grouped by the keys), the smallest stage its keys can be
+//! followed to publishes, since every key of the side is one of that
+//! stage's keys (TPC-H Q17 at scale: parts and their line items are joined
+//! in the stage that finishes the average quantity per part, and the parts'
+//! stage publishes for that join too). A stage already publishing the same
+//! keys for another join publishes them once for both; a target the
+//! source itself waits for (through reads or filters) is left unfiltered.
+//!
 //! A filter is placed when the publishing side is estimated at most
 //! `1 / squall.bloom.min_size_ratio` of the other side, and at most
 //! `squall.bloom.max_source_fraction` of the largest table it derives from (a
@@ -49,23 +59,18 @@ use std::sync::Arc;
 use datafusion::common::{JoinType, NullEquality};
 use datafusion::error::Result;
 use datafusion::physical_expr::PhysicalExpr;
-use datafusion::physical_expr::expressions::Column;
-use datafusion::physical_plan::aggregates::AggregateExec;
-use datafusion::physical_plan::filter::FilterExec;
 use datafusion::physical_plan::joins::HashJoinExec;
-use datafusion::physical_plan::projection::ProjectionExec;
 use datafusion::physical_plan::sorts::sort::SortExec;
-use datafusion::physical_plan::{
-    ChildrenPropertiesMode, ExecutionPlan, ReplaceChildrenOptions, StatisticsArgs,
-    StatisticsContext,
-};
+use datafusion::physical_plan::{ExecutionPlan, StatisticsArgs, StatisticsContext};
 use serde::Serialize;
 use squall_core::config::BloomOptions;
-use squall_core::exec::{NullableSideExec, ReadMode, ShuffleReadExec, ShuffleWriteExec};
-use squall_core::key_filter::KeyFilterExec;
+use squall_core::exec::{ReadMode, ShuffleReadExec, ShuffleWriteExec};
 use squall_core::scan::{Leaf, leaves};
 
 use crate::stages::StagedPlan;
+
+mod follow;
+use follow::{follow_targets, follow_to_read, sink_filter};
 
 /// One filter placed: `source` publishes keys, `target` applies them.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -111,15 +116,28 @@ pub fn place_key_filters(
         for join in joins {
             if let Some(mut c) = candidate(staged, stage.id, join, options, max_build_rows, &base) {
                 // A stage publishes one key set and applies one filter.
-                let busy = |id: u32| {
+                let busy = |candidates: &[Candidate], id: u32| {
                     candidates.iter().any(|o| {
                         o.placement.source == id || o.targets.iter().any(|(t, _)| *t == id)
                     })
                 };
-                if busy(c.placement.source) {
+                // Waiting for the source must not close a cycle: a target
+                // the source itself waits for (through reads or filters).
+                c.targets.retain(|(t, _)| {
+                    !busy(&candidates, *t)
+                        && !waits_for(staged, &candidates, c.placement.source, *t)
+                });
+                // The source already publishes these very keys for another
+                // join: its key set serves this one's targets too.
+                if let Some(same) = candidates.iter_mut().find(|o| {
+                    o.placement.source == c.placement.source && o.source_keys == c.source_keys
+                }) {
+                    same.targets.append(&mut c.targets);
                     continue;
                 }
-                c.targets.retain(|(t, _)| !busy(*t));
+                if busy(&candidates, c.placement.source) {
+                    continue;
+                }
                 if let Some((first, _)) = c.targets.first() {
                     c.placement.target = *first;
                     candidates.push(c);
@@ -224,21 +242,25 @@ fn candidate(
         _ => false,
     };
     let jt = *join.join_type();
-    // One side publishes (it must be a whole stage's output, read hashed or
-    // broadcast); the other side's keys are followed to the stages feeding it.
+    // One side publishes (a whole stage's output, read hashed or broadcast,
+    // or the stage it is built from that `publisher` picks); the other
+    // side's keys are followed to the stages feeding it.
     let orient = |source_side: &Arc<dyn ExecutionPlan>,
                   source_keys: &Keys,
                   target_side: &Arc<dyn ExecutionPlan>,
                   target_keys: &Keys|
      -> Option<Candidate> {
-        let source = stage_read(source_side)?;
         // A stage read twice (`crate::stages::reuse_stages`) keeps its rows:
         // its other reader may need those this join drops.
         let targets: Vec<(u32, Keys)> = follow_targets(target_side, target_keys)
             .into_iter()
-            .filter(|(t, _)| *t != source && staged.reads_of(*t) == 1)
+            .filter(|(t, _)| staged.reads_of(*t) == 1)
             .collect();
         let target_rows = targets.iter().filter_map(|(t, _)| est(*t)).max();
+        let (source, source_keys) = publisher(source_side, source_keys, &|id| {
+            worth(id, est(id), target_rows).then(|| est(id).unwrap_or(usize::MAX))
+        })?;
+        let targets: Vec<(u32, Keys)> = targets.into_iter().filter(|(t, _)| *t != source).collect();
         let source_rows = est(source);
         if targets.is_empty() || !worth(source, source_rows, target_rows) {
             return None;
@@ -252,7 +274,7 @@ fn candidate(
                 source_est_rows: source_rows,
                 target_est_rows: target_rows,
             },
-            source_keys: source_keys.clone(),
+            source_keys,
             targets,
         })
     };
@@ -264,215 +286,6 @@ fn candidate(
             .then(|| orient(join.right(), &right_keys, join.left(), &left_keys))
             .flatten()
     })
-}
-
-/// The stages feeding `plan` whose rows may be filtered by `keys` (over
-/// `plan`'s output), with the keys as columns of what each writes: hash
-/// shuffle reads reached through [`map_through`] and through both inputs
-/// of inner joins the keys pass through.
-fn follow_targets(plan: &Arc<dyn ExecutionPlan>, keys: &Keys) -> Vec<(u32, Keys)> {
-    if let Some(r) = plan.downcast_ref::<ShuffleReadExec>() {
-        return if r.mode() == ReadMode::Hash {
-            vec![(r.stage(), keys.clone())]
-        } else {
-            vec![]
-        };
-    }
-    if let Some(join) = plan.downcast_ref::<HashJoinExec>() {
-        let (left, right) = through_inner_join(join, keys);
-        let mut out = Vec::new();
-        if let Some(k) = left {
-            out.extend(follow_targets(join.left(), &k));
-        }
-        if let Some(k) = right {
-            out.extend(follow_targets(join.right(), &k));
-        }
-        return out;
-    }
-    match map_through(plan, keys) {
-        Some((child, child_keys)) => follow_targets(&child, &child_keys),
-        None => vec![],
-    }
-}
-
-/// `keys` (over an inner join's output) as columns of its left and of its
-/// right input, where they can be: a key that is a column of one input is
-/// also, through the join condition, the paired column of the other. For
-/// other joins (whose output keeps unmatched rows, or only one side) nothing.
-fn through_inner_join(join: &HashJoinExec, keys: &Keys) -> (Option<Keys>, Option<Keys>) {
-    // (A residual filter only removes more output rows: it does not matter.)
-    if *join.join_type() != JoinType::Inner
-        || join.null_equality() != NullEquality::NullEqualsNothing
-    {
-        return (None, None);
-    }
-    let left_len = join.left().schema().fields().len();
-    let col = |e: &Arc<dyn PhysicalExpr>| e.downcast_ref::<Column>().map(|c| c.index());
-    let mut left_keys = Some(Keys::new());
-    let mut right_keys = Some(Keys::new());
-    for k in keys {
-        let Some(out) = col(k) else {
-            return (None, None);
-        };
-        // Output column -> column of left ++ right.
-        let joined = match join.projection.as_ref() {
-            Some(p) => match p.get(out) {
-                Some(i) => *i,
-                None => return (None, None),
-            },
-            None => out,
-        };
-        let (own_left, own_right) = if joined < left_len {
-            let c = Arc::new(Column::new(
-                join.left().schema().field(joined).name(),
-                joined,
-            )) as Arc<dyn PhysicalExpr>;
-            let paired = join
-                .on()
-                .iter()
-                .find(|(l, _)| col(l) == Some(joined))
-                .map(|(_, r)| Arc::clone(r));
-            (Some(c), paired)
-        } else {
-            let i = joined - left_len;
-            let c = Arc::new(Column::new(join.right().schema().field(i).name(), i))
-                as Arc<dyn PhysicalExpr>;
-            let paired = join
-                .on()
-                .iter()
-                .find(|(_, r)| col(r) == Some(i))
-                .map(|(l, _)| Arc::clone(l));
-            (paired, Some(c))
-        };
-        match (own_left, left_keys.as_mut()) {
-            (Some(c), Some(v)) => v.push(c),
-            _ => left_keys = None,
-        }
-        match (own_right, right_keys.as_mut()) {
-            (Some(c), Some(v)) => v.push(c),
-            _ => right_keys = None,
-        }
-    }
-    (left_keys, right_keys)
-}
-
-/// `keys` (over `plan`'s output) as columns of `plan`'s single child, when a
-/// row of the child whose keys cannot match yields no output row of `plan`
-/// that could (so the filter may run below `plan`).
-fn map_through(
-    plan: &Arc<dyn ExecutionPlan>,
-    keys: &Keys,
-) -> Option<(Arc<dyn ExecutionPlan>, Keys)> {
-    let column = |k: &Arc<dyn PhysicalExpr>| k.downcast_ref::<Column>().map(|c| c.index());
-    let remap = |input: &Arc<dyn ExecutionPlan>,
-                 f: &dyn Fn(usize) -> Option<Arc<dyn PhysicalExpr>>| {
-        let mapped = keys
-            .iter()
-            .map(|k| column(k).and_then(f))
-            .collect::<Option<Keys>>()?;
-        Some((Arc::clone(input), mapped))
-    };
-    if let Some(p) = plan.downcast_ref::<ProjectionExec>() {
-        return remap(p.input(), &|i| {
-            let e = &p.expr().get(i)?.expr;
-            e.downcast_ref::<Column>().map(|_| Arc::clone(e))
-        });
-    }
-    if let Some(a) = plan.downcast_ref::<AggregateExec>() {
-        // Groups are per key value: dropping every row of a key drops its group.
-        if !a.group_expr().is_single() {
-            return None;
-        }
-        let groups = a.group_expr().expr();
-        return remap(a.input(), &|i| {
-            let (e, _) = groups.get(i)?;
-            e.downcast_ref::<Column>().map(|_| Arc::clone(e))
-        });
-    }
-    if let Some(f) = plan.downcast_ref::<FilterExec>() {
-        let input_schema = f.input().schema();
-        return remap(f.input(), &|i| {
-            let src = match f.projection() {
-                Some(p) => *p.get(i)?,
-                None => i,
-            };
-            let field = input_schema.fields().get(src)?;
-            Some(Arc::new(Column::new(field.name(), src)) as Arc<dyn PhysicalExpr>)
-        });
-    }
-    if let Some(sort) = plan.downcast_ref::<SortExec>()
-        && sort.fetch().is_none()
-    {
-        return Some((Arc::clone(sort.input()), keys.clone()));
-    }
-    if let Some(side) = plan.downcast_ref::<NullableSideExec>() {
-        return Some((Arc::clone(side.input()), keys.clone()));
-    }
-    None
-}
-
-/// Follow `keys` down from `plan` to a hash shuffle read: its stage and the
-/// keys as columns of what that stage writes. Through inner joins too, on
-/// the side [`sink_filter`] would filter (the probe side when the keys
-/// reach it, else the build side): a row dropped in the stage that writes
-/// that side is one the join would never have matched, and it is not
-/// shuffled (TPC-H Q7: the supplier rows of other nations leave the
-/// supplier scan's stage, not the join with lineitem after its shuffle).
-fn follow_to_read(plan: &Arc<dyn ExecutionPlan>, keys: &Keys) -> Option<(u32, Keys)> {
-    if let Some(r) = plan.downcast_ref::<ShuffleReadExec>() {
-        return (r.mode() == ReadMode::Hash).then(|| (r.stage(), keys.clone()));
-    }
-    if let Some(join) = plan.downcast_ref::<HashJoinExec>() {
-        return match through_inner_join(join, keys) {
-            (_, Some(k)) => follow_to_read(join.right(), &k),
-            (Some(k), None) => follow_to_read(join.left(), &k),
-            (None, None) => None,
-        };
-    }
-    let (child, child_keys) = map_through(plan, keys)?;
-    follow_to_read(&child, &child_keys)
-}
-
-/// `plan` with a [`KeyFilterExec`] as deep as the keys can be followed.
-fn sink_filter(
-    plan: &Arc<dyn ExecutionPlan>,
-    keys: &Keys,
-    source: u32,
-) -> Result<Arc<dyn ExecutionPlan>> {
-    if let Some((child, child_keys)) = map_through(plan, keys) {
-        let sunk = sink_filter(&child, &child_keys, source)?;
-        return Arc::clone(plan).replace_children(
-            vec![sunk],
-            ReplaceChildrenOptions::new(ChildrenPropertiesMode::Recompute),
-        );
-    }
-    // Below an inner join, on its probe (right) side when the keys reach it,
-    // else on its build side: rows dropped there never meet the other side.
-    if let Some(join) = plan.downcast_ref::<HashJoinExec>() {
-        let (left, right) = through_inner_join(join, keys);
-        let children = match (left, right) {
-            (_, Some(k)) => Some(vec![
-                Arc::clone(join.left()),
-                sink_filter(join.right(), &k, source)?,
-            ]),
-            (Some(k), None) => Some(vec![
-                sink_filter(join.left(), &k, source)?,
-                Arc::clone(join.right()),
-            ]),
-            (None, None) => None,
-        };
-        if let Some(children) = children {
-            return Arc::clone(plan).replace_children(
-                children,
-                ReplaceChildrenOptions::new(ChildrenPropertiesMode::Recompute),
-            );
-        }
-    }
-    Ok(Arc::new(KeyFilterExec::new(
-        Arc::clone(plan),
-        source,
-        keys.clone(),
-    )))
 }
 
 /// The rows of the largest table a stage's output derives from: the most of
@@ -518,6 +331,55 @@ pub(crate) fn left_side_filterable(t: JoinType) -> bool {
             | JoinType::RightAnti
             | JoinType::LeftSemi
     )
+}
+
+/// The stage that publishes the keys of a join's side `side` (`keys` over
+/// its output), and the keys as columns of what that stage writes: the
+/// stage whose output the side is, or else, where the side is built from
+/// other stages' outputs (an inner join of two, TPC-H Q17's parts joined
+/// with their line items at scale), the one of the stages its keys can be
+/// followed to that `rank` ranks smallest (`None`: not eligible). Every key
+/// of such a side is a key of that stage's output too (projections,
+/// filters, aggregations grouped by the keys and inner joins only drop or
+/// rename keys), so its key set holds every key the side can match with.
+fn publisher(
+    side: &Arc<dyn ExecutionPlan>,
+    keys: &Keys,
+    rank: &dyn Fn(u32) -> Option<usize>,
+) -> Option<(u32, Keys)> {
+    if let Some(id) = stage_read(side) {
+        return Some((id, keys.clone()));
+    }
+    follow_targets(side, keys)
+        .into_iter()
+        .filter_map(|(id, k)| rank(id).map(|r| (r, id, k)))
+        .min_by_key(|(r, id, _)| (*r, *id))
+        .map(|(_, id, k)| (id, k))
+}
+
+/// Whether stage `from` waits for stage `to`: reads it, applies its filter,
+/// or waits for a stage that does, counting the filters `candidates` will
+/// place (their targets wait for their sources).
+fn waits_for(staged: &StagedPlan, candidates: &[Candidate], from: u32, to: u32) -> bool {
+    let mut seen = std::collections::HashSet::new();
+    let mut stack = vec![from];
+    while let Some(id) = stack.pop() {
+        if id == to {
+            return true;
+        }
+        if !seen.insert(id) {
+            continue;
+        }
+        if let Some(stage) = staged.stage(id) {
+            stack.extend(stage.inputs.iter().chain(&stage.filter_inputs).copied());
+        }
+        for c in candidates {
+            if c.targets.iter().any(|(t, _)| *t == id) {
+                stack.push(c.placement.source);
+            }
+        }
+    }
+    false
 }
 
 /// The upstream stage of a join input that is a whole stage's output (a
