@@ -87,9 +87,10 @@ merged sections had more than max_keys keys), for the fraction of the
 source's tasks the run had accepted by then (measured at the base scale,
 where a build stage has few tasks: an upper bound; --release-from takes
 it from a run of the same plans with finer tasks); the coordinator GETs
-each source task's key section up to then. A hash read of m map objects
-by n tasks with m x n at least --two-level-min goes through a two-level
-exchange when that at least halves the requests: an a x b grid of combine
+each source task's key section up to then. A stage whose hash reads (m
+map objects each, by its n tasks) sum to at least --two-level-min GETs
+reads each of them through a two-level exchange when that at least halves
+that read's requests: an a x b grid of combine
 tasks (combine_grid, as the coordinator forms it: at least one per 64 MiB
 moved, the grid with the fewest requests), m*b GETs and a*b PUTs, each task
 regrouping bytes (no decoding: its reads and its write at 80 MB/s), then

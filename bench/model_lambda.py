@@ -326,6 +326,10 @@ def lambda_query(base_q, small_q, plan, scale, workers, memory_mb, partitions, c
         reads = [i for i in inputs if i in modes[sid]] if sid in modes else inputs
         for i in reads:
             exchange_rate += p["s3_get_per_s"] * min(prefixes, tasks_of.get(i, 1))
+        # The planner places combine stages where the reading stage's direct
+        # GETs, summed over its hash reads, reach the threshold.
+        stage_direct = sum(tasks_of.get(i, 1) * n for i in reads
+                           if modes.get(sid, {}).get(i) == "hash" and i in by)
         for i in reads:
             m_i = tasks_of.get(i, 1)
             mode = modes.get(sid, {}).get(i)
@@ -335,9 +339,9 @@ def lambda_query(base_q, small_q, plan, scale, workers, memory_mb, partitions, c
                 reading = m_i * nonempty_fraction(rows_per_map, n)
                 two = p["two_level_min_requests"]
                 total = src["bytes_out"] * scale ** src["alpha"]
-                # Placed where the planner expects m x n GETs or more; formed
+                # Placed where the planner expects that many GETs or more; formed
                 # (not forwarded) where the grid at least halves the requests.
-                if two > 0 and m_i * n >= two:
+                if two > 0 and stage_direct >= two:
                     a, b, cost = combine_grid(m_i, n, total, p["combine_task_bytes"], partitions)
                 else:
                     a, b, cost = 0, 0, math.inf

@@ -62,6 +62,24 @@ class Lambda(unittest.TestCase):
         # Below the threshold, or where it would not save requests, no grid.
         self.assertEqual(run(10**8)["stages"][1]["grids"], [])
 
+    def test_the_two_level_threshold_counts_a_stages_gets_over_its_inputs(self):
+        # Two map stages of 2,000 tasks shuffle 10 GB each to one join stage
+        # of 1,000 tasks: 2,000,000 direct GETs per input, 4,000,000 for
+        # the stage. A threshold between the two grids both inputs.
+        base = query([stage(1, "scan", 2000, 600_000, scan=10 * 10**9, rg=2000, rows=10**9, bout=10 * 10**9),
+                      stage(2, "scan", 2000, 600_000, scan=10 * 10**9, rg=2000, rows=10**9, bout=10 * 10**9),
+                      stage(3, "hash x1000", 1000, 400_000, bin_=20 * 10**9, rows=4)], 400, 380)
+        g = ({1: [], 2: [], 3: [1, 2]}, {1: {}, 2: {}, 3: {1: "hash", 2: "hash"}})
+
+        def grids(two_level):
+            p = dict(ml.PARAMETERS, s3_prefixes=16, two_level_min_requests=two_level)
+            u = ml.lambda_query(base, None, g, 1, 1000, 1769, 1000, 1.0, 10, random.Random(1), p,
+                                20.0, 24, reduce_mb=8)[1]
+            return [i for i, *_ in u["stages"][2]["grids"]]
+
+        self.assertEqual(grids(3_000_000), [1, 2])
+        self.assertEqual(grids(4_000_001), [])
+
     def test_small_reduce_stages_spread_while_tasks_read_enough(self):
         # 1 GB of exchange: 15 reduce tasks of 64 MiB, or 60 of 16 MiB+ when
         # min_tasks 64 holds only while each task reads 16 MiB; 100 MB: 6.

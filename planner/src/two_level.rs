@@ -40,9 +40,10 @@
 //! Example: `M = N = 1,000`, 100 GB at 64 MiB (`K = 1,491`): a 44 x 34 grid,
 //! about 100,000 requests instead of 1,000,000.
 //!
-//! Placement ([`place_combine_stages`]) happens at planning, per hash read of
-//! a partitioned stage (each side of a join on its own), when the estimated
-//! `M x N` reaches `squall.shuffle.two_level_min_requests`: `M` from the map
+//! Placement ([`place_combine_stages`]) happens at planning, for the hash
+//! reads of a partitioned stage (a combine stage for each side of a join),
+//! when the estimated `M x N` summed over the stage's hash reads reaches
+//! `squall.shuffle.two_level_min_requests`: `M` from the map
 //! stage's scan tasks (or, for a hash stage, its estimated bytes), `N` from
 //! the estimated bytes `T` reads. The grid itself is formed from the
 //! measured map outputs when the combine stage launches
@@ -190,8 +191,9 @@ pub struct CombinePlacement {
     pub reader: u32,
 }
 
-/// Place combine stages in `staged` where a hash read is estimated at
-/// `squall.shuffle.two_level_min_requests` GETs or more. `scan_tasks[i]` is
+/// Place combine stages in `staged` for the hash reads of a stage whose
+/// direct reads are estimated at `squall.shuffle.two_level_min_requests`
+/// GETs or more, over all its inputs. `scan_tasks[i]` is
 /// how many scan tasks stage `i` has (0 for stages without scans). Returns
 /// the placements in the order they were inserted.
 pub fn place_combine_stages(
@@ -211,6 +213,9 @@ pub fn place_combine_stages(
         if !matches!(stage.layout, TaskLayout::Hash { .. }) {
             continue;
         }
+        // The stage's reads that a combine stage could serve: hash reads
+        // of multi-task stages, by a stage of several tasks.
+        let mut reads: Vec<(u32, u32, usize, usize, usize)> = Vec::new();
         for leaf in leaves(&stage.plan) {
             let Leaf::ShuffleRead(read) = leaf else {
                 continue;
@@ -224,13 +229,24 @@ pub fn place_combine_stages(
             let (m, n) = (tasks[si], tasks[ti]);
             // Two reads of one stage (a self-join of a stage run once for
             // two identical ones) share its combine stage.
-            let placed = wanted
-                .iter()
-                .any(|w: &(u32, u32, usize, usize, usize)| w.0 == stage.id && w.1 == read.stage());
-            if !placed && m > 1 && n > 1 && (m as u64).saturating_mul(n as u64) >= threshold {
+            let placed = reads.iter().any(|w| w.1 == read.stage());
+            if !placed && m > 1 && n > 1 {
                 let partitions = read.planned_partitioning().partition_count();
-                wanted.push((stage.id, read.stage(), m, n, partitions));
+                reads.push((stage.id, read.stage(), m, n, partitions));
             }
+        }
+        // The threshold counts the reading stage's GETs over all its
+        // inputs: each reduce task makes them all, and they are billed and
+        // rate-limited together (three inputs of 250 map objects read by
+        // 35 tasks are 26,250 GETs, though no one input reaches 10,000).
+        // The coordinator still forwards an input whose grid would not
+        // halve its own requests (`coordinator::grid`).
+        let direct: u64 = reads
+            .iter()
+            .map(|w| (w.2 as u64).saturating_mul(w.3 as u64))
+            .fold(0, u64::saturating_add);
+        if direct >= threshold {
+            wanted.extend(reads);
         }
     }
     let mut placed = Vec::with_capacity(wanted.len());

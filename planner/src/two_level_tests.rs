@@ -266,3 +266,68 @@ fn explain_estimates_come_from_the_layout() {
     assert!(c.shape.cells() >= 4 && c.pays(), "{c:?}");
     assert!(planned_choice(&staged.stages[0].layout, bytes, sizing).is_none());
 }
+
+/// s1 and s2 scan and hash-write 8 partitions each; s3 hash-reads both.
+fn two_inputs() -> StagedPlan {
+    let scan = |_| -> Arc<dyn ExecutionPlan> { Arc::new(EmptyExec::new(schema())) };
+    let read = |stage: u32| -> Arc<dyn ExecutionPlan> {
+        Arc::new(
+            ShuffleReadExec::try_new(
+                stage,
+                ReadMode::Hash,
+                schema(),
+                hash(8),
+                BoundaryProperties::default(),
+            )
+            .unwrap(),
+        )
+    };
+    let map = |id: u32| Stage {
+        id,
+        plan: Arc::new(ShuffleWriteExec::new(scan(id), Some(hash(8)))),
+        inputs: vec![],
+        layout: TaskLayout::Scan,
+        est_rows: Some(1_000_000),
+        filter_inputs: vec![],
+        clustered_on: None,
+    };
+    let both =
+        datafusion::physical_plan::union::UnionExec::try_new(vec![read(1), read(2)]).unwrap();
+    StagedPlan {
+        stages: vec![
+            map(1),
+            map(2),
+            Stage {
+                id: 3,
+                plan: Arc::new(ShuffleWriteExec::new(both, None)),
+                inputs: vec![1, 2],
+                layout: TaskLayout::Hash { partitions: 8 },
+                est_rows: None,
+                filter_inputs: vec![],
+                clustered_on: None,
+            },
+        ],
+    }
+}
+
+#[test]
+fn the_threshold_counts_a_stages_gets_over_all_its_inputs() {
+    // 30 map tasks each, 8 reduce tasks (64 MB at 8 MB): 240 GETs per
+    // input, 480 for the stage. At 400 neither input alone reaches it, but
+    // every reduce task makes all 60 GETs: both get a combine stage.
+    let mut staged = two_inputs();
+    let placed = place_combine_stages(&mut staged, &[30, 30, 0], &config(400)).unwrap();
+    let sources: Vec<(u32, u32)> = placed.iter().map(|p| (p.source, p.reader)).collect();
+    assert_eq!(sources, vec![(1, 3), (2, 3)]);
+    let reader = staged.stage(3).unwrap();
+    assert!(
+        !reader.inputs.contains(&1) && !reader.inputs.contains(&2),
+        "{:?}",
+        reader.inputs
+    );
+    encode_checked(&staged, &SessionContext::new().task_ctx()).unwrap();
+    // Below the stage's total, none.
+    let mut staged = two_inputs();
+    let placed = place_combine_stages(&mut staged, &[30, 30, 0], &config(481)).unwrap();
+    assert!(placed.is_empty());
+}

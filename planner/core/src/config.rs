@@ -89,10 +89,10 @@ config_namespace! {
         /// instead of one per map object) when they hold at most this many
         /// bytes (0 = never combine).
         pub combine_max_bytes: usize, default = 64 * 1024 * 1024
-        /// Two-level exchange of hash reads: a hash read whose estimated GETs
-        /// (map tasks x reduce tasks, from the planner's row estimates and
-        /// `target_task_bytes`) reach this many gets a combine stage between
-        /// the two, whose tasks regroup the map objects into a grid of fewer
+        /// Two-level exchange of hash reads: the hash reads of a stage whose
+        /// estimated GETs (map tasks x reduce tasks, from the planner's row
+        /// estimates and `target_task_bytes`, summed over its hash reads)
+        /// reach this many each get a combine stage, whose tasks regroup the map objects into a grid of fewer
         /// objects, so the exchange costs about M x b + N x a GETs instead of
         /// M x N; at launch the grid is sized from the measured map outputs,
         /// and the combine stage passes its input through unchanged when
