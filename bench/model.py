@@ -600,7 +600,7 @@ def main(argv=None):
                                 "however small the ranges)")
             s.add_argument("--read-ahead-mb", type=float, default=8,
                            help="squall.scan.read_ahead_bytes in MiB (0 = a row group at a time)")
-            s.add_argument("--two-level-min", type=int, default=10_000,
+            s.add_argument("--two-level-min", type=int, default=20_000,
                            help="squall.shuffle.two_level_min_requests (0 = never; the default is the setting's)")
             s.add_argument("--scan-threads", type=int, default=1,
                            help="squall.scan.task_partitions: threads a scan task runs on (up to its vCPUs)")

@@ -42,7 +42,7 @@ PARAMETERS = {
     # Two-level exchange: a hash read of m map objects by n tasks with
     # m x n >= this many GETs goes through an a x b grid of combine tasks
     # (squall.shuffle.two_level_min_requests; 0 = never).
-    "two_level_min_requests": 10_000,
+    "two_level_min_requests": 20_000,
     "combine_task_bytes": 64 * 1024 * 1024,   # bytes a combine task moves (squall.shuffle.target_task_bytes)
     "base_task_mb": 32,                 # scan task size of the base profile's run
     "row_group_factor": 1.0,            # the target data's row groups this many times the base's
