@@ -61,7 +61,7 @@ fn collect_leaves<'a>(plan: &'a Arc<dyn ExecutionPlan>, out: &mut Vec<Leaf<'a>>)
         out.push(Leaf::ParquetScan(scan));
         return;
     }
-    if let Some((scan, _)) = as_text_scan(plan) {
+    if let Some(scan) = as_text_scan(plan) {
         out.push(Leaf::TextScan(scan));
         return;
     }
@@ -188,7 +188,7 @@ impl BindState<'_> {
             self.next_scan += 1;
             return match (parquet, text) {
                 (Some(scan), _) => bind_scan(scan, assignment, self.reading),
-                (_, Some((scan, _))) => bind_text_scan(scan, assignment, self.reading),
+                (_, Some(scan)) => bind_text_scan(scan, assignment, self.reading),
                 (None, None) => unreachable!("one of the two"),
             };
         }

@@ -48,11 +48,11 @@ pub trait TextKind: Clone + Send + Sync + 'static {
     fn fmt_extra(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result;
 }
 
-/// `Some` when `plan` scans text files of squall's (CSV, JSON): the scan,
-/// and whether its files may be read as byte ranges ([`text_splits`]).
-pub fn as_text_scan(plan: &Arc<dyn ExecutionPlan>) -> Option<(&DataSourceExec, bool)> {
+/// `Some` when `plan` scans text files of squall's (CSV, JSON): the scan
+/// (whether its files may be read as byte ranges: [`text_splits`]).
+pub fn as_text_scan(plan: &Arc<dyn ExecutionPlan>) -> Option<&DataSourceExec> {
     let scan = plan.downcast_ref::<DataSourceExec>()?;
-    text_splits(scan).map(|splits| (scan, splits))
+    text_splits(scan).map(|_| scan)
 }
 
 /// `Some` when `scan` reads text files of squall's: whether its files may
