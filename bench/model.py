@@ -58,8 +58,8 @@ thread; Lambda gives a full vCPU from 1,769 MB, less below) + one PUT of its
 output. Reads: one footer GET and a GET per row group it scans (its column
 chunks coalesce into one, as measured on the TPC-H files); with read-ahead
 (squall.scan.read_ahead_bytes, 8 MiB windows, 2 in flight) only the first
-window is waited for and the rest overlaps the CPU work (the task takes the
-longer of the two), without it every row group's round trip is waited out;
+window, the task's first row group alone, is waited for and the rest
+overlaps the CPU work (the task takes the longer of the two), without it every row group's round trip is waited out;
 then one GET per map output of its exchange inputs (a reduce task's
 contiguous range of partitions is one GET), 32 at a time, or as many as
 fit squall.shuffle.fetch_budget_bytes (16 MiB) at the ranges' mean size, up

@@ -188,16 +188,18 @@ def scan_io(lat, p, scan_bytes, rg_per_task, mbps):
     """A scan task's reads: (time before its CPU work can start, time that
     overlaps it, GETs). One footer GET (a warm environment's cache is not
     counted on), then a GET per row group (its column chunks coalesce into
-    one). With read-ahead, the row groups come in windows of
-    read_ahead_bytes fetched while the task decodes; without, one row group
-    at a time, each round trip waited out."""
+    one). With read-ahead, the first row group comes alone (the decoder
+    starts on it: read_ahead.rs) and the rest in windows of read_ahead_bytes
+    fetched while the task decodes; without, one row group at a time, each
+    round trip waited out."""
     gets = 1 + rg_per_task
     w = p["read_ahead_bytes"]
     if w <= 0:
         return lat.get() + sum(lat.get() for _ in range(rg_per_task)) + scan_bytes / mbps, 0.0, gets
-    windows = max(1, math.ceil(scan_bytes / w))
-    first = lat.get() + lat.get() + min(scan_bytes, w) / mbps
-    rest = max(0.0, scan_bytes - w) / mbps + (windows - 1) * lat.mean_get() / max(1, p["read_ahead_windows"])
+    first_bytes = min(w, scan_bytes / max(1, rg_per_task))
+    windows = 1 + math.ceil(max(0.0, scan_bytes - first_bytes) / w)
+    first = lat.get() + lat.get() + first_bytes / mbps
+    rest = (scan_bytes - first_bytes) / mbps + (windows - 1) * lat.mean_get() / max(1, p["read_ahead_windows"])
     return first, rest, gets
 
 

@@ -154,6 +154,23 @@ async fn a_single_row_group_and_no_row_group() {
     assert!(gets <= 2, "{gets} GETs for no row group");
 }
 
+#[tokio::test]
+async fn the_first_window_is_the_first_row_group_alone() {
+    // A budget larger than the file: the first row group comes on its own
+    // (the decoder starts on it), every other in the next window. So one
+    // more GET than a scan of one row group, whatever the row groups.
+    let all: Vec<usize> = (0..GROUPS).collect();
+    let (_, one) = scan(&[3], &[0, 2], 1 << 30).await;
+    let (ahead, gets) = scan(&all, &[0, 2], 1 << 30).await;
+    let (plain, _) = scan(&all, &[0, 2], 0).await;
+    assert_eq!(rows(&plain), rows(&ahead));
+    assert_eq!(
+        gets,
+        one + 1,
+        "{gets} GETs for all row groups, {one} for one"
+    );
+}
+
 #[test]
 fn windows_take_whole_row_groups_up_to_the_budget() {
     let chunk = |s: u64| vec![s..s + 10, s + 10..s + 30, s + 30..s + 35];
