@@ -28,6 +28,29 @@ async fn planned_as_sf1000(data: &Path) -> squall_planner::Engine {
     .await
 }
 
+/// Runs TPC-H query `q` on `engine` over `data`: some row is dropped by a
+/// key filter, and the answer is DataFusion's and TPC-H's.
+async fn answers_right_with_rows_dropped(engine: &squall_planner::Engine, data: &Path, q: usize) {
+    let sql = squall_tpch::query(q).unwrap();
+    let r = engine.sql(sql).await.unwrap();
+    let p = r.profile.clone().unwrap();
+    assert!(p.bloom_rows_dropped > 0, "q{q:02}: no row dropped");
+    let actual = squall_tpch::run::to_csv(&r.schema, &r.batches).unwrap();
+    let reference = single_node(data).await;
+    assert_same(
+        &format!("q{q:02} vs DataFusion"),
+        &single_node_csv(&reference, sql).await,
+        &actual,
+        sql,
+    );
+    assert_same(
+        &format!("q{q:02} vs the answers"),
+        squall_tpch::expected_answer(0.1, q).unwrap(),
+        &actual,
+        sql,
+    );
+}
+
 /// A filter follows its keys through an inner join into the stage that
 /// writes the side they come from: TPC-H Q7 at SF0.1 planned as SF1000
 /// would be (nation broadcast, supplier and lineitem shuffled) drops
@@ -48,23 +71,7 @@ async fn a_filter_follows_its_keys_through_a_join_into_the_stage_that_scans_them
             && supplier_stage.contains("KeyFilterExec: keys=[s_nationkey"),
         "the nation filter is not applied where supplier is scanned:\n{explain}"
     );
-    let r = engine.sql(sql).await.unwrap();
-    let p = r.profile.clone().unwrap();
-    assert!(p.bloom_rows_dropped > 0, "no supplier row dropped");
-    let actual = squall_tpch::run::to_csv(&r.schema, &r.batches).unwrap();
-    let reference = single_node(&data.path).await;
-    assert_same(
-        "q07 vs DataFusion",
-        &single_node_csv(&reference, sql).await,
-        &actual,
-        sql,
-    );
-    assert_same(
-        "q07 vs the answers",
-        squall_tpch::expected_answer(0.1, 7).unwrap(),
-        &actual,
-        sql,
-    );
+    answers_right_with_rows_dropped(&engine, &data.path, 7).await;
 }
 
 /// An aggregation finished in a join's own stage and thinned by a filter
@@ -95,23 +102,7 @@ async fn a_filtered_aggregation_in_a_join_stage_publishes_its_keys() {
         .filter(|s| s.contains("[scan") && s.contains("KeyFilterExec"))
         .count();
     assert_eq!(filtered_scans, 2, "orders and lineitem scans:\n{explain}");
-    let r = engine.sql(sql).await.unwrap();
-    let p = r.profile.clone().unwrap();
-    assert!(p.bloom_rows_dropped > 0, "no row dropped");
-    let actual = squall_tpch::run::to_csv(&r.schema, &r.batches).unwrap();
-    let reference = single_node(&data.path).await;
-    assert_same(
-        "q18 vs DataFusion",
-        &single_node_csv(&reference, sql).await,
-        &actual,
-        sql,
-    );
-    assert_same(
-        "q18 vs the answers",
-        squall_tpch::expected_answer(0.1, 18).unwrap(),
-        &actual,
-        sql,
-    );
+    answers_right_with_rows_dropped(&engine, &data.path, 18).await;
 }
 
 /// A join side built from other stages' outputs publishes through the
@@ -159,23 +150,7 @@ async fn a_join_side_built_from_stages_publishes_through_the_smallest() {
         agg_at < filter_at,
         "the filter is not below the partial aggregation:\n{explain}"
     );
-    let r = engine.sql(sql).await.unwrap();
-    let p = r.profile.clone().unwrap();
-    assert!(p.bloom_rows_dropped > 0, "no row dropped");
-    let actual = squall_tpch::run::to_csv(&r.schema, &r.batches).unwrap();
-    let reference = single_node(&data.path).await;
-    assert_same(
-        "q17 vs DataFusion",
-        &single_node_csv(&reference, sql).await,
-        &actual,
-        sql,
-    );
-    assert_same(
-        "q17 vs the answers",
-        squall_tpch::expected_answer(0.1, 17).unwrap(),
-        &actual,
-        sql,
-    );
+    answers_right_with_rows_dropped(&engine, &data.path, 17).await;
 }
 
 /// The same shape beyond TPC-H's own queries: orders above one and a half
