@@ -40,8 +40,9 @@ config_namespace! {
         pub task_partitions: usize, default = 0
         /// Read-ahead: a scan partition fetches the column chunks of its next
         /// row groups in windows of up to this many bytes, one coalesced
-        /// request each, while it decodes the current ones (0 = one row group
-        /// at a time, as it asks for them).
+        /// request each, while it decodes the current ones; a file's first
+        /// window is its first row group alone, so decoding starts early
+        /// (0 = one row group at a time, as it asks for them).
         pub read_ahead_bytes: usize, default = 8 * 1024 * 1024
         /// Read-ahead windows a scan partition keeps in flight (each holds up
         /// to `read_ahead_bytes` of memory).
