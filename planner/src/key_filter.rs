@@ -425,6 +425,62 @@ fn writer_of(plan: &Arc<dyn ExecutionPlan>) -> Result<&ShuffleWriteExec> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::stages::{Stage, TaskLayout};
+    use arrow::datatypes::Schema;
+    use datafusion::physical_plan::empty::EmptyExec;
+
+    fn stage(id: u32, inputs: &[u32], filter_inputs: &[u32]) -> Stage {
+        let empty = Arc::new(EmptyExec::new(Arc::new(Schema::empty())));
+        Stage {
+            id,
+            plan: Arc::new(ShuffleWriteExec::new(empty, None)),
+            inputs: inputs.to_vec(),
+            layout: TaskLayout::Scan,
+            est_rows: None,
+            filter_inputs: filter_inputs.to_vec(),
+            clustered_on: None,
+        }
+    }
+
+    fn candidate(source: u32, targets: &[u32]) -> Candidate {
+        Candidate {
+            placement: FilterPlacement {
+                source,
+                target: targets[0],
+                join_stage: 0,
+                join_type: "Inner".into(),
+                source_est_rows: None,
+                target_est_rows: None,
+            },
+            source_keys: vec![],
+            targets: targets.iter().map(|t| (*t, vec![])).collect(),
+        }
+    }
+
+    #[test]
+    fn waits_follow_reads_filters_and_the_filters_to_be_placed() {
+        // s2 reads s1, s3 reads s2, s5 applies s4's filter; s6 alone.
+        let staged = StagedPlan {
+            stages: vec![
+                stage(1, &[], &[]),
+                stage(2, &[1], &[]),
+                stage(3, &[2], &[]),
+                stage(4, &[], &[]),
+                stage(5, &[], &[4]),
+                stage(6, &[], &[]),
+            ],
+        };
+        assert!(waits_for(&staged, &[], 3, 1));
+        assert!(!waits_for(&staged, &[], 1, 3));
+        assert!(waits_for(&staged, &[], 5, 4));
+        assert!(!waits_for(&staged, &[], 6, 1));
+        // A filter to be placed from s3 on s6: s6 then waits for s1 too,
+        // so s1 may not wait for s6 (a filter from s6 on s1 would close a
+        // cycle).
+        let placed = [candidate(3, &[6])];
+        assert!(waits_for(&staged, &placed, 6, 1));
+        assert!(!waits_for(&staged, &placed, 1, 6));
+    }
 
     #[test]
     fn filterable_sides_by_join_type() {
