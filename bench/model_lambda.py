@@ -330,8 +330,10 @@ def lambda_query(base_q, small_q, plan, scale, workers, memory_mb, partitions, c
             exchange_rate += p["s3_get_per_s"] * min(prefixes, tasks_of.get(i, 1))
         # The planner places combine stages where the reading stage's direct
         # GETs, summed over its hash reads, reach the threshold.
+        # (of multi-task map stages by a multi-task stage, as it counts them).
         stage_direct = sum(tasks_of.get(i, 1) * n for i in reads
-                           if modes.get(sid, {}).get(i) == "hash" and i in by)
+                           if modes.get(sid, {}).get(i) == "hash" and i in by
+                           and tasks_of.get(i, 1) > 1 and n > 1)
         for i in reads:
             m_i = tasks_of.get(i, 1)
             mode = modes.get(sid, {}).get(i)
