@@ -131,6 +131,9 @@ pub struct ResultObjects {
     keys: Vec<String>,
     rows: u64,
     chunk: u64,
+    /// The final stage's writers split fixed-width columns into byte planes
+    /// (`squall_core::exchange::byte_split`).
+    byte_split: bool,
     /// When reading must have ended: the statement's timeout covers the
     /// reading of its result (query id and timeout, for its error).
     deadline: Option<(std::time::Instant, String, std::time::Duration)>,
@@ -169,8 +172,16 @@ impl ResultObjects {
             keys: outputs.iter().map(|o| o.key.clone()).collect(),
             rows,
             chunk: READ_CHUNK,
+            byte_split: false,
             deadline: None,
         }
+    }
+
+    /// The objects' fixed-width columns are split into byte planes (the
+    /// query's `squall_core::exchange::byte_split`): join them back.
+    pub fn with_byte_split(mut self, on: bool) -> Self {
+        self.byte_split = on;
+        self
     }
 
     /// Fails the reading with query `query_id`'s timeout error once `at`
@@ -409,7 +420,11 @@ impl Reading {
     async fn next(&mut self) -> Result<Option<RecordBatch>> {
         loop {
             if let Some(batch) = self.current.as_mut().and_then(|r| r.ready.pop_front()) {
-                return Ok(Some(batch));
+                return Ok(Some(if self.objects.byte_split {
+                    squall_core::exchange::join_batch(&batch)?
+                } else {
+                    batch
+                }));
             }
             let Some(read) = self.current.as_mut() else {
                 match self.objects.segments.pop_front() {

@@ -119,7 +119,7 @@ async fn expected(store: &Arc<dyn ObjectStore>, outputs: &[MapOutput]) -> Vec<Re
             .unwrap();
         for p in out.partitions.iter().filter(|p| p.len > 0) {
             let slice: Bytes = bytes.slice(p.offset as usize..(p.offset + p.len) as usize);
-            all.extend(decode_partition(slice, &stream_header(&schema()).unwrap()).unwrap());
+            all.extend(decode_partition(slice, &stream_header(&schema()).unwrap(), false).unwrap());
         }
     }
     all

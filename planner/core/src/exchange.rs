@@ -3,7 +3,9 @@
 //! A map task writes ONE object per attempt. The object holds all of the
 //! task's output partitions back to back; each partition is an Arrow IPC
 //! stream without its schema message (record batches with compressed
-//! buffers, then the end-of-stream marker). The task reports each
+//! buffers, then the end-of-stream marker); with `squall.shuffle.byte_split`
+//! the values of fixed-width columns are laid out byte plane by byte plane
+//! before they are compressed ([`byte_split`]). The task reports each
 //! partition's byte range and row count; an empty partition has no bytes at
 //! all (`len == 0`). The reader knows the schema (it is the read's own) and
 //! puts the schema message back in front of each stream it decodes
@@ -48,8 +50,20 @@ use arrow::ipc::writer::{
 use arrow::record_batch::RecordBatch;
 use bytes::Bytes;
 
+use crate::config::ShuffleOptions;
 use crate::error::{Result, SquallError};
 use crate::task::PartitionRange;
+
+mod byte_split;
+pub use byte_split::{join_batch, split_batch, split_width};
+
+/// Whether a query's exchange objects hold their fixed-width columns byte
+/// plane by byte plane: `squall.shuffle.byte_split`, unless they are not
+/// compressed (the layout only helps a codec). Writers and readers of one
+/// query decide alike, from the query's settings.
+pub fn byte_split(shuffle: &ShuffleOptions) -> bool {
+    shuffle.byte_split && !matches!(shuffle.compression.parse(), Ok(Compression::None))
+}
 
 /// Compression of exchange objects.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -129,15 +143,7 @@ impl Compression {
 /// whole object.
 pub struct MapObjectBuilder {
     schema: SchemaRef,
-    options: IpcWriteOptions,
-    /// One encoder state for all partitions: a map task writes hundreds of
-    /// partition streams, and a compressor each (zstd's context is a few
-    /// hundred KiB to allocate and clear) cost more than the few rows each
-    /// of them holds at large partition counts.
-    context: IpcWriteContext,
-    /// Dictionary ids the schema's dictionary columns take in each
-    /// partition's stream (numbered once, not per partition).
-    dictionary_ids: usize,
+    encoder: Encoder,
     /// Rows per batch as asked for (the session's batch size).
     batch_rows: usize,
     /// Rows per encoded batch of each partition: `batch_rows`, or fewer so
@@ -181,10 +187,13 @@ impl MapObjectBuilder {
             &options,
         );
         Ok(Self {
-            dictionary_ids: numbered.dict_id().len(),
+            encoder: Encoder {
+                options,
+                context: IpcWriteContext::default(),
+                dictionary_ids: numbered.dict_id().len(),
+                byte_split: false,
+            },
             schema,
-            options,
-            context: IpcWriteContext::default(),
             batch_rows,
             partition_batch_rows: batch_rows,
             coalesce_bytes: 0,
@@ -223,6 +232,13 @@ impl MapObjectBuilder {
                 self.batch_rows,
             )
         };
+        self
+    }
+
+    /// Lay out the values of fixed-width columns byte plane by byte plane
+    /// ([`byte_split`]); readers must then join them back.
+    pub fn with_byte_split(mut self, on: bool) -> Self {
+        self.encoder.byte_split = on;
         self
     }
 
@@ -268,13 +284,7 @@ impl MapObjectBuilder {
             BatchCoalescer::new(Arc::clone(&self.schema), self.partition_batch_rows)
         });
         coalescer.push_batch(batch)?;
-        write_completed(
-            coalescer,
-            &mut buf.writer,
-            self.dictionary_ids,
-            &self.options,
-            &mut self.context,
-        )?;
+        self.encoder.write_completed(coalescer, &mut buf.writer)?;
         let size = coalescer.size();
         self.coalescing = self.coalescing - buf.coalescing + size;
         buf.coalescing = size;
@@ -299,13 +309,8 @@ impl MapObjectBuilder {
             };
             let before = stream_len(&buf.writer);
             coalescer.finish_buffered_batch()?;
-            write_completed(
-                &mut coalescer,
-                &mut buf.writer,
-                self.dictionary_ids,
-                &self.options,
-                &mut self.context,
-            )?;
+            self.encoder
+                .write_completed(&mut coalescer, &mut buf.writer)?;
             self.coalescing -= buf.coalescing;
             buf.coalescing = 0;
             self.encoded += stream_len(&buf.writer) - before;
@@ -441,32 +446,41 @@ fn estimated_row_bytes(schema: &SchemaRef) -> usize {
         .max(1)
 }
 
-/// Encode the batches `coalescer` has completed into `writer`'s stream.
-fn write_completed(
-    coalescer: &mut BatchCoalescer,
-    writer: &mut Option<PartitionStream>,
+/// How a builder encodes batches: one encoder state for all partitions (a
+/// map task writes hundreds of partition streams, and a compressor each,
+/// zstd's context being a few hundred KiB to allocate and clear, cost more
+/// than the few rows each of them holds at large partition counts).
+struct Encoder {
+    options: IpcWriteOptions,
+    context: IpcWriteContext,
+    /// Dictionary ids the schema's dictionary columns take in each
+    /// partition's stream (numbered once, not per partition).
     dictionary_ids: usize,
-    options: &IpcWriteOptions,
-    context: &mut IpcWriteContext,
-) -> Result<()> {
-    while let Some(done) = coalescer.next_completed_batch() {
-        write_batch(writer, dictionary_ids, options, context, &done)?;
-    }
-    Ok(())
+    /// Fixed-width columns written byte plane by byte plane.
+    byte_split: bool,
 }
 
-fn write_batch(
-    writer: &mut Option<PartitionStream>,
-    dictionary_ids: usize,
-    options: &IpcWriteOptions,
-    context: &mut IpcWriteContext,
-    batch: &RecordBatch,
-) -> Result<()> {
-    let stream = match writer {
-        Some(stream) => stream,
-        None => writer.insert(PartitionStream::new(dictionary_ids)),
-    };
-    stream.write(batch, options, context)
+impl Encoder {
+    /// Encode the batches `coalescer` has completed into `writer`'s stream.
+    fn write_completed(
+        &mut self,
+        coalescer: &mut BatchCoalescer,
+        writer: &mut Option<PartitionStream>,
+    ) -> Result<()> {
+        while let Some(done) = coalescer.next_completed_batch() {
+            let stream = match writer {
+                Some(stream) => stream,
+                None => writer.insert(PartitionStream::new(self.dictionary_ids)),
+            };
+            let done = if self.byte_split {
+                split_batch(&done)?
+            } else {
+                done
+            };
+            stream.write(&done, &self.options, &mut self.context)?;
+        }
+        Ok(())
+    }
 }
 
 /// The schema message of the streams of `schema`, which map objects leave
@@ -487,8 +501,9 @@ pub fn stream_header(schema: &Schema) -> Result<Vec<u8>> {
 /// Decode the bytes of one partition, or of adjacent partitions read with
 /// one ranged GET (exactly the range the map tasks reported): one IPC stream
 /// after another, each ending with its end-of-stream marker, each read
-/// after `header` (the [`stream_header`] of the read's schema).
-pub fn decode_partition(bytes: Bytes, header: &[u8]) -> Result<Vec<RecordBatch>> {
+/// after `header` (the [`stream_header`] of the read's schema), its
+/// columns joined back if the writer split them (`byte_split`).
+pub fn decode_partition(bytes: Bytes, header: &[u8], byte_split: bool) -> Result<Vec<RecordBatch>> {
     use std::io::Read;
     let len = bytes.len() as u64;
     let mut cursor = std::io::Cursor::new(bytes);
@@ -496,7 +511,12 @@ pub fn decode_partition(bytes: Bytes, header: &[u8]) -> Result<Vec<RecordBatch>>
     while cursor.position() < len {
         let mut reader = StreamReader::try_new(header.chain(&mut cursor), None)?;
         for batch in &mut reader {
-            batches.push(batch?);
+            let batch = batch?;
+            batches.push(if byte_split {
+                join_batch(&batch)?
+            } else {
+                batch
+            });
         }
         if !reader.is_finished() {
             return Err(arrow::error::ArrowError::IpcError(

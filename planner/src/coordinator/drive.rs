@@ -328,7 +328,8 @@ pub(super) async fn drive(
             })
             .ok_or_else(|| PlannerError::Internal("empty staged plan".into()))?,
         &outputs,
-    );
+    )
+    .with_byte_split(squall_core::exchange::byte_split(&job.config.shuffle));
     profile.rows = result.rows();
     profile.wall_ms = started.elapsed().as_millis() as u64;
     for run in &runs {

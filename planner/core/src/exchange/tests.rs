@@ -106,7 +106,7 @@ fn round_trip_all_types_and_ranges() {
         assert_eq!(ranges[2].offset, ranges[0].len);
         assert_eq!(obj.len() as u64, ranges[2].offset + ranges[2].len);
 
-        let p0 = decode_partition(obj.slice(0..ranges[0].len as usize), &header()).unwrap();
+        let p0 = decode_partition(obj.slice(0..ranges[0].len as usize), &header(), false).unwrap();
         let got = arrow::compute::concat_batches(&schema(), &p0).unwrap();
         let want =
             arrow::compute::concat_batches(&schema(), &[batch(0, 250), batch(260, 5)]).unwrap();
@@ -122,6 +122,7 @@ fn round_trip_all_types_and_ranges() {
         let p2 = decode_partition(
             obj.slice(r2.offset as usize..(r2.offset + r2.len) as usize),
             &header(),
+            false,
         )
         .unwrap();
         assert_eq!(
@@ -129,7 +130,7 @@ fn round_trip_all_types_and_ranges() {
             batch(250, 10)
         );
         assert!(
-            decode_partition(Bytes::new(), &header())
+            decode_partition(Bytes::new(), &header(), false)
                 .unwrap()
                 .is_empty()
         );
@@ -148,12 +149,13 @@ fn adjacent_partitions_decode_from_one_range() {
     let got = decode_partition(
         obj.slice(ranges[1].offset as usize..end as usize),
         &header(),
+        false,
     )
     .unwrap();
     let got = arrow::compute::concat_batches(&schema(), &got).unwrap();
     let want = arrow::compute::concat_batches(&schema(), &[batch(30, 20), batch(50, 7)]).unwrap();
     assert_eq!(got, want);
-    let all = decode_partition(obj.clone(), &header()).unwrap();
+    let all = decode_partition(obj.clone(), &header(), false).unwrap();
     assert_eq!(all.iter().map(|b| b.num_rows()).sum::<usize>(), 57);
 }
 
@@ -179,7 +181,7 @@ fn truncated_range_is_an_error() {
     b.push(0, batch(0, 30)).unwrap();
     let (chunks, _) = b.finish().unwrap();
     let obj = object(&chunks);
-    assert!(decode_partition(obj.slice(0..obj.len() / 2), &header()).is_err());
+    assert!(decode_partition(obj.slice(0..obj.len() / 2), &header(), false).is_err());
 }
 
 #[test]
@@ -287,7 +289,7 @@ fn taking_out_mid_batch_flushes_the_coalescers_and_keeps_every_row() {
     for p in 0..3 {
         let decode = |obj: &Bytes, r: &PartitionRange| {
             let bytes = obj.slice(r.offset as usize..(r.offset + r.len) as usize);
-            let batches = decode_partition(bytes, &header()).unwrap();
+            let batches = decode_partition(bytes, &header(), false).unwrap();
             arrow::compute::concat_batches(&schema(), &batches).unwrap()
         };
         assert_eq!(ranges[p].rows, whole_ranges[p].rows);
@@ -330,6 +332,7 @@ fn a_coalescing_budget_shrinks_batches_of_many_partitions_and_bounds_them() {
     let last = decode_partition(
         obj.slice(r.offset as usize..(r.offset + r.len) as usize),
         &header(),
+        false,
     )
     .unwrap();
     assert_eq!(
@@ -490,7 +493,7 @@ fn partition_streams_are_arrows_own_ipc_streams() {
                     &want[header.len()..],
                     "{compression:?} partition {p}"
                 );
-                let decoded = decode_partition(got, &header).unwrap();
+                let decoded = decode_partition(got, &header, false).unwrap();
                 assert_eq!(decoded.len(), mine.len());
                 for (d, m) in decoded.iter().zip(&mine) {
                     assert_eq!(d, *m, "{compression:?} partition {p}");
@@ -554,6 +557,7 @@ fn a_budget_every_partitions_batch_fits_is_not_flushed_by_small_pushes() {
         let batches = decode_partition(
             obj.slice(r.offset as usize..(r.offset + r.len) as usize),
             &header,
+            false,
         )
         .unwrap();
         assert_eq!(batches.len(), 1);

@@ -40,7 +40,7 @@ use object_store::path::Path;
 
 use super::boundary::{BoundaryProperties, Keeps};
 use crate::config::SquallConfig;
-use crate::exchange::{decode_partition, stream_header};
+use crate::exchange::{byte_split, decode_partition, stream_header};
 use crate::task::{InputBinding, ObjectRange};
 
 /// How a read maps upstream partitions to its own output partitions.
@@ -291,6 +291,7 @@ impl ExecutionPlan for ShuffleReadExec {
         let rows = MetricBuilder::new(&self.metrics).output_rows(partition);
         let stage = self.stage;
         let header: Arc<[u8]> = stream_header(&self.schema)?.into();
+        let split = byte_split(&shuffle);
         let batches = futures::stream::iter(ranges.into_iter().filter(|r| r.len > 0))
             .map(move |r| {
                 let store = Arc::clone(&store);
@@ -308,8 +309,8 @@ impl ExecutionPlan for ShuffleReadExec {
                         .map_err(|e| read_error(stage, &r, e))?;
                     gets.add(1);
                     fetched.add(bytes.len());
-                    let batches =
-                        decode_partition(bytes, &header).map_err(|e| read_error(stage, &r, e))?;
+                    let batches = decode_partition(bytes, &header, split)
+                        .map_err(|e| read_error(stage, &r, e))?;
                     let got: usize = batches.iter().map(|b| b.num_rows()).sum();
                     if got as u64 != r.rows {
                         return Err(read_error(

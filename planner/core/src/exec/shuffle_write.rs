@@ -47,7 +47,7 @@ use object_store::path::Path;
 
 use crate::config::SquallConfig;
 use crate::error::external;
-use crate::exchange::{Compression, MapObjectBuilder};
+use crate::exchange::{Compression, MapObjectBuilder, byte_split};
 use crate::exec::{ReadMode, ShuffleReadExec};
 use crate::key_filter::KeyCollector;
 use crate::task::{InputBinding, KeySection, MapOutput, ObjectLocation};
@@ -236,7 +236,8 @@ impl ShuffleWriteExec {
             .with_coalesce_bytes(coalesce_budget(
                 squall.resolved_coalesce_bytes(),
                 ctx.memory_pool().memory_limit(),
-            ));
+            ))
+            .with_byte_split(byte_split(&squall.shuffle));
         // The output is held in memory until it spills or is written: account for it.
         let reservation = MemoryConsumer::new(format!("ShuffleWriteExec[{}]", output.key))
             .register(ctx.memory_pool());

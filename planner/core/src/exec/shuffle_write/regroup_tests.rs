@@ -29,7 +29,7 @@ fn object(o: i64) -> (Bytes, Vec<PartitionRange>) {
 }
 
 fn values(bytes: Bytes) -> Vec<i64> {
-    decode_partition(bytes, &stream_header(&schema()).unwrap())
+    decode_partition(bytes, &stream_header(&schema()).unwrap(), false)
         .unwrap()
         .iter()
         .flat_map(|b| {

@@ -117,7 +117,7 @@ async fn spilling_after_every_push_keeps_the_object_byte_for_byte() {
     // Each partition's range is one IPC stream with its rows, in order.
     for (p, r) in ranges.iter().enumerate() {
         let bytes = spilled.slice(r.offset as usize..(r.offset + r.len) as usize);
-        let got = decode_partition(bytes, &stream_header(&schema()).unwrap()).unwrap();
+        let got = decode_partition(bytes, &stream_header(&schema()).unwrap(), false).unwrap();
         let want: Vec<RecordBatch> = pushes()
             .into_iter()
             .filter(|(q, _)| *q == p)
@@ -152,6 +152,7 @@ async fn a_refusing_pool_makes_it_spill_instead_of_failing() {
         let got = decode_partition(
             bytes.slice(r.offset as usize..(r.offset + r.len) as usize),
             &stream_header(&schema()).unwrap(),
+            false,
         )
         .unwrap();
         let got = arrow::compute::concat_batches(&schema(), &got).unwrap();
