@@ -262,7 +262,13 @@ impl SplitBlockBloom {
     pub fn contains(&self, hash: u64) -> bool {
         let m = Self::mask(hash);
         match self.blocks.get(self.block_index(hash)) {
-            Some(block) => (0..8).all(|w| block[w] & m[w] != 0),
+            // All eight words tested without a branch between them: a probe
+            // of a large filter waits on its block's cache miss, and a
+            // branch per word kept the next rows' loads from overlapping it.
+            Some(block) => block
+                .iter()
+                .zip(m)
+                .fold(true, |all, (word, bit)| all & (word & bit != 0)),
             None => true,
         }
     }
