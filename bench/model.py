@@ -41,8 +41,14 @@ What it uses, per stage of each query
     measured between two small scales is fixed costs and filters that cut a
     small scale more, and extrapolated 1,000x it would be absurd): a scan of
     lineitem grows ~1, the gather of Q1's four groups ~0. Work and bytes at scale SF = base x (SF/base)^a;
-  * task counts: scan stages grow with their row groups (squall splits by
-    row groups toward a byte target, --task-mb), hash stages get one task per
+  * task counts: a scan stage gets its bytes at scale over --task-mb, at
+    least --scan-min-tasks while each still reads --scan-min-task-mb (64 and
+    16 MiB, squall.scan.min_tasks / min_task_bytes as sam-template.yaml
+    deploys them), at most a task per row group: split.rs's rule
+    (--scan-tasks-from-base: the base run's tasks grown with the scale, as
+    the model did before 2026-12-08: a base run on 2 slots makes every scan
+    at least 2 tasks, so a scan of a few MB at SF1 became 250 tasks of 18 MB
+    at SF1000 where squall makes 17 of 256 MiB), hash stages get one task per
     --reduce-mb of exchange input, at most --partitions (squall forms them
     from the measured map outputs), gather stages one;
   * the stage graph: a stage starts when all its inputs are done.
@@ -288,7 +294,8 @@ def strip_comments(sql):
     return "\n".join(l for l in sql.splitlines() if not l.strip().startswith("--"))
 
 
-from model_stages import (growth_exponent, scaled_settings, scaled_tasks, stages_of,  # noqa: E402,F401
+from model_stages import (DEPLOYED_SCAN_MIN_TASK_BYTES, DEPLOYED_SCAN_MIN_TASKS,  # noqa: E402,F401
+                          growth_exponent, scaled_settings, scaled_tasks, stages_of,
                           task_overhead_ms, topo_key, volume)
 
 # ------------------------------------------------------------------ embedded (validation)
@@ -419,6 +426,8 @@ def cmd_predict(args):
     p["fetch_budget_bytes"] = int(args.fetch_budget_mb * 1024 * 1024)
     p["min_tasks"] = args.min_tasks
     p["min_task_bytes"] = int(args.min_task_mb * 1024 * 1024)
+    p["scan_min_tasks"] = None if args.scan_tasks_from_base else args.scan_min_tasks
+    p["scan_min_task_bytes"] = int(args.scan_min_task_mb * 1024 * 1024)
     print(f"Lambda: {args.workers} workers x {args.memory} MB, {args.partitions} hash partitions, "
           f"{args.task_mb} MiB scan tasks, {args.reduce_mb} MiB reduce tasks (at least {args.min_tasks} "
           f"of {args.min_task_mb:g} MiB); "
@@ -610,6 +619,15 @@ def main(argv=None):
                            help="a function's S3 transfer rate in MB/s (an assumption: 80 unless given)")
             s.add_argument("--warm-footers", action="store_true",
                            help="the coordinator has the tables' footers cached (a warm coordinator)")
+            s.add_argument("--scan-min-tasks", type=int, default=DEPLOYED_SCAN_MIN_TASKS,
+                           help="squall.scan.min_tasks at the target (64, as sam-template.yaml deploys it)")
+            s.add_argument("--scan-min-task-mb", type=float,
+                           default=DEPLOYED_SCAN_MIN_TASK_BYTES / (1024 * 1024),
+                           help="squall.scan.min_task_bytes in MiB: --scan-min-tasks only while each "
+                                "task still reads this much (16, as sam-template.yaml deploys it)")
+            s.add_argument("--scan-tasks-from-base", action="store_true",
+                           help="scan tasks as the base run's grown with the scale (the model before "
+                                "it followed split.rs's rule; base runs with 2 slots made every scan 2 tasks)")
             s.add_argument("--task-mb", type=float, default=256,
                            help="squall.scan.target_task_bytes in MiB (the deployed default)")
             s.add_argument("--reduce-mb", type=float, default=64,

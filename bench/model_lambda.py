@@ -45,6 +45,14 @@ PARAMETERS = {
     "two_level_min_requests": 20_000,
     "combine_task_bytes": 64 * 1024 * 1024,   # bytes a combine task moves (squall.shuffle.target_task_bytes)
     "base_task_mb": 32,                 # scan task size of the base profile's run
+    # Scan tasks at the target scale: None = the base run's tasks grown with
+    # the scale (as `requests` checks them at the base scale), else
+    # split.rs's rule: the stage's bytes over the target, at least
+    # squall.scan.min_tasks while each still reads
+    # squall.scan.min_task_bytes (predict: 64 and 16 MiB, as
+    # sam-template.yaml deploys them).
+    "scan_min_tasks": None,
+    "scan_min_task_bytes": 0,
     "row_group_factor": 1.0,            # the target data's row groups this many times the base's
     "scan_threads": 1,                  # squall.scan.task_partitions
     # Key filters (squall.bloom.*): inline in the payload up to
@@ -278,7 +286,19 @@ def lambda_query(base_q, small_q, plan, scale, workers, memory_mb, partitions, c
     for sid in sorted(by, key=lambda s: topo_key(s, graph)):
         st = by[sid]
         g = scale ** st["alpha"]
-        if st["is_scan"]:
+        if st["is_scan"] and p.get("scan_min_tasks") is not None:
+            # As split.rs deals row groups at the target: the stage's bytes
+            # over task_mb, at least squall.scan.min_tasks, at most a task
+            # per row group (capped below).
+            total = st["scan_bytes"] * g
+            least = p["scan_min_tasks"] if not p.get("scan_min_task_bytes") else \
+                min(p["scan_min_tasks"], math.ceil(total / p["scan_min_task_bytes"]))
+            n = max(least, math.ceil(total / (task_mb * 1024 * 1024)), 1)
+            if st["row_groups"]:
+                n = min(n, max(1, math.ceil(st["row_groups"] * g / p["row_group_factor"])))
+        elif st["is_scan"]:
+            # The base run's tasks, grown with the scale (`requests`: at the
+            # base scale, exactly the tasks it ran).
             n = max(1, math.ceil(scaled_tasks(st, g) * p["base_task_mb"] / task_mb))
             if st["row_groups"]:
                 n = min(n, max(1, math.ceil(st["row_groups"] * g / p["row_group_factor"])))

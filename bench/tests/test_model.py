@@ -141,6 +141,12 @@ Stage s3 (final) [hash x2, 2 tasks] <- s1, s2
         self.assertEqual(int(default("ScanTaskBytes")), model_stages.DEPLOYED_SCAN_TASK_BYTES)
         self.assertEqual("squall.shuffle.compression=" + default("ExchangeCompression"),
                          model_stages.DEPLOYED_COMPRESSION)
+        # Scan stages spread as deployed (the coordinator's environment).
+        for name, value in (("SQUALL_SCAN_MIN_TASKS", model_stages.DEPLOYED_SCAN_MIN_TASKS),
+                            ("SQUALL_SCAN_MIN_TASK_BYTES", model_stages.DEPLOYED_SCAN_MIN_TASK_BYTES)):
+            m = re.search(rf"^ +{name}: \"(\d+)\"$", template, re.M)
+            self.assertIsNotNone(m, name)
+            self.assertEqual(int(m.group(1)), value, name)
         config = open(os.path.join(root, "planner", "core", "src", "config.rs")).read()
         m = re.search(r"pub const AWS_COALESCE_BYTES: usize = (\d+) \* 1024 \* 1024;", config)
         self.assertIsNotNone(m)
@@ -210,6 +216,18 @@ Stage s3 (final) [hash x2, 2 tasks] <- s1, s2
         self.assertLess(coalesced["s3_get"], use1000["s3_get"] / 5)
         self.assertEqual(fewer["worker_invocations"], 750 + 64 + 1)
         self.assertLess(fewer["s3_get"], use1000["s3_get"])
+        # Scan tasks as split.rs deals them (predict): the 6 GB scan over
+        # 256 MiB tasks is 23, or 64 with min_tasks 64 of at least 16 MiB
+        # (a 1 MiB minimum still 64; 100 MiB: 58), not the base run's 6 grown.
+        def split(min_tasks, min_mb):
+            q = dict(p, scan_min_tasks=min_tasks, scan_min_task_bytes=int(min_mb * 1024 * 1024))
+            return model.lambda_query(base, small, g, 1000, 1000, 3008, 64, 1.0, 10, random.Random(1), q,
+                                      20.0, 24, task_mb=256, reduce_mb=64)[1]["worker_invocations"] - 2
+        self.assertEqual(split(1, 0), 23)
+        self.assertEqual(split(64, 16), 64)
+        self.assertEqual(split(64, 100), 58)
+        # Never more tasks than row groups (48,000 at this scale).
+        self.assertEqual(split(10 ** 6, 0), 48_000)
         self.assertEqual(use1000["s3_put"], 6000 + 64 + 1)
         self.assertGreater(lat1000, lat100)
         # Fewer workers cannot make it faster; the same seed gives the same answer.

@@ -50,7 +50,9 @@ use squall_core::config::SquallConfig;
 use squall_core::task::ScanAssignment;
 
 use crate::plan_check::unmet_requirements;
-use crate::split::{FooterCache, ScanUnits, assign_in_order, assign_tasks, clustered_order};
+use crate::split::{
+    FooterCache, ScanUnits, Spread, assign_in_order, assign_tasks, clustered_order,
+};
 use crate::stages::{StagedPlan, TaskLayout};
 
 /// A scan stage whose exchange to the one stage reading it could go.
@@ -280,7 +282,7 @@ pub async fn cluster(
     staged: &mut StagedPlan,
     units: &mut Vec<Vec<ScanUnits>>,
     squall: &SquallConfig,
-    min_tasks: usize,
+    spread: Spread,
     runtime: &RuntimeEnv,
     footers: &FooterCache,
 ) -> Result<HashMap<u32, Vec<Vec<ScanAssignment>>>> {
@@ -305,8 +307,8 @@ pub async fn cluster(
             continue;
         };
         let target = squall.scan.target_task_bytes;
-        let tasks = assign_tasks(std::slice::from_ref(scan_units), target, min_tasks, false);
-        let in_order = assign_in_order(scan_units, &order, target, min_tasks);
+        let tasks = assign_tasks(std::slice::from_ref(scan_units), target, spread, false);
+        let in_order = assign_in_order(scan_units, &order, target, spread);
         if in_order.len() * 2 < tasks.len() {
             tracing::debug!(
                 stage = c.source,

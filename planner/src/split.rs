@@ -480,13 +480,44 @@ fn within(positions: &RoaringTreemap, start: u64, rows: u64) -> RoaringBitmap {
         .collect()
 }
 
+/// The fewest tasks a scan stage is dealt beside its bytes over the
+/// target: `squall.scan.min_tasks`, and with `squall.scan.min_task_bytes`
+/// only while each task still reads that many bytes (a deployment spreads
+/// a scan of a few GB over more functions than the target alone would,
+/// without fanning a small one out). Row groups stay whole, so a stage
+/// never gets more tasks than it has row groups.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Spread {
+    pub min_tasks: usize,
+    pub min_task_bytes: usize,
+}
+
+impl Spread {
+    /// At least `min_tasks`, whatever the bytes.
+    pub fn at_least(min_tasks: usize) -> Self {
+        Self {
+            min_tasks,
+            min_task_bytes: 0,
+        }
+    }
+
+    /// The fewest tasks for a stage reading `total` bytes.
+    pub fn least(self, total: u64) -> u64 {
+        let least = self.min_tasks as u64;
+        match self.min_task_bytes {
+            0 => least,
+            bytes => least.min(total.div_ceil(bytes as u64)),
+        }
+    }
+}
+
 /// Deal the row groups of a stage's scans (one [`ScanUnits`] per scan leaf)
 /// to tasks. Returns one `Vec<ScanAssignment>` (one entry per scan) per task;
 /// always at least one task.
 pub fn assign_tasks(
     scans: &[ScanUnits],
     target_task_bytes: usize,
-    min_tasks: usize,
+    spread: Spread,
     single: bool,
 ) -> Vec<Vec<ScanAssignment>> {
     let units: Vec<(usize, &RowGroupUnit)> = scans
@@ -498,8 +529,11 @@ pub fn assign_tasks(
     let n_tasks = if single || units.is_empty() {
         1
     } else {
-        let by_bytes = total.div_ceil(target_task_bytes.max(1) as u64) as usize;
-        by_bytes.max(min_tasks).min(units.len()).max(1)
+        let by_bytes = total.div_ceil(target_task_bytes.max(1) as u64);
+        by_bytes
+            .max(spread.least(total))
+            .min(units.len() as u64)
+            .max(1) as usize
     };
 
     let mut tasks: Vec<Vec<ScanAssignment>> =

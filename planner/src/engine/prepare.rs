@@ -5,7 +5,7 @@
 use super::*;
 use crate::clustered::cluster;
 use crate::plan_check::LOST_PROPERTIES;
-use crate::split::{ScanUnits, text_chunk_bytes, text_units};
+use crate::split::{ScanUnits, Spread, text_chunk_bytes, text_units};
 use crate::stages::{Stage, calls_volatile, estimated_rows, reuse_saves_scans, reuse_stages};
 use datafusion::error::DataFusionError;
 use datafusion::physical_plan::ExecutionPlan;
@@ -436,24 +436,19 @@ impl Planner {
             Some(units) => units,
             None => self.scan_units(&staged, &squall).await?,
         };
-        let min_tasks = if squall.scan.min_tasks > 0 {
-            squall.scan.min_tasks
-        } else {
-            squall.resolved_slots()
+        let spread = Spread {
+            min_tasks: if squall.scan.min_tasks > 0 {
+                squall.scan.min_tasks
+            } else {
+                squall.resolved_slots()
+            },
+            min_task_bytes: squall.scan.min_task_bytes,
         };
         let mut clustered = match single || !squall.scan.clustered_aggregation {
             true => HashMap::new(),
             false => {
                 let (runtime, footers) = (&self.runtime, &self.footers);
-                cluster(
-                    &mut staged,
-                    &mut units,
-                    &squall,
-                    min_tasks,
-                    runtime,
-                    footers,
-                )
-                .await?
+                cluster(&mut staged, &mut units, &squall, spread, runtime, footers).await?
             }
         };
         let mut scan_tasks = Vec::with_capacity(staged.stages.len());
@@ -473,7 +468,7 @@ impl Planner {
                 None => assign_tasks(
                     units,
                     squall.scan.target_task_bytes,
-                    min_tasks,
+                    spread,
                     !matches!(stage.layout, TaskLayout::Scan),
                 ),
             };

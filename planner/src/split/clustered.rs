@@ -24,7 +24,7 @@ use datafusion::error::Result;
 use datafusion::execution::runtime_env::RuntimeEnv;
 use squall_core::task::{FileRowGroups, ScanAssignment};
 
-use super::{FooterCache, RowGroupStatistics, ScanUnits, listed_once, read_footers};
+use super::{FooterCache, RowGroupStatistics, ScanUnits, Spread, listed_once, read_footers};
 use crate::error::PlannerError;
 
 /// The row groups of `units` (one scan's) in the order of `column`, each
@@ -149,18 +149,18 @@ fn row_group_bounds(
 /// Deal one scan's row groups to tasks in `order` (from
 /// [`clustered_order`]), ending a task only where the order allows it,
 /// once it holds its share of the bytes (`target_task_bytes` each, at
-/// least `min_tasks` tasks where the cuts allow). A task reads its row
-/// groups file by file, each file's ascending.
+/// least the tasks `spread` asks for where the cuts allow). A task reads
+/// its row groups file by file, each file's ascending.
 pub fn assign_in_order(
     units: &ScanUnits,
     order: &[(usize, bool)],
     target_task_bytes: usize,
-    min_tasks: usize,
+    spread: Spread,
 ) -> Vec<Vec<ScanAssignment>> {
     let total: u64 = units.units.iter().map(|u| u.bytes).sum();
     let n_tasks = total
         .div_ceil(target_task_bytes.max(1) as u64)
-        .max(min_tasks as u64)
+        .max(spread.least(total))
         .clamp(1, order.len().max(1) as u64);
     let mut runs: Vec<Vec<usize>> = vec![Vec::new()];
     let mut acc = 0u64;
