@@ -4,7 +4,7 @@ factors on N Lambda workers of M MB, from measured small-scale runs.
 
 usage:
   model.py predict  --base SF1-profile.json --small SF0.1-profile.json --squall BIN --plans DIR
-                    [--sf 100 1000] [--workers 1000] [--memory 3008] [--partitions 1000]
+                    [--sf 100 1000] [--workers 1000] [--memory 1769] [--partitions 1000]
                     [--plan-sf 1000] [--two-level-min N] [--warm-footers] [--row-group-factor F]
   model.py validate --base SF1-profile.json --small SF0.1-profile.json --squall BIN --plans DIR
                     --measured SF10-profile.json
@@ -587,7 +587,8 @@ def main(argv=None):
         if name == "predict":
             s.add_argument("--sf", type=float, nargs="+", default=[100, 1000])
             s.add_argument("--workers", type=int, default=1000)
-            s.add_argument("--memory", type=int, default=3008)
+            s.add_argument("--memory", type=int, default=1769,
+                           help="worker function MB (1,769, sam-template.yaml's WorkerMemorySize)")
             s.add_argument("--coordinator-memory", type=int, default=1024)
             s.add_argument("--partitions", type=int, default=1000,
                            help="squall.shuffle.partitions (the deployed default)")

@@ -477,8 +477,9 @@ extensions_options! {
         /// the markers that cancel a query and stop its running tasks).
         pub state_location: String, default = String::new()
         /// aws: memory of the worker function in MB, as deployed (vCPUs scale with
-        /// it); sets the Lambda GB-seconds of the modelled cost of a query.
-        pub worker_memory_mb: u64, default = 3008
+        /// it: one full vCPU at 1,769 MB, the SAM default); sets the Lambda
+        /// GB-seconds of the modelled cost of a query.
+        pub worker_memory_mb: u64, default = 1769
         /// aws: memory of the coordinator function in MB, as deployed; the
         /// coordinator runs for a query's whole wall time in the modelled cost.
         pub coordinator_memory_mb: u64, default = 1024

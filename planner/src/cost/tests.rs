@@ -176,7 +176,7 @@ fn inputs_from_a_profile_are_the_measured_requests_plus_the_estimate() {
     );
     assert_eq!(i.worker_ms, 340 + 5);
     assert_eq!(i.coordinator_ms, 1200);
-    assert_eq!((i.worker_memory_mb, i.coordinator_memory_mb), (3008, 1024));
+    assert_eq!((i.worker_memory_mb, i.coordinator_memory_mb), (1769, 1024));
     let measured = p.requests.total();
     assert_eq!(measured.get, 13 + 6 + 5 + 2);
     assert_eq!(i.s3_get, measured.get + e.requests().get);
