@@ -480,12 +480,13 @@ fn within(positions: &RoaringTreemap, start: u64, rows: u64) -> RoaringBitmap {
         .collect()
 }
 
-/// The fewest tasks a scan stage is dealt beside its bytes over the
-/// target: `squall.scan.min_tasks`, and with `squall.scan.min_task_bytes`
-/// only while each task still reads that many bytes (a deployment spreads
-/// a scan of a few GB over more functions than the target alone would,
-/// without fanning a small one out). Row groups stay whole, so a stage
-/// never gets more tasks than it has row groups.
+/// The fewest tasks a stage is dealt beside its bytes over the target:
+/// `min_tasks`, and with `min_task_bytes` only while each task still reads
+/// that many bytes (a deployment spreads a stage of a few GB over more
+/// functions than the target alone would, without fanning a small one
+/// out): `squall.scan.min_tasks` / `min_task_bytes` for a scan stage (whose
+/// row groups stay whole, so it never gets more tasks than row groups),
+/// `squall.shuffle.*` for a reduce stage (`coordinator::coalesce`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Spread {
     pub min_tasks: usize,

@@ -36,6 +36,8 @@ use std::ops::Range;
 use squall_core::config::SquallConfig;
 use squall_core::task::{MapOutput, ObjectRange};
 
+use crate::split::Spread;
+
 /// How a stage's reduce tasks are sized from the measured partitions.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Sizing {
@@ -76,12 +78,11 @@ impl Sizing {
     /// The fewest tasks `total` bytes get: `min_tasks`, or (with
     /// `min_task_bytes`) as many of them as each still reads that much.
     pub fn least(&self, total: u64) -> usize {
-        match self.min_task_bytes {
-            0 => self.min_tasks,
-            b => self
-                .min_tasks
-                .min(usize::try_from(total.div_ceil(b)).unwrap_or(usize::MAX)),
-        }
+        let spread = Spread {
+            min_tasks: self.min_tasks,
+            min_task_bytes: usize::try_from(self.min_task_bytes).unwrap_or(usize::MAX),
+        };
+        usize::try_from(spread.least(total)).unwrap_or(usize::MAX)
     }
 }
 
