@@ -429,7 +429,10 @@ def cmd_predict(args):
     p["scan_min_tasks"] = None if args.scan_tasks_from_base else args.scan_min_tasks
     p["scan_min_task_bytes"] = int(args.scan_min_task_mb * 1024 * 1024)
     print(f"Lambda: {args.workers} workers x {args.memory} MB, {args.partitions} hash partitions, "
-          f"{args.task_mb} MiB scan tasks, {args.reduce_mb} MiB reduce tasks (at least {args.min_tasks} "
+          f"{args.task_mb} MiB scan tasks ("
+          + ("the base run's, grown" if args.scan_tasks_from_base else
+             f"at least {args.scan_min_tasks} of {args.scan_min_task_mb:g} MiB")
+          + f"), {args.reduce_mb} MiB reduce tasks (at least {args.min_tasks} "
           f"of {args.min_task_mb:g} MiB); "
           f"from SF{sf_base:g} profiles (c0 = {c0:.1f} ms per task); parameters: {json.dumps(p)}")
     # Per-row-group CPU cost of the scan stages, as measured.
